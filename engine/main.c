@@ -1,0 +1,44 @@
+/* main: the `hwemu` command: dispatches to one subcommand per file (cli_*.c). */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fputs("Usage: hwemu <command> [options]\n"
+          "\n"
+          "Emulates the power and frequency hardware of cluster nodes for energy-management agents.\n"
+          "\n"
+          "Commands:\n"
+          "  clusterspec validate|render-nodes|list   check a cluster spec, render its Kubernetes Nodes, list its nodes\n"
+          "  profiles list|show NAME                  the hardware profiles and their facts with sources\n"
+          "\n"
+          "Run 'hwemu <command> --help' for a command's options.\n"
+          "Exit codes: 0 success, 1 invalid input or failure, 2 usage error.\n",
+          out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("hwemu %s\n", HWEMU_VERSION);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "clusterspec"))
+        return cmd_clusterspec(argc - 1, argv + 1);
+    if (!strcmp(cmd, "profiles"))
+        return cmd_profiles(argc - 1, argv + 1);
+    fprintf(stderr, "hwemu: unknown command \"%s\"\n", cmd);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,72 @@
+/* spec: the cluster spec (apiVersion sim.joulie.io/v1alpha1, kind ClusterSpec).
+ * Owns: parsing and validating a spec against the loaded profiles, and expanding its pools
+ * into nodes. A spec is rejected whole: every problem is listed with file:line:col, the pool
+ * and what was expected; nothing is half-loaded.
+ *
+ *   metadata.name                      the cluster, label sim.joulie.io/cluster
+ *   spec.defaults  kwok (default true), labels, baseLoad
+ *   spec.facility  ambientC (20), amplitudeC (0), periodH (24), coolingZones [{name, offsetC}]
+ *   spec.pools[]   name, profile, count, prefix (= name), startIndex (0), rack, coolingZone,
+ *                  labels, baseLoad (overrides the defaults field by field), overrides
+ * Pool p yields nodes <prefix>-<startIndex> ... <prefix>-<startIndex+count-1>. */
+#ifndef HWEMU_SPEC_H
+#define HWEMU_SPEC_H
+#include "arena.h"
+
+#include <stdbool.h>
+
+struct diag;
+struct profile;
+struct profile_set;
+struct yt_node;
+
+struct base_load {
+    double cpu_util, gpu_util, memory_intensity; /* 0..1 */
+    const char *cpu_class, *gpu_class;
+};
+
+struct cooling_zone {
+    const char *name;
+    double offset_c;
+};
+
+struct facility {
+    double ambient_c, amplitude_c, period_h;
+    struct cooling_zone *zones;
+    int nzones;
+};
+
+struct spec_pool {
+    const char *name, *prefix, *rack, *cooling_zone;
+    long long count, start_index;
+    const struct profile *profile;
+    const struct yt_node *tree;    /* the profile's facts with this pool's overrides */
+    const struct yt_node *labels;  /* the pool's own labels (mapping) or NULL */
+    struct base_load base;
+};
+
+struct spec_node {
+    const char *name;
+    int pool;                      /* index into pools */
+};
+
+struct cluster_spec {
+    struct arena arena;
+    const char *file, *name;
+    bool kwok;
+    const struct yt_node *default_labels;
+    struct base_load base;
+    struct facility facility;
+    struct spec_pool *pools;
+    int npools;
+    struct spec_node *nodes;
+    int nnodes;
+};
+
+/* 0 on success; -1 with every problem in d. `file` names the spec in messages. */
+int spec_load(struct cluster_spec *s, const char *file, const char *text, size_t len,
+              struct profile_set *profiles, struct diag *d);
+void spec_free(struct cluster_spec *s);
+const struct spec_node *spec_find_node(const struct cluster_spec *s, const char *name);
+
+#endif
