@@ -146,7 +146,7 @@ static struct yt_node *merge(struct arena *a, const struct yt_node *parent, cons
         const char *k = child->keys[i]->text;
         struct yt_node *pv = yt_get(m, k);
         struct yt_node *v = entries_whole ? yt_clone(a, child->vals[i]) : merge(a, pv, child->vals[i], false);
-        yt_map_set(a, m, k, v);
+        yt_map_put(a, m, child->keys[i], v);
     }
     /* Mappings keep the child's location so errors point where the child wrote them. */
     m->file = child->file;
@@ -176,7 +176,7 @@ static struct yt_node *merge_profiles(struct arena *a, const struct yt_node *par
                 yt_map_set(a, node, "labels", merge(a, pl, cl, true));
             yt_map_set(a, m, k, node);
         } else {
-            yt_map_set(a, m, k, merge(a, pv, own->vals[i], false));
+            yt_map_put(a, m, own->keys[i], merge(a, pv, own->vals[i], false));
         }
     }
     if (parent && !yt_get(own, "sources") && yt_get(parent, "sources"))
@@ -448,10 +448,8 @@ struct yt_node *profile_with_overrides(struct profile_set *ps, const struct prof
     struct yt_node *tree = yt_new_map(a, p->tree);
     for (int i = 0; i < p->tree->n; i++)
         yt_map_set(a, tree, p->tree->keys[i]->text, p->tree->vals[i]);
-    for (int i = 0; i < ov->n; i++) {
-        const char *k = ov->keys[i]->text;
-        yt_map_set(a, tree, k, merge(a, yt_get(tree, k), ov->vals[i], false));
-    }
+    for (int i = 0; i < ov->n; i++)
+        yt_map_put(a, tree, ov->keys[i], merge(a, yt_get(tree, ov->keys[i]->text), ov->vals[i], false));
     if (profile_validate(tree, subject, d))
         return NULL;
     return tree;

@@ -65,19 +65,8 @@ static const struct sfield gpu_limit_fields[] = {
     FACT("minW", SF_FLOAT), FACT("maxW", SF_FLOAT), FACT("defaultW", SF_FLOAT), FACT("currentW", SF_FLOAT), END};
 static const struct sfield gpu_tool_fields[] = {
     PLAINW("name", "nvidia-smi|rocm-smi|amd-smi"), PLAIN("variant", SF_STR), END};
-static const struct sfield gpu_supported_clock_fields[] = {
-    PLAIN("memMHz", SF_INT), PLAIN("smMaxMHz", SF_INT), END};
-static const struct sfield gpu_supported_fields[] = {
-    FACT("memMHz", SF_INTLIST), FACT("smMHz", SF_INTLIST),
-    {"smMaxByMem", SF_OBJLIST, true, gpu_supported_clock_fields, NULL}, END};
-static const struct sfield gpu_clock_fields[] = {
-    FACT("smMaxMHz", SF_INT), FACT("memMaxMHz", SF_INT), FACT("smDefaultMHz", SF_INT),
-    FACT("smIdleMHz", SF_INT), FACT("memIdleMHz", SF_INT),
-    OBJ("supported", gpu_supported_fields), END};
-static const struct sfield gpu_transfer_fields[] = {FACT("peerLinkGBps", SF_FLOAT), END};
-static const struct sfield gpu_intel_fields[] = {FACTW("driver", "|i915|xe"), END};
 static const struct sfield gpu_fields[] = {
-    PLAINW("vendor", "nvidia|amd|intel"),
+    PLAINW("vendor", "nvidia|amd"),
     FACT("count", SF_INT),
     FACT("product", SF_STR),
     OBJ("pci", pci_fields),
@@ -99,18 +88,12 @@ static const struct sfield gpu_fields[] = {
     FACT("computeCapability", SF_STR),
     FACT("memoryMiB", SF_INT),
     FACT("migCapable", SF_BOOL),
-    FACT("unprivilegedSetIsNoop", SF_BOOL),
-    FACT("receiverGate", SF_BOOL),
-    OBJ("clocks", gpu_clock_fields),
-    OBJ("transfer", gpu_transfer_fields),
-    OBJ("intel", gpu_intel_fields),
     END};
 static const struct sfield phys_cpu_fields[] = {
     PLAINW("model", "|analytic|catalog-curve"),
     FACT("maxPkgW", SF_FLOAT), FACT("idlePkgW", SF_FLOAT), FACT("alphaUtil", SF_FLOAT),
     FACT("betaFreq", SF_FLOAT), FACT("knee", SF_FLOAT), FACT("coreFraction", SF_FLOAT),
-    FACT("freqRampMS", SF_INT), FACT("curveLoadPct", SF_FLOATLIST), FACT("curveNodeW", SF_FLOATLIST),
-    FACT("thermalCPerW", SF_FLOAT), FACT("thermalTauS", SF_FLOAT), END};
+    FACT("freqRampMS", SF_INT), FACT("curveLoadPct", SF_FLOATLIST), FACT("curveNodeW", SF_FLOATLIST), END};
 static const struct sfield phys_dram_fields[] = {FACT("wattsPerSocket", SF_FLOAT), END};
 static const struct sfield phys_platform_fields[] = {FACT("otherW", SF_FLOAT), END};
 static const struct sfield phys_rapl_fields[] = {
@@ -119,7 +102,7 @@ static const struct sfield phys_hsmp_fields[] = {FACT("settleTauMS", SF_INT), EN
 static const struct sfield phys_gpu_fields[] = {
     FACT("idleW", SF_FLOAT), FACT("naturalMaxW", SF_FLOAT), FACT("computeGamma", SF_FLOAT),
     FACT("memoryEpsilon", SF_FLOAT), FACT("memoryGamma", SF_FLOAT), FACT("capSettleTauMS", SF_INT),
-    FACT("telemetryWindowMS", SF_INT), FACT("thermalCPerW", SF_FLOAT), END};
+    FACT("telemetryWindowMS", SF_INT), END};
 static const struct sfield physics_fields[] = {
     OBJ("cpu", phys_cpu_fields), OBJ("dram", phys_dram_fields), OBJ("platform", phys_platform_fields),
     OBJ("rapl", phys_rapl_fields), OBJ("hsmp", phys_hsmp_fields), OBJ("gpu", phys_gpu_fields), END};

@@ -599,7 +599,7 @@ static void check_gpus(struct vctx *c, const struct yt_node *t)
     const struct yt_node *tools = yt_get(g, "tools");
     for (int i = 0; tools && tools->kind == YT_SEQ && i < tools->n; i++) {
         const char *name = prof_str(tools->vals[i], "name", ""), *var = prof_str(tools->vals[i], "variant", "");
-        const char *want = !strcmp(name, "nvidia-smi") ? "nvidia" : !strcmp(name, "intel-smi") ? "intel" : "amd";
+        const char *want = !strcmp(name, "nvidia-smi") ? "nvidia" : "amd";
         const char *variants = !strcmp(name, "nvidia-smi") ? "default" : !strcmp(name, "rocm-smi")
                                    ? "current|legacy-agent-contract" : "7.1|7.2";
         if (*name && *vendor && strcmp(want, vendor))

@@ -223,6 +223,28 @@ struct yt_node *yt_new_map(struct arena *a, const struct yt_node *where)
     return m;
 }
 
+void yt_map_put(struct arena *a, struct yt_node *map, struct yt_node *key, struct yt_node *val)
+{
+    for (int i = 0; i < map->n; i++) {
+        if (strcmp(map->keys[i]->text, key->text) == 0) {
+            map->vals[i] = val;
+            return;
+        }
+    }
+    /* Maps are exactly full; grow by copying (these trees are small and arena-owned). */
+    struct yt_node **keys = arena_alloc(a, sizeof *keys * (size_t)(map->n + 1));
+    struct yt_node **vals = arena_alloc(a, sizeof *vals * (size_t)(map->n + 1));
+    if (map->n) {
+        memcpy(keys, map->keys, sizeof *keys * (size_t)map->n);
+        memcpy(vals, map->vals, sizeof *vals * (size_t)map->n);
+    }
+    keys[map->n] = key;
+    vals[map->n] = val;
+    map->keys = keys;
+    map->vals = vals;
+    map->n++;
+}
+
 void yt_map_set(struct arena *a, struct yt_node *map, const char *key, struct yt_node *val)
 {
     for (int i = 0; i < map->n; i++) {
@@ -231,23 +253,11 @@ void yt_map_set(struct arena *a, struct yt_node *map, const char *key, struct yt
             return;
         }
     }
-    /* Maps are exactly full; grow by copying (these trees are small and arena-owned). */
-    struct yt_node **keys = arena_alloc(a, sizeof *keys * (size_t)(map->n + 1));
-    struct yt_node **vals = arena_alloc(a, sizeof *vals * (size_t)(map->n + 1));
-    memcpy(keys, map->keys, sizeof *keys * (size_t)map->n);
-    memcpy(vals, map->vals, sizeof *vals * (size_t)map->n);
     struct yt_node *k = arena_alloc(a, sizeof *k);
-    k->kind = YT_SCALAR;
-    k->text = arena_strdup(a, key);
-    k->plain = true;
-    k->file = val ? val->file : map->file;
-    k->line = val ? val->line : map->line;
-    k->col = val ? val->col : map->col;
-    keys[map->n] = k;
-    vals[map->n] = val;
-    map->keys = keys;
-    map->vals = vals;
-    map->n++;
+    const struct yt_node *at = val ? val : map;
+    *k = (struct yt_node){.kind = YT_SCALAR, .text = arena_strdup(a, key), .plain = true,
+                          .file = at->file, .line = at->line, .col = at->col};
+    yt_map_put(a, map, k, val);
 }
 
 void yt_map_remove(struct yt_node *map, const char *key)

@@ -36,7 +36,10 @@ struct yt_node *yt_get(const struct yt_node *map, const char *key);
 struct yt_node *yt_path(const struct yt_node *root, const char *dotted);
 struct yt_node *yt_clone(struct arena *a, const struct yt_node *n);
 struct yt_node *yt_new_map(struct arena *a, const struct yt_node *where);
+/* Sets key to val, replacing an existing value in place or appending. _put keeps the given
+ * key node (and so its location); _set makes one at val's location. */
 void yt_map_set(struct arena *a, struct yt_node *map, const char *key, struct yt_node *val);
+void yt_map_put(struct arena *a, struct yt_node *map, struct yt_node *key, struct yt_node *val);
 void yt_map_remove(struct yt_node *map, const char *key);
 
 const char *yt_kind_name(enum yt_kind k);

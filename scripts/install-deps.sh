@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages hwemu needs to build and test, when any is missing.
+# Used by ./run.sh and ./test.sh; safe to run again (does nothing when all are present).
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config
+  libyaml-dev libcjson-dev liburcu-dev libmicrohttpd-dev libcurl4-openssl-dev libseccomp-dev
+  libcmocka-dev
+  python3 python3-yaml
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "hwemu: installing ${missing[*]}" >&2
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+"${sudo[@]}" apt-get update -q
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Set-up command 2: install what is needed, then build and run the whole test suite twice:
+# a normal build (build/) and an ASan+UBSan build (build-asan/). Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/install-deps.sh
+jobs=$(nproc)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHWEMU_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$jobs"
+echo "== tests: normal build"
+ctest --test-dir build --output-on-failure -j"$jobs"
+echo "== tests: ASan+UBSan build"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs"
