@@ -1,0 +1,495 @@
+/* seg_build: building and writing a segment file; see seg_build.h and segment.h. */
+#include "seg_build.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define RING_CAP 1024u
+#define SUBSTEP_NS 1000000
+
+struct bentry {
+    char *path;
+    const char *text; /* static text (owned by strs) or link target */
+    size_t text_len;
+    uint32_t value, param;
+    uint16_t validator, mode;
+    uint8_t kind, cls;
+};
+
+struct seg_builder {
+    struct bentry *e;
+    uint32_t n, cap;
+    uint32_t *index; /* open-addressing hash of paths -> builder id + 1 */
+    uint32_t index_cap;
+    struct seg_value *values;
+    uint32_t nvalues, vcap;
+    struct seg_param *params;
+    char **param_words;
+    uint32_t nparams, pcap;
+    char **texts; /* owned static texts */
+    uint32_t ntexts, tcap;
+    int errors;
+    const char *first_error;
+    char errbuf[256];
+};
+
+uint64_t seg_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static void *grow(void *p, uint32_t *cap, uint32_t need, size_t size)
+{
+    if (need <= *cap)
+        return p;
+    uint32_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(p, (size_t)c * size);
+    if (!q) {
+        fprintf(stderr, "hwemu: out of memory building a segment\n");
+        abort();
+    }
+    *cap = c;
+    return q;
+}
+
+struct seg_builder *segb_new(void)
+{
+    struct seg_builder *b = calloc(1, sizeof *b);
+    if (!b)
+        abort();
+    return b;
+}
+
+void segb_free(struct seg_builder *b)
+{
+    if (!b)
+        return;
+    for (uint32_t i = 0; i < b->n; i++)
+        free(b->e[i].path);
+    for (uint32_t i = 0; i < b->ntexts; i++)
+        free(b->texts[i]);
+    for (uint32_t i = 0; i < b->nparams; i++)
+        free(b->param_words[i]);
+    free(b->e);
+    free(b->index);
+    free(b->values);
+    free(b->params);
+    free(b->param_words);
+    free(b->texts);
+    free(b);
+}
+
+static uint32_t path_hash(const char *p)
+{
+    return (uint32_t)seg_hash_bytes(1469598103934665603ULL, p, strlen(p));
+}
+
+static void reindex(struct seg_builder *b)
+{
+    uint32_t cap = b->index_cap ? b->index_cap * 2 : 1024;
+    uint32_t *idx = calloc(cap, sizeof *idx);
+    if (!idx)
+        abort();
+    for (uint32_t i = 0; i < b->n; i++) {
+        uint32_t at = path_hash(b->e[i].path) & (cap - 1);
+        while (idx[at])
+            at = (at + 1) & (cap - 1);
+        idx[at] = i + 1;
+    }
+    free(b->index);
+    b->index = idx;
+    b->index_cap = cap;
+}
+
+uint32_t segb_find(const struct seg_builder *b, const char *path)
+{
+    if (!b->index_cap)
+        return SEG_NONE;
+    uint32_t at = path_hash(path) & (b->index_cap - 1);
+    while (b->index[at]) {
+        if (!strcmp(b->e[b->index[at] - 1].path, path))
+            return b->index[at] - 1;
+        at = (at + 1) & (b->index_cap - 1);
+    }
+    return SEG_NONE;
+}
+
+static void error(struct seg_builder *b, const char *what, const char *path)
+{
+    if (!b->errors++) {
+        snprintf(b->errbuf, sizeof b->errbuf, "%s: %s", path, what);
+        b->first_error = b->errbuf;
+    }
+}
+
+static uint32_t add(struct seg_builder *b, const char *path, uint8_t kind, uint16_t mode)
+{
+    if (!*path || path[0] == '/' || strstr(path, "//") || path[strlen(path) - 1] == '/') {
+        error(b, "not a clean relative path", path);
+        return SEG_NONE;
+    }
+    uint32_t have = segb_find(b, path);
+    if (have != SEG_NONE) {
+        if (kind == SEG_DIR && b->e[have].kind == SEG_DIR)
+            return have;
+        error(b, "defined twice", path);
+        return SEG_NONE;
+    }
+    /* Parents first, so that every directory on the way is an entry. */
+    const char *slash = strrchr(path, '/');
+    if (slash) {
+        char parent[512];
+        size_t n = (size_t)(slash - path);
+        if (n >= sizeof parent) {
+            error(b, "path too long", path);
+            return SEG_NONE;
+        }
+        memcpy(parent, path, n);
+        parent[n] = 0;
+        uint32_t p = segb_find(b, parent);
+        if (p == SEG_NONE)
+            segb_dir(b, parent, 0755);
+        else if (b->e[p].kind != SEG_DIR)
+            error(b, "parent is not a directory", path);
+    }
+    b->e = grow(b->e, &b->cap, b->n + 1, sizeof *b->e);
+    struct bentry *e = &b->e[b->n];
+    memset(e, 0, sizeof *e);
+    e->path = strdup(path);
+    if (!e->path)
+        abort();
+    e->kind = kind;
+    e->mode = mode;
+    e->value = e->param = SEG_NONE;
+    b->n++;
+    if (b->n * 2 > b->index_cap)
+        reindex(b);
+    else {
+        uint32_t at = path_hash(path) & (b->index_cap - 1);
+        while (b->index[at])
+            at = (at + 1) & (b->index_cap - 1);
+        b->index[at] = b->n;
+    }
+    return b->n - 1;
+}
+
+uint32_t segb_dir(struct seg_builder *b, const char *path, uint16_t mode)
+{
+    return add(b, path, SEG_DIR, mode);
+}
+
+static const char *own_text(struct seg_builder *b, const char *text, size_t len)
+{
+    b->texts = grow(b->texts, &b->tcap, b->ntexts + 1, sizeof *b->texts);
+    char *t = malloc(len + 1);
+    if (!t)
+        abort();
+    memcpy(t, text, len);
+    t[len] = 0;
+    b->texts[b->ntexts++] = t;
+    return t;
+}
+
+uint32_t segb_link(struct seg_builder *b, const char *path, const char *target)
+{
+    uint32_t id = add(b, path, SEG_LINK, 0777);
+    if (id != SEG_NONE) {
+        b->e[id].text = own_text(b, target, strlen(target));
+        b->e[id].text_len = strlen(target);
+    }
+    return id;
+}
+
+uint32_t segb_static(struct seg_builder *b, const char *path, uint16_t mode, const char *text, size_t len)
+{
+    uint32_t id = add(b, path, SEG_FILE, mode);
+    if (id != SEG_NONE) {
+        b->e[id].cls = SEG_R;
+        b->e[id].text = own_text(b, text, len);
+        b->e[id].text_len = len;
+    }
+    return id;
+}
+
+uint32_t segb_dynamic(struct seg_builder *b, const char *path, uint16_t mode, char cls, uint32_t value,
+                      uint16_t validator, uint32_t param)
+{
+    if (value >= b->nvalues) {
+        error(b, "dynamic file without a value", path);
+        return SEG_NONE;
+    }
+    uint32_t id = add(b, path, SEG_FILE, mode);
+    if (id != SEG_NONE) {
+        b->e[id].cls = (uint8_t)cls;
+        b->e[id].value = value;
+        b->e[id].validator = validator;
+        b->e[id].param = param;
+    }
+    return id;
+}
+
+uint32_t segb_value_text(struct seg_builder *b, const char *text)
+{
+    b->values = grow(b->values, &b->vcap, b->nvalues + 1, sizeof *b->values);
+    struct seg_value *v = &b->values[b->nvalues];
+    memset(v, 0, sizeof *v);
+    v->type = SEG_V_TEXT;
+    size_t n = strlen(text);
+    if (n > sizeof v->a.text)
+        n = sizeof v->a.text;
+    memcpy(v->text, text, n);
+    v->len = (uint8_t)n;
+    return b->nvalues++;
+}
+
+uint32_t segb_value_counter(struct seg_builder *b, uint64_t unit_nj, uint8_t wrap_bits)
+{
+    b->values = grow(b->values, &b->vcap, b->nvalues + 1, sizeof *b->values);
+    struct seg_value *v = &b->values[b->nvalues];
+    memset(v, 0, sizeof *v);
+    v->type = SEG_V_COUNTER;
+    v->wrap_bits = wrap_bits;
+    v->ctr.unit_nj = unit_nj;
+    return b->nvalues++;
+}
+
+uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words)
+{
+    b->params = grow(b->params, &b->pcap, b->nparams + 1, sizeof *b->params);
+    uint32_t wcap = b->pcap;
+    b->param_words = grow(b->param_words, &wcap, b->nparams + 1, sizeof *b->param_words);
+    b->params[b->nparams] = p;
+    b->param_words[b->nparams] = words ? strdup(words) : NULL;
+    return b->nparams++;
+}
+
+int segb_errors(const struct seg_builder *b, const char **first)
+{
+    if (first)
+        *first = b->first_error;
+    return b->errors;
+}
+
+/* --- layout ------------------------------------------------------------------------------- */
+
+static const struct seg_builder *sort_ctx;
+
+static int cmp_ids(const void *x, const void *y)
+{
+    return strcmp(sort_ctx->e[*(const uint32_t *)x].path, sort_ctx->e[*(const uint32_t *)y].path);
+}
+
+struct strtab {
+    char *buf;
+    uint32_t len, cap;
+};
+
+static uint32_t str_add(struct strtab *t, const char *s, size_t n)
+{
+    t->buf = grow(t->buf, &t->cap, t->len + (uint32_t)n + 1, 1);
+    memcpy(t->buf + t->len, s, n);
+    t->buf[t->len + n] = 0;
+    uint32_t off = t->len;
+    t->len += (uint32_t)n + 1;
+    return off;
+}
+
+static uint32_t align64(uint32_t x)
+{
+    return (x + 63) & ~63u;
+}
+
+struct layout {
+    uint32_t *order;   /* final position -> builder id */
+    uint32_t *pos;     /* builder id -> final position */
+    struct seg_entry *entries;
+    struct strtab strs;
+    uint32_t nslots;
+};
+
+static void layout_free(struct layout *l)
+{
+    free(l->order);
+    free(l->pos);
+    free(l->entries);
+    free(l->strs.buf);
+}
+
+static void lay_out(struct seg_builder *b, struct layout *l)
+{
+    memset(l, 0, sizeof *l);
+    l->order = malloc(sizeof *l->order * (b->n + 1));
+    l->pos = malloc(sizeof *l->pos * (b->n + 1));
+    l->entries = calloc(b->n + 1, sizeof *l->entries);
+    if (!l->order || !l->pos || !l->entries)
+        abort();
+    for (uint32_t i = 0; i < b->n; i++)
+        l->order[i] = i;
+    sort_ctx = b;
+    qsort(l->order, b->n, sizeof *l->order, cmp_ids);
+    for (uint32_t i = 0; i < b->n; i++)
+        l->pos[l->order[i]] = i;
+    str_add(&l->strs, "", 0);
+    for (uint32_t i = 0; i < b->n; i++) {
+        const struct bentry *be = &b->e[l->order[i]];
+        struct seg_entry *e = &l->entries[i];
+        e->path_off = str_add(&l->strs, be->path, strlen(be->path));
+        if (be->text) {
+            e->text_off = str_add(&l->strs, be->text, be->text_len);
+            e->text_len = (uint32_t)be->text_len;
+        }
+        e->value = be->value;
+        e->param = be->param;
+        e->validator = be->validator;
+        e->mode = be->mode;
+        e->kind = be->kind;
+        e->cls = be->cls;
+        e->slot = be->cls == SEG_A ? l->nslots++ : SEG_NONE;
+        const char *slash = strrchr(be->path, '/');
+        e->parent = SEG_NONE;
+        if (slash) {
+            char parent[512];
+            size_t n = (size_t)(slash - be->path);
+            memcpy(parent, be->path, n);
+            parent[n] = 0;
+            uint32_t p = segb_find(b, parent);
+            e->parent = p == SEG_NONE ? SEG_NONE : l->pos[p];
+        }
+    }
+}
+
+static uint64_t layout_hash(const struct seg_builder *b, const struct layout *l, uint64_t extra)
+{
+    uint64_t h = seg_hash_bytes(1469598103934665603ULL, &extra, sizeof extra);
+    h = seg_hash_bytes(h, &b->n, sizeof b->n);
+    h = seg_hash_bytes(h, &b->nvalues, sizeof b->nvalues);
+    h = seg_hash_bytes(h, l->entries, sizeof *l->entries * b->n);
+    h = seg_hash_bytes(h, l->strs.buf, l->strs.len);
+    return h;
+}
+
+uint64_t segb_hash(struct seg_builder *b, uint64_t extra_hash)
+{
+    struct layout l;
+    lay_out(b, &l);
+    uint64_t h = layout_hash(b, &l, extra_hash);
+    layout_free(&l);
+    return h;
+}
+
+int segb_write(struct seg_builder *b, const char *path, const char *node, const char *profile, uint64_t extra_hash,
+               int64_t tick_ns, struct seg *out, char *err, size_t errlen)
+{
+    if (b->errors) {
+        snprintf(err, errlen, "node %s: the rendered tree is inconsistent: %s (%d problem%s)", node, b->first_error,
+                 b->errors, b->errors == 1 ? "" : "s");
+        return EINVAL;
+    }
+    struct layout l;
+    lay_out(b, &l);
+    /* Params: words go to the string table, related entries are remapped. */
+    struct seg_param *params = calloc(b->nparams + 1, sizeof *params);
+    if (!params)
+        abort();
+    for (uint32_t i = 0; i < b->nparams; i++) {
+        params[i] = b->params[i];
+        params[i].words_off = b->param_words[i] ? str_add(&l.strs, b->param_words[i], strlen(b->param_words[i]))
+                                                : SEG_NONE;
+        if (params[i].related != SEG_NONE && params[i].related < b->n)
+            params[i].related = l.pos[params[i].related];
+    }
+    struct seg_header h = {0};
+    memcpy(h.magic, SEG_MAGIC, 8);
+    h.version = SEG_VERSION;
+    h.header_size = sizeof h;
+    snprintf(h.node, sizeof h.node, "%s", node);
+    snprintf(h.profile, sizeof h.profile, "%s", profile);
+    h.layout_hash = layout_hash(b, &l, extra_hash);
+    uint32_t off = align64(sizeof h);
+    h.n_entries = b->n;
+    h.entries_off = off;
+    off = align64(off + sizeof(struct seg_entry) * b->n);
+    h.strings_off = off;
+    h.strings_size = l.strs.len;
+    off = align64(off + l.strs.len);
+    h.n_params = b->nparams;
+    h.params_off = off;
+    off = align64(off + sizeof(struct seg_param) * b->nparams);
+    h.n_values = b->nvalues;
+    h.values_off[0] = off;
+    off = align64(off + sizeof(struct seg_value) * b->nvalues);
+    h.values_off[1] = off;
+    off = align64(off + sizeof(struct seg_value) * b->nvalues);
+    h.n_slots = l.nslots;
+    h.slots_off = off;
+    off = align64(off + sizeof(struct seg_slot) * l.nslots);
+    h.hwm_off = off;
+    off = align64(off + sizeof(uint64_t) * b->nvalues);
+    h.ring_cap = RING_CAP;
+    h.ring_off = off;
+    off = align64(off + sizeof(struct seg_event) * RING_CAP);
+    h.file_size = off;
+    h.substep_ns = SUBSTEP_NS;
+    h.tick_ns = tick_ns;
+    h.engine_pid = (uint32_t)getpid();
+
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    int rc = 0;
+    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ftruncate(fd, (off_t)h.file_size) != 0) {
+        rc = errno;
+        snprintf(err, errlen, "%s: cannot create the segment: %s", tmp, strerror(rc));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        goto done;
+    }
+    uint8_t *base = mmap(NULL, h.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+        rc = errno;
+        snprintf(err, errlen, "%s: cannot map the segment: %s", tmp, strerror(rc));
+        close(fd);
+        unlink(tmp);
+        goto done;
+    }
+    memcpy(base, &h, sizeof h);
+    memcpy(base + h.entries_off, l.entries, sizeof(struct seg_entry) * b->n);
+    memcpy(base + h.strings_off, l.strs.buf, l.strs.len);
+    memcpy(base + h.params_off, params, sizeof(struct seg_param) * b->nparams);
+    memcpy(base + h.values_off[0], b->values, sizeof(struct seg_value) * b->nvalues);
+    memcpy(base + h.values_off[1], b->values, sizeof(struct seg_value) * b->nvalues);
+    if (rename(tmp, path) != 0) {
+        rc = errno;
+        snprintf(err, errlen, "%s: cannot put the segment in place: %s", path, strerror(rc));
+        munmap(base, h.file_size);
+        close(fd);
+        unlink(tmp);
+        goto done;
+    }
+    memset(out, 0, sizeof *out);
+    out->base = base;
+    out->size = h.file_size;
+    out->h = (struct seg_header *)base;
+    out->fd = fd;
+    rc = seg_check(out, err, errlen);
+    if (!rc)
+        seg_bind(out);
+done:
+    free(params);
+    layout_free(&l);
+    return rc;
+}

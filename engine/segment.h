@@ -1,0 +1,221 @@
+/* segment: the per-node shared-memory file that the engine publishes and agents read.
+ *
+ * This is the contract between the engine (writer of snapshots, reader of agent writes), the
+ * shim and fakesmi (readers of snapshots, writers of agent writes). It is dependency-free C
+ * (libc only, no allocation on the read path, no locks, no syscalls on the read path) so the
+ * shim can link it. Everything in a segment that an agent can write (write slots, the event
+ * ring, the high-water marks) is untrusted input to the engine: bounds-checked, never a pointer.
+ *
+ * File: <root>/<node>.seg, on tmpfs by default, mapped MAP_SHARED by every party. Layout,
+ * all offsets from the start of the file, every section 64-byte aligned:
+ *
+ *   struct seg_header                        version, sizes, offsets, node and profile names,
+ *                                            layout hash, publication generation, heartbeat
+ *   struct seg_entry    entries[n_entries]   sorted by path (byte order): binary search
+ *   char                strings[]            NUL-terminated paths, link targets, static text
+ *   struct seg_param    params[n_params]     per-attribute constants for validators
+ *   struct seg_value    copy0[n_values]      snapshot copy 0  \  the latch: readers use copy
+ *   struct seg_value    copy1[n_values]      snapshot copy 1  /  (gen & 1), retry if gen moved
+ *   struct seg_slot     slots[n_slots]       one write slot per agent-writable attribute
+ *   _Atomic uint64_t    hwm[n_values]        read high-water mark of each counter value
+ *   struct seg_event    ring[ring_cap]       agent write events, multi-producer ring
+ *
+ * Entries. Paths are relative to the node root: "sys/class/powercap/intel-rapl:0/energy_uj",
+ * "cpuinfo", "state/...". Every directory on the way is an entry of its own. A file is one
+ * of three classes, as the seed names them: R (rendered, read-only, its text is static in the
+ * string pool), S (written by the emulator: its text is a snapshot value) or A (writable by the
+ * agent: a snapshot value plus a write slot; a write is validated by its validator, and on
+ * success the normalised text goes to the slot, where readers see it at once).
+ *
+ * Snapshot publication (the "latch"): the engine increments gen (now odd) and updates copy 0,
+ * then increments gen (now even) and updates copy 1. A reader loads gen, reads copy (gen & 1),
+ * and retries if gen changed meanwhile. Readers never block and never see a torn value; the
+ * engine never waits for a reader.
+ *
+ * Counters (energy): a counter value holds the raw count (in the zone's energy units,
+ * unwrapped) at the start of the published interval (raw0, at t0) and at its end (raw1, at
+ * t0 + nsub substeps). A read at time t takes n = floor((t - t0) / substep), clamped to
+ * [0, nsub], and raw = raw0 + floor((raw1 - raw0) * n / nsub): on the substep grid, never
+ * decreasing, equal to raw1 at the interval's end (what the next tick computes), and frozen
+ * there if the engine stops. The file shows ((raw mod 2^wrap_bits) * unit_nj) / 1000 in uJ, as
+ * the kernel does from its 32-bit register. A reader raises hwm[value] to the raw count it
+ * returned before returning it; a restarted engine resumes from max(ledger, hwm).
+ *
+ * Agent writes: a slot holds the last accepted text with a sequence number (odd while being
+ * written). A reader of an A attribute shows the slot's text when the slot's sequence is newer
+ * than the sequence the snapshot says it applied, else the snapshot's text. The engine drains
+ * slots each tick, re-validates the text, applies it to the physics and records the applied
+ * sequence in the snapshot. Each write call (accepted or refused) appends one event to the
+ * ring; the engine turns events into joulie.sim.write.* events of the next tick.
+ */
+#ifndef HWEMU_SEGMENT_H
+#define HWEMU_SEGMENT_H
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SEG_MAGIC "HWEMUSEG"
+#define SEG_VERSION 1u
+#define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
+#define SEG_READ_MAX 4096       /* sysfs shows at most a page */
+#define SEG_NONE UINT32_MAX
+
+enum seg_kind { SEG_DIR = 1, SEG_FILE = 2, SEG_LINK = 3 };
+enum seg_class { SEG_R = 'R', SEG_S = 'S', SEG_A = 'A' };
+enum seg_vtype { SEG_V_TEXT = 1, SEG_V_COUNTER = 2 };
+
+struct seg_header {
+    char magic[8];              /* SEG_MAGIC */
+    uint32_t version;           /* SEG_VERSION */
+    uint32_t header_size;       /* sizeof(struct seg_header) */
+    uint64_t file_size;
+    char node[64];
+    char profile[64];
+    uint64_t layout_hash;       /* of the rendered entries and profile values */
+    uint32_t n_entries, entries_off;
+    uint32_t strings_size, strings_off;
+    uint32_t n_params, params_off;
+    uint32_t n_values, values_off[2];
+    uint32_t n_slots, slots_off;
+    uint32_t hwm_off;
+    uint32_t ring_cap, ring_off;   /* ring_cap is a power of two */
+    int64_t substep_ns;         /* 1 ms */
+    int64_t tick_ns;
+    uint32_t engine_pid;
+    uint32_t pad0;
+    _Atomic uint64_t gen;       /* latch generation; bumps twice per publication */
+    _Atomic int64_t heartbeat_ns; /* CLOCK_MONOTONIC of the last publication */
+    _Atomic uint64_t ring_head; /* next event sequence to be claimed by a producer */
+    _Atomic uint64_t writes_refused_unsafely; /* slot writes abandoned (a writer died mid-write) */
+    uint8_t reserved[64];
+};
+
+struct seg_entry {
+    uint32_t path_off;          /* into strings */
+    uint32_t parent;            /* entry index of the directory holding it (0 = root's child) */
+    uint32_t text_off, text_len;/* R files: static text; links: the target (relative) */
+    uint32_t value;             /* S and A files: index of the snapshot value */
+    uint32_t slot;              /* A files: write slot, else SEG_NONE */
+    uint32_t param;             /* A files: validator constants, else SEG_NONE */
+    uint16_t validator;         /* A files: enum seg_validator (seg_attr.h) */
+    uint16_t mode;              /* permission bits, e.g. 0444, 0644, 0755, 0777 */
+    uint8_t kind;               /* enum seg_kind */
+    uint8_t cls;                /* enum seg_class for files, 0 otherwise */
+    uint8_t pad[6];
+};
+
+/* Constants a validator needs (units, limits, word lists); meaning per validator. */
+struct seg_param {
+    int64_t a, b, c, d;
+    uint32_t words_off;         /* a space-separated word list in strings, or SEG_NONE */
+    uint32_t related;           /* another entry the validator consults (e.g. the governor) */
+};
+
+struct seg_value {
+    uint8_t type;               /* enum seg_vtype */
+    uint8_t len;                /* SEG_V_TEXT: length of text */
+    uint8_t wrap_bits;          /* SEG_V_COUNTER: register width (32) */
+    uint8_t pad;
+    uint32_t nsub;              /* SEG_V_COUNTER: substeps in the interval */
+    union {
+        char text[SEG_TEXT_MAX];
+        struct {
+            uint64_t raw0, raw1;    /* unwrapped raw counts at t0 and at the interval's end */
+            int64_t t0_ns;          /* CLOCK_MONOTONIC */
+            uint64_t unit_nj;       /* nJ per raw count */
+            uint64_t applied;       /* unused for counters */
+        } ctr;
+        struct {
+            char text[SEG_TEXT_MAX - 8];
+            uint64_t applied;       /* A values: slot sequence applied into this snapshot */
+        } a;
+    };
+    uint8_t pad2[8];
+};
+
+struct seg_slot {
+    _Atomic uint64_t seq;       /* even: stable; odd: a writer is filling text */
+    int64_t time_ns;
+    uint32_t len;
+    uint32_t pad;
+    char text[SEG_TEXT_MAX];
+};
+
+struct seg_event {
+    _Atomic uint64_t seq;       /* claimed sequence + 1 once complete */
+    int64_t time_ns;            /* CLOCK_MONOTONIC of the write */
+    uint32_t entry;
+    int32_t err;                /* 0: accepted; else the errno the writer got */
+    uint32_t len;
+    int32_t pid;
+    char text[SEG_TEXT_MAX];    /* what was written, truncated */
+};
+
+_Static_assert(sizeof(struct seg_value) == 64, "seg_value is one cache line");
+_Static_assert(sizeof(struct seg_entry) == 40, "seg_entry layout is part of the contract");
+
+/* A mapped segment, as any party holds it. */
+struct seg {
+    uint8_t *base;
+    size_t size;
+    struct seg_header *h;
+    const struct seg_entry *entries;
+    const char *strings;
+    const struct seg_param *params;
+    struct seg_value *copy[2];
+    struct seg_slot *slots;
+    _Atomic uint64_t *hwm;
+    struct seg_event *ring;
+    int fd;
+};
+
+/* --- any party ----------------------------------------------------------------------------- */
+
+/* Maps <root>/<node>.seg (or path, when node is NULL) read-write and checks the header.
+ * Returns 0, or an errno with a message in err (what is wrong and what to do). */
+int seg_open(struct seg *s, const char *path, char *err, size_t errlen);
+void seg_close(struct seg *s);
+/* Checks every offset and size in a mapped header against the file; 0 or EINVAL. */
+int seg_check(const struct seg *s, char *err, size_t errlen);
+/* Sets the section pointers of a mapped, checked segment (base, size, h and fd set). */
+void seg_bind(struct seg *s);
+
+/* Entry index of a node-relative path ("sys/class/powercap"), or SEG_NONE. No allocation. */
+uint32_t seg_lookup(const struct seg *s, const char *path, size_t len);
+const char *seg_path(const struct seg *s, uint32_t entry);
+
+/* The text a read of a file shows at time now_ns (CLOCK_MONOTONIC). Returns a pointer to the
+ * text (static text in the segment, or tmp) and its length; raises the high-water mark of a
+ * counter before returning. tmp must hold SEG_TEXT_MAX bytes. */
+const char *seg_read(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, size_t *len);
+
+/* --- agent side ---------------------------------------------------------------------------- */
+
+/* Stores an already validated, normalised text in an A entry's slot (one store per call). */
+void seg_slot_store(struct seg *s, uint32_t entry, const char *text, size_t len, int64_t now_ns);
+/* Appends one write event (err 0 for accepted). Never blocks; a full ring overwrites. */
+void seg_event_push(struct seg *s, uint32_t entry, int err, const char *text, size_t len, int64_t now_ns,
+                    int pid);
+
+/* --- engine side --------------------------------------------------------------------------- */
+
+/* Latch publication: begin (gen odd), update copy 0, flip (gen even), update copy 1, end.
+ * seg_publish_value writes one value into the copy being updated. */
+void seg_publish_begin(struct seg *s);
+void seg_publish_flip(struct seg *s);
+void seg_publish_end(struct seg *s, int64_t now_ns);
+/* The copy the engine is currently allowed to write (valid between begin and end). */
+struct seg_value *seg_writable_copy(struct seg *s);
+
+/* Reads one slot consistently: its sequence and text. Returns false when the slot has never
+ * been written or a writer is mid-store. */
+bool seg_slot_load(const struct seg *s, uint32_t slot, uint64_t *seq, char *text, size_t *len);
+/* Consumes the next complete event after *tail; false when none. Counts lost events (a
+ * producer lapped the ring) in *lost. */
+bool seg_event_pop(struct seg *s, uint64_t *tail, struct seg_event *out, uint64_t *lost);
+
+/* Monotonic clock in ns (vDSO, no syscall). */
+int64_t seg_now_ns(void);
+
+#endif
