@@ -28,8 +28,10 @@ struct seg_builder {
     uint32_t index_cap;
     struct seg_value *values;
     uint32_t nvalues, vcap;
-    struct seg_param *params;
-    char **param_words;
+    struct bparam {
+        struct seg_param p;
+        char *words;
+    } *params;
     uint32_t nparams, pcap;
     char **texts; /* owned static texts */
     uint32_t ntexts, tcap;
@@ -81,12 +83,11 @@ void segb_free(struct seg_builder *b)
     for (uint32_t i = 0; i < b->ntexts; i++)
         free(b->texts[i]);
     for (uint32_t i = 0; i < b->nparams; i++)
-        free(b->param_words[i]);
+        free(b->params[i].words);
     free(b->e);
     free(b->index);
     free(b->values);
     free(b->params);
-    free(b->param_words);
     free(b->texts);
     free(b);
 }
@@ -254,7 +255,7 @@ uint32_t segb_value_text(struct seg_builder *b, const char *text)
     return b->nvalues++;
 }
 
-uint32_t segb_value_counter(struct seg_builder *b, uint64_t unit_nj, uint8_t wrap_bits)
+uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wrap_bits)
 {
     b->values = grow(b->values, &b->vcap, b->nvalues + 1, sizeof *b->values);
     struct seg_value *v = &b->values[b->nvalues];
@@ -268,10 +269,8 @@ uint32_t segb_value_counter(struct seg_builder *b, uint64_t unit_nj, uint8_t wra
 uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words)
 {
     b->params = grow(b->params, &b->pcap, b->nparams + 1, sizeof *b->params);
-    uint32_t wcap = b->pcap;
-    b->param_words = grow(b->param_words, &wcap, b->nparams + 1, sizeof *b->param_words);
-    b->params[b->nparams] = p;
-    b->param_words[b->nparams] = words ? strdup(words) : NULL;
+    b->params[b->nparams].p = p;
+    b->params[b->nparams].words = words ? strdup(words) : NULL;
     return b->nparams++;
 }
 
@@ -404,9 +403,9 @@ int segb_write(struct seg_builder *b, const char *path, const char *node, const 
     if (!params)
         abort();
     for (uint32_t i = 0; i < b->nparams; i++) {
-        params[i] = b->params[i];
-        params[i].words_off = b->param_words[i] ? str_add(&l.strs, b->param_words[i], strlen(b->param_words[i]))
-                                                : SEG_NONE;
+        params[i] = b->params[i].p;
+        params[i].words_off = b->params[i].words ? str_add(&l.strs, b->params[i].words, strlen(b->params[i].words))
+                                                 : SEG_NONE;
         if (params[i].related != SEG_NONE && params[i].related < b->n)
             params[i].related = l.pos[params[i].related];
     }

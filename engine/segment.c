@@ -199,20 +199,19 @@ const char *seg_read(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, s
     struct seg_value v;
     load_value(s, e->value, &v);
     if (v.type == SEG_V_COUNTER) {
-        uint64_t raw = v.ctr.raw1;
-        if (v.nsub > 0 && v.ctr.raw1 > v.ctr.raw0) {
-            int64_t n = (now_ns - v.ctr.t0_ns) / s->h->substep_ns;
-            if (n < 0)
-                n = 0;
-            if (n > (int64_t)v.nsub)
-                n = v.nsub;
-            unsigned __int128 d = (unsigned __int128)(v.ctr.raw1 - v.ctr.raw0) * (uint64_t)n / v.nsub;
-            raw = v.ctr.raw0 + (uint64_t)d;
-        }
-        raise_hwm(s, e->value, raw);
+        int64_t n = (now_ns - v.ctr.t0_ns) / s->h->substep_ns;
+        if (n < 0)
+            n = 0;
+        if (n > (int64_t)v.nsub)
+            n = v.nsub;
+        unsigned __int128 nj = (unsigned __int128)v.ctr.power_uw * (uint64_t)n + v.ctr.rem_nj;
+        uint64_t acc = v.ctr.acc_uj + (uint64_t)(nj / 1000);
+        uint64_t rem = (uint64_t)(nj % 1000);
+        raise_hwm(s, e->value, v.ctr.start_uj + acc);
+        uint64_t unit = v.ctr.unit_nj ? v.ctr.unit_nj : 1000;
+        uint64_t raw = v.ctr.seed_raw + (uint64_t)(((unsigned __int128)acc * 1000 + rem) / unit);
         uint64_t wrapped = v.wrap_bits >= 64 ? raw : raw & ((UINT64_C(1) << v.wrap_bits) - 1);
-        uint64_t uj = (uint64_t)((unsigned __int128)wrapped * v.ctr.unit_nj / 1000);
-        *len = put_u64(tmp, uj);
+        *len = put_u64(tmp, (uint64_t)((unsigned __int128)wrapped * unit / 1000));
         return tmp;
     }
     if (e->cls == SEG_A && e->slot != SEG_NONE) {

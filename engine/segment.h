@@ -32,14 +32,21 @@
  * and retries if gen changed meanwhile. Readers never block and never see a torn value; the
  * engine never waits for a reader.
  *
- * Counters (energy): a counter value holds the raw count (in the zone's energy units,
- * unwrapped) at the start of the published interval (raw0, at t0) and at its end (raw1, at
- * t0 + nsub substeps). A read at time t takes n = floor((t - t0) / substep), clamped to
- * [0, nsub], and raw = raw0 + floor((raw1 - raw0) * n / nsub): on the substep grid, never
- * decreasing, equal to raw1 at the interval's end (what the next tick computes), and frozen
- * there if the engine stops. The file shows ((raw mod 2^wrap_bits) * unit_nj) / 1000 in uJ, as
- * the kernel does from its 32-bit register. A reader raises hwm[value] to the raw count it
- * returned before returning it; a restarted engine resumes from max(ledger, hwm).
+ * Counters (energy): the power of a counter's zone is held constant over each published
+ * interval (physics_cpu.h, "Reads between ticks"), so a counter is a straight line on the 1 ms
+ * substep grid. A counter value publishes, at the grid boundary t0: the accumulator acc_uj
+ * (uJ since the engine's start) and rem_nj (0..999), the held power power_uw (= nJ per
+ * substep), start_uj (the total before the engine's start), the register's unit_nj and
+ * seed_raw, and nsub, the freeze horizon in substeps. A read at time t takes
+ *     n = clamp(floor((t - t0) / substep), 0, nsub)
+ *     nj = rem_nj + n * power_uw;  acc = acc_uj + nj / 1000;  rem = nj % 1000
+ *     raw = seed_raw + floor((acc * 1000 + rem) / unit_nj)
+ *     energy_uj = ((raw mod 2^wrap_bits) * unit_nj) / 1000
+ * which is what stepping the physics to t gives, bit for bit: on the grid, never decreasing
+ * (until the register wraps, as hardware does), equal at the next tick to what the tick
+ * computes, and frozen at the horizon if the engine stops. Before returning, a reader raises
+ * hwm[value] to start_uj + acc (the total energy it revealed); a restarted engine resumes every
+ * counter from max(ledger, hwm).
  *
  * Agent writes: a slot holds the last accepted text with a sequence number (odd while being
  * written). A reader of an A attribute shows the slot's text when the slot's sequence is newer
@@ -117,14 +124,17 @@ struct seg_value {
     uint8_t len;                /* SEG_V_TEXT: length of text */
     uint8_t wrap_bits;          /* SEG_V_COUNTER: register width (32) */
     uint8_t pad;
-    uint32_t nsub;              /* SEG_V_COUNTER: substeps in the interval */
+    uint32_t nsub;              /* SEG_V_COUNTER: freeze horizon, substeps after t0 */
     union {
         char text[SEG_TEXT_MAX];
         struct {
-            uint64_t raw0, raw1;    /* unwrapped raw counts at t0 and at the interval's end */
-            int64_t t0_ns;          /* CLOCK_MONOTONIC */
-            uint64_t unit_nj;       /* nJ per raw count */
-            uint64_t applied;       /* unused for counters */
+            uint64_t acc_uj;        /* uJ accumulated since the engine's start, at t0 */
+            uint64_t power_uw;      /* held power of the interval: nJ per substep */
+            int64_t t0_ns;          /* CLOCK_MONOTONIC of the grid boundary */
+            uint64_t start_uj;      /* total energy before the engine's start */
+            uint32_t rem_nj;        /* sub-uJ remainder at t0, 0..999 */
+            uint32_t unit_nj;       /* register unit */
+            uint32_t seed_raw;      /* register count at acc 0 */
         } ctr;
         struct {
             char text[SEG_TEXT_MAX - 8];

@@ -122,13 +122,17 @@ static uint32_t entry(struct fixture *f, const char *p)
     return seg_lookup(&f->s, p, strlen(p));
 }
 
-static void publish_counter(struct seg *s, uint32_t v, uint64_t raw0, uint64_t raw1, int64_t t0, uint32_t nsub)
+static void publish_counter(struct seg *s, uint32_t v, uint64_t acc_uj, uint64_t power_uw, uint32_t seed_raw,
+                            int64_t t0, uint32_t nsub)
 {
     seg_publish_begin(s);
     for (int k = 0; k < 2; k++) {
         struct seg_value *c = seg_writable_copy(s);
-        c[v].ctr.raw0 = raw0;
-        c[v].ctr.raw1 = raw1;
+        c[v].ctr.acc_uj = acc_uj;
+        c[v].ctr.rem_nj = 0;
+        c[v].ctr.power_uw = power_uw;
+        c[v].ctr.seed_raw = seed_raw;
+        c[v].ctr.start_uj = 1000;
         c[v].ctr.t0_ns = t0;
         c[v].nsub = nsub;
         if (k == 0)
@@ -142,22 +146,24 @@ static void test_counter_reads(void **st)
     struct fixture *f = *st;
     uint32_t e = entry(f, "sys/class/powercap/intel-rapl:0/energy_uj");
     int64_t t0 = 1000000000000LL;
-    /* 1000 substeps of 1 ms; 16384 raw units (1 J at 61035 nJ) over the interval */
-    publish_counter(&f->s, f->v_ctr, 100000, 116384, t0, 1000);
+    /* 1 W held (1e6 nJ per 1 ms substep), horizon 1000 substeps, unit 61035 nJ */
+    publish_counter(&f->s, f->v_ctr, 6103500, 1000000, 0, t0, 1000);
     char tmp[SEG_TEXT_MAX];
     size_t len;
     const char *t = seg_read(&f->s, e, t0, tmp, &len);
     assert_int_equal(len, strlen("6103500\n"));
-    assert_memory_equal(t, "6103500\n", len); /* 100000 * 61035 / 1000 */
+    assert_memory_equal(t, "6103500\n", len);                   /* raw 100000 */
     t = seg_read(&f->s, e, t0 + 500000000 + 999999, tmp, &len); /* 500.999 ms: substep 500 */
-    assert_memory_equal(t, "6603498\n", len);                   /* (100000 + 8192) * 61035 / 1000 */
-    t = seg_read(&f->s, e, t0 + 5000000000LL, tmp, &len); /* long after: frozen at raw1 */
-    assert_memory_equal(t, "7103497\n", len);             /* 116384 * 61035 / 1000 = 7103497.44 */
-    assert_int_equal(atomic_load(&f->s.hwm[f->v_ctr]), 116384);
-    /* wrap: the file shows the low 32 bits of the raw count, times the unit */
-    publish_counter(&f->s, f->v_ctr, (1ULL << 32) + 5, (1ULL << 32) + 5, t0, 1000);
+    assert_memory_equal(t, "6603498\n", len);                   /* raw 108192 */
+    t = seg_read(&f->s, e, t0 - 5, tmp, &len);                  /* before t0: t0's value */
+    assert_memory_equal(t, "6103500\n", len);
+    t = seg_read(&f->s, e, t0 + 5000000000LL, tmp, &len);       /* past the horizon: frozen */
+    assert_memory_equal(t, "7103497\n", len);                   /* raw 116384 */
+    assert_int_equal(atomic_load(&f->s.hwm[f->v_ctr]), 1000 + 7103500);
+    /* the file shows the low 32 bits of the register count, times the unit */
+    publish_counter(&f->s, f->v_ctr, 366, 0, 4294967295u, t0, 1000);
     t = seg_read(&f->s, e, t0, tmp, &len);
-    assert_memory_equal(t, "305\n", len); /* 5 * 61035 / 1000 = 305.175 */
+    assert_memory_equal(t, "244\n", len);                       /* raw 2^32 + 4 wraps to 4 */
 }
 
 static void test_slot_overrides_snapshot(void **st)
@@ -254,7 +260,7 @@ static void test_hammer(void **st)
     struct fixture *f = *st;
     struct hammer h = {.f = f};
     /* start from a text of the right shape */
-    publish_counter(&f->s, f->v_ctr, 0, 0, seg_now_ns(), 1000);
+    publish_counter(&f->s, f->v_ctr, 0, 0, 0, seg_now_ns(), 1000);
     seg_publish_begin(&f->s);
     for (int k = 0; k < 2; k++) {
         struct seg_value *c = seg_writable_copy(&f->s);
@@ -268,31 +274,31 @@ static void test_hammer(void **st)
     pthread_t th[3];
     for (int i = 0; i < 3; i++)
         pthread_create(&th[i], NULL, reader, &h);
-    uint64_t raw = 0;
-    int64_t start = seg_now_ns();
+    uint64_t acc = 0;
+    int64_t start = seg_now_ns(), t0 = start;
     long publications = 0;
-    /* Intervals of 2 ms published back to back: every read races a publication. */
+    /* Intervals of 2 ms with a changing power, published back to back: every read races a
+     * publication, and each interval starts exactly where the previous one ends. */
     while (seg_now_ns() - start < 400000000) {
-        int64_t now = seg_now_ns();
-        uint64_t next = raw + 1000 + (uint64_t)(publications % 7) * 100;
+        uint64_t power = 1000000 + (uint64_t)(publications % 7) * 250000;
         char digit = (char)('0' + publications % 10);
         seg_publish_begin(&f->s);
         for (int k = 0; k < 2; k++) {
             struct seg_value *c = seg_writable_copy(&f->s);
-            c[f->v_ctr].ctr.raw0 = raw;
-            c[f->v_ctr].ctr.raw1 = next;
-            c[f->v_ctr].ctr.t0_ns = now;
+            c[f->v_ctr].ctr.acc_uj = acc;
+            c[f->v_ctr].ctr.power_uw = power;
+            c[f->v_ctr].ctr.t0_ns = t0;
             c[f->v_ctr].nsub = 2;
             memset(c[f->v_text].text, digit, 40);
             if (!k)
                 seg_publish_flip(&f->s);
         }
-        seg_publish_end(&f->s, now);
-        /* the next interval starts where a reader may already be: at most raw1 */
-        raw = next;
+        seg_publish_end(&f->s, t0);
         publications++;
-        while (seg_now_ns() - now < 2000000 && publications % 2)
+        while (seg_now_ns() < t0 + 2000000)
             ;
+        acc += power * 2 / 1000; /* two substeps at the held power */
+        t0 += 2000000;
     }
     atomic_store(&h.stop, 1);
     for (int i = 0; i < 3; i++)

@@ -1,0 +1,314 @@
+/* seg_attr: kernel store() semantics of agent-writable attributes; see seg_attr.h.
+ * Each case cites what it imitates in the reference (sysfs-abi.md sections). */
+#include "seg_attr.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* kstrto*: at most one trailing newline; no leading or other trailing blanks (§1.4). */
+static int strip_newline(const char *buf, size_t *len)
+{
+    if (*len && buf[*len - 1] == '\n')
+        (*len)--;
+    return *len ? 0 : EINVAL;
+}
+
+static int parse_unsigned(const char *buf, size_t len, unsigned base, unsigned long long *out)
+{
+    if (strip_newline(buf, &len))
+        return EINVAL;
+    size_t i = 0;
+    if (buf[i] == '+')
+        i++;
+    if (i >= len)
+        return EINVAL;
+    if (base == 0) {
+        base = 10;
+        if (buf[i] == '0' && i + 1 < len && (buf[i + 1] == 'x' || buf[i + 1] == 'X')) {
+            base = 16;
+            i += 2;
+            if (i >= len)
+                return EINVAL;
+        } else if (buf[i] == '0' && i + 1 < len) {
+            base = 8;
+            i++;
+        }
+    }
+    unsigned long long v = 0;
+    for (; i < len; i++) {
+        int c = (unsigned char)buf[i], d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (base == 16 && isxdigit(c))
+            d = tolower(c) - 'a' + 10;
+        else
+            return EINVAL;
+        if (d >= (int)base)
+            return EINVAL;
+        if (v > (~0ULL - (unsigned)d) / base)
+            return ERANGE;
+        v = v * base + (unsigned)d;
+    }
+    *out = v;
+    return 0;
+}
+
+int kstrtoull10(const char *buf, size_t len, unsigned long long *out)
+{
+    return parse_unsigned(buf, len, 10, out);
+}
+
+int kstrtoul0(const char *buf, size_t len, unsigned long long *out)
+{
+    return parse_unsigned(buf, len, 0, out);
+}
+
+int kstrtobool(const char *buf, size_t len, bool *out)
+{
+    if (!len)
+        return EINVAL;
+    switch (buf[0]) {
+    case 'y': case 'Y': case 't': case 'T': case '1':
+        *out = true;
+        return 0;
+    case 'n': case 'N': case 'f': case 'F': case '0':
+        *out = false;
+        return 0;
+    case 'o': case 'O':
+        if (len >= 2 && (buf[1] == 'n' || buf[1] == 'N')) {
+            *out = true;
+            return 0;
+        }
+        if (len >= 2 && (buf[1] == 'f' || buf[1] == 'F')) {
+            *out = false;
+            return 0;
+        }
+        return EINVAL;
+    default:
+        return EINVAL;
+    }
+}
+
+uint64_t rapl_limit_readback(uint64_t uw, uint64_t unit_uw, unsigned bits)
+{
+    if (!unit_uw)
+        return uw;
+    uint64_t raw = uw / unit_uw;
+    if (bits < 64)
+        raw &= (UINT64_C(1) << bits) - 1;
+    return raw * unit_uw;
+}
+
+uint64_t rapl_window_readback(uint64_t us, uint64_t unit_us)
+{
+    if (!unit_us)
+        return us;
+    unsigned y, f;
+    if (us < unit_us) {
+        y = 0;
+        f = 0;
+    } else {
+        uint64_t v = us / unit_us;
+        y = 63 - (unsigned)__builtin_clzll(v);
+        if (y > 31)
+            return ((UINT64_C(1) << 31) * 7 * unit_us) / 4; /* raw 0x7F: Y=31, F=3 */
+        f = (unsigned)((4 * (v - (UINT64_C(1) << y))) >> y);
+    }
+    return ((UINT64_C(1) << y) * (4 + f) * unit_us) / 4;
+}
+
+static size_t put_u64(char *out, unsigned long long v)
+{
+    return (size_t)snprintf(out, SEG_TEXT_MAX, "%llu\n", v);
+}
+
+/* The first whitespace-delimited word of buf (sscanf("%Ns")), at most max bytes. */
+static size_t first_word(const char *buf, size_t len, const char **start, size_t max)
+{
+    size_t i = 0;
+    while (i < len && isspace((unsigned char)buf[i]))
+        i++;
+    size_t j = i;
+    while (j < len && !isspace((unsigned char)buf[j]) && j - i < max)
+        j++;
+    *start = buf + i;
+    return j - i;
+}
+
+/* Is word (case-insensitive) in the space-separated list? Returns its canonical spelling. */
+static const char *in_words(const char *list, const char *word, size_t wl)
+{
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ')
+            p++;
+        size_t l = strcspn(p, " ");
+        if (l && l == wl && !strncasecmp(p, word, l))
+            return p;
+        p += l;
+    }
+    return NULL;
+}
+
+/* Current text of a related entry (its slot if newer, else the snapshot), without newline. */
+static size_t related_text(struct seg *s, uint32_t entry, int64_t now_ns, char *buf)
+{
+    if (entry == SEG_NONE || entry >= s->h->n_entries)
+        return 0;
+    char tmp[SEG_TEXT_MAX];
+    size_t n;
+    const char *t = seg_read(s, entry, now_ns, tmp, &n);
+    if (n >= SEG_TEXT_MAX)
+        n = SEG_TEXT_MAX - 1;
+    memcpy(buf, t, n);
+    if (n && buf[n - 1] == '\n')
+        n--;
+    buf[n] = 0;
+    return n;
+}
+
+static const char epp_names[][20] = {"performance", "balance_performance", "balance_power", "power", "default"};
+
+int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, int64_t now_ns, char *out,
+                   size_t *outlen, bool *changes)
+{
+    const struct seg_entry *e = &s->entries[entry];
+    static const struct seg_param none = {0, 0, 0, 0, SEG_NONE, SEG_NONE};
+    const struct seg_param *p = e->param != SEG_NONE ? &s->params[e->param] : &none;
+    const char *words = p->words_off != SEG_NONE && p->words_off < s->h->strings_size ? s->strings + p->words_off
+                                                                                      : "";
+    unsigned long long v;
+    bool b;
+    int rc;
+    *changes = true;
+    if (len > SEG_READ_MAX)
+        len = SEG_READ_MAX; /* kernfs hands at most a page to one store (§1.4) */
+    switch (e->validator) {
+    case SV_IGNORE:
+        *changes = false;
+        *outlen = 0;
+        return 0;
+    case SV_CT_ENABLED: /* §2.2 */
+        return kstrtobool(buf, len, &b) ? EINVAL : ENOSYS;
+    case SV_ZONE_ENABLED: /* §2.3, §3.3: locked PL1 -> ENOSYS */
+        if (kstrtobool(buf, len, &b))
+            return EINVAL;
+        if (p->a)
+            return ENOSYS;
+        *outlen = put_u64(out, b);
+        return 0;
+    case SV_RAPL_LIMIT: /* §2.3, §3.4 */
+        if ((rc = kstrtoull10(buf, len, &v)))
+            return EINVAL;
+        if (p->c)
+            return ENODATA;
+        *outlen = put_u64(out, rapl_limit_readback(v, (uint64_t)p->a, (unsigned)p->b));
+        return 0;
+    case SV_RAPL_WINDOW:
+        if ((rc = kstrtoull10(buf, len, &v)))
+            return EINVAL;
+        if (p->c)
+            return ENODATA;
+        *outlen = put_u64(out, rapl_window_readback(v, (uint64_t)p->a));
+        return 0;
+    case SV_FREQ_MIN:
+    case SV_FREQ_MAX: { /* §4.2: errors raw from kstrtoul, then clamped, never an error */
+        if ((rc = kstrtoul0(buf, len, &v)))
+            return rc;
+        unsigned long long lo = (unsigned long long)p->a, hi = (unsigned long long)p->b;
+        if (e->validator == SV_FREQ_MIN) {
+            char rel[SEG_TEXT_MAX];
+            unsigned long long mx;
+            if (related_text(s, p->related, now_ns, rel) && !kstrtoull10(rel, strlen(rel), &mx) && mx < hi)
+                hi = mx;
+        }
+        if (v < lo)
+            v = lo;
+        if (v > hi)
+            v = hi;
+        *outlen = put_u64(out, v);
+        return 0;
+    }
+    case SV_GOVERNOR: { /* §4.2: sscanf("%15s"), case-insensitive */
+        const char *w;
+        size_t wl = first_word(buf, len, &w, 15);
+        const char *canon = wl ? in_words(words, w, wl) : NULL;
+        if (!canon)
+            return EINVAL;
+        memcpy(out, canon, wl);
+        out[wl] = '\n';
+        *outlen = wl + 1;
+        return 0;
+    }
+    case SV_EPP: { /* §5.2 (intel_pstate, c=1: raw numbers too), §6.2 (amd-pstate) */
+        const char *w;
+        size_t wl = first_word(buf, len, &w, 20);
+        if (!wl)
+            return EINVAL;
+        int idx = -1;
+        for (int i = 0; i < 5; i++)
+            if (strlen(epp_names[i]) == wl && !strncmp(epp_names[i], w, wl) && in_words(words, w, wl))
+                idx = i;
+        bool performance = idx == 0;
+        if (idx < 0) {
+            if (!p->c)
+                return EINVAL;
+            if ((rc = kstrtoull10(buf, len, &v)))
+                return rc;
+            if (v > 255)
+                return EINVAL;
+            performance = v == 0;
+        }
+        if (p->d) {
+            char gov[SEG_TEXT_MAX];
+            if (related_text(s, p->related, now_ns, gov) && !strcmp(gov, "performance") && !performance)
+                return EBUSY;
+        }
+        if (idx >= 0)
+            *outlen = (size_t)snprintf(out, SEG_TEXT_MAX, "%s\n", epp_names[idx]);
+        else
+            *outlen = put_u64(out, v);
+        return 0;
+    }
+    case SV_UINT_CLAMP01: { /* §5.1 no_turbo: sscanf("%u"), clamped */
+        const char *w;
+        size_t wl = first_word(buf, len, &w, 20);
+        size_t digits = 0;
+        while (digits < wl && isdigit((unsigned char)w[digits]))
+            digits++;
+        if (!digits)
+            return EINVAL;
+        *outlen = put_u64(out, !(digits == 1 && w[0] == '0') && strspn(w, "0") < digits ? 1 : 0);
+        return 0;
+    }
+    case SV_BOOL01:
+        if (kstrtobool(buf, len, &b))
+            return EINVAL;
+        *outlen = put_u64(out, b);
+        return 0;
+    case SV_UW_CLAMP:
+        if ((rc = kstrtoull10(buf, len, &v)))
+            return rc;
+        if (v < (unsigned long long)p->a)
+            v = (unsigned long long)p->a;
+        if (v > (unsigned long long)p->b)
+            v = (unsigned long long)p->b;
+        *outlen = put_u64(out, v);
+        return 0;
+    case SV_SETSPEED: {
+        char gov[SEG_TEXT_MAX];
+        if (!related_text(s, p->related, now_ns, gov) || strcmp(gov, "userspace"))
+            return EINVAL;
+        const char *w;
+        size_t wl = first_word(buf, len, &w, 20);
+        if (!wl || kstrtoull10(w, wl, &v))
+            return EINVAL;
+        *outlen = put_u64(out, v);
+        return 0;
+    }
+    default:
+        return EIO; /* an attribute without a store (§1.2: device core answers EIO) */
+    }
+}

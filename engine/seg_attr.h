@@ -1,0 +1,64 @@
+/* seg_attr: the store() half of every agent-writable attribute, as the kernel does it.
+ *
+ * One function decides a write: it parses the bytes exactly as the kernel's store would
+ * (kstrtoull, kstrtobool, sscanf("%15s"), ...), refuses with the kernel's errno, and
+ * otherwise produces the normalised text the file reads back (a limit floored to the power
+ * unit and wrapped at its field width, a frequency clamped, a governor in lower case). The
+ * shim and the seccomp supervisor call it at the write; the engine calls it again on every
+ * slot it drains, because the slot is untrusted. Dependency-free; no allocation.
+ *
+ * Validators and their seg_param constants (a, b, c, d; words; related entry):
+ *   SV_IGNORE          any text is taken and changes nothing (e.g. intel_pstate/status)
+ *   SV_CT_ENABLED      powercap control-type `enabled`: kstrtobool, then ENOSYS (no set op)
+ *   SV_ZONE_ENABLED    zone `enabled`: kstrtobool -> "0"/"1"; a=1 when PL1 is locked -> ENOSYS
+ *   SV_RAPL_LIMIT      constraint_N_power_limit_uw: kstrtoull base 10; a=power unit uW,
+ *                      b=field bits, c=1 locked or disabled -> ENODATA
+ *   SV_RAPL_WINDOW     constraint_N_time_window_us: kstrtoull; a=time unit us, c as above
+ *   SV_FREQ_MIN/MAX    scaling_{min,max}_freq: kstrtoul base 0 (EINVAL/ERANGE), clamped into
+ *                      [a=cpuinfo_min, b=cpuinfo_max] (min also to the related max's value)
+ *   SV_GOVERNOR        scaling_governor: first word, case-insensitive, one of `words`
+ *   SV_EPP             energy_performance_preference: a name of `words`; c=1 also takes 0..255
+ *                      (intel_pstate); EBUSY when the related governor is performance and
+ *                      the choice is not performance (d=1: that rule applies)
+ *   SV_UINT_CLAMP01    intel_pstate/no_turbo: sscanf("%u") else EINVAL, clamped to 0/1
+ *   SV_BOOL01          cpufreq/boost: kstrtobool -> "0"/"1"
+ *   SV_UW_CLAMP        hwmon power caps: kstrtoul base 10, clamped into [a, b] uW
+ *   SV_SETSPEED        scaling_setspeed: EINVAL unless the related governor is userspace
+ */
+#ifndef HWEMU_SEG_ATTR_H
+#define HWEMU_SEG_ATTR_H
+#include "segment.h"
+
+enum seg_validator {
+    SV_NONE = 0,
+    SV_IGNORE,
+    SV_CT_ENABLED,
+    SV_ZONE_ENABLED,
+    SV_RAPL_LIMIT,
+    SV_RAPL_WINDOW,
+    SV_FREQ_MIN,
+    SV_FREQ_MAX,
+    SV_GOVERNOR,
+    SV_EPP,
+    SV_UINT_CLAMP01,
+    SV_BOOL01,
+    SV_UW_CLAMP,
+    SV_SETSPEED,
+};
+
+/* Decides one write of buf[0..len) to entry at now_ns. Returns 0 with the normalised text in
+ * out (SEG_TEXT_MAX bytes, newline-terminated) and *outlen, or the errno the writer gets.
+ * *changes is set to false for writes that are taken but change nothing (SV_IGNORE). */
+int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, int64_t now_ns, char *out,
+                   size_t *outlen, bool *changes);
+
+/* The kernel's parsers, exposed for the physics side and the tests. 0 or EINVAL/ERANGE. */
+int kstrtoull10(const char *buf, size_t len, unsigned long long *out);
+int kstrtoul0(const char *buf, size_t len, unsigned long long *out);
+int kstrtobool(const char *buf, size_t len, bool *out);
+
+/* RAPL conversions as the kernel computes them (sysfs-abi §3.4). */
+uint64_t rapl_limit_readback(uint64_t uw, uint64_t unit_uw, unsigned bits);
+uint64_t rapl_window_readback(uint64_t us, uint64_t unit_us);
+
+#endif
