@@ -29,5 +29,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 
 int cmd_clusterspec(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_node(const char *what, int argc, char **argv);
 
 #endif

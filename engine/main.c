@@ -12,7 +12,9 @@ static void usage(FILE *out)
           "\n"
           "Commands:\n"
           "  clusterspec validate|render-nodes|list   check a cluster spec, render its Kubernetes Nodes, list its nodes\n"
+          "  serve                                    run the engine: every node of a cluster spec, HTTP API\n"
           "  profiles list|show NAME                  the hardware profiles and their facts with sources\n"
+          "  files|cat|write --node NAME ...          list, read and write a running node's files\n"
           "\n"
           "Run 'hwemu <command> --help' for a command's options.\n"
           "Exit codes: 0 success, 1 invalid input or failure, 2 usage error.\n",
@@ -36,6 +38,10 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "clusterspec"))
         return cmd_clusterspec(argc - 1, argv + 1);
+    if (!strcmp(cmd, "files") || !strcmp(cmd, "cat") || !strcmp(cmd, "write"))
+        return cmd_node(cmd, argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return cmd_serve(argc - 1, argv + 1);
     if (!strcmp(cmd, "profiles"))
         return cmd_profiles(argc - 1, argv + 1);
     fprintf(stderr, "hwemu: unknown command \"%s\"\n", cmd);

@@ -458,6 +458,8 @@ static void check_node_cpu(struct vctx *c, const struct yt_node *t)
         if ((yt_path(t, "cpu.sockets") && s < 1) || (yt_path(t, "cpu.coresPerSocket") && k < 1) ||
             (yt_path(t, "cpu.threadsPerCore") && th < 1))
             VERR(c, yt_get(t, "cpu"), "cpu: sockets, coresPerSocket and threadsPerCore must each be >= 1");
+        else if (s * k * th > 8192)
+            VERR(c, yt_get(t, "cpu"), "cpu: %lld logical CPUs; Linux supports at most 8192", s * k * th);
         else if (s > 0 && k > 0 && th > 0 && cap > 0 && s * k * th != cap)
             VERR(c, yt_get(t, "cpu"), "cpu: sockets x coresPerSocket x threadsPerCore = %lld x %lld x %lld = %lld, "
                  "but node.capacity.cpu is %lld; they must agree", s, k, th, s * k * th, cap);

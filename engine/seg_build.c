@@ -439,6 +439,9 @@ int segb_write(struct seg_builder *b, const char *path, const char *node, const 
     h.ring_cap = RING_CAP;
     h.ring_off = off;
     off = align64(off + sizeof(struct seg_event) * RING_CAP);
+    h.ledger_size = align64(sizeof(struct seg_ledger) + sizeof(uint64_t) * b->nvalues);
+    h.ledger_off = off;
+    off += 2 * h.ledger_size;
     h.file_size = off;
     h.substep_ns = SUBSTEP_NS;
     h.tick_ns = tick_ns;

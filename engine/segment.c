@@ -55,6 +55,8 @@ int seg_check(const struct seg *s, char *err, size_t errlen)
         !range_ok(h->slots_off, h->n_slots, sizeof(struct seg_slot), f) ||
         !range_ok(h->hwm_off, h->n_values, sizeof(uint64_t), f) ||
         !range_ok(h->ring_off, h->ring_cap, sizeof(struct seg_event), f) ||
+        !range_ok(h->ledger_off, 2, h->ledger_size, f) ||
+        h->ledger_size < sizeof(struct seg_ledger) + sizeof(uint64_t) * (uint64_t)h->n_values ||
         (h->ring_cap & (h->ring_cap - 1)) != 0 || h->ring_cap == 0 || h->substep_ns <= 0 ||
         h->strings_size == 0 || ((const char *)s->base)[h->strings_off + h->strings_size - 1] != 0)
         return fail(err, errlen, EINVAL, "segment sections lie outside the file; it is damaged");
@@ -82,6 +84,8 @@ void seg_bind(struct seg *s)
     s->slots = (struct seg_slot *)(s->base + h->slots_off);
     s->hwm = (_Atomic uint64_t *)(s->base + h->hwm_off);
     s->ring = (struct seg_event *)(s->base + h->ring_off);
+    s->ledger[0] = (struct seg_ledger *)(s->base + h->ledger_off);
+    s->ledger[1] = (struct seg_ledger *)(s->base + h->ledger_off + h->ledger_size);
 }
 
 int seg_open(struct seg *s, const char *path, char *err, size_t errlen)
@@ -371,4 +375,39 @@ struct seg_value *seg_writable_copy(struct seg *s)
     /* While gen is odd readers use copy 1, so the engine writes copy 0, and vice versa. */
     uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_relaxed);
     return s->copy[(g & 1) ? 0 : 1];
+}
+
+static uint64_t ledger_check(uint64_t seq, int64_t wall_ns, const uint64_t *total, uint32_t n)
+{
+    uint64_t h = (1469598103934665603ULL ^ seq) * 1099511628211ULL;
+    h = (h ^ (uint64_t)wall_ns) * 1099511628211ULL;
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ total[i]) * 1099511628211ULL;
+    return h;
+}
+
+void seg_ledger_write(struct seg *s, const uint64_t *total_uj, int64_t wall_ns)
+{
+    const struct seg_ledger *cur = seg_ledger_read(s);
+    uint64_t seq = cur ? cur->seq + 1 : 1;
+    struct seg_ledger *l = s->ledger[seq & 1];
+    l->seq = 0; /* invalid while being written */
+    atomic_thread_fence(memory_order_release);
+    l->wall_ns = wall_ns;
+    memcpy(l->total_uj, total_uj, sizeof *total_uj * s->h->n_values);
+    l->check = ledger_check(seq, wall_ns, total_uj, s->h->n_values);
+    atomic_thread_fence(memory_order_release);
+    l->seq = seq;
+}
+
+const struct seg_ledger *seg_ledger_read(const struct seg *s)
+{
+    const struct seg_ledger *best = NULL;
+    for (int i = 0; i < 2; i++) {
+        const struct seg_ledger *l = s->ledger[i];
+        if (l->seq && l->check == ledger_check(l->seq, l->wall_ns, l->total_uj, s->h->n_values) &&
+            (!best || l->seq > best->seq))
+            best = l;
+    }
+    return best;
 }

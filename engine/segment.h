@@ -19,6 +19,7 @@
  *   struct seg_slot     slots[n_slots]       one write slot per agent-writable attribute
  *   _Atomic uint64_t    hwm[n_values]        read high-water mark of each counter value
  *   struct seg_event    ring[ring_cap]       agent write events, multi-producer ring
+ *   struct seg_ledger   ledger[2]            the engine's energy ledger, written each tick
  *
  * Entries. Paths are relative to the node root: "sys/class/powercap/intel-rapl:0/energy_uj",
  * "cpuinfo", "state/...". Every directory on the way is an entry of its own. A file is one
@@ -47,6 +48,12 @@
  * computes, and frozen at the horizon if the engine stops. Before returning, a reader raises
  * hwm[value] to start_uj + acc (the total energy it revealed); a restarted engine resumes every
  * counter from max(ledger, hwm).
+ *
+ * Ledger: each tick the engine writes every counter's total energy (uJ, start_uj + acc at
+ * the tick) into the older of two ledger copies, with a sequence and a checksum, sequence
+ * last. A kill at any instant leaves at least one whole copy: the newest valid one is the last
+ * whole tick. Because the file is shared memory, the ledger survives the engine's death with
+ * the page cache (and reaches the disk when the root is on one).
  *
  * Agent writes: a slot holds the last accepted text with a sequence number (odd while being
  * written). A reader of an A attribute shows the slot's text when the slot's sequence is newer
@@ -87,6 +94,7 @@ struct seg_header {
     uint32_t n_slots, slots_off;
     uint32_t hwm_off;
     uint32_t ring_cap, ring_off;   /* ring_cap is a power of two */
+    uint32_t ledger_off, ledger_size; /* two struct seg_ledger of ledger_size bytes each */
     int64_t substep_ns;         /* 1 ms */
     int64_t tick_ns;
     uint32_t engine_pid;
@@ -162,6 +170,14 @@ struct seg_event {
     char text[SEG_TEXT_MAX];    /* what was written, truncated */
 };
 
+struct seg_ledger {
+    uint64_t seq;               /* 0: never written */
+    uint64_t check;             /* checksum of seq and totals */
+    int64_t wall_ns;            /* CLOCK_REALTIME of the tick */
+    uint64_t pad;
+    uint64_t total_uj[];        /* per value; counters only, 0 for the rest */
+};
+
 _Static_assert(sizeof(struct seg_value) == 64, "seg_value is one cache line");
 _Static_assert(sizeof(struct seg_entry) == 40, "seg_entry layout is part of the contract");
 
@@ -177,6 +193,7 @@ struct seg {
     struct seg_slot *slots;
     _Atomic uint64_t *hwm;
     struct seg_event *ring;
+    struct seg_ledger *ledger[2];
     int fd;
 };
 
@@ -224,6 +241,11 @@ bool seg_slot_load(const struct seg *s, uint32_t slot, uint64_t *seq, char *text
 /* Consumes the next complete event after *tail; false when none. Counts lost events (a
  * producer lapped the ring) in *lost. */
 bool seg_event_pop(struct seg *s, uint64_t *tail, struct seg_event *out, uint64_t *lost);
+
+/* Writes the totals (n_values entries) as the next ledger copy. */
+void seg_ledger_write(struct seg *s, const uint64_t *total_uj, int64_t wall_ns);
+/* The newest whole ledger copy, or NULL when none was ever written. */
+const struct seg_ledger *seg_ledger_read(const struct seg *s);
 
 /* Monotonic clock in ns (vDSO, no syscall). */
 int64_t seg_now_ns(void);

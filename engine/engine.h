@@ -1,0 +1,86 @@
+/* engine: `hwemu serve`: the cluster's nodes, the tick loop and what the engine's own readers
+ * (HTTP, metrics) see.
+ * Owns: starting every node of a spec (render or resume), the tick loop that steps every node
+ * to wall time on the worker threads, tick statistics, the facility's ambient temperature,
+ * and the immutable per-tick telemetry snapshot published with RCU (urcu-bp). A request never
+ * steps a node: HTTP reads the latest snapshot only. */
+#ifndef HWEMU_ENGINE_H
+#define HWEMU_ENGINE_H
+#include "node.h"
+#include "profile.h"
+#include "spec.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <urcu-bp.h>
+
+struct event_log;
+
+struct engine_config {
+    const char *spec_path;    /* NULL: the embedded specs/smoke.yaml */
+    const char *profiles_dir; /* NULL: builtins only */
+    const char *root;         /* segments and events.jsonl */
+    const char *addr;         /* HTTP listen address host:port */
+    int64_t tick_ns;
+    int workers;
+};
+
+/* What one node looked like at the last tick. */
+struct node_telemetry {
+    const char *name, *pool, *profile;
+    int npkgs;
+    double node_power_w, cpu_power_w, dram_power_w;
+    double pkg_power_w[PHYS_MAX_PKGS], pkg_temp_c[PHYS_MAX_PKGS], pkg_cap_w[PHYS_MAX_PKGS];
+    int64_t pkg_freq_khz[PHYS_MAX_PKGS], pkg_pl1_uw[PHYS_MAX_PKGS], pkg_pl2_uw[PHYS_MAX_PKGS];
+    uint64_t pkg_energy_uj[PHYS_MAX_PKGS], dram_energy_uj[PHYS_MAX_PKGS];
+    uint64_t node_energy_uj;
+    bool has_rapl, pkg_capped[PHYS_MAX_PKGS];
+    double cpu_util, memory_intensity, ambient_c;
+    const char *cpu_class;
+};
+
+struct telemetry {
+    struct rcu_head rcu;
+    int64_t wall_ns;
+    uint64_t tick;
+    int n;
+    struct node_telemetry nodes[];
+};
+
+#define TICK_BUCKETS 12
+extern const double tick_bucket_le[TICK_BUCKETS];
+
+struct engine {
+    struct engine_config cfg;
+    struct profile_set profiles;
+    struct cluster_spec spec;
+    struct node *nodes;
+    int nnodes;
+    struct event_log *events;
+    struct telemetry *telemetry; /* RCU pointer */
+    struct telemetry *next;      /* being filled by the workers */
+    /* tick statistics (written by the tick thread, read by HTTP) */
+    _Atomic uint64_t ticks, overruns;
+    _Atomic uint64_t tick_bucket[TICK_BUCKETS + 1];
+    _Atomic uint64_t tick_sum_ns;
+    _Atomic uint64_t requests[8];
+    /* workers */
+    pthread_t *threads;
+    pthread_barrier_t start, done;
+    int64_t tick_mono, tick_wall;
+    volatile sig_atomic_t stop;
+    double start_seconds;       /* render/resume time of every node */
+    int resumed;
+};
+
+/* Loads profiles and spec, prepares the root, opens every node. 0, or an exit code with the
+ * problem printed on stderr. */
+int engine_start(struct engine *e, const struct engine_config *cfg);
+/* The tick loop, until e->stop is set (by a signal handler). */
+void engine_run(struct engine *e);
+void engine_stop(struct engine *e);
+int engine_find(const struct engine *e, const char *name);
+double engine_ambient_c(const struct engine *e, int pool, int64_t wall_ns);
+
+#endif

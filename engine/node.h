@@ -1,0 +1,100 @@
+/* node: one emulated node: its profile-derived physics, its segment, and the bindings between
+ * the two. Owns: turning a profile tree into physics parameters (node_params.c), rendering
+ * the node's files into a segment (render*.c), and each tick's drain of agent writes, physics
+ * step and publication (node.c). A node never blocks on a reader and never trusts what agents
+ * wrote into its segment: every slot is validated again before it reaches the physics.
+ *
+ * Bindings. Every dynamic value of the segment is bound to one physics quantity: an S value
+ * is published from the physics each tick (energy counters, running frequency, ...), an A
+ * value carries what agents wrote into the physics state (limits, governor, ...). */
+#ifndef HWEMU_NODE_H
+#define HWEMU_NODE_H
+#include "physics_cpu.h"
+#include "seg_build.h"
+#include "segment.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct spec_pool;
+struct yt_node;
+
+enum bind_kind {
+    BK_STATIC = 0,   /* A value with no physics effect (a disabled DRAM limit, ...) */
+    BK_ENERGY,       /* S counter: zone, pkg */
+    BK_CUR_FREQ,     /* S: scaling_cur_freq of pkg */
+    BK_CPUINFO_MAX,  /* S: cpuinfo_max_freq (follows turbo) */
+    BK_HSMP_POWER,   /* S: HSMP power1_input of pkg, uW */
+    BK_PL_LIMIT,     /* A: constraint power limit: pkg, pl */
+    BK_PL1_WINDOW,   /* A: PL1 time window of pkg */
+    BK_ZONE_ENABLED, /* A: package zone enabled */
+    BK_GOVERNOR,     /* A: scaling_governor of a policy of pkg */
+    BK_MIN_FREQ,     /* A: scaling_min_freq of a policy of pkg */
+    BK_MAX_FREQ,     /* A: scaling_max_freq of a policy of pkg */
+    BK_EPP,          /* A: energy_performance_preference of a policy of pkg */
+    BK_BOOST,        /* A: cpufreq/boost (1 = turbo on) */
+    BK_NO_TURBO,     /* A: intel_pstate/no_turbo (1 = turbo off) */
+    BK_HSMP_CAP,     /* A: HSMP power1_cap of pkg */
+};
+
+struct binding {
+    uint8_t kind;    /* enum bind_kind */
+    uint8_t zone;    /* enum phys_zone */
+    uint8_t pkg;
+    uint8_t pl;      /* enum phys_pl */
+};
+
+/* What render fills in: the builder plus one binding per value (index = value index). */
+struct node_layout {
+    struct seg_builder *b;
+    struct binding *binds;
+    uint32_t nbinds, cap;
+};
+
+uint32_t layout_value(struct node_layout *l, const char *text, struct binding bind);
+uint32_t layout_counter(struct node_layout *l, uint32_t unit_nj, struct binding bind);
+
+struct event_log;
+
+/* One node as the engine holds it. */
+struct node {
+    const char *name, *profile;
+    struct phys_cpu_params params;
+    struct phys_cpu_state state;
+    struct phys_load load;
+    struct seg seg;
+    struct binding *binds;       /* per value */
+    uint32_t nvalues;
+    uint32_t *slot_entry;        /* per slot: its entry */
+    uint64_t *slot_applied;      /* per slot: the last sequence applied to the physics */
+    uint64_t *totals;            /* per value: ledger scratch */
+    uint64_t ev_tail, ev_lost;
+    int64_t mono_origin;         /* CLOCK_MONOTONIC at physics time 0 */
+    int64_t tick_ns;
+    bool resumed;
+};
+
+/* Renders (or, when <root>/<name>.seg exists and matches, resumes) a node. Returns 0, or an
+ * errno with a message naming the node and the remedy in err. */
+int node_open(struct node *n, const char *root, const char *name, const char *profile, const struct yt_node *tree,
+              const struct phys_load *load, double ambient_c, int64_t tick_ns, char *err, size_t errlen);
+void node_close(struct node *n);
+/* One tick at now_mono: step to it, drain agent writes (events to log), begin the next
+ * interval at load, publish, write the ledger. */
+void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log);
+/* Governor name (a prefix of a line is fine) as enum phys_governor. */
+int node_governor_of(const char *g);
+/* A stable hash of a profile tree's values (keys, values, order), for the layout hash. */
+uint64_t node_tree_hash(const struct yt_node *tree);
+
+/* Physics parameters from a merged profile tree (pool overrides included). */
+void node_params(const struct yt_node *tree, double ambient_c, struct phys_cpu_params *p);
+
+/* Renders every file of the node (sys/, cpuinfo, state/) into l. name is the node's name. */
+void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile, const char *name,
+                 const struct phys_cpu_params *p);
+void render_powercap(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+
+#endif

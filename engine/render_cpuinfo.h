@@ -1,0 +1,71 @@
+/* render_cpuinfo: the text of a node's /proc/cpuinfo, and where each logical CPU sits.
+ *
+ * Owns: the cpuinfo format and the numbering of logical CPUs over sockets, cores and SMT
+ * threads. Other renderers (cpufreq policies, per-CPU directories) take the CPU list from here
+ * so that every file of a node agrees on which CPU is where.
+ *
+ * The text (upstream-hwemu.md §d; sysfs-abi.md §13.1 for the kernel's order and padding):
+ *  - cpu.cpuinfoVerbatim set (corpus replays): that text, byte for byte. The CPUs are read from
+ *    it: one per blank-line-separated block with an integer `processor`; `physical id` and
+ *    `core id` give socket and core (0 when unreadable), and the threads of one (socket, core)
+ *    are numbered in the order their blocks appear.
+ *  - otherwise one block per logical CPU k = 0 … S·C·T−1, ascending, each ending with an empty
+ *    line (so the text ends "\n\n"). Every line is key, TAB padding, ": ", value:
+ *        processor\t: k
+ *        vendor_id\t: cpu.vendorID
+ *        cpu family\t: cpu.family
+ *        model\t\t: cpu.model
+ *        model name\t: cpu.modelName ("unknown" when empty, as the kernel prints)
+ *        stepping\t: cpu.stepping
+ *        cpu MHz\t\t: cpu.cpuMHz with exactly three decimals, rounded as "%.3f" rounds
+ *        physical id\t: socket of k
+ *        siblings\t: C·T
+ *        core id\t\t: core of k
+ *        cpu cores\t: C
+ *        flags\t\t: the words of cpu.flags, then those the facts imply that are missing:
+ *                    `hypervisor` (cpu.hypervisor), `hwp` (cpufreq.hwp) and `hwp_epp`
+ *                    (cpufreq.hwp with cpufreq.driver intel_pstate), in the kernel's order
+ *                    (cpufeatures.h: hypervisor is word 4, hwp and hwp_epp word 14);
+ *                    single spaces; the line is left out when there are no words.
+ *    No other keys: no apicid, bogomips, cache size or power management (upstream pins this).
+ *  - Numbering (cpu.numbering "" or socket-major-smt-last, the only one): CPU k is on socket
+ *    (k mod S·C)/C, core k mod C, thread k/(S·C): every first thread socket by socket, then the
+ *    second threads. With cpu.oneSocketPerVCPU every CPU is its own package: physical id k,
+ *    core 0, siblings 1, cpu cores 1. cpu.diesPerPackage does not show in cpuinfo.
+ *  S, C, T are cpu.sockets, coresPerSocket, threadsPerCore; a tree where one is below 1 has no
+ *  CPUs (and an empty text). A carriage return or newline inside a string value is printed as a
+ *  space, so a value can never start a line of its own.
+ *
+ * Never: I/O, globals, locale-dependent formatting, or validation (profile_validate has done it;
+ * whatever the tree holds, the result is well-formed text). Allocates only the results it
+ * returns. */
+#ifndef HWEMU_RENDER_CPUINFO_H
+#define HWEMU_RENDER_CPUINFO_H
+#include <stddef.h>
+
+struct yt_node;
+
+/* One logical CPU: its number (cpuinfo `processor`) and where it sits. */
+struct cpuinfo_cpu {
+    int id, socket, core, thread;
+};
+
+/* The node's /proc/cpuinfo as a malloc'd, NUL-terminated text (the caller frees it); *len (when
+ * len is non-NULL) is its length without the NUL. NULL only when memory runs out. */
+char *render_cpuinfo(const struct yt_node *tree, size_t *len);
+
+/* Number of logical CPUs (S·C·T, or the blocks of a verbatim cpuinfo); saturates at INT_MAX. */
+int cpuinfo_ncpus(const struct yt_node *tree);
+
+/* Socket, core and SMT thread of logical CPU `cpu` (its `processor` number). Each of them is
+ * -1 when the node has no such CPU. Any output pointer may be NULL. Without a verbatim cpuinfo
+ * the CPU numbers are exactly 0 … ncpus−1; a verbatim one may skip numbers (offline CPUs), so
+ * callers that walk every CPU of any profile use cpuinfo_cpus. */
+void cpuinfo_cpu_topology(const struct yt_node *tree, int cpu, int *socket, int *core, int *thread);
+
+/* Every logical CPU, by ascending number (ties keep the verbatim text's order), as a malloc'd
+ * array in *out (the caller frees it; NULL when there are none). Returns the count, or -1 when
+ * memory runs out (*out is then NULL). */
+int cpuinfo_cpus(const struct yt_node *tree, struct cpuinfo_cpu **out);
+
+#endif
