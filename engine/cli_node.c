@@ -101,10 +101,12 @@ int cmd_node(const char *what, int argc, char **argv)
     } else if (is_cat) {
         for (int a = optind; a < argc; a++) {
             const char *rel = relative(argv[a]);
-            uint32_t e = seg_lookup(&s, rel, strlen(rel));
-            if (e == SEG_NONE || s.entries[e].kind != SEG_FILE) {
-                fprintf(stderr, "hwemu cat: %s: %s on node %s\n", argv[a],
-                        e == SEG_NONE ? "no such file" : "not a file", node);
+            uint32_t e = SEG_NONE;
+            int why = seg_resolve(&s, rel, strlen(rel), true, &e);
+            if (!why && s.entries[e].kind == SEG_DIR)
+                why = EISDIR;
+            if (why) {
+                fprintf(stderr, "hwemu cat: %s: %s (node %s)\n", argv[a], strerror(why), node);
                 rc = EXIT_INVALID;
                 continue;
             }
@@ -115,10 +117,10 @@ int cmd_node(const char *what, int argc, char **argv)
         }
     } else {
         const char *rel = relative(argv[optind]), *value = argv[optind + 1];
-        uint32_t e = seg_lookup(&s, rel, strlen(rel));
-        int err_no = 0;
-        if (e == SEG_NONE)
-            err_no = ENOENT;
+        uint32_t e = SEG_NONE;
+        int err_no = seg_resolve(&s, rel, strlen(rel), true, &e);
+        if (err_no)
+            e = SEG_NONE;
         else if (s.entries[e].kind == SEG_DIR)
             err_no = EISDIR;
         else if (!(s.entries[e].mode & 0222))

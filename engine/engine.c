@@ -243,15 +243,27 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         abort();
     int64_t t0 = now_of(CLOCK_MONOTONIC), wall = now_of(CLOCK_REALTIME);
     int failed = 0;
+    e->templates = calloc((size_t)(e->spec.npools ? e->spec.npools : 1), sizeof *e->templates);
+    if (!e->templates)
+        abort();
+    for (int p = 0; p < e->spec.npools; p++) {
+        const struct spec_pool *pool = &e->spec.pools[p];
+        if (!pool->count)
+            continue;
+        if (node_template_build(&e->templates[p], pool->profile->name, pool->tree, engine_ambient_c(e, p, wall),
+                                cfg->tick_ns, err, sizeof err)) {
+            fprintf(stderr, "hwemu serve: pool %s: %s\n", pool->name, err);
+            return EXIT_INVALID;
+        }
+    }
     for (int i = 0; i < e->nnodes; i++) {
         const struct spec_node *sn = &e->spec.nodes[i];
         const struct spec_pool *p = &e->spec.pools[sn->pool];
         struct phys_load load = base_load(p);
-        if (node_open(&e->nodes[i], cfg->root, sn->name, p->profile->name, p->tree, &load,
-                      engine_ambient_c(e, sn->pool, wall), cfg->tick_ns, err, sizeof err)) {
+        if (node_open(&e->nodes[i], &e->templates[sn->pool], cfg->root, sn->name, &load, cfg->tick_ns, err,
+                      sizeof err)) {
             fprintf(stderr, "hwemu serve: %s\n", err);
             failed++;
-            e->nodes[i].seg.fd = -1;
             continue;
         }
         e->resumed += e->nodes[i].resumed;
@@ -292,6 +304,9 @@ void engine_stop(struct engine *e)
     for (int i = 0; i < e->nnodes; i++)
         node_close(&e->nodes[i]);
     free(e->nodes);
+    for (int p = 0; e->templates && p < e->spec.npools; p++)
+        node_template_free(&e->templates[p]);
+    free(e->templates);
     struct telemetry *t = e->telemetry;
     rcu_assign_pointer(e->telemetry, NULL);
     synchronize_rcu();

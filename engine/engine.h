@@ -55,6 +55,7 @@ struct engine {
     struct engine_config cfg;
     struct profile_set profiles;
     struct cluster_spec spec;
+    struct node_template *templates; /* per pool */
     struct node *nodes;
     int nnodes;
     struct event_log *events;

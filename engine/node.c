@@ -326,19 +326,39 @@ static void resume_writes(struct node *n)
     }
 }
 
-int node_open(struct node *n, const char *root, const char *name, const char *profile, const struct yt_node *tree,
-              const struct phys_load *load, double ambient_c, int64_t tick_ns, char *err, size_t errlen)
+int node_template_build(struct node_template *t, const char *profile, const struct yt_node *tree, double ambient_c,
+                        int64_t tick_ns, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    t->profile = profile;
+    node_params(tree, ambient_c, &t->params);
+    struct node_layout l = {.b = segb_new()};
+    render_node(&l, tree, profile, &t->params);
+    uint64_t extra = fnv(node_tree_hash(tree), profile);
+    int rc = segb_image(l.b, profile, extra, tick_ns, &t->image, err, errlen);
+    segb_free(l.b);
+    t->binds = l.binds;
+    t->nbinds = l.nbinds;
+    return rc;
+}
+
+void node_template_free(struct node_template *t)
+{
+    seg_image_free(&t->image);
+    free(t->binds);
+    memset(t, 0, sizeof *t);
+}
+
+int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
+              const struct phys_load *load, int64_t tick_ns, char *err, size_t errlen)
 {
     memset(n, 0, sizeof *n);
     n->seg.fd = -1;
     n->name = name;
-    n->profile = profile;
+    n->profile = t->profile;
     n->tick_ns = tick_ns;
     n->load = *load;
-    node_params(tree, ambient_c, &n->params);
-    struct node_layout l = {.b = segb_new()};
-    render_node(&l, tree, profile, name, &n->params);
-    uint64_t extra = fnv(fnv(node_tree_hash(tree), name), profile);
+    n->params = t->params;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.seg", root, name);
     int rc;
@@ -346,31 +366,30 @@ int node_open(struct node *n, const char *root, const char *name, const char *pr
     if (stat(path, &st) == 0) {
         rc = seg_open(&n->seg, path, err, errlen);
         if (rc) {
-            snprintf(err + strlen(err), errlen - strlen(err), " (node %s: remove %s to render it fresh)", name, path);
-        } else if (strcmp(n->seg.h->node, name) || strcmp(n->seg.h->profile, profile) ||
-                   n->seg.h->layout_hash != segb_hash(l.b, extra)) {
+            size_t used = strlen(err);
+            snprintf(err + used, errlen - used, " (node %s: make sure no agent uses it, remove %s and start again)",
+                     name, path);
+        } else if (strcmp(n->seg.h->node, name) || strcmp(n->seg.h->profile, t->profile) ||
+                   n->seg.h->layout_hash != t->image.layout_hash) {
             snprintf(err, errlen,
-                     "node %s: %s was rendered for %s (profile %s) with other profile values or layout; make sure "
-                     "no agent uses node %s, remove %s and start again: the node is rendered fresh, its counters "
-                     "back at zero",
-                     name, path, n->seg.h->node, n->seg.h->profile, name, path);
+                     "node %s: %s was rendered for node %s, profile %s%s; make sure no agent uses node %s, remove "
+                     "%s and start again: the node is rendered fresh, its counters back at zero",
+                     name, path, n->seg.h->node, n->seg.h->profile,
+                     strcmp(n->seg.h->profile, t->profile) ? "" : " with other profile values", name, path);
             seg_close(&n->seg);
             rc = EEXIST;
         } else {
             n->resumed = true;
         }
     } else {
-        rc = segb_write(l.b, path, name, profile, extra, tick_ns, &n->seg, err, errlen);
+        rc = seg_image_write(&t->image, path, name, &n->seg, err, errlen);
     }
-    segb_free(l.b);
-    if (rc) {
-        free(l.binds);
+    if (rc)
         return rc;
-    }
     n->seg.h->tick_ns = tick_ns;
     n->seg.h->engine_pid = (uint32_t)getpid();
-    n->binds = l.binds;
-    n->nvalues = l.nbinds;
+    n->binds = t->binds;
+    n->nvalues = t->nbinds;
     n->slot_entry = calloc(n->seg.h->n_slots + 1, sizeof *n->slot_entry);
     n->slot_applied = calloc(n->seg.h->n_slots + 1, sizeof *n->slot_applied);
     n->totals = calloc(n->nvalues + 1, sizeof *n->totals);
@@ -388,14 +407,15 @@ int node_open(struct node *n, const char *root, const char *name, const char *pr
     n->mono_origin = seg_now_ns();
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    node_tick(n, n->mono_origin, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, ambient_c, NULL);
+    node_tick(n, n->mono_origin, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, n->params.ambient_init_c, NULL);
     return 0;
 }
 
 void node_close(struct node *n)
 {
+    if (!n->seg.base)
+        return; /* never opened */
     seg_close(&n->seg);
-    free(n->binds);
     free(n->slot_entry);
     free(n->slot_applied);
     free(n->totals);

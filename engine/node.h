@@ -56,6 +56,21 @@ uint32_t layout_counter(struct node_layout *l, uint32_t unit_nj, struct binding 
 
 struct event_log;
 
+/* What every node of a pool shares: the physics parameters, the laid-out segment and the
+ * bindings of its values. Rendering once per pool is what makes starting thousands of nodes
+ * cheap: a node's segment is a copy of the image with its name in the header. */
+struct node_template {
+    const char *profile;
+    struct phys_cpu_params params;
+    struct seg_image image;
+    struct binding *binds;
+    uint32_t nbinds;
+};
+
+int node_template_build(struct node_template *t, const char *profile, const struct yt_node *tree, double ambient_c,
+                        int64_t tick_ns, char *err, size_t errlen);
+void node_template_free(struct node_template *t);
+
 /* One node as the engine holds it. */
 struct node {
     const char *name, *profile;
@@ -63,7 +78,7 @@ struct node {
     struct phys_cpu_state state;
     struct phys_load load;
     struct seg seg;
-    struct binding *binds;       /* per value */
+    const struct binding *binds; /* per value (the template's) */
     uint32_t nvalues;
     uint32_t *slot_entry;        /* per slot: its entry */
     uint64_t *slot_applied;      /* per slot: the last sequence applied to the physics */
@@ -74,10 +89,11 @@ struct node {
     bool resumed;
 };
 
-/* Renders (or, when <root>/<name>.seg exists and matches, resumes) a node. Returns 0, or an
- * errno with a message naming the node and the remedy in err. */
-int node_open(struct node *n, const char *root, const char *name, const char *profile, const struct yt_node *tree,
-              const struct phys_load *load, double ambient_c, int64_t tick_ns, char *err, size_t errlen);
+/* Creates <root>/<name>.seg from the template or, when it exists and was rendered from the
+ * same template, resumes it. Returns 0, or an errno with a message naming the node and the
+ * remedy in err. */
+int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
+              const struct phys_load *load, int64_t tick_ns, char *err, size_t errlen);
 void node_close(struct node *n);
 /* One tick at now_mono: step to it, drain agent writes (events to log), begin the next
  * interval at load, publish, write the ledger. */
@@ -90,8 +106,8 @@ uint64_t node_tree_hash(const struct yt_node *tree);
 /* Physics parameters from a merged profile tree (pool overrides included). */
 void node_params(const struct yt_node *tree, double ambient_c, struct phys_cpu_params *p);
 
-/* Renders every file of the node (sys/, cpuinfo, state/) into l. name is the node's name. */
-void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile, const char *name,
+/* Renders every file of a node of this profile (sys/, cpuinfo, state/) into l. */
+void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile,
                  const struct phys_cpu_params *p);
 void render_powercap(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);

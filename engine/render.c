@@ -36,7 +36,7 @@ uint32_t layout_counter(struct node_layout *l, uint32_t unit_nj, struct binding 
     return v;
 }
 
-void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile, const char *name,
+void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile,
                  const struct phys_cpu_params *p)
 {
     size_t len = 0;
@@ -46,8 +46,7 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     segb_static(l->b, "cpuinfo", 0444, cpuinfo, len);
     free(cpuinfo);
     char json[512];
-    int n = snprintf(json, sizeof json, "{\"schemaVersion\":1,\"profile\":\"%s\",\"node\":\"%s\",\"substep\":\"1ms\"}\n",
-                     profile, name);
+    int n = snprintf(json, sizeof json, "{\"schemaVersion\":1,\"profile\":\"%s\",\"substep\":\"1ms\"}\n", profile);
     segb_static(l->b, "state/hwemu.json", 0444, json, (size_t)n);
     /* The class and CPU directories exist on every node, as on any Linux host: a node without
      * powercap or cpufreq shows them empty rather than letting the host's own show through. */

@@ -379,21 +379,14 @@ static uint64_t layout_hash(const struct seg_builder *b, const struct layout *l,
     return h;
 }
 
-uint64_t segb_hash(struct seg_builder *b, uint64_t extra_hash)
-{
-    struct layout l;
-    lay_out(b, &l);
-    uint64_t h = layout_hash(b, &l, extra_hash);
-    layout_free(&l);
-    return h;
-}
 
-int segb_write(struct seg_builder *b, const char *path, const char *node, const char *profile, uint64_t extra_hash,
-               int64_t tick_ns, struct seg *out, char *err, size_t errlen)
+int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, int64_t tick_ns,
+               struct seg_image *img, char *err, size_t errlen)
 {
+    memset(img, 0, sizeof *img);
     if (b->errors) {
-        snprintf(err, errlen, "node %s: the rendered tree is inconsistent: %s (%d problem%s)", node, b->first_error,
-                 b->errors, b->errors == 1 ? "" : "s");
+        snprintf(err, errlen, "profile %s: the rendered tree is inconsistent: %s (%d problem%s)", profile,
+                 b->first_error, b->errors, b->errors == 1 ? "" : "s");
         return EINVAL;
     }
     struct layout l;
@@ -413,7 +406,6 @@ int segb_write(struct seg_builder *b, const char *path, const char *node, const 
     memcpy(h.magic, SEG_MAGIC, 8);
     h.version = SEG_VERSION;
     h.header_size = sizeof h;
-    snprintf(h.node, sizeof h.node, "%s", node);
     snprintf(h.profile, sizeof h.profile, "%s", profile);
     h.layout_hash = layout_hash(b, &l, extra_hash);
     uint32_t off = align64(sizeof h);
@@ -445,53 +437,84 @@ int segb_write(struct seg_builder *b, const char *path, const char *node, const 
     h.file_size = off;
     h.substep_ns = SUBSTEP_NS;
     h.tick_ns = tick_ns;
-    h.engine_pid = (uint32_t)getpid();
 
+    /* Only the written prefix (up to the slots) is kept: the rest of a new file is zeros. */
+    img->size = h.file_size;
+    img->used = h.slots_off;
+    img->bytes = calloc(1, img->used);
+    if (!img->bytes)
+        abort();
+    memcpy(img->bytes, &h, sizeof h);
+    memcpy(img->bytes + h.entries_off, l.entries, sizeof(struct seg_entry) * b->n);
+    memcpy(img->bytes + h.strings_off, l.strs.buf, l.strs.len);
+    memcpy(img->bytes + h.params_off, params, sizeof(struct seg_param) * b->nparams);
+    memcpy(img->bytes + h.values_off[0], b->values, sizeof(struct seg_value) * b->nvalues);
+    memcpy(img->bytes + h.values_off[1], b->values, sizeof(struct seg_value) * b->nvalues);
+    img->layout_hash = h.layout_hash;
+    free(params);
+    layout_free(&l);
+    return 0;
+}
+
+void seg_image_free(struct seg_image *img)
+{
+    free(img->bytes);
+    memset(img, 0, sizeof *img);
+}
+
+int seg_image_write(const struct seg_image *img, const char *path, const char *node, struct seg *out, char *err,
+                    size_t errlen)
+{
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    int rc = 0;
     int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || ftruncate(fd, (off_t)h.file_size) != 0) {
-        rc = errno;
+    if (fd < 0 || ftruncate(fd, (off_t)img->size) != 0) {
+        int rc = errno;
         snprintf(err, errlen, "%s: cannot create the segment: %s", tmp, strerror(rc));
         if (fd >= 0) {
             close(fd);
             unlink(tmp);
         }
-        goto done;
+        return rc;
     }
-    uint8_t *base = mmap(NULL, h.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    uint8_t *base = mmap(NULL, img->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED) {
-        rc = errno;
+        int rc = errno;
         snprintf(err, errlen, "%s: cannot map the segment: %s", tmp, strerror(rc));
         close(fd);
         unlink(tmp);
-        goto done;
+        return rc;
     }
-    memcpy(base, &h, sizeof h);
-    memcpy(base + h.entries_off, l.entries, sizeof(struct seg_entry) * b->n);
-    memcpy(base + h.strings_off, l.strs.buf, l.strs.len);
-    memcpy(base + h.params_off, params, sizeof(struct seg_param) * b->nparams);
-    memcpy(base + h.values_off[0], b->values, sizeof(struct seg_value) * b->nvalues);
-    memcpy(base + h.values_off[1], b->values, sizeof(struct seg_value) * b->nvalues);
+    memcpy(base, img->bytes, img->used);
+    struct seg_header *h = (struct seg_header *)base;
+    snprintf(h->node, sizeof h->node, "%s", node);
+    h->engine_pid = (uint32_t)getpid();
     if (rename(tmp, path) != 0) {
-        rc = errno;
+        int rc = errno;
         snprintf(err, errlen, "%s: cannot put the segment in place: %s", path, strerror(rc));
-        munmap(base, h.file_size);
+        munmap(base, img->size);
         close(fd);
         unlink(tmp);
-        goto done;
+        return rc;
     }
     memset(out, 0, sizeof *out);
     out->base = base;
-    out->size = h.file_size;
-    out->h = (struct seg_header *)base;
+    out->size = img->size;
+    out->h = h;
     out->fd = fd;
-    rc = seg_check(out, err, errlen);
+    int rc = seg_check(out, err, errlen);
     if (!rc)
         seg_bind(out);
-done:
-    free(params);
-    layout_free(&l);
+    return rc;
+}
+
+int segb_write(struct seg_builder *b, const char *path, const char *node, const char *profile, uint64_t extra_hash,
+               int64_t tick_ns, struct seg *out, char *err, size_t errlen)
+{
+    struct seg_image img;
+    int rc = segb_image(b, profile, extra_hash, tick_ns, &img, err, errlen);
+    if (!rc)
+        rc = seg_image_write(&img, path, node, out, err, errlen);
+    seg_image_free(&img);
     return rc;
 }

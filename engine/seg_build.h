@@ -26,12 +26,25 @@ uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words
 uint32_t segb_find(const struct seg_builder *b, const char *path);
 int segb_errors(const struct seg_builder *b, const char **first);
 
-/* Writes the layout to path (via a temporary file and rename) and maps it into out.
- * extra_hash is folded into the layout hash (the profile values). */
+/* A laid-out segment in memory, ready to be instantiated for any number of nodes (all the
+ * nodes of a pool share one: only the node name in the header differs). */
+struct seg_image {
+    uint8_t *bytes;
+    size_t used, size;
+    uint64_t layout_hash;
+};
+
+/* Lays the builder out into img. extra_hash is folded into the layout hash (the profile's
+ * values). 0, or EINVAL with a message when the builder recorded inconsistencies. */
+int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, int64_t tick_ns,
+               struct seg_image *img, char *err, size_t errlen);
+void seg_image_free(struct seg_image *img);
+/* Creates path from the image for node (via a temporary file and rename) and maps it. */
+int seg_image_write(const struct seg_image *img, const char *path, const char *node, struct seg *out, char *err,
+                    size_t errlen);
+/* segb_image + seg_image_write. */
 int segb_write(struct seg_builder *b, const char *path, const char *node, const char *profile, uint64_t extra_hash,
                int64_t tick_ns, struct seg *out, char *err, size_t errlen);
-/* The layout hash segb_write would give, without writing. */
-uint64_t segb_hash(struct seg_builder *b, uint64_t extra_hash);
 
 uint64_t seg_hash_bytes(uint64_t h, const void *p, size_t n);
 

@@ -155,6 +155,94 @@ uint32_t seg_lookup(const struct seg *s, const char *path, size_t len)
     return SEG_NONE;
 }
 
+/* Appends component comp to the resolved prefix buf (which names a directory or is empty). */
+static int walk_push(char *buf, size_t *blen, const char *comp, size_t clen)
+{
+    if (clen == 1 && comp[0] == '.')
+        return 0;
+    if (clen == 2 && comp[0] == '.' && comp[1] == '.') {
+        while (*blen && buf[*blen - 1] != '/')
+            (*blen)--;
+        if (*blen)
+            (*blen)--; /* drop the slash; ".." of the root stays at the root */
+        return 0;
+    }
+    if (*blen + clen + 2 > SEG_PATH_MAX)
+        return ENAMETOOLONG;
+    if (*blen)
+        buf[(*blen)++] = '/';
+    memcpy(buf + *blen, comp, clen);
+    *blen += clen;
+    return 0;
+}
+
+int seg_resolve(const struct seg *s, const char *path, size_t len, bool follow, uint32_t *entry)
+{
+    /* pending: what is left to walk; done: the resolved prefix. Both fit SEG_PATH_MAX. */
+    char pending[SEG_PATH_MAX], done[SEG_PATH_MAX];
+    size_t plen, dlen = 0, pos = 0;
+    int hops = 0;
+    if (len >= SEG_PATH_MAX)
+        return ENAMETOOLONG;
+    memcpy(pending, path, len);
+    plen = len;
+    while (pos < plen) {
+        while (pos < plen && pending[pos] == '/')
+            pos++;
+        if (pos >= plen)
+            break;
+        size_t start = pos;
+        while (pos < plen && pending[pos] != '/')
+            pos++;
+        size_t clen = pos - start;
+        bool dots = (clen == 1 && pending[start] == '.') ||
+                    (clen == 2 && pending[start] == '.' && pending[start + 1] == '.');
+        int rc = walk_push(done, &dlen, pending + start, clen);
+        if (rc)
+            return rc;
+        if (dots)
+            continue;
+        uint32_t e = seg_lookup(s, done, dlen);
+        if (e == SEG_NONE)
+            return ENOENT;
+        bool last = true;
+        for (size_t q = pos; q < plen; q++)
+            if (pending[q] != '/')
+                last = false;
+        const struct seg_entry *en = &s->entries[e];
+        if (en->kind == SEG_LINK && (!last || follow)) {
+            if (++hops > 40)
+                return ELOOP;
+            /* Replace the link by its target (relative to the link's directory), then walk on. */
+            const char *t = s->strings + en->text_off;
+            size_t tl = en->text_len, rest = plen - pos;
+            if (tl + 1 + rest >= SEG_PATH_MAX)
+                return ENAMETOOLONG;
+            memmove(pending + tl + 1, pending + pos, rest);
+            memcpy(pending, t, tl);
+            pending[tl] = '/';
+            plen = tl + 1 + rest;
+            pos = 0;
+            while (dlen && done[dlen - 1] != '/')
+                dlen--; /* back to the link's directory */
+            if (dlen)
+                dlen--;
+            if (t[0] == '/')
+                return ENOENT; /* absolute targets leave the node's tree */
+            continue;
+        }
+        if (!last && en->kind != SEG_DIR)
+            return ENOTDIR;
+    }
+    if (!dlen)
+        return ENOENT; /* the node root itself is not an entry */
+    uint32_t e = seg_lookup(s, done, dlen);
+    if (e == SEG_NONE)
+        return ENOENT;
+    *entry = e;
+    return 0;
+}
+
 /* One consistent copy of a snapshot value (latch read). */
 static void load_value(const struct seg *s, uint32_t v, struct seg_value *out)
 {

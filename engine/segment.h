@@ -211,6 +211,12 @@ void seg_bind(struct seg *s);
 /* Entry index of a node-relative path ("sys/class/powercap"), or SEG_NONE. No allocation. */
 uint32_t seg_lookup(const struct seg *s, const char *path, size_t len);
 const char *seg_path(const struct seg *s, uint32_t entry);
+/* Resolves a node-relative path as the kernel's path walk would: "." and ".." components,
+ * and symbolic links (relative targets, at most 40) in every component, the last one only
+ * when follow is true. Returns 0 with the entry, or ENOENT, ENOTDIR, ELOOP or ENAMETOOLONG.
+ * No allocation; the work buffer is on the stack (SEG_PATH_MAX). */
+#define SEG_PATH_MAX 1024
+int seg_resolve(const struct seg *s, const char *path, size_t len, bool follow, uint32_t *entry);
 
 /* The text a read of a file shows at time now_ns (CLOCK_MONOTONIC). Returns a pointer to the
  * text (static text in the segment, or tmp) and its length; raises the high-water mark of a
