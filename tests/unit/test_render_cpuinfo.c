@@ -171,7 +171,8 @@ static void test_xeon_first_block(void **st)
     char *text = render(t);
     assert_int_equal(cpuinfo_ncpus(t), 96);
     check_shape(text, 96);
-    /* sysfs-abi §13.1 order and padding, upstream §d lines 1-11; no flags on this profile */
+    /* sysfs-abi §13.1 order and padding, upstream §d lines 1-11; the profile has HWP under
+     * intel_pstate, so its flags line is "hwp hwp_epp" (emulate-mode.md) */
     const char *first =
         "processor\t: 0\n"
         "vendor_id\t: GenuineIntel\n"
@@ -184,6 +185,7 @@ static void test_xeon_first_block(void **st)
         "siblings\t: 48\n"
         "core id\t\t: 0\n"
         "cpu cores\t: 24\n"
+        "flags\t\t: hwp hwp_epp\n"
         "\n";
     assert_memory_equal(text, first, strlen(first));
     const char *last =
@@ -198,13 +200,13 @@ static void test_xeon_first_block(void **st)
         "siblings\t: 48\n"
         "core id\t\t: 23\n"
         "cpu cores\t: 24\n"
+        "flags\t\t: hwp hwp_epp\n"
         "\n";
     assert_true(strlen(text) > strlen(last));
     assert_string_equal(text + strlen(text) - strlen(last), last);
-    /* upstream pins: no apicid, bogomips or flags line anywhere */
+    /* upstream pins: no apicid or bogomips line anywhere */
     assert_null(strstr(text, "apicid"));
     assert_null(strstr(text, "bogomips"));
-    assert_null(strstr(text, "flags"));
     free(text);
 }
 
@@ -377,7 +379,7 @@ static void test_flags_from_facts(void **st)
                  "fpu vme de hwp hypervisor hwp_epp");
     assert_flags(tree_with("vm-no-powercap", "{cpu: {flags: \"fpu hypervisor\"}}"), "fpu hypervisor");
     assert_flags(tree_with("vm-no-powercap", "{cpu: {hypervisor: false}}"), NULL);
-    assert_flags(tree_with("intel-xeon-2s-rapl", "{cpu: {flags: \" \\t \"}}"), NULL);
+    assert_flags(tree_with("intel-xeon-2s-rapl", "{cpu: {flags: \" \\t \"}, cpufreq: {hwp: false}}"), NULL);
     /* hypervisor and HWP together: kernel order, hypervisor (word 4) before hwp (word 14) */
     assert_flags(tree_with("intel-xeon6-2s-tpmi", "{cpu: {hypervisor: true}, cpufreq: {hwp: true}}"),
                  "hypervisor hwp hwp_epp");
