@@ -448,8 +448,10 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
     memcpy(img->bytes + h.entries_off, l.entries, sizeof(struct seg_entry) * b->n);
     memcpy(img->bytes + h.strings_off, l.strs.buf, l.strs.len);
     memcpy(img->bytes + h.params_off, params, sizeof(struct seg_param) * b->nparams);
-    memcpy(img->bytes + h.values_off[0], b->values, sizeof(struct seg_value) * b->nvalues);
-    memcpy(img->bytes + h.values_off[1], b->values, sizeof(struct seg_value) * b->nvalues);
+    if (b->nvalues) { /* a node without dynamic files (a VM) has none */
+        memcpy(img->bytes + h.values_off[0], b->values, sizeof(struct seg_value) * b->nvalues);
+        memcpy(img->bytes + h.values_off[1], b->values, sizeof(struct seg_value) * b->nvalues);
+    }
     img->layout_hash = h.layout_hash;
     free(params);
     layout_free(&l);

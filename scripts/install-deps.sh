@@ -6,7 +6,7 @@ packages=(
   build-essential cmake pkg-config
   libyaml-dev libcjson-dev liburcu-dev libmicrohttpd-dev libcurl4-openssl-dev libseccomp-dev
   libcmocka-dev
-  python3 python3-yaml
+  python3 python3-yaml curl prometheus
 )
 missing=()
 for p in "${packages[@]}"; do
