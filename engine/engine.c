@@ -172,6 +172,15 @@ static void tick_all(struct engine *e)
     publish_telemetry(e);
 }
 
+int64_t engine_tick(struct engine *e)
+{
+    int64_t t0 = now_of(CLOCK_MONOTONIC);
+    tick_all(e);
+    int64_t took = now_of(CLOCK_MONOTONIC) - t0;
+    record_tick(e, took);
+    return took;
+}
+
 void engine_run(struct engine *e)
 {
     int64_t deadline = now_of(CLOCK_MONOTONIC) + e->cfg.tick_ns;
@@ -181,10 +190,7 @@ void engine_run(struct engine *e)
             ;
         if (e->stop)
             break;
-        int64_t t0 = now_of(CLOCK_MONOTONIC);
-        tick_all(e);
-        int64_t took = now_of(CLOCK_MONOTONIC) - t0;
-        record_tick(e, took);
+        engine_tick(e);
         deadline += e->cfg.tick_ns;
         int64_t now = now_of(CLOCK_MONOTONIC);
         if (now >= deadline) {

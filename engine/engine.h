@@ -78,6 +78,8 @@ struct engine {
 /* Loads profiles and spec, prepares the root, opens every node. 0, or an exit code with the
  * problem printed on stderr. */
 int engine_start(struct engine *e, const struct engine_config *cfg);
+/* One tick of every node now, on the workers; returns how long it took (ns). */
+int64_t engine_tick(struct engine *e);
 /* The tick loop, until e->stop is set (by a signal handler). */
 void engine_run(struct engine *e);
 void engine_stop(struct engine *e);

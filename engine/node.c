@@ -122,7 +122,8 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
 {
     const struct seg_value *cur = n->seg.copy[0];
     char text[SEG_TEXT_MAX];
-    for (uint32_t v = 0; v < n->nvalues; v++) {
+    for (uint32_t i = 0; i < n->nsvalues; i++) {
+        uint32_t v = n->svalues[i];
         const struct binding *b = &n->binds[v];
         struct change c = {.value = v, .v = cur[v]};
         switch (b->kind) {
@@ -228,6 +229,10 @@ static void drain_events(struct node *n, int64_t now_mono, int64_t now_wall, str
 static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_t now_mono, int64_t now_wall,
                         struct event_log *log)
 {
+    uint64_t writes = atomic_load_explicit(&n->seg.h->slot_writes, memory_order_acquire);
+    if (writes == n->slot_writes_seen)
+        return; /* nobody wrote since the last drain */
+    n->slot_writes_seen = writes;
     for (uint32_t i = 0; i < n->seg.h->n_slots; i++) {
         uint64_t seq;
         size_t len;
@@ -264,11 +269,11 @@ static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_
 
 static void write_ledger(struct node *n, int64_t now_wall)
 {
-    for (uint32_t v = 0; v < n->nvalues; v++) {
-        const struct binding *b = &n->binds[v];
-        n->totals[v] = b->kind == BK_ENERGY ? phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg) : 0;
+    for (uint32_t k = 0; k < n->ncounters; k++) {
+        const struct binding *b = &n->binds[n->counters[k]];
+        n->totals[k] = phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
     }
-    seg_ledger_write(&n->seg, n->totals, now_wall);
+    seg_ledger_write(&n->seg, ++n->ledger_seq, n->totals, now_wall);
 }
 
 void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log)
@@ -294,11 +299,11 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
 static int resume_counters(struct node *n, struct phys_cpu_params *p)
 {
     const struct seg_ledger *led = seg_ledger_read(&n->seg);
-    for (uint32_t v = 0; v < n->nvalues; v++) {
+    n->ledger_seq = led ? led->seq : 0;
+    for (uint32_t k = 0; k < n->ncounters; k++) {
+        uint32_t v = n->counters[k];
         const struct binding *b = &n->binds[v];
-        if (b->kind != BK_ENERGY)
-            continue;
-        uint64_t total = led ? led->total_uj[v] : 0;
+        uint64_t total = led ? led->total_uj[k] : 0;
         uint64_t hwm = atomic_load(&n->seg.hwm[v]);
         if (hwm > total)
             total = hwm;
@@ -393,8 +398,18 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->slot_entry = calloc(n->seg.h->n_slots + 1, sizeof *n->slot_entry);
     n->slot_applied = calloc(n->seg.h->n_slots + 1, sizeof *n->slot_applied);
     n->totals = calloc(n->nvalues + 1, sizeof *n->totals);
-    if (!n->slot_entry || !n->slot_applied || !n->totals)
+    n->counters = calloc(n->nvalues + 1, sizeof *n->counters);
+    n->svalues = calloc(n->nvalues + 1, sizeof *n->svalues);
+    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues)
         abort();
+    for (uint32_t v = 0; v < n->nvalues; v++) {
+        uint8_t k = n->binds[v].kind;
+        if (k == BK_ENERGY)
+            n->counters[n->ncounters++] = v;
+        if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER)
+            n->svalues[n->nsvalues++] = v;
+    }
+    n->slot_writes_seen = (uint64_t)-1; /* drain once at the start */
     for (uint32_t i = 0; i < n->seg.h->n_entries; i++)
         if (n->seg.entries[i].slot != SEG_NONE)
             n->slot_entry[n->seg.entries[i].slot] = i;
@@ -417,6 +432,8 @@ void node_close(struct node *n)
         return; /* never opened */
     seg_close(&n->seg);
     free(n->slot_entry);
+    free(n->counters);
+    free(n->svalues);
     free(n->slot_applied);
     free(n->totals);
     memset(n, 0, sizeof *n);

@@ -82,7 +82,11 @@ struct node {
     uint32_t nvalues;
     uint32_t *slot_entry;        /* per slot: its entry */
     uint64_t *slot_applied;      /* per slot: the last sequence applied to the physics */
-    uint64_t *totals;            /* per value: ledger scratch */
+    uint32_t *counters, ncounters; /* the counter values, in value order (ledger order) */
+    uint32_t *svalues, nsvalues;   /* the values published from the physics each tick */
+    uint64_t *totals;              /* per counter: ledger scratch */
+    uint64_t ledger_seq;           /* the last ledger copy written */
+    uint64_t slot_writes_seen;     /* header slot_writes at the last drain */
     uint64_t ev_tail, ev_lost;
     int64_t mono_origin;         /* CLOCK_MONOTONIC at physics time 0 */
     int64_t tick_ns;

@@ -412,11 +412,13 @@ static void energy_init(struct phys_energy *e, const struct phys_counter *c)
     *e = (struct phys_energy){.unit_nj = unit, .seed_raw = seed, .start_uj = start};
 }
 
-static void energy_add(struct phys_energy *e)
+/* n substeps at the held power: integer arithmetic, so adding n at once is exactly adding one
+ * n times (the split invariance of the energy holds by construction). */
+static void energy_add(struct phys_energy *e, uint64_t n)
 {
-    e->rem_nj += e->power_uw;
-    e->acc_uj += e->rem_nj / 1000;
-    e->rem_nj %= 1000;
+    unsigned __int128 nj = (unsigned __int128)e->power_uw * n + e->rem_nj;
+    e->acc_uj += (uint64_t)(nj / 1000);
+    e->rem_nj = (uint64_t)(nj % 1000);
 }
 
 static const struct phys_energy *zone_energy(const struct phys_cpu_state *s, enum phys_zone zone, int pkg)
@@ -642,18 +644,25 @@ void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
         t_target[k] = ambient_c + thermal_c_per_w(p) * s->pkg[k].power_w;
     }
 
-    for (int64_t i = 0; i < n; i++) {
-        for (int k = 0; k < s->npkgs; k++) {
-            struct phys_pkg_state *ps = &s->pkg[k];
-            energy_add(&ps->energy[PHYS_ZONE_PACKAGE]);
-            energy_add(&ps->energy[PHYS_ZONE_DRAM]);
-            energy_add(&ps->energy[PHYS_ZONE_CORE]);
-            ps->pl1_settled_w += (pl1_t[k] - ps->pl1_settled_w) * pl1_a[k];
-            ps->hsmp_settled_w += (hs_t[k] - ps->hsmp_settled_w) * hs_a;
-            ps->freq_khz += (f_target[k] - ps->freq_khz) * f_a;
-            ps->temp_c += (t_target[k] - ps->temp_c) * t_a;
+    for (int k = 0; k < s->npkgs; k++) {
+        struct phys_pkg_state *ps = &s->pkg[k];
+        energy_add(&ps->energy[PHYS_ZONE_PACKAGE], (uint64_t)n);
+        energy_add(&ps->energy[PHYS_ZONE_DRAM], (uint64_t)n);
+        energy_add(&ps->energy[PHYS_ZONE_CORE], (uint64_t)n);
+        /* The first-order laws, one substep at a time (bit-identical however the time is cut). */
+        double pl1 = ps->pl1_settled_w, hs = ps->hsmp_settled_w, f = ps->freq_khz, t = ps->temp_c;
+        const double pt = pl1_t[k], pa = pl1_a[k], ht = hs_t[k], ft = f_target[k], tt = t_target[k];
+        for (int64_t i = 0; i < n; i++) {
+            pl1 += (pt - pl1) * pa;
+            hs += (ht - hs) * hs_a;
+            f += (ft - f) * f_a;
+            t += (tt - t) * t_a;
         }
-        energy_add(&s->psys);
+        ps->pl1_settled_w = pl1;
+        ps->hsmp_settled_w = hs;
+        ps->freq_khz = f;
+        ps->temp_c = t;
     }
+    energy_add(&s->psys, (uint64_t)n);
     s->substeps += (uint64_t)n;
 }

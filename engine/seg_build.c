@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define RING_CAP 1024u
+#define RING_CAP 256u
 #define SUBSTEP_NS 1000000
 
 struct bentry {
@@ -431,7 +431,9 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
     h.ring_cap = RING_CAP;
     h.ring_off = off;
     off = align64(off + sizeof(struct seg_event) * RING_CAP);
-    h.ledger_size = align64(sizeof(struct seg_ledger) + sizeof(uint64_t) * b->nvalues);
+    for (uint32_t v = 0; v < b->nvalues; v++)
+        h.n_counters += b->values[v].type == SEG_V_COUNTER;
+    h.ledger_size = align64(sizeof(struct seg_ledger) + sizeof(uint64_t) * h.n_counters);
     h.ledger_off = off;
     off += 2 * h.ledger_size;
     h.file_size = off;

@@ -56,7 +56,8 @@ int seg_check(const struct seg *s, char *err, size_t errlen)
         !range_ok(h->hwm_off, h->n_values, sizeof(uint64_t), f) ||
         !range_ok(h->ring_off, h->ring_cap, sizeof(struct seg_event), f) ||
         !range_ok(h->ledger_off, 2, h->ledger_size, f) ||
-        h->ledger_size < sizeof(struct seg_ledger) + sizeof(uint64_t) * (uint64_t)h->n_values ||
+        h->n_counters > h->n_values ||
+        h->ledger_size < sizeof(struct seg_ledger) + sizeof(uint64_t) * (uint64_t)h->n_counters ||
         (h->ring_cap & (h->ring_cap - 1)) != 0 || h->ring_cap == 0 || h->substep_ns <= 0 ||
         h->strings_size == 0 || ((const char *)s->base)[h->strings_off + h->strings_size - 1] != 0)
         return fail(err, errlen, EINVAL, "segment sections lie outside the file; it is damaged");
@@ -381,6 +382,7 @@ void seg_slot_store(struct seg *s, uint32_t entry, const char *text, size_t len,
     sl->len = (uint32_t)len;
     sl->time_ns = now_ns;
     atomic_fetch_add_explicit(&sl->seq, 1, memory_order_release);
+    atomic_fetch_add_explicit(&s->h->slot_writes, 1, memory_order_release);
 }
 
 void seg_event_push(struct seg *s, uint32_t entry, int err, const char *text, size_t len, int64_t now_ns, int pid)
@@ -474,16 +476,14 @@ static uint64_t ledger_check(uint64_t seq, int64_t wall_ns, const uint64_t *tota
     return h;
 }
 
-void seg_ledger_write(struct seg *s, const uint64_t *total_uj, int64_t wall_ns)
+void seg_ledger_write(struct seg *s, uint64_t seq, const uint64_t *total_uj, int64_t wall_ns)
 {
-    const struct seg_ledger *cur = seg_ledger_read(s);
-    uint64_t seq = cur ? cur->seq + 1 : 1;
     struct seg_ledger *l = s->ledger[seq & 1];
     l->seq = 0; /* invalid while being written */
     atomic_thread_fence(memory_order_release);
     l->wall_ns = wall_ns;
-    memcpy(l->total_uj, total_uj, sizeof *total_uj * s->h->n_values);
-    l->check = ledger_check(seq, wall_ns, total_uj, s->h->n_values);
+    memcpy(l->total_uj, total_uj, sizeof *total_uj * s->h->n_counters);
+    l->check = ledger_check(seq, wall_ns, total_uj, s->h->n_counters);
     atomic_thread_fence(memory_order_release);
     l->seq = seq;
 }
@@ -493,7 +493,7 @@ const struct seg_ledger *seg_ledger_read(const struct seg *s)
     const struct seg_ledger *best = NULL;
     for (int i = 0; i < 2; i++) {
         const struct seg_ledger *l = s->ledger[i];
-        if (l->seq && l->check == ledger_check(l->seq, l->wall_ns, l->total_uj, s->h->n_values) &&
+        if (l->seq && l->check == ledger_check(l->seq, l->wall_ns, l->total_uj, s->h->n_counters) &&
             (!best || l->seq > best->seq))
             best = l;
     }

@@ -50,7 +50,7 @@
  * counter from max(ledger, hwm).
  *
  * Ledger: each tick the engine writes every counter's total energy (uJ, start_uj + acc at
- * the tick) into the older of two ledger copies, with a sequence and a checksum, sequence
+ * the tick; one entry per SEG_V_COUNTER value, in value order) into the older of two copies, with a sequence and a checksum, sequence
  * last. A kill at any instant leaves at least one whole copy: the newest valid one is the last
  * whole tick. Because the file is shared memory, the ledger survives the engine's death with
  * the page cache (and reaches the disk when the root is on one).
@@ -95,6 +95,9 @@ struct seg_header {
     uint32_t hwm_off;
     uint32_t ring_cap, ring_off;   /* ring_cap is a power of two */
     uint32_t ledger_off, ledger_size; /* two struct seg_ledger of ledger_size bytes each */
+    uint32_t n_counters;        /* SEG_V_COUNTER values: entries of a ledger copy */
+    uint32_t pad1;
+    _Atomic uint64_t slot_writes; /* bumped by every slot store: the engine drains slots when it moved */
     int64_t substep_ns;         /* 1 ms */
     int64_t tick_ns;
     uint32_t engine_pid;
@@ -175,7 +178,7 @@ struct seg_ledger {
     uint64_t check;             /* checksum of seq and totals */
     int64_t wall_ns;            /* CLOCK_REALTIME of the tick */
     uint64_t pad;
-    uint64_t total_uj[];        /* per value; counters only, 0 for the rest */
+    uint64_t total_uj[];        /* per counter value, in value order */
 };
 
 _Static_assert(sizeof(struct seg_value) == 64, "seg_value is one cache line");
@@ -248,8 +251,8 @@ bool seg_slot_load(const struct seg *s, uint32_t slot, uint64_t *seq, char *text
  * producer lapped the ring) in *lost. */
 bool seg_event_pop(struct seg *s, uint64_t *tail, struct seg_event *out, uint64_t *lost);
 
-/* Writes the totals (n_values entries) as the next ledger copy. */
-void seg_ledger_write(struct seg *s, const uint64_t *total_uj, int64_t wall_ns);
+/* Writes the totals (n_counters entries) as ledger copy number seq (the last one plus 1). */
+void seg_ledger_write(struct seg *s, uint64_t seq, const uint64_t *total_uj, int64_t wall_ns);
 /* The newest whole ledger copy, or NULL when none was ever written. */
 const struct seg_ledger *seg_ledger_read(const struct seg *s);
 

@@ -1,0 +1,98 @@
+/* tick_bench: what the engine costs for N intel-xeon-2s-rapl nodes on this machine.
+ * For each N: render every node fresh on an empty root, time T ticks (median and p99), stop,
+ * start again on the same root (resume), and report engine memory and segment size per node.
+ * Usage: tick_bench ROOT_PARENT [TICKS] [N...]   (defaults: 50 ticks; 200 1000 10000 nodes)
+ * Figures go to bench/README.md with the machine and the command. */
+#include "engine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, res = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &size, &res) != 2)
+            res = 0;
+        fclose(f);
+    }
+    return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static int cmp64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int run(const char *parent, int n, int ticks)
+{
+    char root[512], spec[600], cmd[700];
+    snprintf(root, sizeof root, "%s/hwemu-bench-%d-%d", parent, (int)getpid(), n);
+    snprintf(spec, sizeof spec, "%s.yaml", root);
+    FILE *f = fopen(spec, "w");
+    if (!f)
+        return 1;
+    fprintf(f, "apiVersion: sim.joulie.io/v1alpha1\nkind: ClusterSpec\nmetadata: {name: bench}\nspec:\n"
+               "  defaults: {baseLoad: {cpuUtil: 0.6, memoryIntensity: 0.2}}\n"
+               "  pools:\n  - {name: intel, profile: intel-xeon-2s-rapl, count: %d}\n", n);
+    fclose(f);
+    struct engine_config cfg = {.spec_path = spec, .root = root, .addr = "", .tick_ns = 1000000000,
+                                .workers = (int)sysconf(_SC_NPROCESSORS_ONLN)};
+    if (cfg.workers > 12)
+        cfg.workers = 12;
+    static struct engine e;
+    long rss0 = rss_kib();
+    if (engine_start(&e, &cfg))
+        return 1;
+    double fresh = e.start_seconds;
+    long rss1 = rss_kib();
+    int64_t *t = calloc((size_t)ticks, sizeof *t);
+    for (int i = 0; i < ticks; i++) {
+        struct timespec ts = {1, 0}; /* the default tick: 1 s of physics per node per tick */
+        nanosleep(&ts, NULL);
+        t[i] = engine_tick(&e);
+    }
+    qsort(t, (size_t)ticks, sizeof *t, cmp64);
+    struct stat st;
+    char seg[700];
+    snprintf(seg, sizeof seg, "%s/intel-0.seg", root);
+    long seg_size = stat(seg, &st) == 0 ? (long)st.st_size : 0;
+    engine_stop(&e);
+    if (engine_start(&e, &cfg))
+        return 1;
+    double resume = e.start_seconds;
+    int resumed = e.resumed;
+    engine_stop(&e);
+    printf("%6d nodes  render-fresh %8.3f s  resume %8.3f s (%d resumed)  tick p50 %8.2f ms  p99 %8.2f ms  "
+           "engine %6.1f KiB/node  segment %4ld KiB/node  workers %d\n",
+           n, fresh, resume, resumed, (double)t[ticks / 2] / 1e6, (double)t[ticks * 99 / 100] / 1e6,
+           (double)(rss1 - rss0) / n, seg_size / 1024, cfg.workers);
+    fflush(stdout);
+    free(t);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", root, spec);
+    return system(cmd) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: tick_bench ROOT_PARENT [TICKS] [N...]\n");
+        return 2;
+    }
+    int ticks = argc > 2 ? atoi(argv[2]) : 50;
+    static const int defaults[] = {200, 1000, 10000};
+    int rc = 0;
+    if (argc > 3)
+        for (int i = 3; i < argc; i++)
+            rc |= run(argv[1], atoi(argv[i]), ticks);
+    else
+        for (int i = 0; i < 3; i++)
+            rc |= run(argv[1], defaults[i], ticks);
+    return rc;
+}
