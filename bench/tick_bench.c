@@ -1,10 +1,13 @@
 /* tick_bench: what the engine costs for N intel-xeon-2s-rapl nodes on this machine.
- * For each N: render every node fresh on an empty root, time T ticks (median and p99), stop,
- * start again on the same root (resume), and report engine memory and segment size per node.
+ * For each N: render every node fresh on an empty root, time T ticks 1 s apart (each tick steps
+ * every node through 1 s of physics, as the default tick does; median and p99), stop, start
+ * again on the same root (resume), and report per node the engine's heap, its resident memory
+ * (which includes the node's segment pages, shared with the agents) and the segment's size.
  * Usage: tick_bench ROOT_PARENT [TICKS] [N...]   (defaults: 50 ticks; 200 1000 10000 nodes)
  * Figures go to bench/README.md with the machine and the command. */
 #include "engine.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,10 +51,12 @@ static int run(const char *parent, int n, int ticks)
         cfg.workers = 12;
     static struct engine e;
     long rss0 = rss_kib();
+    size_t heap0 = mallinfo2().uordblks;
     if (engine_start(&e, &cfg))
         return 1;
     double fresh = e.start_seconds;
     long rss1 = rss_kib();
+    size_t heap1 = mallinfo2().uordblks;
     int64_t *t = calloc((size_t)ticks, sizeof *t);
     for (int i = 0; i < ticks; i++) {
         struct timespec ts = {1, 0}; /* the default tick: 1 s of physics per node per tick */
@@ -69,10 +74,10 @@ static int run(const char *parent, int n, int ticks)
     double resume = e.start_seconds;
     int resumed = e.resumed;
     engine_stop(&e);
-    printf("%6d nodes  render-fresh %8.3f s  resume %8.3f s (%d resumed)  tick p50 %8.2f ms  p99 %8.2f ms  "
-           "engine %6.1f KiB/node  segment %4ld KiB/node  workers %d\n",
+    printf("%6d nodes  render-fresh %7.3f s  resume %7.3f s (%d resumed)  tick p50 %7.2f ms  p99 %7.2f ms  "
+           "heap %5.1f KiB/node  RSS %5.1f KiB/node  segment %4ld KiB/node  workers %d\n",
            n, fresh, resume, resumed, (double)t[ticks / 2] / 1e6, (double)t[ticks * 99 / 100] / 1e6,
-           (double)(rss1 - rss0) / n, seg_size / 1024, cfg.workers);
+           (double)(heap1 - heap0) / 1024 / n, (double)(rss1 - rss0) / n, seg_size / 1024, cfg.workers);
     fflush(stdout);
     free(t);
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", root, spec);
