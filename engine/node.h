@@ -107,6 +107,11 @@ int node_governor_of(const char *g);
 /* A stable hash of a profile tree's values (keys, values, order), for the layout hash. */
 uint64_t node_tree_hash(const struct yt_node *tree);
 
+/* Constraint name -> enum phys_pl (long_term, short_term, peak_power), -1 for others; zone
+ * name -> enum phys_zone (package-N only as a top-level zone), -1 for others. */
+int node_pl_of(const char *constraint_name);
+int node_zone_of(const char *zone_name, bool top);
+
 /* Physics parameters from a merged profile tree (pool overrides included). */
 void node_params(const struct yt_node *tree, double ambient_c, struct phys_cpu_params *p);
 

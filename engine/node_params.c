@@ -31,6 +31,30 @@ int node_governor_of(const char *g)
     return PHYS_GOV_POWERSAVE;
 }
 
+int node_pl_of(const char *name)
+{
+    if (!strcmp(name, "long_term"))
+        return PHYS_PL1;
+    if (!strcmp(name, "short_term"))
+        return PHYS_PL2;
+    if (!strcmp(name, "peak_power"))
+        return PHYS_PL4;
+    return -1;
+}
+
+int node_zone_of(const char *name, bool top)
+{
+    if (top && !strncmp(name, "package-", 8))
+        return PHYS_ZONE_PACKAGE;
+    if (!strcmp(name, "dram"))
+        return PHYS_ZONE_DRAM;
+    if (!strcmp(name, "core"))
+        return PHYS_ZONE_CORE;
+    if (!strcmp(name, "psys"))
+        return PHYS_ZONE_PSYS;
+    return -1;
+}
+
 static void counter(struct phys_counter *c, const struct yt_node *z)
 {
     c->energy_unit_nj = prof_int(z, "energyUnitNJ", 0);
@@ -50,9 +74,7 @@ static void zone_params(struct phys_cpu_params *p, const struct yt_node *z, int 
     const struct yt_node *cons = yt_get(z, "constraints");
     for (int i = 0; cons && cons->kind == YT_SEQ && i < cons->n; i++) {
         const struct yt_node *c = cons->vals[i];
-        const char *name = prof_str(c, "name", "");
-        int pl = !strcmp(name, "long_term") ? PHYS_PL1 : !strcmp(name, "short_term") ? PHYS_PL2
-                 : !strcmp(name, "peak_power") ? PHYS_PL4 : -1;
+        int pl = node_pl_of(prof_str(c, "name", ""));
         if (pl < 0)
             continue;
         struct phys_constraint *pc = &k->pl[pl];
@@ -68,11 +90,9 @@ static void zone_params(struct phys_cpu_params *p, const struct yt_node *z, int 
     }
     const struct yt_node *kids = yt_get(z, "children");
     for (int j = 0; kids && kids->kind == YT_SEQ && j < kids->n; j++) {
-        const char *n = prof_str(kids->vals[j], "nameFormat", "");
-        if (!strcmp(n, "dram"))
-            counter(&k->counter[PHYS_ZONE_DRAM], kids->vals[j]);
-        else if (!strcmp(n, "core"))
-            counter(&k->counter[PHYS_ZONE_CORE], kids->vals[j]);
+        int zone = node_zone_of(prof_str(kids->vals[j], "nameFormat", ""), false);
+        if (zone == PHYS_ZONE_DRAM || zone == PHYS_ZONE_CORE)
+            counter(&k->counter[zone], kids->vals[j]);
     }
 }
 

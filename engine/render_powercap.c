@@ -21,30 +21,6 @@
 #define DEV "sys/devices/virtual/powercap"
 #define TEXT(buf, ...) (snprintf(buf, sizeof buf, __VA_ARGS__), buf)
 
-static int pl_of(const char *name)
-{
-    if (!strcmp(name, "long_term"))
-        return PHYS_PL1;
-    if (!strcmp(name, "short_term"))
-        return PHYS_PL2;
-    if (!strcmp(name, "peak_power"))
-        return PHYS_PL4;
-    return -1;
-}
-
-static int zone_of(const char *name, bool top)
-{
-    if (top && !strncmp(name, "package-", 8))
-        return PHYS_ZONE_PACKAGE;
-    if (!strcmp(name, "dram"))
-        return PHYS_ZONE_DRAM;
-    if (!strcmp(name, "core"))
-        return PHYS_ZONE_CORE;
-    if (!strcmp(name, "psys"))
-        return PHYS_ZONE_PSYS;
-    return -1;
-}
-
 /* Fills nameFormat's %d verbs (already validated: 0, 1 or 2 of them) and %% escapes. */
 static void zone_name(char *out, size_t len, const char *fmt, int a, int b)
 {
@@ -103,7 +79,7 @@ static void render_zone(struct zctx *c, const struct yt_node *z, const char *dir
         const char *rej = prof_str(cons->vals[i], "rejectWrites", "");
         if (!*rej)
             any_writable = true;
-        if (pl_of(prof_str(cons->vals[i], "name", "")) == PHYS_PL1 && !strcmp(rej, "locked"))
+        if (node_pl_of(prof_str(cons->vals[i], "name", "")) == PHYS_PL1 && !strcmp(rej, "locked"))
             pl1_locked = true;
     }
     bool package = zone == PHYS_ZONE_PACKAGE && pkg >= 0;
@@ -141,7 +117,7 @@ static void render_zone(struct zctx *c, const struct yt_node *z, const char *dir
         const struct yt_node *k = cons->vals[i];
         const char *cname = prof_str(k, "name", "");
         const char *rej = prof_str(k, "rejectWrites", "");
-        int pl = pl_of(cname);
+        int pl = node_pl_of(cname);
         int bits = (int)prof_int(z, "limitBits", 0);
         if (!bits && pl >= 0)
             bits = phys_rapl_default_limit_bits((enum phys_pl)pl, zone == PHYS_ZONE_PSYS);
@@ -188,7 +164,7 @@ static void render_zone(struct zctx *c, const struct yt_node *z, const char *dir
         snprintf(kcls, sizeof kcls, "%s:%x", cls, j);
         snprintf(kdir, sizeof kdir, "%s/%s", dir, kcls);
         zone_name(kname, sizeof kname, prof_str(kz, "nameFormat", ""), 0, 0);
-        render_zone(c, kz, kdir, kcls, kname, zone_of(kname, false), pkg);
+        render_zone(c, kz, kdir, kcls, kname, node_zone_of(kname, false), pkg);
     }
 }
 
@@ -221,7 +197,7 @@ void render_powercap(struct node_layout *l, const struct yt_node *tree, const st
                 snprintf(cls, sizeof cls, "%s:%x", ct, index);
                 snprintf(zdir, sizeof zdir, "%s/%s", dir, cls);
                 zone_name(name, sizeof name, prof_str(z, "nameFormat", ""), socket, die);
-                int zone = zone_of(name, true);
+                int zone = node_zone_of(name, true);
                 /* die zones count toward their package only when the package has no zone */
                 if (!strcmp(repeat, "per-die"))
                     zone = die == 0 ? PHYS_ZONE_PACKAGE : -1;

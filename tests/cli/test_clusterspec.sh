@@ -7,9 +7,7 @@
 set -u
 hwemu=$1
 py=/usr/bin/python3
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib.sh"
 
 out=$("$hwemu" clusterspec validate --spec specs/smoke.yaml 2>&1); rc=$?
 [ $rc -eq 0 ] && [ -z "$out" ] && ok || bad "validate smoke: rc=$rc out=$out"
@@ -82,5 +80,4 @@ err=$("$hwemu" clusterspec validate 2>&1); rc=$?
 "$hwemu" clusterspec --help | grep -q "^Usage: hwemu clusterspec" && ok || bad "clusterspec --help"
 "$hwemu" --help | grep -q "^Usage: hwemu <command>" && ok || bad "hwemu --help"
 "$hwemu" --version | grep -q "^hwemu [0-9]" && ok || bad "--version"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

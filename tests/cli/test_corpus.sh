@@ -5,7 +5,7 @@
 # Usage: test_corpus.sh HWEMU_BINARY   (run from the source tree)
 set -u
 hwemu=$1
-pass=0 fail=0
+. "$(dirname "$0")/lib.sh"
 check() { # name, expected-lines-file, command...
     local name=$1 expect=$2; shift 2
     local err rc
@@ -36,5 +36,4 @@ printf '%s\n' "tests/corpus/nope.yaml: cannot open: No such file or directory" >
 check missing-file "$tmp/expect" "$hwemu" clusterspec validate --spec tests/corpus/nope.yaml
 printf '%s\n' "tests/corpus: is a directory, expected a YAML file" >"$tmp/expect"
 check directory "$tmp/expect" "$hwemu" clusterspec validate --spec tests/corpus
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -4,9 +4,7 @@
 # Usage: test_profiles.sh HWEMU_BINARY   (run from the source tree)
 set -u
 hwemu=$1
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib.sh"
 expect_line() { # output, fixed string, what
     if grep -qF -- "$2" <<<"$1"; then ok; else bad "$3: no line '$2'"; fi
 }
@@ -62,5 +60,4 @@ err=$("$hwemu" profiles list --profiles-dir /nonexistent 2>&1 >/dev/null); rc=$?
 [ $rc -eq 1 ] && ok || bad "missing profiles dir: exit $rc"
 expect_line "$err" "/nonexistent: cannot read the profiles directory: No such file or directory" "missing dir message"
 "$hwemu" profiles --help | grep -q "^Usage: hwemu profiles list" && ok || bad "profiles --help"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

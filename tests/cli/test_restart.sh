@@ -6,9 +6,7 @@
 set -u
 hwemu=$1
 py=/usr/bin/python3
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -24,22 +22,13 @@ spec:
   - {name: intel, profile: intel-xeon-2s-rapl, count: 1200}
   - {name: amd, profile: amd-epyc-2s-energy-only, count: 300}
 YAML
-start() {
-    "$hwemu" serve --spec "$tmp/spec.yaml" --root "$tmp/r" --addr 127.0.0.1:$port --tick 20ms 2>>"$tmp/err" &
-    pid=$!
-    for _ in $(seq 300); do
-        curl -sf "$url/healthz" >/dev/null 2>&1 && return 0
-        kill -0 $pid 2>/dev/null || return 1
-        sleep 0.05
-    done
-    return 1
-}
+start() { serve_start "$url" "$tmp/err" --spec "$tmp/spec.yaml" --root "$tmp/r" --addr 127.0.0.1:$port --tick 20ms; }
 energies() { curl -s "$url/debug/energy" >"$1"; }
 # A reader's view: the energy files of a few nodes (raises their high-water marks).
 files() { for n in intel-0 intel-1199 amd-0 amd-299; do
     "$hwemu" cat --root "$tmp/r" --node $n /sys/class/powercap/intel-rapl:0/energy_uj; done; }
 
-start || { bad "first start: $(cat "$tmp/err")"; echo "$pass passed, $fail failed"; exit 1; }
+start || { bad "first start: $(cat "$tmp/err")"; finish; }
 for round in 1 2 3 4 5; do
     sleep "0.$((RANDOM % 5 + 2))"
     energies "$tmp/before.json"
@@ -64,5 +53,4 @@ PY
 done
 grep -c "1500 nodes (1500 resumed)" "$tmp/err" | grep -q '^5$' && ok || bad "not every restart resumed: $(grep nodes "$tmp/err")"
 kill -TERM $pid; wait $pid; pid=
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

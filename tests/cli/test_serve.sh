@@ -7,30 +7,19 @@
 set -u
 hwemu=$1
 py=/usr/bin/python3
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib.sh"
 root=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$root"' EXIT
 port=$((20000 + $$ % 20000))
 url=http://127.0.0.1:$port
 
-start() { # extra args...
-    "$hwemu" serve --root "$root/r" --addr 127.0.0.1:$port --tick 200ms "$@" 2>>"$root/serve.err" &
-    pid=$!
-    for _ in $(seq 50); do
-        curl -sf "$url/healthz" >/dev/null 2>&1 && return 0
-        kill -0 $pid 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
-}
+start() { serve_start "$url" "$root/serve.err" --root "$root/r" --addr 127.0.0.1:$port --tick 200ms "$@"; }
 json() { "$py" -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 R=(--root "$root/r" --node intel-0)
 Z=/sys/class/powercap/intel-rapl:0
 
-start || { bad "serve did not come up: $(cat "$root/serve.err")"; echo "$pass passed, $fail failed"; exit 1; }
+start || { bad "serve did not come up: $(cat "$root/serve.err")"; finish; }
 grep -q "hwemu serve: 3 nodes (0 resumed) from builtin specs/smoke.yaml" "$root/serve.err" && ok || bad "start line: $(cat "$root/serve.err")"
 
 # Telemetry: energy advances, nothing steps on a request.
@@ -147,5 +136,4 @@ pid=$!
 for _ in $(seq 50); do curl -sf "$url/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 [ -f "$root/r3/vm-0.seg" ] && ok || bad "SIM_HWEMU_ROOT not used"
 kill -INT $pid; wait $pid; pid=
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,39 +23,28 @@ struct fixture {
     uint32_t v_text, v_ctr, v_limit;
 };
 
+/* The files every test here reads: static text, a counter, a text value, an A limit. */
+static void add_files(struct seg_builder *b, struct fixture *f)
+{
+    segb_static(b, "sys/class/powercap/intel-rapl:0/name", 0444, "package-0\n", 10);
+    f->v_ctr = segb_value_counter(b, 61035, 32);
+    f->v_text = segb_value_text(b, "1000000\n");
+    f->v_limit = segb_value_text(b, "165000000\n");
+    segb_dynamic(b, "sys/class/powercap/intel-rapl:0/energy_uj", 0444, SEG_S, f->v_ctr, 0, SEG_NONE);
+    segb_dynamic(b, "sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq", 0444, SEG_S, f->v_text, 0, SEG_NONE);
+    segb_dynamic(b, "sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw", 0644, SEG_A, f->v_limit, 0,
+                 SEG_NONE);
+    segb_static(b, "cpuinfo", 0444, "processor\t: 0\n", 14);
+}
+
 static int setup(void **st)
 {
     snprintf(path, sizeof path, "/tmp/hwemu-test-seg-%d.seg", (int)getpid());
-    struct seg_builder *b = segb_new();
     struct fixture *f = calloc(1, sizeof *f);
-    segb_static(b, "sys/class/powercap/intel-rapl:0/name", 0444, "package-0\n", 10);
-    f->v_ctr = segb_value_counter(b, 61035, 32);
-    f->v_text = segb_value_text(b, "1000000\n");
-    f->v_limit = segb_value_text(b, "165000000\n");
-    segb_dynamic(b, "sys/class/powercap/intel-rapl:0/energy_uj", 0444, SEG_S, f->v_ctr, 0, SEG_NONE);
-    segb_dynamic(b, "sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq", 0444, SEG_S, f->v_text, 0, SEG_NONE);
-    segb_dynamic(b, "sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw", 0644, SEG_A, f->v_limit, 0,
-                 SEG_NONE);
-    segb_link(b, "sys/class/powercap/intel-rapl", "../../devices/virtual/powercap/intel-rapl");
-    segb_static(b, "cpuinfo", 0444, "processor\t: 0\n", 14);
-    segb_dir(b, "sys/class/powercap/intel-rapl:0", 0755); /* given again: harmless */
+    struct seg_builder *b = segb_new();
+    add_files(b, f);
+    segb_dir(b, "sys/class/powercap/intel-rapl:0", 0755); /* a directory given again: harmless */
     assert_int_equal(segb_errors(b, NULL), 0);
-    segb_static(b, "cpuinfo", 0444, "x", 1);            /* a clash is counted */
-    const char *why;
-    assert_int_equal(segb_errors(b, &why), 1);
-    assert_string_equal(why, "cpuinfo: defined twice");
-    segb_free(b);
-
-    b = segb_new();
-    segb_static(b, "sys/class/powercap/intel-rapl:0/name", 0444, "package-0\n", 10);
-    f->v_ctr = segb_value_counter(b, 61035, 32);
-    f->v_text = segb_value_text(b, "1000000\n");
-    f->v_limit = segb_value_text(b, "165000000\n");
-    segb_dynamic(b, "sys/class/powercap/intel-rapl:0/energy_uj", 0444, SEG_S, f->v_ctr, 0, SEG_NONE);
-    segb_dynamic(b, "sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq", 0444, SEG_S, f->v_text, 0, SEG_NONE);
-    segb_dynamic(b, "sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw", 0644, SEG_A, f->v_limit, 0,
-                 SEG_NONE);
-    segb_static(b, "cpuinfo", 0444, "processor\t: 0\n", 14);
     char err[256];
     int rc = segb_write(b, path, "n-0", "p", 42, 1000000000, &f->s, err, sizeof err);
     if (rc)
@@ -62,6 +52,23 @@ static int setup(void **st)
     segb_free(b);
     *st = f;
     return rc;
+}
+
+static void test_builder_refuses_clashes(void **st)
+{
+    struct fixture f2;
+    struct seg_builder *b = segb_new();
+    add_files(b, &f2);
+    segb_static(b, "cpuinfo", 0444, "x", 1); /* a file given twice is an error */
+    segb_static(b, "cpuinfo/x", 0444, "x", 1); /* under a file */
+    const char *why;
+    assert_int_equal(segb_errors(b, &why), 2);
+    assert_string_equal(why, "cpuinfo: defined twice");
+    char err[256];
+    struct seg s;
+    assert_int_equal(segb_write(b, "/tmp/unused.seg", "n", "p", 0, 1, &s, err, sizeof err), EINVAL);
+    assert_non_null(strstr(err, "the rendered tree is inconsistent: cpuinfo: defined twice (2 problems)"));
+    segb_free(b);
 }
 
 static int teardown(void **st)
@@ -336,6 +343,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lookup_and_layout),
+        cmocka_unit_test(test_builder_refuses_clashes),
         cmocka_unit_test(test_damaged_segment_is_refused),
         cmocka_unit_test(test_counter_reads),
         cmocka_unit_test(test_slot_overrides_snapshot),
