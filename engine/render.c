@@ -53,6 +53,7 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     segb_dir(l->b, "sys/class/powercap", 0755);
     segb_dir(l->b, "sys/devices/virtual/powercap", 0755);
     segb_dir(l->b, "sys/devices/system/cpu/cpufreq", 0755);
+    segb_dir(l->b, "sys/class/hwmon", 0755);
     struct cpuinfo_cpu *cpus = NULL;
     int ncpu = cpuinfo_cpus(tree, &cpus);
     for (int i = 0; i < ncpu; i++) {
@@ -64,4 +65,11 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_powercap(l, tree, p);
     render_cpufreq(l, tree, p);
     render_hsmp(l, tree, p);
+    /* What the node owns whole: the host's own files there never show through. */
+    static const char *const owned[] = {
+        "sys/class/powercap", "sys/devices/virtual/powercap", "sys/devices/system/cpu/cpufreq",
+        "sys/devices/system/cpu/intel_pstate", "sys/devices/system/cpu/amd_pstate", "sys/devices/platform/amd_hsmp",
+        "sys/class/hwmon"};
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+        segb_own(l->b, owned[i]);
 }

@@ -18,7 +18,7 @@ struct bentry {
     size_t text_len;
     uint32_t value, param;
     uint16_t validator, mode;
-    uint8_t kind, cls;
+    uint8_t kind, cls, flags;
 };
 
 struct seg_builder {
@@ -274,6 +274,13 @@ uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words
     return b->nparams++;
 }
 
+void segb_own(struct seg_builder *b, const char *dir)
+{
+    uint32_t id = segb_find(b, dir);
+    if (id != SEG_NONE && b->e[id].kind == SEG_DIR)
+        b->e[id].flags |= SEG_F_OWNED;
+}
+
 int segb_errors(const struct seg_builder *b, const char **first)
 {
     if (first)
@@ -355,6 +362,7 @@ static void lay_out(struct seg_builder *b, struct layout *l)
         e->mode = be->mode;
         e->kind = be->kind;
         e->cls = be->cls;
+        e->flags = be->flags;
         e->slot = be->cls == SEG_A ? l->nslots++ : SEG_NONE;
         const char *slash = strrchr(be->path, '/');
         e->parent = SEG_NONE;

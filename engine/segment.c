@@ -179,6 +179,14 @@ static int walk_push(char *buf, size_t *blen, const char *comp, size_t clen)
 
 int seg_resolve(const struct seg *s, const char *path, size_t len, bool follow, uint32_t *entry)
 {
+    uint32_t last;
+    return seg_resolve_ex(s, path, len, follow, entry, &last);
+}
+
+int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follow, uint32_t *entry,
+                   uint32_t *last_dir)
+{
+    *last_dir = SEG_NONE;
     /* pending: what is left to walk; done: the resolved prefix. Both fit SEG_PATH_MAX. */
     char pending[SEG_PATH_MAX], done[SEG_PATH_MAX];
     size_t plen, dlen = 0, pos = 0;
@@ -206,6 +214,8 @@ int seg_resolve(const struct seg *s, const char *path, size_t len, bool follow, 
         uint32_t e = seg_lookup(s, done, dlen);
         if (e == SEG_NONE)
             return ENOENT;
+        if (s->entries[e].kind == SEG_DIR)
+            *last_dir = e;
         bool last = true;
         for (size_t q = pos; q < plen; q++)
             if (pending[q] != '/')

@@ -78,6 +78,9 @@
 enum seg_kind { SEG_DIR = 1, SEG_FILE = 2, SEG_LINK = 3 };
 enum seg_class { SEG_R = 'R', SEG_S = 'S', SEG_A = 'A' };
 enum seg_vtype { SEG_V_TEXT = 1, SEG_V_COUNTER = 2 };
+/* A directory the node owns whole: a path under it that the node does not render does not
+ * exist (it is not the host's). Other directories of the tree overlay the host's. */
+#define SEG_F_OWNED 1
 
 struct seg_header {
     char magic[8];              /* SEG_MAGIC */
@@ -120,7 +123,8 @@ struct seg_entry {
     uint16_t mode;              /* permission bits, e.g. 0444, 0644, 0755, 0777 */
     uint8_t kind;               /* enum seg_kind */
     uint8_t cls;                /* enum seg_class for files, 0 otherwise */
-    uint8_t pad[6];
+    uint8_t flags;              /* SEG_F_* */
+    uint8_t pad[5];
 };
 
 /* Constants a validator needs (units, limits, word lists); meaning per validator. */
@@ -220,6 +224,9 @@ const char *seg_path(const struct seg *s, uint32_t entry);
  * No allocation; the work buffer is on the stack (SEG_PATH_MAX). */
 #define SEG_PATH_MAX 1024
 int seg_resolve(const struct seg *s, const char *path, size_t len, bool follow, uint32_t *entry);
+/* seg_resolve, and on ENOENT the deepest directory the walk reached (SEG_NONE: none). */
+int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follow, uint32_t *entry,
+                   uint32_t *last_dir);
 
 /* The text a read of a file shows at time now_ns (CLOCK_MONOTONIC). Returns a pointer to the
  * text (static text in the segment, or tmp) and its length; raises the high-water mark of a

@@ -1,0 +1,234 @@
+/* emu: node selection, path translation, metadata and writes; see emu.h.
+ * Initialisation runs once (the shim's constructor, or the first wrapper to need it) and is
+ * guarded by an atomic state so that any thread may race into it. */
+#include "emu.h"
+
+#include "seg_attr.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+static struct seg the_seg;
+static _Atomic int state; /* 0 new, 1 initialising, 2 ready, 3 nothing to emulate */
+static char cwd[PATH_MAX];
+static _Atomic int cwd_known;
+
+static void say_once(const char *what)
+{
+    static _Atomic int said;
+    if (!atomic_exchange(&said, 1)) {
+        /* one write(2): no stdio (we may be inside it) */
+        char msg[1200];
+        int n = snprintf(msg, sizeof msg, "hwemu-shim: %s\n", what);
+        if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
+            return;
+    }
+}
+
+int emu_init(void)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&state, &expected, 1)) {
+        while (atomic_load(&state) == 1)
+            ; /* another thread is mapping: a few microseconds */
+        return atomic_load(&state) == 2 ? 0 : -1;
+    }
+    const char *seg_path = getenv("HWEMU_SEGMENT"), *node = getenv("HWEMU_NODE");
+    const char *root = getenv("HWEMU_ROOT");
+    char path[PATH_MAX], err[900];
+    if (seg_path && *seg_path) {
+        snprintf(path, sizeof path, "%s", seg_path);
+    } else if (node && *node) {
+        snprintf(path, sizeof path, "%s/%s.seg", root && *root ? root : "/dev/shm/hwemu", node);
+    } else {
+        atomic_store(&state, 3); /* loaded without a node: pass everything through */
+        return -1;
+    }
+    if (seg_open(&the_seg, path, err, sizeof err)) {
+        char msg[1100];
+        snprintf(msg, sizeof msg, "cannot emulate node %s: %s; is `hwemu serve` running with this root "
+                 "(HWEMU_ROOT / SIM_HWEMU_ROOT)? Every file passes through to the host.",
+                 node ? node : "(HWEMU_SEGMENT)", err);
+        say_once(msg);
+        atomic_store(&state, 3);
+        return -1;
+    }
+    if (getcwd(cwd, sizeof cwd))
+        atomic_store(&cwd_known, 1);
+    atomic_store(&state, 2);
+    return 0;
+}
+
+struct seg *emu_seg(void)
+{
+    int st = atomic_load_explicit(&state, memory_order_acquire);
+    if (st == 2)
+        return &the_seg;
+    if (st == 0 && emu_init() == 0)
+        return &the_seg;
+    return NULL;
+}
+
+void emu_set_cwd(const char *abs)
+{
+    atomic_store(&cwd_known, 0);
+    size_t n = strlen(abs);
+    if (n < sizeof cwd) {
+        memcpy(cwd, abs, n + 1);
+        atomic_store(&cwd_known, 1);
+    }
+}
+
+/* Does path start with prefix as whole components? Returns what follows ("" or "/..."). */
+static const char *under(const char *path, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(path, prefix, n) || (path[n] && path[n] != '/'))
+        return NULL;
+    return path + n;
+}
+
+/* Joins a relative path to the working directory into buf; NULL when it does not fit or the
+ * working directory is unknown. */
+static const char *absolute(const char *path, char *buf, size_t len)
+{
+    if (path[0] == '/')
+        return path;
+    if (!atomic_load(&cwd_known))
+        return NULL;
+    int n = snprintf(buf, len, "%s/%s", cwd, path);
+    return n > 0 && (size_t)n < len ? buf : NULL;
+}
+
+static int resolve_in(struct seg *s, const char *rel, size_t len, bool follow, bool owned_root, uint32_t *entry)
+{
+    uint32_t last;
+    int rc = seg_resolve_ex(s, rel, len, follow, entry, &last);
+    if (rc == ENOENT && !owned_root) {
+        /* Under a directory the node owns (at any depth above), a missing name is missing;
+         * anywhere else it is the host's path. */
+        for (uint32_t d = last; d != SEG_NONE; d = s->entries[d].parent)
+            if (s->entries[d].flags & SEG_F_OWNED)
+                return rc;
+        return EMU_PASS;
+    }
+    return rc;
+}
+
+int emu_path(const char *path, bool follow, uint32_t *entry, enum emu_root *root)
+{
+    if (!path)
+        return EMU_PASS;
+    size_t plen = strlen(path);
+    if (plen && path[plen - 1] == '/')
+        follow = true; /* "link/" names the directory the link points to */
+    /* Cheap rejection first: only /sys, /host-sys and /proc (or relative names) can be ours. */
+    if (path[0] == '/' && !(path[1] == 's' || path[1] == 'h' || path[1] == 'p'))
+        return EMU_PASS;
+    struct seg *s = emu_seg();
+    if (!s)
+        return EMU_PASS;
+    char buf[SEG_PATH_MAX + 16], rel[SEG_PATH_MAX];
+    const char *abs = absolute(path, buf, sizeof buf);
+    if (!abs)
+        return EMU_PASS;
+    const char *rest;
+    if ((rest = under(abs, "/host-sys"))) {
+        int n = snprintf(rel, sizeof rel, "sys%s", rest);
+        if (n < 0 || (size_t)n >= sizeof rel)
+            return ENAMETOOLONG;
+        *root = EMU_ROOT_HOST_SYS;
+        return resolve_in(s, rel, (size_t)n, follow, true, entry);
+    }
+    if ((rest = under(abs, "/sys"))) {
+        int n = snprintf(rel, sizeof rel, "sys%s", rest);
+        if (n < 0 || (size_t)n >= sizeof rel)
+            return ENAMETOOLONG;
+        *root = EMU_ROOT_SYS;
+        return resolve_in(s, rel, (size_t)n, follow, false, entry);
+    }
+    if (!strcmp(abs, "/proc/cpuinfo")) {
+        *root = EMU_ROOT_PROC;
+        uint32_t e = seg_lookup(s, "cpuinfo", 7);
+        if (e == SEG_NONE)
+            return EMU_PASS;
+        *entry = e;
+        return 0;
+    }
+    return EMU_PASS;
+}
+
+int emu_path_at(uint32_t dir, enum emu_root root, const char *path, bool follow, uint32_t *entry)
+{
+    struct seg *s = emu_seg();
+    if (!s)
+        return EMU_PASS;
+    if (path[0] == '/') {
+        enum emu_root r2;
+        return emu_path(path, follow, entry, &r2);
+    }
+    size_t plen = strlen(path);
+    if (plen && path[plen - 1] == '/')
+        follow = true;
+    char rel[SEG_PATH_MAX];
+    int n = snprintf(rel, sizeof rel, "%s/%s", seg_path(s, dir), path);
+    if (n < 0 || (size_t)n >= sizeof rel)
+        return ENAMETOOLONG;
+    return resolve_in(s, rel, (size_t)n, follow, root != EMU_ROOT_SYS, entry);
+}
+
+int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len)
+{
+    struct seg *s = emu_seg();
+    const char *p = s ? seg_path(s, entry) : "";
+    int n;
+    if (root == EMU_ROOT_PROC)
+        n = snprintf(buf, len, "/proc/%s", p);
+    else
+        n = snprintf(buf, len, "%s%s", root == EMU_ROOT_HOST_SYS ? "/host-" : "/", p);
+    return n >= 0 && (size_t)n < len ? n : -1;
+}
+
+void emu_stat(uint32_t entry, enum emu_root root, struct stat *st)
+{
+    struct seg *s = emu_seg();
+    const struct seg_entry *e = &s->entries[entry];
+    memset(st, 0, sizeof *st);
+    /* sysfs (major 0, an anonymous device) and procfs each look like one file system */
+    st->st_dev = root == EMU_ROOT_PROC ? makedev(0, 22) : makedev(0, 21);
+    st->st_ino = 0x48570000u + entry;
+    st->st_nlink = e->kind == SEG_DIR ? 2 : 1;
+    st->st_blksize = 4096;
+    st->st_mode = (e->kind == SEG_DIR ? S_IFDIR : e->kind == SEG_LINK ? S_IFLNK : S_IFREG) | e->mode;
+    if (e->kind == SEG_FILE)
+        st->st_size = root == EMU_ROOT_PROC ? 0 : 4096; /* a sysfs attribute is a page; a seq file 0 */
+    if (e->kind == SEG_LINK)
+        st->st_size = e->text_len;
+}
+
+int emu_write(uint32_t entry, const char *buf, size_t len)
+{
+    struct seg *s = emu_seg();
+    const struct seg_entry *e = &s->entries[entry];
+    int64_t now = seg_now_ns();
+    if (len > SEG_READ_MAX)
+        len = SEG_READ_MAX;
+    /* kstrto* stop at a NUL: libpowercap pads its writes with them */
+    size_t n = strnlen(buf, len);
+    int err = 0;
+    char out[SEG_TEXT_MAX];
+    size_t olen = 0;
+    bool changes = false;
+    if (e->cls == SEG_A)
+        err = seg_attr_store(s, entry, buf, n, now, out, &olen, &changes);
+    if (!err && changes)
+        seg_slot_store(s, entry, out, olen, now);
+    seg_event_push(s, entry, err, buf, n, now, getpid());
+    return err;
+}

@@ -1,0 +1,55 @@
+/* emu: the emulation core shared by the LD_PRELOAD shim and (later) the seccomp supervisor.
+ *
+ * Owns: which node this process emulates (HWEMU_NODE with HWEMU_ROOT, default /dev/shm/hwemu,
+ * or HWEMU_SEGMENT, a segment file), mapping its segment once, and the translation of the
+ * paths an agent uses into the node's files:
+ *   /proc/cpuinfo          -> cpuinfo
+ *   /host-sys[/...]        -> sys[/...]        the whole tree is the node's (the Joulie mount)
+ *   /sys/...               -> sys/...          the node's where it renders it: a path that
+ *                                              resolves in the segment, or that lies under a
+ *                                              directory the node owns (powercap, cpufreq,
+ *                                              intel_pstate, amd_pstate, amd_hsmp, hwmon), is
+ *                                              emulated; any other /sys path is the host's
+ * Relative paths are taken against the working directory, which the shim tracks. What it
+ * must never do: allocate, lock, or make a system call when answering for an emulated path
+ * (the clock is the vDSO's); or touch errno on a path that is not the node's. */
+#ifndef HWEMU_SHIM_EMU_H
+#define HWEMU_SHIM_EMU_H
+#include "segment.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#define EMU_PASS (-1) /* not the node's: hand the call to libc */
+
+enum emu_root { EMU_ROOT_SYS = 1, EMU_ROOT_HOST_SYS, EMU_ROOT_PROC };
+
+/* The mapped segment, or NULL when no node is configured or it cannot be mapped (a message
+ * on stderr says why, once). Safe from any thread and from signal handlers after the first
+ * call, which the shim's constructor makes. */
+struct seg *emu_seg(void);
+/* Maps the segment now (the constructor calls it): 0, or -1 when there is nothing to emulate. */
+int emu_init(void);
+
+/* Where an absolute, or cwd-relative, path lands. Returns EMU_PASS, or 0 with the entry (and
+ * root, the prefix the agent used, for answers that name paths), or an errno (ENOENT,
+ * ENOTDIR, ELOOP, ENAMETOOLONG) that the call must fail with. follow: resolve a final link. */
+int emu_path(const char *path, bool follow, uint32_t *entry, enum emu_root *root);
+/* The same for a path relative to an emulated directory entry (the *at calls). */
+int emu_path_at(uint32_t dir, enum emu_root root, const char *path, bool follow, uint32_t *entry);
+
+/* stat of an entry as sysfs/procfs show it (size 4096 for attributes, 0 for cpuinfo and
+ * directories, the kernel's modes, uid/gid 0, one device per root). */
+void emu_stat(uint32_t entry, enum emu_root root, struct stat *st);
+/* The path an agent would see for an entry ("/sys/..." or "/host-sys/..." or
+ * "/proc/cpuinfo") into buf; its length, or -1 when buf is too small. */
+int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len);
+/* The working directory changed (chdir/fchdir succeeded): track it for relative paths. */
+void emu_set_cwd(const char *abs);
+
+/* The events and stores of one write call (seg_attr rules; R and S files with a write bit
+ * take the write and change nothing, as the seed describes). Returns 0 or the errno. */
+int emu_write(uint32_t entry, const char *buf, size_t len);
+
+#endif

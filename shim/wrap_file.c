@@ -1,0 +1,496 @@
+/* wrap_file: opening emulated files and I/O on their descriptors, with sysfs semantics
+ * (sysfs-abi.md §1.2-1.4):
+ *   open     a file without write permission opened for writing: EACCES (even for root);
+ *            O_CREAT of a new name: EACCES; O_CREAT|O_EXCL of an existing one: EEXIST;
+ *            a directory for writing: EISDIR; O_DIRECTORY on a file: ENOTDIR; O_TRUNC and
+ *            O_APPEND accepted and ignored
+ *   read     a read at offset 0 computes the content (show); later reads continue from it,
+ *            then EOF; a read past the content's end fails with EPERM (the kernel's quirk)
+ *   write    one call is one store of at most 4096 bytes, answered with the kernel's errno;
+ *            the offset is ignored; a zero-length write stores nothing
+ *   lseek    SEEK_END is 4096 for an attribute
+ *   others   copy_file_range/sendfile/splice from an emulated file: EXDEV/EINVAL so callers
+ *            fall back to read (as cat does); mmap: ENODEV; ioctl: ENOTTY
+ * No allocation, lock or system call on these paths. */
+#include "emu.h"
+#include "fdtable.h"
+#include "real.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+static int emulated_open(uint32_t entry, enum emu_root root, int flags)
+{
+    struct seg *s = emu_seg();
+    const struct seg_entry *e = &s->entries[entry];
+    int acc = flags & O_ACCMODE;
+    if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+        return shim_fail(EEXIST);
+    if (e->kind == SEG_DIR) {
+        if (acc != O_RDONLY)
+            return shim_fail(EISDIR);
+    } else {
+        if (flags & O_DIRECTORY)
+            return shim_fail(ENOTDIR);
+        if ((acc == O_WRONLY || acc == O_RDWR) && !(e->mode & 0222))
+            return shim_fail(EACCES);
+        if ((acc == O_RDONLY || acc == O_RDWR) && !(e->mode & 0444))
+            return shim_fail(EACCES);
+    }
+    return fdt_open(entry, root, flags);
+}
+
+/* The answer for a path: -2 to pass through, else the descriptor or -1 with errno. */
+static int try_open(int dirfd, const char *path, int flags)
+{
+    uint32_t entry;
+    enum emu_root root = EMU_ROOT_SYS;
+    bool follow = !(flags & O_NOFOLLOW);
+    int rc;
+    struct emu_file *d = dirfd != AT_FDCWD ? fdt_get(dirfd) : NULL;
+    if (d) {
+        root = d->root;
+        rc = emu_path_at(d->entry, d->root, path, follow, &entry);
+    } else if (dirfd != AT_FDCWD && path && path[0] != '/') {
+        return -2; /* relative to a real directory: the host's */
+    } else {
+        rc = emu_path(path, follow, &entry, &root);
+    }
+    if (rc == EMU_PASS)
+        return -2;
+    if (rc == ENOENT && (flags & O_CREAT))
+        return shim_fail(EACCES); /* kernfs directories cannot create */
+    if (rc)
+        return shim_fail(rc);
+    if (!follow && emu_seg()->entries[entry].kind == SEG_LINK)
+        return shim_fail(ELOOP);
+    return emulated_open(entry, root, flags);
+}
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+    return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+}
+
+#define OPEN_WRAPPER(name)                                                                             \
+    EXPORT int name(const char *path, int flags, ...)                                              \
+    {                                                                                              \
+        va_list ap;                                                                                \
+        va_start(ap, flags);                                                                       \
+        mode_t mode = mode_arg(flags, ap);                                                         \
+        va_end(ap);                                                                                \
+        int fd = try_open(AT_FDCWD, path, flags);                                                  \
+        return fd != -2 ? fd : REAL(name)(path, flags, mode);                                      \
+    }
+OPEN_WRAPPER(open)
+OPEN_WRAPPER(open64)
+
+#define OPENAT_WRAPPER(name)                                                                           \
+    EXPORT int name(int dirfd, const char *path, int flags, ...)                                   \
+    {                                                                                              \
+        va_list ap;                                                                                \
+        va_start(ap, flags);                                                                       \
+        mode_t mode = mode_arg(flags, ap);                                                         \
+        va_end(ap);                                                                                \
+        int fd = try_open(dirfd, path, flags);                                                     \
+        return fd != -2 ? fd : REAL(name)(dirfd, path, flags, mode);                               \
+    }
+OPENAT_WRAPPER(openat)
+OPENAT_WRAPPER(openat64)
+
+EXPORT int __open_2(const char *path, int flags)
+{
+    int fd = try_open(AT_FDCWD, path, flags);
+    return fd != -2 ? fd : REAL(__open_2)(path, flags);
+}
+
+EXPORT int __open64_2(const char *path, int flags)
+{
+    int fd = try_open(AT_FDCWD, path, flags);
+    return fd != -2 ? fd : REAL(__open64_2)(path, flags);
+}
+
+EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+    int fd = try_open(dirfd, path, flags);
+    return fd != -2 ? fd : REAL(__openat_2)(dirfd, path, flags);
+}
+
+EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+    int fd = try_open(dirfd, path, flags);
+    return fd != -2 ? fd : REAL(__openat64_2)(dirfd, path, flags);
+}
+
+EXPORT int creat(const char *path, mode_t mode)
+{
+    int fd = try_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC);
+    return fd != -2 ? fd : REAL(creat)(path, mode);
+}
+
+EXPORT int creat64(const char *path, mode_t mode)
+{
+    int fd = try_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC);
+    return fd != -2 ? fd : REAL(creat64)(path, mode);
+}
+
+/* --- reading -------------------------------------------------------------------------------- */
+
+/* Copies from the description's content at off; at offset 0 the content is computed again. */
+static ssize_t emu_pread(struct emu_file *f, void *buf, size_t n, int64_t off)
+{
+    struct seg *s = emu_seg();
+    int acc = f->flags & O_ACCMODE;
+    if (acc == O_WRONLY)
+        return shim_fail(EBADF);
+    if (s->entries[f->entry].kind == SEG_DIR)
+        return shim_fail(EISDIR);
+    if (off == 0 || !f->content) {
+        size_t len;
+        const char *t = seg_read(s, f->entry, seg_now_ns(), f->text, &len);
+        f->content = t;
+        f->len = len;
+    }
+    if (off < 0)
+        return shim_fail(EINVAL);
+    if ((size_t)off > f->len)
+        return shim_fail(EPERM); /* sysfs: a read past the end of what show() gave */
+    size_t k = f->len - (size_t)off < n ? f->len - (size_t)off : n;
+    memcpy(buf, f->content + off, k);
+    return (ssize_t)k;
+}
+
+static ssize_t emu_read(struct emu_file *f, void *buf, size_t n)
+{
+    int64_t off = atomic_load(&f->pos);
+    ssize_t k = emu_pread(f, buf, n, off);
+    if (k > 0)
+        atomic_fetch_add(&f->pos, k);
+    return k;
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_read(f, buf, n) : REAL(read)(fd, buf, n);
+}
+
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+    struct emu_file *f = fdt_get(fd);
+    if (f && n > buflen)
+        __builtin_trap(); /* what the fortified check does on overflow */
+    return f ? emu_read(f, buf, n) : REAL(__read_chk)(fd, buf, n, buflen);
+}
+
+EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_pread(f, buf, n, off) : REAL(pread)(fd, buf, n, off);
+}
+
+EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_pread(f, buf, n, off) : REAL(pread64)(fd, buf, n, off);
+}
+
+EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+{
+    struct emu_file *f = fdt_get(fd);
+    if (f && n > buflen)
+        __builtin_trap();
+    return f ? emu_pread(f, buf, n, off) : REAL(__pread_chk)(fd, buf, n, off, buflen);
+}
+
+EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
+{
+    struct emu_file *f = fdt_get(fd);
+    if (f && n > buflen)
+        __builtin_trap();
+    return f ? emu_pread(f, buf, n, off) : REAL(__pread64_chk)(fd, buf, n, off, buflen);
+}
+
+static ssize_t emu_readv(struct emu_file *f, const struct iovec *iov, int cnt, int64_t off, bool positional)
+{
+    ssize_t total = 0;
+    for (int i = 0; i < cnt; i++) {
+        ssize_t k = positional ? emu_pread(f, iov[i].iov_base, iov[i].iov_len, off + total)
+                               : emu_read(f, iov[i].iov_base, iov[i].iov_len);
+        if (k < 0)
+            return total ? total : k;
+        total += k;
+        if ((size_t)k < iov[i].iov_len)
+            break;
+    }
+    return total;
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_readv(f, iov, cnt, 0, false) : REAL(readv)(fd, iov, cnt);
+}
+
+EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_readv(f, iov, cnt, off, true) : REAL(preadv)(fd, iov, cnt, off);
+}
+
+EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_readv(f, iov, cnt, off, true) : REAL(preadv64)(fd, iov, cnt, off);
+}
+
+/* --- writing -------------------------------------------------------------------------------- */
+
+static ssize_t emu_write_fd(struct emu_file *f, const void *buf, size_t n)
+{
+    int acc = f->flags & O_ACCMODE;
+    if (acc == O_RDONLY)
+        return shim_fail(EBADF);
+    if (n == 0)
+        return 0; /* kernfs: a zero-length write never reaches the store */
+    size_t k = n > SEG_READ_MAX ? SEG_READ_MAX : n;
+    int err = emu_write(f->entry, buf, k);
+    if (err)
+        return shim_fail(err);
+    return (ssize_t)k;
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_write_fd(f, buf, n) : REAL(write)(fd, buf, n);
+}
+
+EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_write_fd(f, buf, n) : REAL(pwrite)(fd, buf, n, off);
+}
+
+EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_write_fd(f, buf, n) : REAL(pwrite64)(fd, buf, n, off);
+}
+
+/* A vector write is gathered into one store, as the kernel copies it into one page. */
+static ssize_t emu_writev(struct emu_file *f, const struct iovec *iov, int cnt)
+{
+    char page[SEG_READ_MAX];
+    size_t used = 0, total = 0;
+    for (int i = 0; i < cnt; i++) {
+        total += iov[i].iov_len;
+        size_t k = iov[i].iov_len < sizeof page - used ? iov[i].iov_len : sizeof page - used;
+        memcpy(page + used, iov[i].iov_base, k);
+        used += k;
+    }
+    ssize_t rc = emu_write_fd(f, page, used);
+    return rc < 0 ? rc : (ssize_t)(total < (size_t)rc ? total : (size_t)rc);
+}
+
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_writev(f, iov, cnt) : REAL(writev)(fd, iov, cnt);
+}
+
+EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_writev(f, iov, cnt) : REAL(pwritev)(fd, iov, cnt, off);
+}
+
+EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_writev(f, iov, cnt) : REAL(pwritev64)(fd, iov, cnt, off);
+}
+
+/* --- position, lifetime ---------------------------------------------------------------------- */
+
+static off64_t emu_lseek(struct emu_file *f, off64_t off, int whence)
+{
+    int64_t base;
+    switch (whence) {
+    case SEEK_SET: base = 0; break;
+    case SEEK_CUR: base = atomic_load(&f->pos); break;
+    case SEEK_END: base = emu_seg()->entries[f->entry].kind == SEG_DIR ? 0 : f->root == EMU_ROOT_PROC ? 0 : 4096; break;
+    default: return shim_fail(EINVAL);
+    }
+    if (base + off < 0)
+        return shim_fail(EINVAL);
+    atomic_store(&f->pos, base + off);
+    if (emu_seg()->entries[f->entry].kind == SEG_DIR && base + off == 0)
+        f->dir_next = 0, f->dir_host_done = false; /* rewinding a directory */
+    return base + off;
+}
+
+EXPORT off_t lseek(int fd, off_t off, int whence)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? (off_t)emu_lseek(f, off, whence) : REAL(lseek)(fd, off, whence);
+}
+
+EXPORT off64_t lseek64(int fd, off64_t off, int whence)
+{
+    struct emu_file *f = fdt_get(fd);
+    return f ? emu_lseek(f, off, whence) : REAL(lseek64)(fd, off, whence);
+}
+
+EXPORT int close(int fd)
+{
+    if (fd >= EMU_FD_BASE)
+        return fdt_close(fd);
+    if (fdt_get(fd)) { /* a low number aliasing an emulated file: free the placeholder too */
+        fdt_close(fd);
+    }
+    return REAL(close)(fd);
+}
+
+/* Holds a low number for an emulated alias, so the kernel hands it to nobody else. */
+static int hold_low_number(int newfd, int flags)
+{
+    int null = REAL(open)("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0)
+        return -1;
+    int rc = REAL(dup3)(null, newfd, flags);
+    REAL(close)(null);
+    return rc;
+}
+
+EXPORT int dup(int fd)
+{
+    return fdt_get(fd) ? fdt_dup(fd, EMU_FD_BASE, -1, false) : REAL(dup)(fd);
+}
+
+EXPORT int dup2(int fd, int newfd)
+{
+    if (!fdt_get(fd)) {
+        if (fdt_get(newfd))
+            fdt_close(newfd); /* a real file replaces an emulated alias */
+        return newfd >= EMU_FD_BASE ? shim_fail(EBADF) : REAL(dup2)(fd, newfd);
+    }
+    if (fd == newfd)
+        return newfd;
+    if (newfd < EMU_FD_BASE && hold_low_number(newfd, 0) < 0)
+        return -1;
+    return fdt_dup(fd, 0, newfd, false);
+}
+
+EXPORT int dup3(int fd, int newfd, int flags)
+{
+    if (!fdt_get(fd)) {
+        if (fdt_get(newfd))
+            fdt_close(newfd);
+        return newfd >= EMU_FD_BASE ? shim_fail(EBADF) : REAL(dup3)(fd, newfd, flags);
+    }
+    if (fd == newfd)
+        return shim_fail(EINVAL);
+    if (newfd < EMU_FD_BASE && hold_low_number(newfd, flags & O_CLOEXEC) < 0)
+        return -1;
+    return fdt_dup(fd, 0, newfd, flags & O_CLOEXEC);
+}
+
+static int emu_fcntl(int fd, struct emu_file *f, int cmd, long arg)
+{
+    switch (cmd) {
+    case F_DUPFD:
+    case F_DUPFD_CLOEXEC:
+        return fdt_dup(fd, arg > EMU_FD_BASE ? (int)arg : EMU_FD_BASE, -1, cmd == F_DUPFD_CLOEXEC);
+    case F_GETFD:
+        return 0;
+    case F_SETFD:
+        return 0;
+    case F_GETFL:
+        return f->flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY);
+    case F_SETFL:
+        f->flags = (f->flags & ~(O_APPEND | O_NONBLOCK)) | ((int)arg & (O_APPEND | O_NONBLOCK));
+        return 0;
+    default:
+        return shim_fail(EINVAL);
+    }
+}
+
+#define FCNTL_WRAPPER(name)                                                                            \
+    EXPORT int name(int fd, int cmd, ...)                                                          \
+    {                                                                                              \
+        va_list ap;                                                                                \
+        va_start(ap, cmd);                                                                         \
+        long arg = va_arg(ap, long);                                                               \
+        va_end(ap);                                                                                \
+        struct emu_file *f = fdt_get(fd);                                                          \
+        return f ? emu_fcntl(fd, f, cmd, arg) : REAL(name)(fd, cmd, arg);                          \
+    }
+FCNTL_WRAPPER(fcntl)
+FCNTL_WRAPPER(fcntl64)
+
+/* --- what sysfs refuses ---------------------------------------------------------------------- */
+
+EXPORT ssize_t copy_file_range(int in, off64_t *oin, int out, off64_t *oout, size_t n, unsigned flags)
+{
+    if (fdt_get(in) || fdt_get(out))
+        return shim_fail(EXDEV);
+    return REAL(copy_file_range)(in, oin, out, oout, n, flags);
+}
+
+EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
+{
+    if (fdt_get(in) || fdt_get(out))
+        return shim_fail(EINVAL);
+    return REAL(sendfile)(out, in, off, n);
+}
+
+EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
+{
+    if (fdt_get(in) || fdt_get(out))
+        return shim_fail(EINVAL);
+    return REAL(sendfile64)(out, in, off, n);
+}
+
+EXPORT ssize_t splice(int in, off64_t *oin, int out, off64_t *oout, size_t n, unsigned flags)
+{
+    if (fdt_get(in) || fdt_get(out))
+        return shim_fail(EINVAL);
+    return REAL(splice)(in, oin, out, oout, n, flags);
+}
+
+EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+    va_list ap;
+    va_start(ap, req);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    if (fdt_get(fd))
+        return shim_fail(ENOTTY);
+    return REAL(ioctl)(fd, req, arg);
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    if (!(flags & MAP_ANONYMOUS) && fdt_get(fd)) {
+        shim_fail(ENODEV);
+        return MAP_FAILED;
+    }
+    return REAL(mmap)(addr, len, prot, flags, fd, off);
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+    if (!(flags & MAP_ANONYMOUS) && fdt_get(fd)) {
+        shim_fail(ENODEV);
+        return MAP_FAILED;
+    }
+    return REAL(mmap64)(addr, len, prot, flags, fd, off);
+}

@@ -1,0 +1,577 @@
+/* wrap_stat: metadata of emulated paths and descriptors, synthesised from the segment with no
+ * system call: the stat family (all generations: stat/lstat/fstat/fstatat, their 64-bit
+ * twins, the old __xstat ABI, statx), statfs (sysfs and procfs magic), access, readlink,
+ * realpath, the working directory, and the namespace calls sysfs refuses (sysfs-abi.md §1.1,
+ * §1.5): mkdir, rmdir, unlink, rename, symlink answer EPERM, truncate is accepted. */
+#include "emu.h"
+#include "fdtable.h"
+#include "real.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define SYSFS_MAGIC 0x62656572
+#define PROC_SUPER_MAGIC 0x9fa0
+
+/* Where a (dirfd, path) pair lands: EMU_PASS, 0 with the entry, or an errno. */
+static int locate(int dirfd, const char *path, bool follow, uint32_t *entry, enum emu_root *root)
+{
+    if (!path)
+        return EMU_PASS;
+    struct emu_file *d = dirfd != AT_FDCWD ? fdt_get(dirfd) : NULL;
+    if (d) {
+        *root = d->root;
+        return emu_path_at(d->entry, d->root, path, follow, entry);
+    }
+    if (dirfd != AT_FDCWD && path[0] != '/')
+        return EMU_PASS;
+    return emu_path(path, follow, entry, root);
+}
+
+static void to_stat64(const struct stat *s, struct stat64 *d)
+{
+    memset(d, 0, sizeof *d);
+    d->st_dev = s->st_dev;
+    d->st_ino = s->st_ino;
+    d->st_mode = s->st_mode;
+    d->st_nlink = s->st_nlink;
+    d->st_uid = s->st_uid;
+    d->st_gid = s->st_gid;
+    d->st_size = s->st_size;
+    d->st_blksize = s->st_blksize;
+    d->st_blocks = s->st_blocks;
+}
+
+/* 0 with st filled, EMU_PASS, or -1 with errno. */
+static int stat_path(int dirfd, const char *path, bool follow, struct stat *st)
+{
+    uint32_t e;
+    enum emu_root root = EMU_ROOT_SYS;
+    int rc = locate(dirfd, path, follow, &e, &root);
+    if (rc == EMU_PASS)
+        return EMU_PASS;
+    if (rc)
+        return shim_fail(rc);
+    emu_stat(e, root, st);
+    return 0;
+}
+
+static int stat_fd(int fd, struct stat *st)
+{
+    struct emu_file *f = fdt_get(fd);
+    if (!f)
+        return EMU_PASS;
+    emu_stat(f->entry, f->root, st);
+    return 0;
+}
+
+EXPORT int stat(const char *path, struct stat *st)
+{
+    int rc = stat_path(AT_FDCWD, path, true, st);
+    return rc != EMU_PASS ? rc : REAL(stat)(path, st);
+}
+
+EXPORT int lstat(const char *path, struct stat *st)
+{
+    int rc = stat_path(AT_FDCWD, path, false, st);
+    return rc != EMU_PASS ? rc : REAL(lstat)(path, st);
+}
+
+EXPORT int stat64(const char *path, struct stat64 *st)
+{
+    struct stat s;
+    int rc = stat_path(AT_FDCWD, path, true, &s);
+    if (rc == EMU_PASS)
+        return REAL(stat64)(path, st);
+    if (!rc)
+        to_stat64(&s, st);
+    return rc;
+}
+
+EXPORT int lstat64(const char *path, struct stat64 *st)
+{
+    struct stat s;
+    int rc = stat_path(AT_FDCWD, path, false, &s);
+    if (rc == EMU_PASS)
+        return REAL(lstat64)(path, st);
+    if (!rc)
+        to_stat64(&s, st);
+    return rc;
+}
+
+EXPORT int fstat(int fd, struct stat *st)
+{
+    int rc = stat_fd(fd, st);
+    return rc != EMU_PASS ? rc : REAL(fstat)(fd, st);
+}
+
+EXPORT int fstat64(int fd, struct stat64 *st)
+{
+    struct stat s;
+    int rc = stat_fd(fd, &s);
+    if (rc == EMU_PASS)
+        return REAL(fstat64)(fd, st);
+    to_stat64(&s, st);
+    return 0;
+}
+
+/* fstatat with AT_EMPTY_PATH and an emulated fd stats the fd (coreutils does this). */
+static int statat(int dirfd, const char *path, struct stat *st, int flags)
+{
+    if ((flags & AT_EMPTY_PATH) && path && !*path)
+        return stat_fd(dirfd, st);
+    return stat_path(dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), st);
+}
+
+EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+    int rc = statat(dirfd, path, st, flags);
+    return rc != EMU_PASS ? rc : REAL(fstatat)(dirfd, path, st, flags);
+}
+
+EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
+{
+    struct stat s;
+    int rc = statat(dirfd, path, &s, flags);
+    if (rc == EMU_PASS)
+        return REAL(fstatat64)(dirfd, path, st, flags);
+    if (!rc)
+        to_stat64(&s, st);
+    return rc;
+}
+
+/* The pre-2.33 ABI: ver is _STAT_VER (1 on x86_64); struct stat is the same layout there. */
+EXPORT int __xstat(int ver, const char *path, struct stat *st)
+{
+    int rc = stat_path(AT_FDCWD, path, true, st);
+    return rc != EMU_PASS ? rc : REAL(__xstat)(ver, path, st);
+}
+
+EXPORT int __lxstat(int ver, const char *path, struct stat *st)
+{
+    int rc = stat_path(AT_FDCWD, path, false, st);
+    return rc != EMU_PASS ? rc : REAL(__lxstat)(ver, path, st);
+}
+
+EXPORT int __xstat64(int ver, const char *path, struct stat64 *st)
+{
+    struct stat s;
+    int rc = stat_path(AT_FDCWD, path, true, &s);
+    if (rc == EMU_PASS)
+        return REAL(__xstat64)(ver, path, st);
+    if (!rc)
+        to_stat64(&s, st);
+    return rc;
+}
+
+EXPORT int __lxstat64(int ver, const char *path, struct stat64 *st)
+{
+    struct stat s;
+    int rc = stat_path(AT_FDCWD, path, false, &s);
+    if (rc == EMU_PASS)
+        return REAL(__lxstat64)(ver, path, st);
+    if (!rc)
+        to_stat64(&s, st);
+    return rc;
+}
+
+EXPORT int __fxstat(int ver, int fd, struct stat *st)
+{
+    int rc = stat_fd(fd, st);
+    return rc != EMU_PASS ? rc : REAL(__fxstat)(ver, fd, st);
+}
+
+EXPORT int __fxstat64(int ver, int fd, struct stat64 *st)
+{
+    struct stat s;
+    if (stat_fd(fd, &s) == EMU_PASS)
+        return REAL(__fxstat64)(ver, fd, st);
+    to_stat64(&s, st);
+    return 0;
+}
+
+EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *st, int flags)
+{
+    int rc = statat(dirfd, path, st, flags);
+    return rc != EMU_PASS ? rc : REAL(__fxstatat)(ver, dirfd, path, st, flags);
+}
+
+EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st, int flags)
+{
+    struct stat s;
+    int rc = statat(dirfd, path, &s, flags);
+    if (rc == EMU_PASS)
+        return REAL(__fxstatat64)(ver, dirfd, path, st, flags);
+    if (!rc)
+        to_stat64(&s, st);
+    return rc;
+}
+
+EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *sx)
+{
+    struct stat s;
+    int rc = statat(dirfd, path, &s, flags);
+    if (rc == EMU_PASS)
+        return REAL(statx)(dirfd, path, flags, mask, sx);
+    if (rc)
+        return rc;
+    memset(sx, 0, sizeof *sx);
+    sx->stx_mask = STATX_BASIC_STATS;
+    sx->stx_blksize = (uint32_t)s.st_blksize;
+    sx->stx_nlink = (uint32_t)s.st_nlink;
+    sx->stx_mode = (uint16_t)s.st_mode;
+    sx->stx_ino = s.st_ino;
+    sx->stx_size = (uint64_t)s.st_size;
+    sx->stx_dev_major = major(s.st_dev);
+    sx->stx_dev_minor = minor(s.st_dev);
+    return 0;
+}
+
+/* --- statfs ---------------------------------------------------------------------------------- */
+
+static void fake_statfs(enum emu_root root, struct statfs *sf)
+{
+    memset(sf, 0, sizeof *sf);
+    sf->f_type = root == EMU_ROOT_PROC ? PROC_SUPER_MAGIC : SYSFS_MAGIC;
+    sf->f_bsize = 4096;
+    sf->f_namelen = 255;
+    sf->f_frsize = 4096;
+}
+
+static int statfs_path(const char *path, struct statfs *sf)
+{
+    uint32_t e;
+    enum emu_root root = EMU_ROOT_SYS;
+    int rc = emu_path(path, true, &e, &root);
+    if (rc == EMU_PASS)
+        return EMU_PASS;
+    if (rc)
+        return shim_fail(rc);
+    fake_statfs(root, sf);
+    return 0;
+}
+
+EXPORT int statfs(const char *path, struct statfs *sf)
+{
+    int rc = statfs_path(path, sf);
+    return rc != EMU_PASS ? rc : REAL(statfs)(path, sf);
+}
+
+EXPORT int statfs64(const char *path, struct statfs64 *sf)
+{
+    struct statfs s;
+    int rc = statfs_path(path, &s);
+    if (rc == EMU_PASS)
+        return REAL(statfs64)(path, sf);
+    if (!rc) {
+        memset(sf, 0, sizeof *sf);
+        sf->f_type = s.f_type;
+        sf->f_bsize = s.f_bsize;
+        sf->f_namelen = s.f_namelen;
+        sf->f_frsize = s.f_frsize;
+    }
+    return rc;
+}
+
+EXPORT int fstatfs(int fd, struct statfs *sf)
+{
+    struct emu_file *f = fdt_get(fd);
+    if (!f)
+        return REAL(fstatfs)(fd, sf);
+    fake_statfs(f->root, sf);
+    return 0;
+}
+
+EXPORT int fstatfs64(int fd, struct statfs64 *sf)
+{
+    struct emu_file *f = fdt_get(fd);
+    if (!f)
+        return REAL(fstatfs64)(fd, sf);
+    struct statfs s;
+    fake_statfs(f->root, &s);
+    memset(sf, 0, sizeof *sf);
+    sf->f_type = s.f_type;
+    sf->f_bsize = s.f_bsize;
+    sf->f_namelen = s.f_namelen;
+    sf->f_frsize = s.f_frsize;
+    return 0;
+}
+
+/* --- access ---------------------------------------------------------------------------------- */
+
+/* access(2) is the kernel's permission check, not kernfs's open check: for root (CAP_DAC_
+ * OVERRIDE) reading and writing are allowed whatever the bits (open for writing a 0444
+ * attribute still fails, in open), X_OK needs an execute bit on a file. Other users are
+ * "others" of the root-owned files. */
+static int access_entry(uint32_t e, int mode)
+{
+    const struct seg_entry *en = &emu_seg()->entries[e];
+    unsigned bits = en->mode;
+    if (geteuid() == 0)
+        return (mode & X_OK) && en->kind == SEG_FILE && !(bits & 0111) ? shim_fail(EACCES) : 0;
+    if (((mode & R_OK) && !(bits & 0004)) || ((mode & W_OK) && !(bits & 0002)) || ((mode & X_OK) && !(bits & 0001)))
+        return shim_fail(EACCES);
+    return 0;
+}
+
+static int access_at(int dirfd, const char *path, int mode, int flags)
+{
+    uint32_t e;
+    enum emu_root root = EMU_ROOT_SYS;
+    int rc = locate(dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), &e, &root);
+    if (rc == EMU_PASS)
+        return EMU_PASS;
+    if (rc)
+        return shim_fail(rc);
+    return mode == F_OK ? 0 : access_entry(e, mode);
+}
+
+EXPORT int access(const char *path, int mode)
+{
+    int rc = access_at(AT_FDCWD, path, mode, 0);
+    return rc != EMU_PASS ? rc : REAL(access)(path, mode);
+}
+
+EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
+{
+    int rc = access_at(dirfd, path, mode, flags);
+    return rc != EMU_PASS ? rc : REAL(faccessat)(dirfd, path, mode, flags);
+}
+
+EXPORT int euidaccess(const char *path, int mode)
+{
+    int rc = access_at(AT_FDCWD, path, mode, 0);
+    return rc != EMU_PASS ? rc : REAL(euidaccess)(path, mode);
+}
+
+EXPORT int eaccess(const char *path, int mode)
+{
+    int rc = access_at(AT_FDCWD, path, mode, 0);
+    return rc != EMU_PASS ? rc : REAL(eaccess)(path, mode);
+}
+
+/* --- links and canonical paths --------------------------------------------------------------- */
+
+static ssize_t readlink_at(int dirfd, const char *path, char *buf, size_t len)
+{
+    uint32_t e;
+    enum emu_root root = EMU_ROOT_SYS;
+    int rc = locate(dirfd, path, false, &e, &root);
+    if (rc == EMU_PASS)
+        return EMU_PASS;
+    if (rc)
+        return shim_fail(rc);
+    const struct seg_entry *en = &emu_seg()->entries[e];
+    if (en->kind != SEG_LINK)
+        return shim_fail(EINVAL);
+    size_t n = en->text_len < len ? en->text_len : len;
+    memcpy(buf, emu_seg()->strings + en->text_off, n);
+    return (ssize_t)n;
+}
+
+EXPORT ssize_t readlink(const char *path, char *buf, size_t len)
+{
+    ssize_t rc = readlink_at(AT_FDCWD, path, buf, len);
+    return rc != EMU_PASS ? rc : REAL(readlink)(path, buf, len);
+}
+
+EXPORT ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t len)
+{
+    ssize_t rc = readlink_at(dirfd, path, buf, len);
+    return rc != EMU_PASS ? rc : REAL(readlinkat)(dirfd, path, buf, len);
+}
+
+EXPORT ssize_t __readlink_chk(const char *path, char *buf, size_t len, size_t buflen)
+{
+    if (len > buflen)
+        __builtin_trap();
+    ssize_t rc = readlink_at(AT_FDCWD, path, buf, len);
+    return rc != EMU_PASS ? rc : REAL(__readlink_chk)(path, buf, len, buflen);
+}
+
+EXPORT ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t len, size_t buflen)
+{
+    if (len > buflen)
+        __builtin_trap();
+    ssize_t rc = readlink_at(dirfd, path, buf, len);
+    return rc != EMU_PASS ? rc : REAL(__readlinkat_chk)(dirfd, path, buf, len, buflen);
+}
+
+/* realpath of an emulated path: its entry's path with the agent's prefix, links resolved. */
+static char *emu_realpath(const char *path, char *resolved, bool *handled)
+{
+    uint32_t e;
+    enum emu_root root = EMU_ROOT_SYS;
+    int rc = emu_path(path, true, &e, &root);
+    *handled = rc != EMU_PASS;
+    if (!*handled)
+        return NULL;
+    if (rc) {
+        shim_fail(rc);
+        return NULL;
+    }
+    char buf[PATH_MAX];
+    if (emu_agent_path(e, root, buf, sizeof buf) < 0) {
+        shim_fail(ENAMETOOLONG);
+        return NULL;
+    }
+    char *out = resolved ? resolved : malloc(strlen(buf) + 1);
+    if (!out) {
+        shim_fail(ENOMEM);
+        return NULL;
+    }
+    strcpy(out, buf);
+    return out;
+}
+
+EXPORT char *realpath(const char *path, char *resolved)
+{
+    bool handled;
+    char *r = emu_realpath(path, resolved, &handled);
+    return handled ? r : REAL(realpath)(path, resolved);
+}
+
+EXPORT char *__realpath_chk(const char *path, char *resolved, size_t buflen)
+{
+    bool handled;
+    if (resolved && buflen < PATH_MAX)
+        __builtin_trap();
+    char *r = emu_realpath(path, resolved, &handled);
+    return handled ? r : REAL(__realpath_chk)(path, resolved, buflen);
+}
+
+EXPORT char *canonicalize_file_name(const char *path)
+{
+    bool handled;
+    char *r = emu_realpath(path, NULL, &handled);
+    return handled ? r : REAL(canonicalize_file_name)(path);
+}
+
+/* --- working directory ----------------------------------------------------------------------- */
+
+EXPORT int chdir(const char *path)
+{
+    uint32_t e;
+    enum emu_root root = EMU_ROOT_SYS;
+    int rc = emu_path(path, true, &e, &root);
+    if (rc == EMU_PASS) {
+        rc = REAL(chdir)(path);
+        char buf[PATH_MAX];
+        if (!rc && getcwd(buf, sizeof buf))
+            emu_set_cwd(buf);
+        return rc;
+    }
+    if (rc)
+        return shim_fail(rc);
+    if (emu_seg()->entries[e].kind != SEG_DIR)
+        return shim_fail(ENOTDIR);
+    char buf[PATH_MAX];
+    if (emu_agent_path(e, root, buf, sizeof buf) < 0)
+        return shim_fail(ENAMETOOLONG);
+    /* The kernel's cwd stays where it was (the emulated directory may not exist on the host);
+     * relative names are resolved against the emulated one. */
+    emu_set_cwd(buf);
+    return 0;
+}
+
+EXPORT int fchdir(int fd)
+{
+    struct emu_file *f = fdt_get(fd);
+    if (!f) {
+        int rc = REAL(fchdir)(fd);
+        char buf[PATH_MAX];
+        if (!rc && getcwd(buf, sizeof buf))
+            emu_set_cwd(buf);
+        return rc;
+    }
+    if (emu_seg()->entries[f->entry].kind != SEG_DIR)
+        return shim_fail(ENOTDIR);
+    char buf[PATH_MAX];
+    if (emu_agent_path(f->entry, f->root, buf, sizeof buf) < 0)
+        return shim_fail(ENAMETOOLONG);
+    emu_set_cwd(buf);
+    return 0;
+}
+
+/* --- the namespace --------------------------------------------------------------------------- */
+
+/* EPERM when path is (or would be created in) the node's tree, EMU_PASS otherwise. */
+static int refuse(int dirfd, const char *path)
+{
+    uint32_t e;
+    enum emu_root root = EMU_ROOT_SYS;
+    int rc = locate(dirfd, path, false, &e, &root);
+    if (rc == EMU_PASS)
+        return EMU_PASS;
+    return shim_fail(rc == ENOENT || rc == 0 ? EPERM : rc);
+}
+
+EXPORT int mkdir(const char *path, mode_t mode)
+{
+    int rc = refuse(AT_FDCWD, path);
+    return rc != EMU_PASS ? rc : REAL(mkdir)(path, mode);
+}
+
+EXPORT int mkdirat(int dirfd, const char *path, mode_t mode)
+{
+    int rc = refuse(dirfd, path);
+    return rc != EMU_PASS ? rc : REAL(mkdirat)(dirfd, path, mode);
+}
+
+EXPORT int rmdir(const char *path)
+{
+    int rc = refuse(AT_FDCWD, path);
+    return rc != EMU_PASS ? rc : REAL(rmdir)(path);
+}
+
+EXPORT int unlink(const char *path)
+{
+    int rc = refuse(AT_FDCWD, path);
+    return rc != EMU_PASS ? rc : REAL(unlink)(path);
+}
+
+EXPORT int unlinkat(int dirfd, const char *path, int flags)
+{
+    int rc = refuse(dirfd, path);
+    return rc != EMU_PASS ? rc : REAL(unlinkat)(dirfd, path, flags);
+}
+
+EXPORT int rename(const char *from, const char *to)
+{
+    int rc = refuse(AT_FDCWD, from);
+    if (rc == EMU_PASS)
+        rc = refuse(AT_FDCWD, to);
+    return rc != EMU_PASS ? rc : REAL(rename)(from, to);
+}
+
+EXPORT int renameat(int fd1, const char *from, int fd2, const char *to)
+{
+    int rc = refuse(fd1, from);
+    if (rc == EMU_PASS)
+        rc = refuse(fd2, to);
+    return rc != EMU_PASS ? rc : REAL(renameat)(fd1, from, fd2, to);
+}
+
+EXPORT int symlink(const char *target, const char *path)
+{
+    int rc = refuse(AT_FDCWD, path);
+    return rc != EMU_PASS ? rc : REAL(symlink)(target, path);
+}
+
+EXPORT int truncate(const char *path, off_t len)
+{
+    uint32_t e;
+    enum emu_root root = EMU_ROOT_SYS;
+    int rc = emu_path(path, true, &e, &root);
+    if (rc == EMU_PASS)
+        return REAL(truncate)(path, len);
+    return rc ? shim_fail(rc) : 0; /* sysfs takes a truncate and keeps its page */
+}
