@@ -31,5 +31,6 @@ int cmd_clusterspec(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_node(const char *what, int argc, char **argv);
+int cmd_exec(int argc, char **argv);
 
 #endif

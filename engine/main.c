@@ -14,6 +14,7 @@ static void usage(FILE *out)
           "  clusterspec validate|render-nodes|list   check a cluster spec, render its Kubernetes Nodes, list its nodes\n"
           "  serve                                    run the engine: every node of a cluster spec, HTTP API\n"
           "  profiles list|show NAME                  the hardware profiles and their facts with sources\n"
+          "  exec --node NAME -- CMD [ARGS...]        run an unmodified agent against an emulated node\n"
           "  files|cat|write --node NAME ...          list, read and write a running node's files\n"
           "\n"
           "Run 'hwemu <command> --help' for a command's options.\n"
@@ -38,6 +39,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "clusterspec"))
         return cmd_clusterspec(argc - 1, argv + 1);
+    if (!strcmp(cmd, "exec"))
+        return cmd_exec(argc - 1, argv + 1);
     if (!strcmp(cmd, "files") || !strcmp(cmd, "cat") || !strcmp(cmd, "write"))
         return cmd_node(cmd, argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
