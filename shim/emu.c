@@ -232,3 +232,21 @@ int emu_write(uint32_t entry, const char *buf, size_t len)
     seg_event_push(s, entry, err, buf, n, now, getpid());
     return err;
 }
+
+int emu_ncpus(void)
+{
+    static _Atomic int cached = -1;
+    int n = atomic_load(&cached);
+    if (n >= 0)
+        return n;
+    struct seg *s = emu_seg();
+    n = 0;
+    for (uint32_t i = 0; s && i < s->h->n_entries; i++) {
+        const char *p = seg_path(s, i);
+        if (s->entries[i].kind == SEG_DIR && !strncmp(p, "sys/devices/system/cpu/cpu", 26) && p[26] >= '0' &&
+            p[26] <= '9' && !strchr(p + 26, '/'))
+            n++;
+    }
+    atomic_store(&cached, n);
+    return n;
+}

@@ -48,6 +48,9 @@ int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len);
 /* The working directory changed (chdir/fchdir succeeded): track it for relative paths. */
 void emu_set_cwd(const char *abs);
 
+/* The node's logical CPUs (the cpuN directories it renders); 0 when none is known. */
+int emu_ncpus(void);
+
 /* The events and stores of one write call (seg_attr rules; R and S files with a write bit
  * take the write and change nothing, as the seed describes). Returns 0 or the errno. */
 int emu_write(uint32_t entry, const char *buf, size_t len);

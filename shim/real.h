@@ -121,6 +121,10 @@ struct statx;
     X(int, glob, (const char *, int, int (*)(const char *, int), glob_t *))                        \
     X(int, glob64, (const char *, int, int (*)(const char *, int), glob64_t *))                    \
     X(ssize_t, getdents64, (int, void *, size_t))                                                  \
+    /* what the process learns about the machine */                                               \
+    X(long, sysconf, (int))                                                                        \
+    X(int, get_nprocs, (void))                                                                     \
+    X(int, get_nprocs_conf, (void))                                                                \
     /* stdio */                                                                                    \
     X(FILE *, fopen, (const char *, const char *))                                                 \
     X(FILE *, fopen64, (const char *, const char *))                                               \
