@@ -121,7 +121,79 @@ static int resolve_in(struct seg *s, const char *rel, size_t len, bool follow, b
     return rc;
 }
 
+/* A per-process cache of resolved absolute paths: agents read the same few files again and
+ * again, and a walk through the tree costs a binary search per component. Each slot is
+ * guarded by its own sequence (odd while written), so readers on any thread, or in a signal
+ * handler, never block and never take a torn slot. */
+#define CACHE_SLOTS 512
+#define CACHE_PATH 200
+struct cache_slot {
+    _Atomic uint32_t seq;
+    uint32_t entry;
+    uint8_t root, follow;
+    uint16_t len;
+    char path[CACHE_PATH];
+};
+static struct cache_slot cache[CACHE_SLOTS];
+
+static uint32_t path_hash(const char *p, size_t n, bool follow)
+{
+    uint32_t h = 2166136261u ^ (follow ? 1u : 0u);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 16777619u;
+    return h;
+}
+
+static bool cache_get(const char *p, size_t n, bool follow, uint32_t *entry, enum emu_root *root)
+{
+    struct cache_slot *c = &cache[path_hash(p, n, follow) % CACHE_SLOTS];
+    uint32_t s1 = atomic_load_explicit(&c->seq, memory_order_acquire);
+    if ((s1 & 1) || c->len != n || c->follow != follow || memcmp(c->path, p, n))
+        return false;
+    uint32_t e = c->entry;
+    enum emu_root r = (enum emu_root)c->root;
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&c->seq, memory_order_relaxed) != s1)
+        return false;
+    *entry = e;
+    *root = r;
+    return true;
+}
+
+static void cache_put(const char *p, size_t n, bool follow, uint32_t entry, enum emu_root root)
+{
+    if (n > CACHE_PATH)
+        return;
+    struct cache_slot *c = &cache[path_hash(p, n, follow) % CACHE_SLOTS];
+    uint32_t s1 = atomic_load_explicit(&c->seq, memory_order_relaxed);
+    if ((s1 & 1) || !atomic_compare_exchange_strong(&c->seq, &s1, s1 + 1))
+        return; /* another writer has it: skip, it is only a cache */
+    memcpy(c->path, p, n);
+    c->len = (uint16_t)n;
+    c->follow = follow;
+    c->entry = entry;
+    c->root = (uint8_t)root;
+    atomic_store_explicit(&c->seq, s1 + 2, memory_order_release);
+}
+
+static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enum emu_root *root);
+
 int emu_path(const char *path, bool follow, uint32_t *entry, enum emu_root *root)
+{
+    if (!path)
+        return EMU_PASS;
+    if (path[0] == '/' && !(path[1] == 's' || path[1] == 'h' || path[1] == 'p'))
+        return EMU_PASS;
+    size_t n = strlen(path);
+    if (path[0] == '/' && cache_get(path, n, follow, entry, root))
+        return 0;
+    int rc = emu_path_uncached(path, follow, entry, root);
+    if (rc == 0 && path[0] == '/')
+        cache_put(path, n, follow, *entry, *root);
+    return rc;
+}
+
+static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enum emu_root *root)
 {
     if (!path)
         return EMU_PASS;
