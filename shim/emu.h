@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#define EMU_PASS (-1) /* not the node's: hand the call to libc */
+#define EMU_PASS (-4096) /* not the node's: hand the call to libc (never -1, a wrapper's failure) */
 
 enum emu_root { EMU_ROOT_SYS = 1, EMU_ROOT_HOST_SYS, EMU_ROOT_PROC };
 

@@ -1,0 +1,146 @@
+/* shim_probe: one C program that calls the libc entry points agents use on emulated files and
+ * prints what it gets, one line per check, so that tests/cli/test_shim.sh can compare the
+ * answers with the kernel's (sysfs-abi.md §1). Built several ways (plain, fortified, 64-bit
+ * offsets) so every generation of symbols is exercised. Also: threads reading while others
+ * open and close, and a fork child reading an inherited emulated descriptor. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define Z "/sys/class/powercap/intel-rapl:0/"
+
+static void say(const char *what, long v, int err)
+{
+    printf("%s %ld %s\n", what, v, v < 0 ? strerror(err) : "ok");
+}
+/* The call first, then its errno (a function's arguments are evaluated in no fixed order). */
+#define SAY(what, expr)                                                                                \
+    do {                                                                                           \
+        errno = 0;                                                                                 \
+        long v_ = (long)(expr);                                                                    \
+        say(what, v_, errno);                                                                      \
+    } while (0)
+
+static void *reader(void *arg)
+{
+    long *bad = arg;
+    char buf[64];
+    unsigned long long last = 0;
+    for (int i = 0; i < 20000; i++) {
+        int fd = open(Z "energy_uj", O_RDONLY);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (n <= 0) {
+            (*bad)++;
+        } else {
+            buf[n] = 0;
+            unsigned long long v = strtoull(buf, NULL, 10);
+            if (v < last)
+                (*bad)++;
+            last = v;
+        }
+        close(fd);
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    char buf[4200];
+    struct stat st;
+    int fd = open(Z "energy_uj", O_RDONLY);
+    SAY("open", fd);
+    ssize_t a = pread(fd, buf, sizeof buf, 0);
+    usleep(20000);
+    ssize_t b = pread(fd, buf + 100, sizeof buf - 100, 0);
+    buf[a > 0 ? a : 0] = 0;
+    buf[100 + (b > 0 ? b : 0)] = 0;
+    printf("pread-moves %d\n", strtoull(buf + 100, NULL, 10) > strtoull(buf, NULL, 10));
+    SAY("read-at-end", read(fd, buf, 10));          /* offset 0 of a fresh fd: the content */
+    SAY("read-eof", read(fd, buf, 10));             /* then EOF */
+    SAY("pread-past-end", pread(fd, buf, 10, 100)); /* EPERM, the kernel's quirk */
+    SAY("lseek-end", lseek(fd, 0, SEEK_END));
+    fstat(fd, &st);
+    printf("fstat size %ld mode %o\n", (long)st.st_size, st.st_mode & 07777);
+    SAY("write-ro-fd", write(fd, "1", 1));
+    int d = dup(fd);
+    SAY("dup-read", pread(d, buf, 20, 0) > 0);
+    close(d);
+    pid_t child = fork();
+    if (child == 0)
+        _exit(pread(fd, buf, 20, 0) > 0 ? 0 : 1);
+    int status;
+    waitpid(child, &status, 0);
+    printf("fork-child-read %d\n", WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    SAY("close", close(fd));
+    SAY("close-again", close(fd));
+
+    SAY("open-ro-for-write", open(Z "name", O_WRONLY));
+    SAY("open-new-name", open(Z "nope", O_WRONLY | O_CREAT, 0644));
+    SAY("open-excl", open(Z "name", O_RDONLY | O_CREAT | O_EXCL, 0644));
+    SAY("open-dir-for-write", open(Z, O_WRONLY));
+    SAY("open-missing", open(Z "missing", O_RDONLY));
+    fd = open(Z "constraint_0_power_limit_uw", O_WRONLY | O_TRUNC);
+    SAY("write-bad", write(fd, "12ab", 4));
+    SAY("write-empty", write(fd, "", 0));
+    SAY("pwrite-nul-padded", pwrite(fd, "100062499\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 24, 0));
+    struct iovec iov[2] = {{"1000", 4}, {"00000\n", 6}};
+    SAY("writev", writev(fd, iov, 2));
+    close(fd);
+    fd = open(Z "constraint_0_power_limit_uw", O_RDONLY);
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = 0;
+    printf("readback %s", buf);
+    close(fd);
+    fd = open(Z "intel-rapl:0:0/constraint_0_power_limit_uw", O_RDWR);
+    SAY("write-disabled", write(fd, "5000000", 7));
+    close(fd);
+
+    SAY("stat-link", lstat("/sys/class/powercap/intel-rapl:0", &st));
+    printf("lstat mode %o\n", st.st_mode & S_IFMT);
+    char link[256];
+    n = readlink("/sys/class/powercap/intel-rapl:0", link, sizeof link - 1);
+    link[n > 0 ? n : 0] = 0;
+    printf("readlink %s\n", link);
+    char *rp = realpath("/sys/class/powercap/intel-rapl:0/../intel-rapl:1/./name", NULL);
+    printf("realpath %s\n", rp ? rp : strerror(errno));
+    free(rp);
+    struct statfs sf;
+    statfs("/sys/class/powercap", &sf);
+    printf("statfs 0x%lx\n", (unsigned long)sf.f_type);
+    SAY("access-w-ro", access(Z "energy_uj", W_OK));
+    SAY("access-missing", access(Z "missing", F_OK));
+    SAY("unlink", unlink(Z "name"));
+    SAY("mkdir", mkdir("/sys/class/powercap/x", 0755));
+    int dirfd = open("/sys/devices/virtual/powercap/intel-rapl", O_RDONLY | O_DIRECTORY);
+    fd = openat(dirfd, "intel-rapl:1/name", O_RDONLY);
+    n = read(fd, buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = 0;
+    printf("openat %s", buf);
+    close(fd);
+    close(dirfd);
+    SAY("host-passthrough", access("/proc/self/status", R_OK));
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    int blocks = 0;
+    while (f && fgets(buf, sizeof buf, f))
+        blocks += !strncmp(buf, "processor", 9);
+    if (f)
+        fclose(f);
+    printf("cpuinfo-blocks %d\n", blocks);
+
+    long bad = 0;
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, reader, &bad);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    printf("threads-bad %ld\n", bad);
+    return 0;
+}
