@@ -63,8 +63,11 @@ int main(void)
     buf[a > 0 ? a : 0] = 0;
     buf[100 + (b > 0 ? b : 0)] = 0;
     printf("pread-moves %d\n", strtoull(buf + 100, NULL, 10) > strtoull(buf, NULL, 10));
-    SAY("read-at-end", read(fd, buf, 10));          /* offset 0 of a fresh fd: the content */
-    SAY("read-eof", read(fd, buf, 10));             /* then EOF */
+    int nfd = open(Z "name", O_RDONLY);
+    SAY("read-part", read(nfd, buf, 6)); /* "packag": the show at offset 0 */
+    SAY("read-rest", read(nfd, buf, 10)); /* "e-0\n": the rest of the same show */
+    SAY("read-eof", read(nfd, buf, 10));  /* then EOF */
+    close(nfd);
     SAY("pread-past-end", pread(fd, buf, 10, 100)); /* EPERM, the kernel's quirk */
     SAY("lseek-end", lseek(fd, 0, SEEK_END));
     fstat(fd, &st);

@@ -1,0 +1,239 @@
+/* wrap_stdio: FILE streams on emulated files.
+ *
+ * glibc's fopen opens, reads and writes through internal calls that no wrapper sees, so a
+ * FILE on an emulated path must be built here: a fopencookie stream whose cookie holds the
+ * emulated descriptor, with callbacks that go through the shim's exported read, write, lseek
+ * and close, and so behave exactly as those calls do on the descriptor:
+ *   read     a read at offset 0 computes the content again (rewind, fseek 0 re-read a value)
+ *   write    one store per write call; the stream has a 4096-byte buffer, the kernel's page,
+ *            so fprintf + fclose is one store, and a refused store makes fflush/fclose return
+ *            EOF with the kernel's errno (libsensors takes its error from fclose)
+ *   seek     lseek on the descriptor
+ *   close    close of the descriptor
+ * The stream's fileno() is the emulated descriptor, so fstat(fileno(f)) answers as sysfs.
+ *
+ * Opening goes through the shim's exported open with the flags fopen would use ("w" is
+ * O_WRONLY|O_CREAT|O_TRUNC, "a" O_WRONLY|O_CREAT|O_APPEND, "+" O_RDWR, "x" O_EXCL, "e"
+ * O_CLOEXEC), so every error is the one open(2) gives (EACCES, EISDIR, ENOENT, ...).
+ *
+ * freopen cannot turn a stream into another kind of stream in place: when the new path or
+ * the old stream is emulated, the old stream is closed and a new FILE is returned, a
+ * different pointer (stdin/stdout/stderr are pointed at it when they were the old stream).
+ * Paths that are not the node's pass to libc untouched. What it must never do: call libc's
+ * stdio on an emulated descriptor, or touch errno on a call that passes through. */
+#include "emu.h"
+#include "fdtable.h"
+#include "real.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct cookie {
+    int fd;                     /* the emulated descriptor the stream owns */
+    char buf[SEG_READ_MAX];     /* the stream's buffer: one page, one store */
+};
+
+/* The callbacks call the shim's exported read/write/lseek64/close, which handle emulated
+ * descriptors (and are the kernel's for anything else). */
+static ssize_t cookie_read(void *c, char *buf, size_t n)
+{
+    return read(((struct cookie *)c)->fd, buf, n);
+}
+
+/* A buffer larger than a page reaches the kernel as successive writes, one store each, as
+ * glibc's own file streams do; a short count would mark the stream in error. */
+static ssize_t cookie_write(void *c, const char *buf, size_t n)
+{
+    struct cookie *k = c;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(k->fd, buf + done, n - done);
+        if (w < 0)
+            return done ? (ssize_t)done : -1;
+        if (w == 0)
+            break;
+        done += (size_t)w;
+    }
+    return (ssize_t)done;
+}
+
+static int cookie_seek(void *c, off64_t *pos, int whence)
+{
+    off64_t r = lseek64(((struct cookie *)c)->fd, *pos, whence);
+    if (r < 0)
+        return -1;
+    *pos = r;
+    return 0;
+}
+
+static int cookie_close(void *c)
+{
+    struct cookie *k = c;
+    int rc = close(k->fd);
+    int saved = errno; /* fclose reports a refused store's errno: keep it */
+    free(k);
+    errno = saved;
+    return rc;
+}
+
+/* A cookie stream owning emulated descriptor fd; NULL with errno (fd left open). */
+static FILE *cookie_stream(int fd, const char *mode)
+{
+    struct cookie *k = malloc(sizeof *k);
+    if (!k) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    k->fd = fd;
+    cookie_io_functions_t io = {
+        .read = cookie_read, .write = cookie_write, .seek = cookie_seek, .close = cookie_close};
+    FILE *fp = fopencookie(k, mode, io);
+    if (!fp) {
+        int saved = errno;
+        free(k);
+        errno = saved;
+        return NULL;
+    }
+    setvbuf(fp, k->buf, _IOFBF, sizeof k->buf);
+    /* fileno() gives the descriptor; glibc's cookie operations never use the number. */
+    fp->_fileno = fd;
+    return fp;
+}
+
+/* open(2) flags of an fopen mode: 0, or EINVAL. Parsing stops at ",ccs=", as glibc's does. */
+static int mode_flags(const char *mode, int *flags)
+{
+    int acc, extra;
+    switch (mode[0]) {
+    case 'r': acc = O_RDONLY, extra = 0; break;
+    case 'w': acc = O_WRONLY, extra = O_CREAT | O_TRUNC; break;
+    case 'a': acc = O_WRONLY, extra = O_CREAT | O_APPEND; break;
+    default: return EINVAL;
+    }
+    for (const char *p = mode + 1; *p && *p != ','; p++) {
+        if (*p == '+')
+            acc = O_RDWR;
+        else if (*p == 'x')
+            extra |= O_EXCL;
+        else if (*p == 'e')
+            extra |= O_CLOEXEC;
+    }
+    *flags = acc | extra;
+    return 0;
+}
+
+static FILE *emulated_fopen(const char *path, const char *mode)
+{
+    int flags;
+    if (mode_flags(mode, &flags)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    /* the shim's open: the node's answer for the path, with open(2)'s errors */
+    int fd = open(path, flags, 0666);
+    if (fd < 0)
+        return NULL;
+    FILE *fp = fdt_get(fd) ? cookie_stream(fd, mode) : REAL(fdopen)(fd, mode);
+    if (!fp) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+    }
+    return fp;
+}
+
+static bool is_emulated(const char *path)
+{
+    uint32_t entry;
+    enum emu_root root;
+    return emu_path(path, true, &entry, &root) != EMU_PASS;
+}
+
+EXPORT FILE *fopen(const char *path, const char *mode)
+{
+    return is_emulated(path) ? emulated_fopen(path, mode) : REAL(fopen)(path, mode);
+}
+
+EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+    return is_emulated(path) ? emulated_fopen(path, mode) : REAL(fopen64)(path, mode);
+}
+
+/* A stream is ours when its descriptor is emulated: libc never gets an emulated number,
+ * since fdopen on one comes here. */
+static struct emu_file *stream_file(FILE *fp)
+{
+    return fp && fp->_fileno >= 0 ? fdt_get(fp->_fileno) : NULL;
+}
+
+/* freopen by closing and opening: the stream returned is a new one (see the top). */
+static FILE *reopen(const char *path, const char *mode, FILE *old, bool emulated,
+                    FILE *(*next_fopen)(const char *, const char *))
+{
+    FILE **std = old == stdin ? &stdin : old == stdout ? &stdout : old == stderr ? &stderr : NULL;
+    int saved = errno;
+    fclose(old); /* freopen ignores the old stream's close errors */
+    errno = saved;
+    FILE *fp = emulated ? emulated_fopen(path, mode) : next_fopen(path, mode);
+    if (fp && std)
+        *std = fp;
+    return fp;
+}
+
+static FILE *do_freopen(const char *path, const char *mode, FILE *stream,
+                        FILE *(*next_freopen)(const char *, const char *, FILE *),
+                        FILE *(*next_fopen)(const char *, const char *))
+{
+    struct emu_file *f = stream_file(stream);
+    if (path) {
+        bool emulated = is_emulated(path);
+        if (!emulated && !f)
+            return next_freopen(path, mode, stream);
+        return reopen(path, mode, stream, emulated, next_fopen);
+    }
+    if (!f)
+        return next_freopen(path, mode, stream);
+    /* freopen(NULL, mode): the same emulated file with another mode */
+    char again[PATH_MAX];
+    if (emu_agent_path(f->entry, f->root, again, sizeof again) < 0) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    return reopen(again, mode, stream, true, next_fopen);
+}
+
+EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
+{
+    return do_freopen(path, mode, stream, REAL(freopen), REAL(fopen));
+}
+
+EXPORT FILE *freopen64(const char *path, const char *mode, FILE *stream)
+{
+    return do_freopen(path, mode, stream, REAL(freopen64), REAL(fopen64));
+}
+
+/* fdopen on an emulated descriptor: the stream owns the descriptor itself, so fclose closes
+ * it, as POSIX has fdopen+fclose do (a dup would outlive the stream and leak). */
+EXPORT FILE *fdopen(int fd, const char *mode)
+{
+    struct emu_file *f = fdt_get(fd);
+    if (!f)
+        return REAL(fdopen)(fd, mode);
+    int flags;
+    if (mode_flags(mode, &flags)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    int have = f->flags & O_ACCMODE, want = flags & O_ACCMODE;
+    if ((want != O_WRONLY && have == O_WRONLY) || (want != O_RDONLY && have == O_RDONLY)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return cookie_stream(fd, mode);
+}
