@@ -130,5 +130,7 @@ int cmd_exec(int argc, char **argv)
     execvp(argv[optind], argv + optind);
     int e = errno;
     fprintf(stderr, "hwemu exec: %s: %s\n", argv[optind], strerror(e));
+    free(preload);
+    free(newpath);
     return e == ENOENT ? 127 : 126;
 }

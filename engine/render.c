@@ -147,4 +147,10 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
         "sys/class/hwmon"};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
         segb_own(l->b, owned[i]);
+    /* Driver directories of other machines: absent here, whatever the host has. */
+    static const char *const foreign[] = {"sys/devices/system/cpu/intel_pstate", "sys/devices/system/cpu/amd_pstate",
+                                          "sys/devices/platform/amd_hsmp", "sys/devices/virtual/powercap/intel-rapl",
+                                          "sys/devices/virtual/powercap/intel-rapl-mmio"};
+    for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++)
+        segb_absent(l->b, foreign[i]);
 }

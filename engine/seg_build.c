@@ -281,6 +281,15 @@ void segb_own(struct seg_builder *b, const char *dir)
         b->e[id].flags |= SEG_F_OWNED;
 }
 
+void segb_absent(struct seg_builder *b, const char *dir)
+{
+    if (segb_find(b, dir) != SEG_NONE)
+        return; /* the node has it after all */
+    uint32_t id = segb_dir(b, dir, 0755);
+    if (id != SEG_NONE)
+        b->e[id].flags |= SEG_F_OWNED | SEG_F_ABSENT;
+}
+
 int segb_errors(const struct seg_builder *b, const char **first)
 {
     if (first)

@@ -24,6 +24,8 @@ uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wra
 uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words);
 /* Marks a directory (when present) as owned by the node: SEG_F_OWNED. */
 void segb_own(struct seg_builder *b, const char *dir);
+/* Records that the node does not have dir, whatever the host has there: SEG_F_ABSENT. */
+void segb_absent(struct seg_builder *b, const char *dir);
 /* Looks up a builder id by path, SEG_NONE when absent. */
 uint32_t segb_find(const struct seg_builder *b, const char *path);
 int segb_errors(const struct seg_builder *b, const char **first);

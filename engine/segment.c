@@ -216,6 +216,8 @@ int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follo
             return ENOENT;
         if (s->entries[e].kind == SEG_DIR)
             *last_dir = e;
+        if (s->entries[e].flags & SEG_F_ABSENT)
+            return ENOENT;
         bool last = true;
         for (size_t q = pos; q < plen; q++)
             if (pending[q] != '/')
@@ -248,7 +250,7 @@ int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follo
     if (!dlen)
         return ENOENT; /* the node root itself is not an entry */
     uint32_t e = seg_lookup(s, done, dlen);
-    if (e == SEG_NONE)
+    if (e == SEG_NONE || (s->entries[e].flags & SEG_F_ABSENT))
         return ENOENT;
     *entry = e;
     return 0;

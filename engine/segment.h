@@ -81,6 +81,9 @@ enum seg_vtype { SEG_V_TEXT = 1, SEG_V_COUNTER = 2 };
 /* A directory the node owns whole: a path under it that the node does not render does not
  * exist (it is not the host's). Other directories of the tree overlay the host's. */
 #define SEG_F_OWNED 1
+/* A name the host may have but the node does not (an intel_pstate directory on an AMD node):
+ * it does not exist, nor anything under it, and listings do not show it. Always OWNED too. */
+#define SEG_F_ABSENT 2
 
 struct seg_header {
     char magic[8];              /* SEG_MAGIC */
@@ -114,7 +117,7 @@ struct seg_header {
 
 struct seg_entry {
     uint32_t path_off;          /* into strings */
-    uint32_t parent;            /* entry index of the directory holding it (0 = root's child) */
+    uint32_t parent;            /* entry index of the directory holding it (SEG_NONE: at the root) */
     uint32_t text_off, text_len;/* R files: static text; links: the target (relative) */
     uint32_t value;             /* S and A files: index of the snapshot value */
     uint32_t slot;              /* A files: write slot, else SEG_NONE */

@@ -59,8 +59,15 @@ int emu_init(void)
         atomic_store(&state, 3);
         return -1;
     }
-    if (getcwd(cwd, sizeof cwd))
+    /* An emulated working directory (a parent did chdir into the node's tree, where the
+     * kernel's cwd could not follow) is handed down in HWEMU_CWD. */
+    const char *ecwd = getenv("HWEMU_CWD");
+    if (ecwd && ecwd[0] == '/' && strlen(ecwd) < sizeof cwd) {
+        strcpy(cwd, ecwd);
         atomic_store(&cwd_known, 1);
+    } else if (getcwd(cwd, sizeof cwd)) {
+        atomic_store(&cwd_known, 1);
+    }
     atomic_store(&state, 2);
     return 0;
 }

@@ -93,6 +93,12 @@ struct statx;
     X(char *, __realpath_chk, (const char *, char *, size_t))                                      \
     X(char *, canonicalize_file_name, (const char *))                                              \
     X(int, chdir, (const char *))                                                                  \
+    X(ssize_t, getxattr, (const char *, const char *, void *, size_t))                             \
+    X(ssize_t, lgetxattr, (const char *, const char *, void *, size_t))                            \
+    X(ssize_t, fgetxattr, (int, const char *, void *, size_t))                                     \
+    X(ssize_t, listxattr, (const char *, char *, size_t))                                          \
+    X(ssize_t, llistxattr, (const char *, char *, size_t))                                         \
+    X(ssize_t, flistxattr, (int, char *, size_t))                                                  \
     X(int, fchdir, (int))                                                                          \
     /* the namespace: nothing can be created, removed or renamed */                                \
     X(int, mkdir, (const char *, mode_t))                                                          \
@@ -109,6 +115,8 @@ struct statx;
     X(DIR *, fdopendir, (int))                                                                     \
     X(struct dirent *, readdir, (DIR *))                                                           \
     X(struct dirent64 *, readdir64, (DIR *))                                                       \
+    X(int, readdir_r, (DIR *, struct dirent *, struct dirent **))                                  \
+    X(int, readdir64_r, (DIR *, struct dirent64 *, struct dirent64 **))                            \
     X(int, closedir, (DIR *))                                                                      \
     X(int, dirfd, (DIR *))                                                                         \
     X(void, rewinddir, (DIR *))                                                                    \

@@ -244,8 +244,8 @@ static bool lister_next(struct lister *L, struct listing *out)
         size_t dlen = strlen(seg_path(s, L->dir));
         for (uint32_t i = L->next - 2 < L->lo ? L->lo : L->next - 2; i < L->hi; i++) {
             const struct seg_entry *e = &s->entries[i];
-            if (e->parent != L->dir)
-                continue;
+            if (e->parent != L->dir || (e->flags & SEG_F_ABSENT))
+                continue; /* not a child, or a name the node does not have */
             const char *name = seg_path(s, i) + dlen + 1;
             size_t len = strlen(name);
             if (len > NAME_MAX)
@@ -479,6 +479,43 @@ EXPORT struct dirent *readdir(DIR *dp)
 EXPORT struct dirent64 *readdir64(DIR *dp)
 {
     return dir_readdir64(dp);
+}
+
+/* The reentrant forms copy the entry the stream would return into the caller's buffer. */
+EXPORT int readdir_r(DIR *dp, struct dirent *entry, struct dirent **result)
+{
+    if (!mine(dp))
+        return REAL(readdir_r)(dp, entry, result);
+    int saved = errno;
+    errno = 0;
+    struct dirent *d = dir_readdir(dp);
+    int err = errno;
+    errno = saved;
+    if (!d) {
+        *result = NULL;
+        return err;
+    }
+    memcpy(entry, d, sizeof *entry);
+    *result = entry;
+    return 0;
+}
+
+EXPORT int readdir64_r(DIR *dp, struct dirent64 *entry, struct dirent64 **result)
+{
+    if (!mine(dp))
+        return REAL(readdir64_r)(dp, entry, result);
+    int saved = errno;
+    errno = 0;
+    struct dirent64 *d = dir_readdir64(dp);
+    int err = errno;
+    errno = saved;
+    if (!d) {
+        *result = NULL;
+        return err;
+    }
+    memcpy(entry, d, sizeof *entry);
+    *result = entry;
+    return 0;
 }
 
 EXPORT int closedir(DIR *dp)

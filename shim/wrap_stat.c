@@ -455,6 +455,54 @@ EXPORT char *canonicalize_file_name(const char *path)
     return handled ? r : REAL(canonicalize_file_name)(path);
 }
 
+/* --- extended attributes: sysfs files have none ---------------------------------------------- */
+
+static ssize_t xattr_path(const char *path, bool follow, bool list)
+{
+    uint32_t e;
+    enum emu_root root = EMU_ROOT_SYS;
+    int rc = emu_path(path, follow, &e, &root);
+    if (rc == EMU_PASS)
+        return EMU_PASS;
+    if (rc)
+        return shim_fail(rc);
+    return list ? 0 : shim_fail(ENODATA);
+}
+
+EXPORT ssize_t getxattr(const char *path, const char *name, void *v, size_t n)
+{
+    ssize_t rc = xattr_path(path, true, false);
+    return rc != EMU_PASS ? rc : REAL(getxattr)(path, name, v, n);
+}
+
+EXPORT ssize_t lgetxattr(const char *path, const char *name, void *v, size_t n)
+{
+    ssize_t rc = xattr_path(path, false, false);
+    return rc != EMU_PASS ? rc : REAL(lgetxattr)(path, name, v, n);
+}
+
+EXPORT ssize_t fgetxattr(int fd, const char *name, void *v, size_t n)
+{
+    return fdt_get(fd) ? shim_fail(ENODATA) : REAL(fgetxattr)(fd, name, v, n);
+}
+
+EXPORT ssize_t listxattr(const char *path, char *list, size_t n)
+{
+    ssize_t rc = xattr_path(path, true, true);
+    return rc != EMU_PASS ? rc : REAL(listxattr)(path, list, n);
+}
+
+EXPORT ssize_t llistxattr(const char *path, char *list, size_t n)
+{
+    ssize_t rc = xattr_path(path, false, true);
+    return rc != EMU_PASS ? rc : REAL(llistxattr)(path, list, n);
+}
+
+EXPORT ssize_t flistxattr(int fd, char *list, size_t n)
+{
+    return fdt_get(fd) ? 0 : REAL(flistxattr)(fd, list, n);
+}
+
 /* --- working directory ----------------------------------------------------------------------- */
 
 EXPORT int chdir(const char *path)
@@ -465,8 +513,10 @@ EXPORT int chdir(const char *path)
     if (rc == EMU_PASS) {
         rc = REAL(chdir)(path);
         char buf[PATH_MAX];
-        if (!rc && getcwd(buf, sizeof buf))
+        if (!rc && getcwd(buf, sizeof buf)) {
             emu_set_cwd(buf);
+            unsetenv("HWEMU_CWD");
+        }
         return rc;
     }
     if (rc)
@@ -477,8 +527,9 @@ EXPORT int chdir(const char *path)
     if (emu_agent_path(e, root, buf, sizeof buf) < 0)
         return shim_fail(ENAMETOOLONG);
     /* The kernel's cwd stays where it was (the emulated directory may not exist on the host);
-     * relative names are resolved against the emulated one. */
+     * relative names are resolved against the emulated one, here and in exec'd children. */
     emu_set_cwd(buf);
+    setenv("HWEMU_CWD", buf, 1);
     return 0;
 }
 
@@ -488,8 +539,10 @@ EXPORT int fchdir(int fd)
     if (!f) {
         int rc = REAL(fchdir)(fd);
         char buf[PATH_MAX];
-        if (!rc && getcwd(buf, sizeof buf))
+        if (!rc && getcwd(buf, sizeof buf)) {
             emu_set_cwd(buf);
+            unsetenv("HWEMU_CWD");
+        }
         return rc;
     }
     if (emu_seg()->entries[f->entry].kind != SEG_DIR)
@@ -498,6 +551,7 @@ EXPORT int fchdir(int fd)
     if (emu_agent_path(f->entry, f->root, buf, sizeof buf) < 0)
         return shim_fail(ENAMETOOLONG);
     emu_set_cwd(buf);
+    setenv("HWEMU_CWD", buf, 1);
     return 0;
 }
 

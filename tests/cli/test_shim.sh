@@ -6,7 +6,6 @@
 # Usage: test_shim.sh HWEMU_BINARY   (run from the source tree)
 set -u
 hwemu=$1
-build=$(dirname "$hwemu")
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 pid=
@@ -25,8 +24,7 @@ for flags in "-O0" "-O2 -D_FORTIFY_SOURCE=2" "-O2 -D_FORTIFY_SOURCE=2 -D_FILE_OF
     X intel-0 -- "$tmp/probe" >"$tmp/probe.out" 2>&1
     if diff <(grep -v '^open ' "$tmp/probe.out") tests/shim/shim_probe.expected >"$tmp/diff"; then ok; else
         bad "probe ($flags) differs from the kernel's answers:"; cat "$tmp/diff"; fi
-    X intel-0 -- "$build/hwemu" write --root "$tmp/r" --node intel-0 $Z/constraint_0_power_limit_uw 165000000 ||
-        bad "reset PL1"
+    "$hwemu" write --root "$tmp/r" --node intel-0 $Z/constraint_0_power_limit_uw 165000000 || bad "reset PL1"
 done
 
 # powercap-utils: zones, constraints and live values; PL1 set and floored; ENODATA.
@@ -70,6 +68,30 @@ except OSError as e:
 ")
 [ "$out" = $'package-0\n4096\n/sys/devices/virtual/powercap/intel-rapl/intel-rapl:0\n13' ] && ok || bad "python: $out"
 [ "$(X intel-0 -- "$py" -c 'import os; print(os.cpu_count())')" = 96 ] && ok || bad "os.cpu_count"
+out=$(X intel-0 -- ls -l /sys/class/powercap/ 2>&1)
+grep -q "^lrwxrwxrwx 1 root root .* intel-rapl:1 -> ../../devices/virtual/powercap/intel-rapl/intel-rapl:1$" <<<"$out" \
+    && ! grep -q "cannot access\|No such" <<<"$out" && ok || bad "ls -l: $out"
+out=$(X intel-0 -- ls -l $Z/energy_uj 2>&1)
+grep -q "^-r-------- 1 root root 4096 " <<<"$out" && ok || bad "ls -l energy_uj: $out"
+n=$(X intel-0 -- find /sys/class/powercap/intel-rapl:0/ -name 'constraint_*_name' | wc -l)
+[ "$n" = 3 ] && ok || bad "find found $n constraint names (2 package + 1 dram)"
+out=$(X intel-0 -- grep -r long_term /sys/devices/virtual/powercap/intel-rapl/intel-rapl:1/)
+[ "$(wc -l <<<"$out")" = 2 ] && ok || bad "grep -r: $out"
+out=$(X intel-0 -- "$py" -c "
+import os, glob
+print(sorted(os.listdir('/sys/class/powercap')))
+print(len(glob.glob('/sys/class/powercap/intel-rapl:*/name')))
+print(len(os.listdir('/sys/devices/system/cpu/cpufreq')))
+")
+[ "$out" = $'[\'intel-rapl\', \'intel-rapl:0\', \'intel-rapl:0:0\', \'intel-rapl:1\', \'intel-rapl:1:0\']\n4\n96' ] && ok || bad "python listdir/glob: $out"
+out=$(X intel-0 -- bash -c 'cd /sys/class/powercap/intel-rapl:1 && cat name && ls | wc -l')
+[ "$out" = $'package-1\n13' ] && ok || bad "cd into the tree, then relative names (also in a child): $out"
+out=$(X intel-0 -- "$py" -c "
+import psutil
+print(psutil.cpu_count(logical=True), psutil.cpu_count(logical=False), len(psutil.cpu_freq(percpu=True)))
+print(psutil.cpu_freq().max)  # scaling_max_freq, set to 2 GHz by cpupower above
+")
+[ "$out" = $'96 48 96\n2000.0' ] && ok || bad "psutil: $out"
 
 # AMD energy-only: energy counters, no constraint files, no writable limit.
 out=$(X amd-0 -- powercap-info -p intel-rapl -z 0)
@@ -79,7 +101,8 @@ grep -q "No such file or directory" <<<"$err" && ok || bad "amd has a limit file
 # The VM: no powercap at all.
 err=$(X vm-0 -- powercap-info -p intel-rapl 2>&1); rc=$?
 [ $rc -ne 0 ] && ok || bad "vm has intel-rapl: $err"
-[ "$(X vm-0 -- "$py" -c 'import os; print(os.path.exists("/sys/class/powercap/intel-rapl:0"))')" = False ] && ok || bad "vm zone"
+[ "$(X vm-0 -- "$py" -c 'import os; print(os.path.exists("/sys/class/powercap/intel-rapl:0"), os.listdir("/sys/class/powercap"), os.path.exists("/sys/devices/system/cpu/intel_pstate"))')" = "False [] False" ] \
+    && ok || bad "vm: no powercap zone and no intel_pstate, whatever the host has"
 
 # hwemu exec errors.
 err=$("$hwemu" exec --root "$tmp/r" --node nope -- true 2>&1); rc=$?
