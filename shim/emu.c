@@ -59,6 +59,14 @@ int emu_init(void)
         atomic_store(&state, 3);
         return -1;
     }
+    int64_t age = seg_now_ns() - atomic_load(&the_seg.h->heartbeat_ns);
+    int64_t tick = the_seg.h->tick_ns > 0 ? the_seg.h->tick_ns : 1000000000;
+    if (age > 3 * tick + 1000000000LL) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "node %s: its engine last published %.0f s ago; the node's values stay as they "
+                 "were until `hwemu serve` runs again with this root", the_seg.h->node, (double)age / 1e9);
+        say_once(msg);
+    }
     /* An emulated working directory (a parent did chdir into the node's tree, where the
      * kernel's cwd could not follow) is handed down in HWEMU_CWD. */
     const char *ecwd = getenv("HWEMU_CWD");

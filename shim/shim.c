@@ -2,11 +2,19 @@
  * the node's segment before main() runs, so that no wrapper ever initialises on a hot path.
  * Loaded without HWEMU_NODE (or HWEMU_SEGMENT), the shim passes every call through.
  * The wrappers themselves are in wrap_*.c; the list of wrapped symbols is real.h. */
+#include "alias.h"
 #include "emu.h"
 #include "real.h"
 
 __attribute__((constructor)) static void shim_init(void)
 {
     shim_resolve();
-    emu_init();
+    if (emu_init() == 0)
+        alias_adopt(); /* emulated files a parent left on low numbers across exec */
+}
+
+/* What programs wrote behind the shim's back to aliased numbers reaches the node at exit. */
+__attribute__((destructor)) static void shim_fini(void)
+{
+    alias_flush_all();
 }

@@ -13,6 +13,7 @@
  *            fall back to read (as cat does); mmap: ENODEV; ioctl: ENOTTY
  * No allocation, lock or system call on these paths. */
 #include "emu.h"
+#include "alias.h"
 #include "fdtable.h"
 #include "real.h"
 
@@ -353,21 +354,11 @@ EXPORT int close(int fd)
 {
     if (fd >= EMU_FD_BASE)
         return fdt_close(fd);
-    if (fdt_get(fd)) { /* a low number aliasing an emulated file: free the placeholder too */
+    if (fdt_get(fd)) { /* a low number aliasing an emulated file: store what it holds */
+        alias_flush(fd);
         fdt_close(fd);
     }
     return REAL(close)(fd);
-}
-
-/* Holds a low number for an emulated alias, so the kernel hands it to nobody else. */
-static int hold_low_number(int newfd, int flags)
-{
-    int null = REAL(open)("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null < 0)
-        return -1;
-    int rc = REAL(dup3)(null, newfd, flags);
-    REAL(close)(null);
-    return rc;
 }
 
 EXPORT int dup(int fd)
@@ -378,29 +369,33 @@ EXPORT int dup(int fd)
 EXPORT int dup2(int fd, int newfd)
 {
     if (!fdt_get(fd)) {
-        if (fdt_get(newfd))
-            fdt_close(newfd); /* a real file replaces an emulated alias */
+        if (fdt_get(newfd)) { /* a real file replaces an emulated alias */
+            alias_flush(newfd);
+            fdt_close(newfd);
+        }
         return newfd >= EMU_FD_BASE ? shim_fail(EBADF) : REAL(dup2)(fd, newfd);
     }
     if (fd == newfd)
         return newfd;
-    if (newfd < EMU_FD_BASE && hold_low_number(newfd, 0) < 0)
-        return -1;
-    return fdt_dup(fd, 0, newfd, false);
+    if (newfd >= EMU_FD_BASE)
+        return fdt_dup(fd, 0, newfd, false);
+    return alias_make(fd, newfd, 0);
 }
 
 EXPORT int dup3(int fd, int newfd, int flags)
 {
     if (!fdt_get(fd)) {
-        if (fdt_get(newfd))
+        if (fdt_get(newfd)) {
+            alias_flush(newfd);
             fdt_close(newfd);
+        }
         return newfd >= EMU_FD_BASE ? shim_fail(EBADF) : REAL(dup3)(fd, newfd, flags);
     }
     if (fd == newfd)
         return shim_fail(EINVAL);
-    if (newfd < EMU_FD_BASE && hold_low_number(newfd, flags & O_CLOEXEC) < 0)
-        return -1;
-    return fdt_dup(fd, 0, newfd, flags & O_CLOEXEC);
+    if (newfd >= EMU_FD_BASE)
+        return fdt_dup(fd, 0, newfd, flags & O_CLOEXEC);
+    return alias_make(fd, newfd, flags);
 }
 
 static int emu_fcntl(int fd, struct emu_file *f, int cmd, long arg)

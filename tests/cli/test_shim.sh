@@ -93,6 +93,15 @@ print(psutil.cpu_freq().max)  # scaling_max_freq, set to 2 GHz by cpupower above
 ")
 [ "$out" = $'96 48 96\n2000.0' ] && ok || bad "psutil: $out"
 
+# A shell's redirections: builtins and exec'd programs write through stdio, which the shim
+# cannot see; the descriptor is held by a memfd whose content is stored when it closes.
+out=$(X intel-0 -- bash -c "echo 110000000 > $Z/constraint_0_power_limit_uw; cat $Z/constraint_0_power_limit_uw
+    /usr/bin/printf 111000000 > $Z/constraint_0_power_limit_uw; cat $Z/constraint_0_power_limit_uw
+    read v < $Z/name; echo \$v; wc -c < $Z/name" 2>&1)
+[ "$out" = $'110000000\n111000000\npackage-0\n10' ] && ok || bad "shell redirections: $out"
+err=$(X intel-0 -- bash -c "echo abc > $Z/constraint_0_power_limit_uw" 2>&1)
+grep -q "constraint_0_power_limit_uw: write error: Invalid argument" <<<"$err" && ok || bad "refused redirection: $err"
+
 # AMD energy-only: energy counters, no constraint files, no writable limit.
 out=$(X amd-0 -- powercap-info -p intel-rapl -z 0)
 grep -q "name: package-0" <<<"$out" && grep -q "energy_uj:" <<<"$out" && ! grep -q "Constraint" <<<"$out" && ok || bad "amd zones: $out"
@@ -113,4 +122,12 @@ kill $pid; wait $pid 2>/dev/null; pid=
 sleep 3.5
 err=$("$hwemu" exec --root "$tmp/r" --node intel-0 -- true 2>&1); rc=$?
 [ $rc -eq 1 ] && grep -q "is not running" <<<"$err" && ok || bad "stopped engine: $rc $err"
+# Loaded by hand on a stopped engine, the shim answers from the last snapshot and says so once.
+out=$(LD_PRELOAD="$(dirname "$hwemu")/libhwemu-shim.so" HWEMU_NODE=intel-0 HWEMU_ROOT="$tmp/r" \
+    sh -c "cat $Z/energy_uj; cat $Z/energy_uj" 2>&1)
+vals=$(grep '^[0-9]' <<<"$out" | sort -u)
+[ "$(grep -c '^[0-9]' <<<"$out")" = 2 ] && [ "$(wc -l <<<"$vals")" = 1 ] \
+    && grep -q "its engine last published" <<<"$out" && ok || bad "frozen values: $out"
+out=$(LD_PRELOAD="$(dirname "$hwemu")/libhwemu-shim.so" HWEMU_NODE=nope HWEMU_ROOT="$tmp/r" cat /proc/version 2>&1)
+grep -q "cannot emulate node nope" <<<"$out" && grep -q "^Linux" <<<"$out" && ok || bad "missing node: $out"
 finish
