@@ -299,6 +299,24 @@ void emu_stat(uint32_t entry, enum emu_root root, struct stat *st)
         st->st_size = e->text_len;
 }
 
+void emu_stat_to64(const struct stat *s, struct stat64 *d)
+{
+    memset(d, 0, sizeof *d);
+    d->st_dev = s->st_dev;
+    d->st_ino = s->st_ino;
+    d->st_mode = s->st_mode;
+    d->st_nlink = s->st_nlink;
+    d->st_uid = s->st_uid;
+    d->st_gid = s->st_gid;
+    d->st_rdev = s->st_rdev;
+    d->st_size = s->st_size;
+    d->st_blksize = s->st_blksize;
+    d->st_blocks = s->st_blocks;
+    d->st_atim = s->st_atim;
+    d->st_mtim = s->st_mtim;
+    d->st_ctim = s->st_ctim;
+}
+
 int emu_write(uint32_t entry, const char *buf, size_t len)
 {
     struct seg *s = emu_seg();

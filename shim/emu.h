@@ -42,6 +42,9 @@ int emu_path_at(uint32_t dir, enum emu_root root, const char *path, bool follow,
 /* stat of an entry as sysfs/procfs show it (size 4096 for attributes, 0 for cpuinfo and
  * directories, the kernel's modes, uid/gid 0, one device per root). */
 void emu_stat(uint32_t entry, enum emu_root root, struct stat *st);
+/* The same as struct stat64 (the 64-bit-offset API's; same layout on x86_64, copied field by
+ * field so nothing depends on that). */
+void emu_stat_to64(const struct stat *s, struct stat64 *d);
 /* The path an agent would see for an entry ("/sys/..." or "/host-sys/..." or
  * "/proc/cpuinfo") into buf; its length, or -1 when buf is too small. */
 int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len);

@@ -746,24 +746,6 @@ static int glob_lstat(const char *restrict path, struct stat *restrict st)
     return rc != EMU_PASS ? rc : REAL(lstat)(path, st);
 }
 
-static void stat_to64(const struct stat *s, struct stat64 *d)
-{
-    memset(d, 0, sizeof *d);
-    d->st_dev = s->st_dev;
-    d->st_ino = s->st_ino;
-    d->st_mode = s->st_mode;
-    d->st_nlink = s->st_nlink;
-    d->st_uid = s->st_uid;
-    d->st_gid = s->st_gid;
-    d->st_rdev = s->st_rdev;
-    d->st_size = s->st_size;
-    d->st_blksize = s->st_blksize;
-    d->st_blocks = s->st_blocks;
-    d->st_atim = s->st_atim;
-    d->st_mtim = s->st_mtim;
-    d->st_ctim = s->st_ctim;
-}
-
 static int glob_stat64(const char *restrict path, struct stat64 *restrict st)
 {
     struct stat s;
@@ -771,7 +753,7 @@ static int glob_stat64(const char *restrict path, struct stat64 *restrict st)
     if (rc == EMU_PASS)
         return REAL(stat64)(path, st);
     if (rc == 0)
-        stat_to64(&s, st);
+        emu_stat_to64(&s, st);
     return rc;
 }
 
@@ -782,7 +764,7 @@ static int glob_lstat64(const char *restrict path, struct stat64 *restrict st)
     if (rc == EMU_PASS)
         return REAL(lstat64)(path, st);
     if (rc == 0)
-        stat_to64(&s, st);
+        emu_stat_to64(&s, st);
     return rc;
 }
 

@@ -36,20 +36,6 @@ static int locate(int dirfd, const char *path, bool follow, uint32_t *entry, enu
     return emu_path(path, follow, entry, root);
 }
 
-static void to_stat64(const struct stat *s, struct stat64 *d)
-{
-    memset(d, 0, sizeof *d);
-    d->st_dev = s->st_dev;
-    d->st_ino = s->st_ino;
-    d->st_mode = s->st_mode;
-    d->st_nlink = s->st_nlink;
-    d->st_uid = s->st_uid;
-    d->st_gid = s->st_gid;
-    d->st_size = s->st_size;
-    d->st_blksize = s->st_blksize;
-    d->st_blocks = s->st_blocks;
-}
-
 /* 0 with st filled, EMU_PASS, or -1 with errno. */
 static int stat_path(int dirfd, const char *path, bool follow, struct stat *st)
 {
@@ -92,7 +78,7 @@ EXPORT int stat64(const char *path, struct stat64 *st)
     if (rc == EMU_PASS)
         return REAL(stat64)(path, st);
     if (!rc)
-        to_stat64(&s, st);
+        emu_stat_to64(&s, st);
     return rc;
 }
 
@@ -103,7 +89,7 @@ EXPORT int lstat64(const char *path, struct stat64 *st)
     if (rc == EMU_PASS)
         return REAL(lstat64)(path, st);
     if (!rc)
-        to_stat64(&s, st);
+        emu_stat_to64(&s, st);
     return rc;
 }
 
@@ -119,7 +105,7 @@ EXPORT int fstat64(int fd, struct stat64 *st)
     int rc = stat_fd(fd, &s);
     if (rc == EMU_PASS)
         return REAL(fstat64)(fd, st);
-    to_stat64(&s, st);
+    emu_stat_to64(&s, st);
     return 0;
 }
 
@@ -144,7 +130,7 @@ EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
     if (rc == EMU_PASS)
         return REAL(fstatat64)(dirfd, path, st, flags);
     if (!rc)
-        to_stat64(&s, st);
+        emu_stat_to64(&s, st);
     return rc;
 }
 
@@ -168,7 +154,7 @@ EXPORT int __xstat64(int ver, const char *path, struct stat64 *st)
     if (rc == EMU_PASS)
         return REAL(__xstat64)(ver, path, st);
     if (!rc)
-        to_stat64(&s, st);
+        emu_stat_to64(&s, st);
     return rc;
 }
 
@@ -179,7 +165,7 @@ EXPORT int __lxstat64(int ver, const char *path, struct stat64 *st)
     if (rc == EMU_PASS)
         return REAL(__lxstat64)(ver, path, st);
     if (!rc)
-        to_stat64(&s, st);
+        emu_stat_to64(&s, st);
     return rc;
 }
 
@@ -194,7 +180,7 @@ EXPORT int __fxstat64(int ver, int fd, struct stat64 *st)
     struct stat s;
     if (stat_fd(fd, &s) == EMU_PASS)
         return REAL(__fxstat64)(ver, fd, st);
-    to_stat64(&s, st);
+    emu_stat_to64(&s, st);
     return 0;
 }
 
@@ -211,7 +197,7 @@ EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st,
     if (rc == EMU_PASS)
         return REAL(__fxstatat64)(ver, dirfd, path, st, flags);
     if (!rc)
-        to_stat64(&s, st);
+        emu_stat_to64(&s, st);
     return rc;
 }
 
