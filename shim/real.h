@@ -6,6 +6,7 @@
 #ifndef HWEMU_SHIM_REAL_H
 #define HWEMU_SHIM_REAL_H
 #include <dirent.h>
+#include <ftw.h>
 #include <glob.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -129,6 +130,10 @@ struct statx;
     X(int, glob, (const char *, int, int (*)(const char *, int), glob_t *))                        \
     X(int, glob64, (const char *, int, int (*)(const char *, int), glob64_t *))                    \
     X(ssize_t, getdents64, (int, void *, size_t))                                                  \
+    X(int, nftw, (const char *, int (*)(const char *, const struct stat *, int, struct FTW *), int, int)) \
+    X(int, nftw64, (const char *, int (*)(const char *, const struct stat64 *, int, struct FTW *), int, int)) \
+    X(int, ftw, (const char *, int (*)(const char *, const struct stat *, int), int))               \
+    X(int, ftw64, (const char *, int (*)(const char *, const struct stat64 *, int), int))           \
     /* what the process learns about the machine */                                               \
     X(long, sysconf, (int))                                                                        \
     X(int, get_nprocs, (void))                                                                     \

@@ -3,8 +3,10 @@
  * answers with the kernel's (sysfs-abi.md §1). Built several ways (plain, fortified, 64-bit
  * offsets) so every generation of symbols is exercised. Also: threads reading while others
  * open and close, and a fork child reading an inherited emulated descriptor. */
+#define _GNU_SOURCE /* nftw */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,17 @@ static void say(const char *what, long v, int err)
         long v_ = (long)(expr);                                                                    \
         say(what, v_, errno);                                                                      \
     } while (0)
+
+static int walked, walked_links, walked_dirs;
+
+static int count(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+    (void)path, (void)st, (void)f;
+    walked++;
+    walked_links += type == FTW_SL;
+    walked_dirs += type == FTW_D || type == FTW_DP;
+    return 0;
+}
 
 static void *reader(void *arg)
 {
@@ -137,6 +150,13 @@ int main(void)
     if (f)
         fclose(f);
     printf("cpuinfo-blocks %d\n", blocks);
+
+    /* nftw on the tree: glibc's own walk would see the host's */
+    nftw("/sys/class/powercap", count, 8, FTW_PHYS);
+    printf("nftw-phys %d entries %d links %d dirs\n", walked, walked_links, walked_dirs);
+    walked = walked_links = walked_dirs = 0;
+    nftw("/sys/devices/virtual/powercap/intel-rapl/", count, 8, FTW_DEPTH | FTW_CHDIR);
+    printf("nftw-depth %d entries %d dirs\n", walked, walked_dirs);
 
     long bad = 0;
     pthread_t th[4];
