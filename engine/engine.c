@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "events.h"
+#include "otlp.h"
 #include "ytree.h"
 
 #include <errno.h>
@@ -81,7 +82,8 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
         t->pkg_energy_uj[k] = phys_energy_total_uj(s, PHYS_ZONE_PACKAGE, k);
         t->dram_energy_uj[k] = phys_energy_total_uj(s, PHYS_ZONE_DRAM, k);
         t->cpu_power_w += p->power_w;
-        t->dram_power_w += (double)p->energy[PHYS_ZONE_DRAM].power_uw / 1e6;
+        t->pkg_dram_power_w[k] = (double)p->energy[PHYS_ZONE_DRAM].power_uw / 1e6;
+        t->dram_power_w += t->pkg_dram_power_w[k];
         t->node_energy_uj += t->pkg_energy_uj[k] + t->dram_energy_uj[k];
         if (n->params.pkg[k].rapl_present)
             t->has_rapl = true;
@@ -282,6 +284,13 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
     }
     e->next = new_telemetry(e->nnodes);
     tick_all(e); /* a first snapshot, so that HTTP has something from the start */
+    e->otlp = otlp_start(&e->telemetry, e->tick_wall, err, sizeof err);
+    if (!e->otlp && *err) {
+        fprintf(stderr, "hwemu serve: %s\n", err);
+        return EXIT_USAGE;
+    }
+    if (otlp_logs_enabled(e->otlp))
+        events_set_sink(e->events, otlp_event, e->otlp);
     if (cfg->workers > 1) {
         pthread_barrier_init(&e->start, NULL, (unsigned)cfg->workers);
         pthread_barrier_init(&e->done, NULL, (unsigned)cfg->workers);
@@ -307,6 +316,9 @@ void engine_stop(struct engine *e)
         pthread_barrier_destroy(&e->start);
         pthread_barrier_destroy(&e->done);
     }
+    events_set_sink(e->events, NULL, NULL); /* nothing emits any more */
+    otlp_stop(e->otlp);
+    e->otlp = NULL;
     for (int i = 0; i < e->nnodes; i++)
         node_close(&e->nodes[i]);
     free(e->nodes);

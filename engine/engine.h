@@ -16,6 +16,7 @@
 #include <urcu-bp.h>
 
 struct event_log;
+struct otlp;
 
 struct engine_config {
     const char *spec_path;    /* NULL: the embedded specs/smoke.yaml */
@@ -32,6 +33,7 @@ struct node_telemetry {
     int npkgs;
     double node_power_w, cpu_power_w, dram_power_w;
     double pkg_power_w[PHYS_MAX_PKGS], pkg_temp_c[PHYS_MAX_PKGS], pkg_cap_w[PHYS_MAX_PKGS];
+    double pkg_dram_power_w[PHYS_MAX_PKGS];
     int64_t pkg_freq_khz[PHYS_MAX_PKGS], pkg_pl1_uw[PHYS_MAX_PKGS], pkg_pl2_uw[PHYS_MAX_PKGS];
     uint64_t pkg_energy_uj[PHYS_MAX_PKGS], dram_energy_uj[PHYS_MAX_PKGS];
     uint64_t node_energy_uj;
@@ -59,6 +61,7 @@ struct engine {
     struct node *nodes;
     int nnodes;
     struct event_log *events;
+    struct otlp *otlp; /* NULL: no OTLP endpoint set */
     struct telemetry *telemetry; /* RCU pointer */
     struct telemetry *next;      /* being filled by the workers */
     /* tick statistics (written by the tick thread, read by HTTP) */

@@ -18,6 +18,8 @@ struct event_log {
     char *recent[RECENT];
     char *recent_node[RECENT];
     uint64_t total, write_errors;
+    events_sink_fn *sink;
+    void *sink_ctx;
 };
 
 struct event_log *events_open(const char *path, char *err, size_t errlen)
@@ -74,6 +76,12 @@ void events_emit(struct event_log *l, int64_t wall_ns, const char *node, const c
     cJSON_AddStringToObject(o, "event", name);
     cJSON_AddItemToObject(o, "attributes", attrs ? attrs : cJSON_CreateObject());
     char *line = cJSON_PrintUnformatted(o);
+    pthread_mutex_lock(&l->mu);
+    events_sink_fn *sink = l->sink;
+    void *ctx = l->sink_ctx;
+    pthread_mutex_unlock(&l->mu);
+    if (sink)
+        sink(ctx, wall_ns, node, name, cJSON_GetObjectItemCaseSensitive(o, "attributes"));
     cJSON_Delete(o);
     if (!line)
         return;
@@ -134,6 +142,16 @@ uint64_t events_total(struct event_log *l)
     uint64_t t = l->total;
     pthread_mutex_unlock(&l->mu);
     return t;
+}
+
+void events_set_sink(struct event_log *l, events_sink_fn *fn, void *ctx)
+{
+    if (!l)
+        return;
+    pthread_mutex_lock(&l->mu);
+    l->sink = fn;
+    l->sink_ctx = ctx;
+    pthread_mutex_unlock(&l->mu);
 }
 
 uint64_t events_write_errors(struct event_log *l)

@@ -19,5 +19,11 @@ void events_emit(struct event_log *l, int64_t wall_ns, const char *node, const c
 char *events_recent_json(struct event_log *l, const char *node);
 uint64_t events_total(struct event_log *l);
 uint64_t events_write_errors(struct event_log *l);
+/* Also hands every event to fn (the OTLP exporter), from the emitting thread, outside the log's
+ * lock; attrs is only valid during the call. fn NULL removes it. Set it before events are
+ * emitted concurrently, and remove it only when no thread emits. */
+typedef void events_sink_fn(void *ctx, int64_t wall_ns, const char *node, const char *name,
+                            const struct cJSON *attrs);
+void events_set_sink(struct event_log *l, events_sink_fn *fn, void *ctx);
 
 #endif

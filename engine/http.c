@@ -14,6 +14,7 @@
 
 #include "engine.h"
 #include "events.h"
+#include "otlp.h"
 
 #include <arpa/inet.h>
 #include <stdarg.h>
@@ -187,6 +188,9 @@ static void metrics(const struct engine *e, const struct telemetry *t, struct bu
                 (unsigned long long)atomic_load(&e->requests[r]));
     bprintf(b, "# HELP joulie_sim_events_total joulie.sim.* events emitted.\n# TYPE joulie_sim_events_total counter\n"
                "joulie_sim_events_total %llu\n", (unsigned long long)events_total(e->events));
+    bprintf(b, "# HELP joulie_sim_otlp_dropped_batches_total OTLP batches dropped while the collector was behind or down.\n"
+               "# TYPE joulie_sim_otlp_dropped_batches_total counter\n"
+               "joulie_sim_otlp_dropped_batches_total %llu\n", (unsigned long long)otlp_dropped_batches(e->otlp));
     if (!t)
         return;
     bprintf(b, "# HELP joulie_sim_node_power_watts Node power: packages, DRAM and the rest of the platform.\n"
