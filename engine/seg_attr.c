@@ -276,11 +276,12 @@ int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, i
         const char *w;
         size_t wl = first_word(buf, len, &w, 20);
         size_t digits = 0;
+        bool nonzero = false;
         while (digits < wl && isdigit((unsigned char)w[digits]))
-            digits++;
+            nonzero |= w[digits++] != '0';
         if (!digits)
             return EINVAL;
-        *outlen = put_u64(out, !(digits == 1 && w[0] == '0') && strspn(w, "0") < digits ? 1 : 0);
+        *outlen = put_u64(out, nonzero); /* any non-zero number means 1 */
         return 0;
     }
     case SV_BOOL01:
