@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "duration.h"
 #include "engine.h"
+#include "exporters.h"
 #include "http.h"
 
 #include <getopt.h>
@@ -13,7 +14,7 @@
 
 static const char help[] =
     "Usage: hwemu serve [--spec FILE] [--profiles-dir DIR] [--root DIR] [--addr HOST:PORT]\n"
-    "                   [--tick DURATION] [--workers N]\n"
+    "                   [--tick DURATION] [--workers N] [--exporters LIST]\n"
     "\n"
     "Runs every node of the cluster spec: renders (or resumes) one segment per node under the root,\n"
     "steps every node each tick, and serves /telemetry/<node>, /control/<node>, /debug/nodes,\n"
@@ -28,6 +29,8 @@ static const char help[] =
     "  --addr HOST:PORT     HTTP listen address (SIM_ADDR); default 127.0.0.1:18080\n"
     "  --tick DURATION      tick period, Go syntax such as 1s or 250ms (SIM_EMULATE_TICK); default 1s\n"
     "  --workers N          tick worker threads (SIM_EMULATE_WORKERS); default the online CPUs, at most 12\n"
+    "  --exporters LIST     exporter formats served per node at /exporters/<format>/<node>/metrics\n"
+    "                       (SIM_EXPORTERS): kepler-0.7, kepler-0.12, comma-separated; default none\n"
     "  -h, --help           this text\n";
 
 static struct engine eng;
@@ -44,12 +47,14 @@ int cmd_serve(int argc, char **argv)
         {"spec", required_argument, 0, 's'}, {"profiles-dir", required_argument, 0, 'p'},
         {"root", required_argument, 0, 'r'}, {"addr", required_argument, 0, 'a'},
         {"tick", required_argument, 0, 't'}, {"workers", required_argument, 0, 'w'},
+        {"exporters", required_argument, 0, 'x'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     struct engine_config cfg = {
         .spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
         .root = cli_env("SIM_HWEMU_ROOT"), .addr = cli_env("SIM_ADDR")};
     const char *tick = cli_env("SIM_EMULATE_TICK"), *workers = cli_env("SIM_EMULATE_WORKERS");
     const char *tick_from = "SIM_EMULATE_TICK", *workers_from = "SIM_EMULATE_WORKERS";
+    const char *exporters = cli_env("SIM_EXPORTERS"), *exporters_from = "SIM_EXPORTERS";
     int c;
     opterr = 0;
     optind = 1;
@@ -61,6 +66,7 @@ int cmd_serve(int argc, char **argv)
         case 'a': cfg.addr = optarg; break;
         case 't': tick = optarg, tick_from = "--tick"; break;
         case 'w': workers = optarg, workers_from = "--workers"; break;
+        case 'x': exporters = optarg, exporters_from = "--exporters"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("serve", "unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -85,6 +91,9 @@ int cmd_serve(int argc, char **argv)
                                    workers);
         cfg.workers = (int)w;
     }
+    char xerr[256];
+    if (exporters_parse(exporters, &cfg.exporters, xerr, sizeof xerr))
+        return cli_usage_error("serve", "%s=\"%s\": %s", exporters_from, exporters, xerr);
     int rc = engine_start(&eng, &cfg);
     if (rc) {
         engine_stop(&eng);

@@ -25,6 +25,7 @@ struct engine_config {
     const char *addr;         /* HTTP listen address host:port */
     int64_t tick_ns;
     int workers;
+    unsigned exporters; /* SIM_EXPORTERS: 1u << enum exporter (exporters.h) */
 };
 
 /* What one node looked like at the last tick. */

@@ -7,6 +7,7 @@
  *   GET  /debug/events      recent joulie.sim.* events (?node=NAME to filter)
  *   GET  /debug/energy      energy per node and package, J
  *   GET  /metrics           Prometheus text format 0.0.4
+ *   GET  /exporters/...     per-node exporter formats (SIM_EXPORTERS; exporters.c)
  *   GET  /healthz           ok
  * Unknown node: 404 with a JSON error. A known route with another method: 405 with Allow.
  * Unknown route: 404. Never steps a node, never blocks the tick loop (RCU reads). */
@@ -14,6 +15,7 @@
 
 #include "engine.h"
 #include "events.h"
+#include "exporters.h"
 #include "otlp.h"
 
 #include <arpa/inet.h>
@@ -27,8 +29,9 @@
 #include <string.h>
 #include <time.h>
 
-enum route { R_TELEMETRY, R_CONTROL, R_DEBUG, R_METRICS, R_HEALTH, R_OTHER, R_NROUTES };
-static const char *const route_names[R_NROUTES] = {"telemetry", "control", "debug", "metrics", "healthz", "other"};
+enum route { R_TELEMETRY, R_CONTROL, R_DEBUG, R_METRICS, R_HEALTH, R_EXPORTERS, R_OTHER, R_NROUTES };
+static const char *const route_names[R_NROUTES] = {"telemetry", "control", "debug",    "metrics",
+                                                   "healthz",   "exporters", "other"};
 
 struct buf {
     char *p;
@@ -162,6 +165,8 @@ static cJSON *telemetry_json(const struct node_telemetry *t, int64_t wall_ns)
     return o;
 }
 
+static void metrics_seed_extra(const struct engine *e, const struct telemetry *t, struct buf *b);
+
 static void metrics(const struct engine *e, const struct telemetry *t, struct buf *b)
 {
     bprintf(b, "# HELP joulie_sim_emulate_tick_duration_seconds Time one tick took to step every node.\n"
@@ -225,6 +230,43 @@ static void metrics(const struct engine *e, const struct telemetry *t, struct bu
                "# TYPE joulie_sim_node_cpu_util gauge\n");
     for (int i = 0; i < t->n; i++)
         bprintf(b, "joulie_sim_node_cpu_util{node=\"%s\"} %.6f\n", t->nodes[i].name, t->nodes[i].cpu_util);
+    metrics_seed_extra(e, t, b);
+}
+
+/* The seed's metrics the engine computes truthfully: the effective cap (only where every package
+ * has one in force), the frequency scale, the facility's ambient (the spec's sinusoid, without a
+ * cooling zone's offset) and IT power (every node's power). */
+static void metrics_seed_extra(const struct engine *e, const struct telemetry *t, struct buf *b)
+{
+    bprintf(b, "# HELP joulie_sim_node_cap_watts Package power caps in force, summed over the packages.\n"
+               "# TYPE joulie_sim_node_cap_watts gauge\n");
+    for (int i = 0; i < t->n; i++) {
+        const struct node_telemetry *n = &t->nodes[i];
+        double cap = 0;
+        int k = 0;
+        while (k < n->npkgs && n->pkg_cap_w[k] > 0)
+            cap += n->pkg_cap_w[k++];
+        if (n->npkgs && k == n->npkgs)
+            bprintf(b, "joulie_sim_node_cap_watts{node=\"%s\"} %.6f\n", n->name, cap);
+    }
+    bprintf(b, "# HELP joulie_sim_node_freq_scale Running frequency of package 0 over the hardware maximum.\n"
+               "# TYPE joulie_sim_node_freq_scale gauge\n");
+    for (int i = 0; i < t->n; i++) {
+        int64_t max = e->nodes[i].params.cpuinfo_max_khz;
+        if (max > 0)
+            bprintf(b, "joulie_sim_node_freq_scale{node=\"%s\"} %.6f\n", t->nodes[i].name,
+                    (double)t->nodes[i].pkg_freq_khz[0] / (double)max);
+    }
+    const struct facility *f = &e->spec.facility;
+    double it = 0;
+    for (int i = 0; i < t->n; i++)
+        it += t->nodes[i].node_power_w;
+    bprintf(b, "# HELP joulie_sim_facility_ambient_temp_celsius Facility ambient temperature (before cooling-zone "
+               "offsets).\n# TYPE joulie_sim_facility_ambient_temp_celsius gauge\n"
+               "joulie_sim_facility_ambient_temp_celsius %.6f\n",
+            f->ambient_c + f->amplitude_c * sin(2 * M_PI * ((double)t->wall_ns / 3.6e12) / f->period_h));
+    bprintf(b, "# HELP joulie_sim_facility_it_power_watts IT power: every node's power summed.\n"
+               "# TYPE joulie_sim_facility_it_power_watts gauge\njoulie_sim_facility_it_power_watts %.6f\n", it);
 }
 
 static const struct node_telemetry *find(const struct telemetry *t, const char *name)
@@ -250,7 +292,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     enum route r = !strncmp(url, "/telemetry/", 11) ? R_TELEMETRY : !strncmp(url, "/control/", 9) ? R_CONTROL
                    : !strncmp(url, "/debug/", 7) ? R_DEBUG : !strcmp(url, "/metrics") ? R_METRICS
-                   : !strcmp(url, "/healthz") ? R_HEALTH : R_OTHER;
+                   : !strcmp(url, "/healthz") ? R_HEALTH
+                   : !strcmp(url, "/exporters") || !strncmp(url, "/exporters/", 11) ? R_EXPORTERS : R_OTHER;
     atomic_fetch_add(&e->requests[r], 1);
     enum MHD_Result ret;
     rcu_read_lock();
@@ -279,6 +322,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                                                   "(powercap, cpufreq) through the shim, not through /control");
             ret = send_json(c, 409, o);
         }
+    } else if (r == R_EXPORTERS) {
+        char *body = NULL;
+        size_t len = 0;
+        const char *type = NULL;
+        unsigned code = get ? exporters_http(e, t, url + 10, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+                                             "node"), &body, &len, &type) : 405;
+        ret = code == 405 ? json_error(c, 405, "method not allowed: use GET", NULL, "GET, HEAD")
+              : body      ? respond(c, code, type, body, len, NULL) : MHD_NO;
     } else if (r == R_METRICS || r == R_HEALTH || r == R_DEBUG) {
         if (!get) {
             ret = json_error(c, 405, "method not allowed: use GET", NULL, "GET, HEAD");

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Exporter formats and /metrics against real consumers: `hwemu serve` with
+# SIM_EXPORTERS=kepler-0.7,kepler-0.12 and a 200 ms tick; promtool on /metrics and on every exporter
+# endpoint of every node; the HTTP errors (unknown exporter, unknown node, a format not enabled, a
+# bad SIM_EXPORTERS); the counters of every format against /telemetry within one tick; Debian's
+# prometheus scraping /metrics and the exporter endpoints of intel-0, with PromQL rate()s checked
+# against /telemetry; and the Grafana dashboard (well-formed, every metric it names exposed).
+# Usage: test_exporters.sh HWEMU_BINARY   (run from the source tree)
+set -u
+hwemu=$1
+py=/usr/bin/python3
+. "$(dirname "$0")/lib.sh"
+root=$(mktemp -d)
+pid= ppid_=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; [ -n "$ppid_" ] && kill $ppid_ 2>/dev/null; wait 2>/dev/null; rm -rf "$root"' EXIT
+free_port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+url=http://127.0.0.1:$port
+json() { "$py" -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+dash=charts/grafana/hwemu-dashboard.json
+
+# A bad list is a usage error naming the variable; nothing starts.
+err=$(SIM_EXPORTERS=kepler-0.7,dcgm "$hwemu" serve --root "$root/bad" --addr 127.0.0.1:$port 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q 'SIM_EXPORTERS="kepler-0.7,dcgm": unknown exporter "dcgm"' <<<"$err" && ok || bad "bad SIM_EXPORTERS: rc=$rc $err"
+
+SIM_EXPORTERS=kepler-0.7,kepler-0.12 serve_start "$url" "$root/serve.err" --root "$root/r" --addr 127.0.0.1:$port \
+    --tick 200ms || { bad "serve did not come up: $(cat "$root/serve.err")"; finish; }
+sleep 0.5
+
+# promtool and the Content-Type on /metrics and every exporter endpoint of every node.
+curl -s "$url/metrics" >"$root/metrics.txt"
+promtool check metrics <"$root/metrics.txt" 2>&1 && ok || bad "promtool on /metrics"
+for node in intel-0 sxm-nopm-0 vm-0; do
+    for x in kepler-0.7 kepler-0.12; do
+        ctype=$(curl -s -o "$root/x.txt" -w '%{http_code} %{content_type}' "$url/exporters/$x/$node/metrics")
+        [ "$ctype" = "200 text/plain; version=0.0.4; charset=utf-8" ] && ok || bad "$x $node: $ctype"
+        out=$(promtool check metrics <"$root/x.txt" 2>&1) && ok || bad "promtool on $x/$node: $out"
+    done
+done
+# The params form a scrape config can use instead of a metrics_path per node.
+curl -s "$url/exporters/kepler-0.12/metrics?node=intel-0" | grep -q '^kepler_node_cpu_joules_total{node_name="intel-0",path="aggregated-package",zone="package"} ' \
+    && ok || bad "?node= form"
+# A VM has no meter: build info only.
+n=$(curl -s "$url/exporters/kepler-0.7/vm-0/metrics" | grep -c '^kepler_node_')
+[ "$n" = 0 ] && ok || bad "vm-0 exports $n kepler_node_ series"
+
+# Errors: JSON 404s that say what to do.
+code=$(curl -s -o "$root/body" -w '%{http_code} %{content_type}' "$url/exporters/dcgm-exporter/intel-0/metrics")
+[ "$code" = "404 application/json" ] && [ "$(json 'd["exporter"]' <"$root/body")" = dcgm-exporter ] && ok || bad "unknown exporter: $code $(cat "$root/body")"
+code=$(curl -s -o "$root/body" -w '%{http_code}' "$url/exporters/kepler-0.7/nope-0/metrics")
+[ "$code" = 404 ] && [ "$(json 'd["node"]' <"$root/body")" = nope-0 ] && ok || bad "unknown node: $code $(cat "$root/body")"
+code=$(curl -s -o "$root/body" -w '%{http_code}' -X POST "$url/exporters/kepler-0.7/intel-0/metrics")
+[ "$code" = 405 ] && ok || bad "POST: $code"
+[ "$(curl -s "$url/exporters" | json '[x["enabled"] for x in d["exporters"]]')" = "[True, True]" ] && ok || bad "/exporters index"
+
+# Counters of every format against /telemetry at (nearly) the same instant: within one tick's
+# energy of each zone (power x 0.2 s, 5 % margin).
+"$py" - "$url" <<'EOF' && ok || bad "counters disagree across formats"
+import json, re, sys, urllib.request
+url = sys.argv[1]
+get = lambda p: urllib.request.urlopen(url + p).read().decode()
+tel = json.loads(get("/telemetry/intel-0"))
+k07 = get("/exporters/kepler-0.7/intel-0/metrics")
+k12 = get("/exporters/kepler-0.12/intel-0/metrics")
+met = get("/metrics")
+def val(text, name, **labels):
+    tot, seen = 0.0, 0
+    for line in text.splitlines():
+        m = re.match(r'^(\w+)\{(.*)\} (\S+)$', line)
+        if not m or m.group(1) != name:
+            continue
+        ls = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+        if all(ls.get(k) == v for k, v in labels.items()):
+            tot += float(m.group(3)); seen += 1
+    assert seen, (name, labels)
+    return tot
+tick = 0.2 * 1.05
+fails = []
+def near(what, a, b, watts):
+    if abs(a - b) > watts * tick + 1e-5:
+        fails.append(f"{what}: {a} vs {b} (one tick: {watts * tick:.3f} J)")
+pk = tel["packages"]
+for p in pk:
+    k = str(p["index"])
+    near(f"0.7 package {k}", val(k07, "kepler_node_package_joules_total", package=k), p["energyJoules"], p["powerWatts"])
+    near(f"0.7 dram {k}", val(k07, "kepler_node_dram_joules_total", package=k), p["dramEnergyJoules"], 20)
+    idle = val(k07, "kepler_node_package_joules_total", package=k, mode="idle")
+    dyn = val(k07, "kepler_node_package_joules_total", package=k, mode="dynamic")
+    assert 0 < idle < dyn, (idle, dyn)
+pkg_j = sum(p["energyJoules"] for p in pk); dram_j = sum(p["dramEnergyJoules"] for p in pk)
+pkg_w = sum(p["powerWatts"] for p in pk)
+near("0.12 package", val(k12, "kepler_node_cpu_joules_total", zone="package"), pkg_j, pkg_w)
+near("0.12 dram", val(k12, "kepler_node_cpu_joules_total", zone="dram"), dram_j, 40)
+near("0.12 active+idle", val(k12, "kepler_node_cpu_active_joules_total", zone="package")
+     + val(k12, "kepler_node_cpu_idle_joules_total", zone="package"), val(k12, "kepler_node_cpu_joules_total", zone="package"), 0)
+near("0.7 vs 0.12 package", val(k07, "kepler_node_package_joules_total"), val(k12, "kepler_node_cpu_joules_total", zone="package"), pkg_w)
+near("/metrics node energy", val(met, "joulie_sim_node_energy_joules_total", node="intel-0"), tel["energyJoules"], tel["nodePowerWatts"])
+near("/metrics vs 0.7 package+dram", val(met, "joulie_sim_node_energy_joules_total", node="intel-0"),
+     val(k07, "kepler_node_package_joules_total") + val(k07, "kepler_node_dram_joules_total"), tel["nodePowerWatts"])
+w12 = val(k12, "kepler_node_cpu_watts", zone="package")
+if abs(w12 - tel["cpu"]["packagePowerWatts"]) > 0.1 * w12:
+    fails.append(f"0.12 package watts {w12} vs {tel['cpu']['packagePowerWatts']}")
+for f in fails:
+    print("FAIL detail:", f)
+sys.exit(1 if fails else 0)
+EOF
+
+# Debian's prometheus scrapes /metrics and each exporter endpoint of intel-0 every second.
+pport=$(free_port)
+purl=http://127.0.0.1:$pport
+cat >"$root/prom.yml" <<EOF
+global: {scrape_interval: 1s, scrape_timeout: 900ms, evaluation_interval: 1s}
+scrape_configs:
+- job_name: hwemu
+  static_configs: [{targets: ['127.0.0.1:$port']}]
+- job_name: kepler-0.7
+  honor_labels: true   # Kepler 0.7 sets instance itself, as with the real exporter
+  metrics_path: /exporters/kepler-0.7/intel-0/metrics
+  static_configs: [{targets: ['127.0.0.1:$port']}]
+- job_name: kepler-0.12
+  metrics_path: /exporters/kepler-0.12/metrics
+  params: {node: [intel-0]}
+  static_configs: [{targets: ['127.0.0.1:$port']}]
+EOF
+promtool check config "$root/prom.yml" >/dev/null 2>&1 && ok || bad "prometheus config: $(promtool check config "$root/prom.yml" 2>&1)"
+prometheus --config.file="$root/prom.yml" --storage.tsdb.path="$root/tsdb" --web.listen-address=127.0.0.1:$pport \
+    >"$root/prom.log" 2>&1 &
+ppid_=$!
+up=0
+for _ in $(seq 200); do
+    curl -sf "$purl/-/ready" >/dev/null 2>&1 && { up=1; break; }
+    kill -0 $ppid_ 2>/dev/null || break
+    sleep 0.1
+done
+[ $up = 1 ] && ok || { bad "prometheus did not start: $(tail -5 "$root/prom.log")"; finish; }
+q() { curl -s --get "$purl/api/v1/query" --data-urlencode "query=$1" | "$py" -c '
+import json, sys
+d = json.load(sys.stdin)
+r = d["data"]["result"] if d.get("status") == "success" else []
+print(r[0]["value"][1] if len(r) == 1 else "none:%d" % len(r))'; }
+# rate() needs the 5 s window full of samples: wait until every job has 6 s of scrapes.
+for _ in $(seq 60); do
+    [ "$(q 'count(count_over_time(up[6s]) >= 6)')" = 3 ] && break
+    sleep 0.5
+done
+[ "$(q 'sum(up)')" = 3 ] && ok || bad "targets up: $(q 'sum(up)'); $(curl -s "$purl/api/v1/targets" | head -c 600)"
+rate=$(q 'rate(joulie_sim_node_energy_joules_total{node="intel-0"}[5s])')
+tel=$(curl -s "$url/telemetry/intel-0")
+rapl_w=$(json 'd["cpu"]["packagePowerWatts"] + d["cpu"]["dramPowerWatts"]' <<<"$tel")
+node_w=$(json 'd["nodePowerWatts"]' <<<"$tel")
+echo "rate(joulie_sim_node_energy_joules_total) = $rate W; /telemetry packages+DRAM = $rapl_w W, nodePowerWatts = $node_w W"
+"$py" -c "import sys; sys.exit(0 if abs($rate - $rapl_w) <= 0.1 * $rapl_w else 1)" 2>/dev/null && ok || bad "rate $rate vs $rapl_w W"
+r07=$(q 'sum(rate(kepler_node_package_joules_total{instance="intel-0"}[5s]))')
+r12=$(q 'rate(kepler_node_cpu_joules_total{node_name="intel-0",zone="package"}[5s])')
+pkg_w=$(json 'd["cpu"]["packagePowerWatts"]' <<<"$tel")
+echo "package energy rate: kepler-0.7 $r07 W, kepler-0.12 $r12 W, /telemetry $pkg_w W"
+"$py" -c "import sys; sys.exit(0 if abs($r07 - $pkg_w) <= 0.1 * $pkg_w and abs($r12 - $pkg_w) <= 0.1 * $pkg_w else 1)" 2>/dev/null \
+    && ok || bad "kepler package rates $r07 / $r12 vs $pkg_w W"
+# The same counter at the same scrape: the two formats' stored package energies agree within a tick.
+d=$(q 'abs(sum(kepler_node_package_joules_total{instance="intel-0"}) - sum(kepler_node_cpu_joules_total{node_name="intel-0",zone="package"}))')
+"$py" -c "import sys; sys.exit(0 if $d <= $pkg_w * 0.21 * 2 else 1)" 2>/dev/null && ok || bad "stored kepler counters differ by $d J"
+kill $ppid_ 2>/dev/null
+wait $ppid_ 2>/dev/null
+ppid_=
+
+# The Grafana dashboard: well-formed, with a datasource variable, and every metric it names on /metrics.
+"$py" -m json.tool "$dash" >/dev/null && ok || bad "$dash is not well-formed JSON"
+[ "$(json '[v["type"] for v in d["templating"]["list"]].count("datasource")' <"$dash")" = 1 ] && ok || bad "no datasource variable"
+curl -s "$url/metrics" >"$root/metrics.txt"
+names=$(grep -o '\bjoulie_sim_[a-z0-9_]*' "$dash" | sort -u)
+[ -n "$names" ] && ok || bad "the dashboard names no metric"
+for m in $names; do
+    grep -q "^$m[{ ]" "$root/metrics.txt" && ok || bad "dashboard metric $m is not on /metrics"
+done
+exprs=$(json 'sum(1 for p in d["panels"] for t in p["targets"] if "joulie_sim_" not in t["expr"])' <"$dash")
+[ "$exprs" = 0 ] && ok || bad "$exprs dashboard expressions name no joulie_sim_ metric"
+
+# A format not enabled: 404 saying how to enable it.
+kill $pid; wait $pid 2>/dev/null; pid=
+SIM_EXPORTERS=kepler-0.7 serve_start "$url" "$root/serve.err" --root "$root/r" --addr 127.0.0.1:$port --tick 200ms \
+    || { bad "serve did not come back: $(cat "$root/serve.err")"; finish; }
+code=$(curl -s -o "$root/body" -w '%{http_code}' "$url/exporters/kepler-0.12/intel-0/metrics")
+[ "$code" = 404 ] && grep -q 'SIM_EXPORTERS=kepler-0.12' "$root/body" && ok || bad "not enabled: $code $(cat "$root/body")"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$url/exporters/kepler-0.7/intel-0/metrics")" = 200 ] && ok || bad "kepler-0.7 alone"
+finish
