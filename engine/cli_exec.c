@@ -1,12 +1,16 @@
-/* cli_exec: `hwemu exec --node NAME [--root DIR] -- CMD [ARGS...]`: runs an unmodified agent
- * against one emulated node. It checks that the node exists under the root and that its
- * engine is running, then replaces itself with CMD, with
+/* cli_exec: `hwemu exec --node NAME [--root DIR] [--intercept auto|preload|seccomp] -- CMD
+ * [ARGS...]`: runs an unmodified agent against one emulated node. It checks that the node exists
+ * under the root and that its engine is running, sets
  *   LD_PRELOAD   libhwemu-shim.so first (the agent's own preloads kept after it)
  *   HWEMU_NODE, HWEMU_ROOT   which node the shim serves (children inherit them)
  *   PATH         <root>/<node>.bin first: the node's GPU tools (nvidia-smi, ...) live there
- * so CMD's exit status is hwemu's. 127: CMD not found; 126: CMD not executable. */
+ * and then takes one of two routes (shim/supervisor.h): preload replaces itself with CMD, so
+ * CMD's exit status is hwemu's; seccomp runs CMD under the seccomp supervisor (for programs
+ * that bypass libc: Go, static binaries) and exits as CMD did. auto (the default) reads CMD's
+ * file to choose (sv_route.c). 127: CMD not found; 126: CMD not executable. */
 #include "cli.h"
 #include "segment.h"
+#include "supervisor.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -19,17 +23,23 @@
 #include <unistd.h>
 
 static const char help[] =
-    "Usage: hwemu exec --node NAME [--root DIR] -- CMD [ARGS...]\n"
+    "Usage: hwemu exec --node NAME [--root DIR] [--intercept auto|preload|seccomp] -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD against node NAME of a running `hwemu serve`: CMD and every program it starts see\n"
     "the node's /sys (and /host-sys) powercap, cpufreq and hwmon files and its /proc/cpuinfo, read\n"
-    "and written as on the real machine, through libhwemu-shim.so (LD_PRELOAD). The exit status\n"
-    "is CMD's (127: not found, 126: not executable).\n"
+    "and written as on the real machine. The exit status is CMD's (127: not found, 126: not\n"
+    "executable).\n"
     "\n"
     "Options:\n"
-    "  --node NAME   the node (see `hwemu clusterspec list`)\n"
-    "  --root DIR    the engine's root (SIM_HWEMU_ROOT); default /dev/shm/hwemu\n"
-    "  -h, --help    this text\n";
+    "  --node NAME        the node (see `hwemu clusterspec list`)\n"
+    "  --root DIR         the engine's root (SIM_HWEMU_ROOT); default /dev/shm/hwemu\n"
+    "  --intercept HOW    how CMD's file calls reach the node:\n"
+    "                       preload  libhwemu-shim.so (LD_PRELOAD): libc programs, no overhead\n"
+    "                       seccomp  a seccomp supervisor answers the system calls (Go and static\n"
+    "                                programs, and everything they start; LD_PRELOAD kept too)\n"
+    "                       auto     (default) seccomp for Go and statically linked programs,\n"
+    "                                preload for other dynamically linked ones, seccomp when unsure\n"
+    "  -h, --help         this text\n";
 
 /* libhwemu-shim.so next to the hwemu binary (the build tree), or in ../lib/hwemu (installed). */
 static int find_shim(char *out, size_t len)
@@ -60,9 +70,9 @@ static int find_shim(char *out, size_t len)
 int cmd_exec(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"node", required_argument, 0, 'n'}, {"root", required_argument, 0, 'r'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    const char *node = NULL, *root = cli_env("SIM_HWEMU_ROOT");
+        {"node", required_argument, 0, 'n'}, {"root", required_argument, 0, 'r'},
+        {"intercept", required_argument, 0, 'i'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *node = NULL, *root = cli_env("SIM_HWEMU_ROOT"), *intercept = "auto";
     int c;
     opterr = 0;
     optind = 1;
@@ -71,10 +81,13 @@ int cmd_exec(int argc, char **argv)
         switch (c) {
         case 'n': node = optarg; break;
         case 'r': root = optarg; break;
+        case 'i': intercept = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("exec", "unknown option or missing value: %s", argv[optind - 1]);
         }
     }
+    if (strcmp(intercept, "auto") && strcmp(intercept, "preload") && strcmp(intercept, "seccomp"))
+        return cli_usage_error("exec", "--intercept takes auto, preload or seccomp, not %s", intercept);
     if (!node)
         return cli_usage_error("exec", "say which node: --node NAME");
     if (optind >= argc)
@@ -127,6 +140,16 @@ int cmd_exec(int argc, char **argv)
     setenv("HWEMU_ROOT", abs_root, 1);
     setenv("PATH", newpath, 1);
     unsetenv("HWEMU_SEGMENT");
+    enum sv_route route = !strcmp(intercept, "seccomp") ? SV_ROUTE_SECCOMP : SV_ROUTE_PRELOAD;
+    if (!strcmp(intercept, "auto")) {
+        char why[PATH_MAX + 100];
+        route = sv_route_for(argv[optind], why, sizeof why);
+    }
+    if (route == SV_ROUTE_SECCOMP) {
+        free(preload);
+        free(newpath);
+        return sv_exec(argv + optind);
+    }
     execvp(argv[optind], argv + optind);
     int e = errno;
     fprintf(stderr, "hwemu exec: %s: %s\n", argv[optind], strerror(e));

@@ -7,12 +7,14 @@ packages=(
   libyaml-dev libcjson-dev liburcu-dev libmicrohttpd-dev libcurl4-openssl-dev libseccomp-dev
   libcmocka-dev
   python3 python3-yaml curl prometheus
-  powercap-utils linux-cpupower python3-psutil nodejs npm
+  powercap-utils linux-cpupower python3-psutil golang-go prometheus-node-exporter
 )
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js and npm: Debian's, unless a Node.js with its own npm is there (they conflict).
+command -v npm >/dev/null || missing+=(nodejs npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "hwemu: installing ${missing[*]}" >&2
 sudo=()

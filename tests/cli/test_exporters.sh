@@ -156,9 +156,10 @@ pkg_w=$(json 'd["cpu"]["packagePowerWatts"]' <<<"$tel")
 echo "package energy rate: kepler-0.7 $r07 W, kepler-0.12 $r12 W, /telemetry $pkg_w W"
 "$py" -c "import sys; sys.exit(0 if abs($r07 - $pkg_w) <= 0.1 * $pkg_w and abs($r12 - $pkg_w) <= 0.1 * $pkg_w else 1)" 2>/dev/null \
     && ok || bad "kepler package rates $r07 / $r12 vs $pkg_w W"
-# The same counter at the same scrape: the two formats' stored package energies agree within a tick.
+# The two formats' stored package energies: Prometheus scrapes the two jobs at independent
+# offsets up to one scrape interval (1 s) apart, so they agree within that plus one tick (0.2 s).
 d=$(q 'abs(sum(kepler_node_package_joules_total{instance="intel-0"}) - sum(kepler_node_cpu_joules_total{node_name="intel-0",zone="package"}))')
-"$py" -c "import sys; sys.exit(0 if $d <= $pkg_w * 0.21 * 2 else 1)" 2>/dev/null && ok || bad "stored kepler counters differ by $d J"
+"$py" -c "import sys; sys.exit(0 if $d <= $pkg_w * 1.2 * 1.05 else 1)" 2>/dev/null && ok || bad "stored kepler counters differ by $d J"
 kill $ppid_ 2>/dev/null
 wait $ppid_ 2>/dev/null
 ppid_=

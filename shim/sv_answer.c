@@ -1,0 +1,1176 @@
+/* sv_answer: the seccomp supervisor's answers, the second front end of the emulation core.
+ *
+ * The node's files are emu.c's (path translation, metadata, the agent's view of a path) and
+ * segment.c / seg_attr.c's (content and store rules), exactly as the shim uses them; this file
+ * applies the sysfs semantics of shim/wrap_file.c, wrap_stat.c and wrap_dir.c to system calls
+ * instead of libc calls:
+ *   path calls   open, openat, openat2, creat; stat, lstat, newfstatat, statx; access,
+ *                faccessat, faccessat2; readlink, readlinkat; statfs; and the namespace calls
+ *                sysfs refuses with EPERM (mkdir, rmdir, unlink, rename, symlink and their *at
+ *                forms): an emulated path is answered here (results written into the caller's
+ *                buffers), any other path gets CONTINUE and the kernel answers it
+ *   fd calls     read, pread64, readv, preadv, preadv2; write, pwrite64, writev, pwritev,
+ *                pwritev2; lseek; fstat, fstatfs; getdents64; dup, dup2, dup3, fcntl(F_DUPFD*);
+ *                and copy_file_range, sendfile, splice (refused, so callers fall back to read):
+ *                only descriptors in the window reach us (sv.h), only ours are answered
+ *
+ * Open files. An emulated open gets a placeholder injected into the caller
+ * (SECCOMP_IOCTL_NOTIF_ADDFD with SEND: installed and returned atomically) at a free number of the
+ * window: one end of a pipe of ours (the read end, holding one byte so that poll() says
+ * readable; the write end for O_WRONLY, so that F_GETFL, which the kernel answers, says what was
+ * opened). The agent holds a real kernel descriptor that survives fork, dup and exec like any
+ * other; fstat, lseek and every read and write on it are answered here, so it looks like the
+ * sysfs file it stands for. Its open file description is one struct desc here (what was
+ * opened, the position, the content of the last show), found again from the pipe's inode
+ * (pidfd_getfd and fstat), so a description shared by threads, dups and forked children has one
+ * state, as in the kernel. We keep the pipe's other end: EPOLLERR or EPOLLHUP on it says the
+ * agent's end is gone (every copy in every process closed), and the desc is forgotten then. Why
+ * a pipe and not a memfd: on this machine a memfd costs 7 us to make and an inotify watch for
+ * its end 8 us more, a pipe with an epoll registration 4 us; and Go, which registers every file
+ * it opens with its netpoller, takes a pipe as pollable and a regular file as not, and then
+ * undoes its O_NONBLOCK with two more fcntl calls. A copy that leaves the window (dup2 below it,
+ * a shell redirecting the file to stdin) gets a memfd with the content shown at that moment.
+ *   read    at offset 0 the content is computed (seg_read at the call's time), later reads
+ *           continue from it, then EOF; past its end EPERM; O_WRONLY: EBADF
+ *   write   one call is one store of at most 4096 bytes (seg_attr_store), the kernel's errno
+ *           when refused, an event either way (with the agent's pid)
+ *   lseek   SEEK_END is 4096 for a sysfs attribute, 0 for /proc/cpuinfo and directories
+ *   getdents64  the listing of wrap_dir.c, with the same positions and d_off cookies
+ * What it must never do: block (no waiting on the engine or the target), act on target memory
+ * without re-checking that the call is still pending, or answer a descriptor it does not own. */
+#include "sv.h"
+
+#include "seg_attr.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define SYSFS_MAGIC 0x62656572
+#define PROC_SUPER_MAGIC 0x9fa0
+#define SV_HOST (-4097) /* locate(): relative to an emulated directory, but the host's name */
+
+enum { SAY_WINDOW_FULL = 1, SAY_RLIMIT, SAY_PEEK, SAY_NOMEM };
+
+/* --- open file descriptions ------------------------------------------------------------------ */
+
+struct desc {
+    uint64_t ino;               /* the placeholder pipe's inode: what identifies the description */
+    struct desc *next;          /* hash chain */
+    int ours;                   /* our end of the pipe, in the lifetimes epoll set */
+    uint32_t entry;
+    enum emu_root root;
+    int flags;                  /* the open flags */
+    int64_t pos;                /* file position; for directories the listing position */
+    const char *content;        /* the last show: static text in the segment, or text */
+    size_t len;
+    char text[SEG_TEXT_MAX];
+    char *escaped;              /* O_WRONLY: what copies outside the window wrote (one page) */
+    size_t nescaped;
+};
+
+#define BUCKETS 8192
+static struct desc *buckets[BUCKETS];
+static uint64_t nlive;
+static struct desc **by_ours; /* indexed by the number of the end we keep */
+static size_t nby_ours;
+
+static bool set_ours(int fd, struct desc *d)
+{
+    if ((size_t)fd >= nby_ours) {
+        size_t n = nby_ours ? nby_ours : 1024;
+        while (n <= (size_t)fd)
+            n *= 2;
+        struct desc **t = realloc(by_ours, sizeof *t * n);
+        if (!t)
+            return false;
+        memset(t + nby_ours, 0, sizeof *t * (n - nby_ours));
+        by_ours = t;
+        nby_ours = n;
+    }
+    by_ours[fd] = d;
+    return true;
+}
+
+unsigned long long sv_open_count(void)
+{
+    return (unsigned long long)nlive;
+}
+
+static struct desc *desc_find(uint64_t ino)
+{
+    for (struct desc *d = buckets[ino % BUCKETS]; d; d = d->next)
+        if (d->ino == ino)
+            return d;
+    return NULL;
+}
+
+/* --- the placeholder pool ---------------------------------------------------------------------
+ * Making a placeholder (pipe2, the byte, fstat, the epoll registration) costs about 9 us here;
+ * after a quiet millisecond the supervisor makes some ahead, so the opens of an agent's next
+ * burst (a scrape, a capping period) find them ready. Not while calls keep coming: the
+ * supervisor and the agent share a CPU (same-CPU wake-ups), work done then delays the agent
+ * just the same. */
+
+/* A pipe: the end the agent gets, the end we keep (in the lifetimes epoll set), its inode. */
+struct placeholder {
+    int give, keep;
+    uint64_t ino;
+};
+
+#define POOL 32
+static struct placeholder pool[POOL];
+static int npool;
+
+/* For reading (and O_RDWR, O_PATH): the agent gets the read end, holding one byte so that
+ * poll() says readable as sysfs does, and EPOLLERR on our write end says no reader is left.
+ * For writing: the agent gets the write end (F_GETFL then says O_WRONLY, as it should), and
+ * EPOLLHUP on our read end says no writer is left; what a copy that escaped the window writes
+ * arrives there (EPOLLIN) and is dropped, so such a writer never blocks. */
+static int make_placeholder(struct sv *sv, struct placeholder *ph, bool for_writing)
+{
+    int p[2];
+    struct stat st;
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return errno;
+    *ph = for_writing ? (struct placeholder){p[1], p[0], 0} : (struct placeholder){p[0], p[1], 0};
+    struct epoll_event ev = {.events = for_writing ? EPOLLIN : 0, .data.fd = ph->keep};
+    int prepared = for_writing ? fcntl(ph->keep, F_SETFL, O_NONBLOCK) : (write(p[1], "", 1) == 1 ? 0 : -1);
+    if (prepared < 0 || fstat(p[0], &st) < 0 || epoll_ctl(sv->lifetimes, EPOLL_CTL_ADD, ph->keep, &ev) < 0) {
+        int e = errno;
+        close(p[0]);
+        close(p[1]);
+        return e ? e : EIO;
+    }
+    ph->ino = st.st_ino;
+    return 0;
+}
+
+bool sv_idle(struct sv *sv)
+{
+    if (npool < POOL && make_placeholder(sv, &pool[npool], false) == 0)
+        npool++;
+    return npool < POOL;
+}
+
+static struct desc *desc_by_ours(int fd)
+{
+    return (size_t)fd < nby_ours ? by_ours[fd] : NULL;
+}
+
+static void store_escaped(struct desc *d);
+
+static void desc_free(struct desc *d)
+{
+    if (d->nescaped)
+        store_escaped(d);
+    free(d->escaped);
+    for (struct desc **p = &buckets[d->ino % BUCKETS]; *p; p = &(*p)->next)
+        if (*p == d) {
+            *p = d->next;
+            break;
+        }
+    by_ours[d->ours] = NULL;
+    close(d->ours); /* leaves the epoll set */
+    nlive--;
+    free(d);
+}
+
+/* The desc behind a target's descriptor, or NULL when it is not one of ours. */
+static struct desc *fd_desc(const struct sv_call *c, int fd)
+{
+    if (fd < 0)
+        return NULL;
+    int d = sv_getfd(c->tid, fd);
+    if (d >= 0) {
+        struct stat st;
+        int rc = fstat(d, &st);
+        close(d);
+        return rc == 0 && S_ISFIFO(st.st_mode) ? desc_find(st.st_ino) : NULL;
+    }
+    if (d != -ENOSYS)
+        return NULL;
+    char name[64];
+    unsigned long long ino;
+    if (sv_fd_path(c->tid, fd, name, sizeof name) < 0 || sscanf(name, "pipe:[%llu]", &ino) != 1)
+        return NULL;
+    return desc_find(ino);
+}
+
+int sv_answer_init(struct sv *sv)
+{
+    sv_target_init();
+    sv->lifetimes = epoll_create1(EPOLL_CLOEXEC);
+    return sv->lifetimes < 0 ? errno : 0;
+}
+
+void sv_reap(struct sv *sv)
+{
+    struct epoll_event ev[64];
+    int n;
+    while ((n = epoll_wait(sv->lifetimes, ev, 64, 0)) > 0)
+        for (int i = 0; i < n; i++) {
+            if (ev[i].events & EPOLLIN) {
+                /* written through a copy that left the window (a shell's `echo 1 > file`): kept
+                 * for one store when the last writer closes, as the shim does with its aliases */
+                struct desc *d = desc_by_ours(ev[i].data.fd);
+                char sink[SEG_READ_MAX];
+                ssize_t k;
+                while ((k = read(ev[i].data.fd, sink, sizeof sink)) > 0) {
+                    if (d && !d->escaped)
+                        d->escaped = malloc(SEG_READ_MAX);
+                    size_t room = d && d->escaped ? SEG_READ_MAX - d->nescaped : 0;
+                    size_t take = (size_t)k < room ? (size_t)k : room;
+                    if (take) {
+                        memcpy(d->escaped + d->nescaped, sink, take);
+                        d->nescaped += take;
+                    }
+                }
+            }
+            if (!(ev[i].events & (EPOLLERR | EPOLLHUP)))
+                continue;
+            /* no reader (or writer) left: no process holds the description any more */
+            struct desc *d = desc_by_ours(ev[i].data.fd);
+            if (d)
+                desc_free(d);
+            else
+                epoll_ctl(sv->lifetimes, EPOLL_CTL_DEL, ev[i].data.fd, NULL);
+        }
+}
+
+void sv_answer_fini(struct sv *sv)
+{
+    sv_reap(sv);
+    for (uint32_t b = 0; b < BUCKETS; b++)
+        for (struct desc *d = buckets[b]; d; d = d->next)
+            if (d->nescaped)
+                store_escaped(d);
+}
+
+/* --- where a path lands ---------------------------------------------------------------------- */
+
+struct loc {
+    char path[PATH_MAX];        /* as the target gave it */
+    char abs[PATH_MAX + 64];    /* joined to its directory; for SV_HOST the host's path */
+    uint32_t entry;
+    enum emu_root root;
+};
+
+static char trace_path[PATH_MAX]; /* the last path looked at, for HWEMU_SV_TRACE */
+
+/* Where (dirfd, path) lands: EMU_PASS (the kernel answers it), SV_HOST (a name the node does
+ * not have under one of its directories, opened through an emulated directory descriptor: the
+ * host's L->abs), 0 with L->entry and L->root, or an errno. With empty_ok (AT_EMPTY_PATH) an
+ * empty path names dirfd itself. Relative paths are taken against the target's working
+ * directory or dirfd as the kernel sees them (/proc/<tid>/cwd, /proc/<tid>/fd/<dirfd>). */
+static int locate(const struct sv_call *c, int dirfd, uint64_t upath, bool follow, bool empty_ok, struct loc *L)
+{
+    L->root = EMU_ROOT_SYS;
+    trace_path[0] = 0;
+    if (!upath && empty_ok)
+        L->path[0] = 0; /* 6.11: a NULL path with AT_EMPTY_PATH */
+    else {
+        ssize_t n = sv_peek_str(c->tid, upath, L->path, sizeof L->path);
+        if (n < 0) {
+            if (n == -EPERM)
+                sv_say_once(SAY_PEEK, "cannot read the memory of pid %d (%s): its calls go to the host", (int)c->tid,
+                            strerror(EPERM));
+            return EMU_PASS; /* EFAULT, ENAMETOOLONG: the kernel gives the same answer */
+        }
+    }
+    snprintf(trace_path, sizeof trace_path, "%s", L->path);
+    if (L->path[0] == '/')
+        return emu_path(L->path, follow, &L->entry, &L->root);
+    /* Our descriptors are in the window: any other dirfd is the kernel's (glibc's fstat is
+     * newfstatat(fd, "", AT_EMPTY_PATH), so this is a common case worth answering at once). */
+    bool window = dirfd >= SV_FD_LO && dirfd < SV_FD_HI;
+    struct desc *d = window ? fd_desc(c, dirfd) : NULL;
+    if (!L->path[0]) {
+        if (!empty_ok || !d)
+            return EMU_PASS; /* ENOENT, the working directory, or not ours */
+        L->entry = d->entry;
+        L->root = d->root;
+        return 0;
+    }
+    char base[PATH_MAX];
+    if (!d && sv_fd_path(c->tid, dirfd == AT_FDCWD ? -1 : dirfd, base, sizeof base) < 0)
+        return EMU_PASS;
+    if (d) {
+        L->root = d->root;
+        int rc = emu_path_at(d->entry, d->root, L->path, follow, &L->entry);
+        if (rc != EMU_PASS)
+            return rc;
+        int k = emu_agent_path(d->entry, d->root, L->abs, sizeof L->abs);
+        if (k < 0 || (size_t)snprintf(L->abs + k, sizeof L->abs - (size_t)k, "/%s", L->path) >= sizeof L->abs - (size_t)k)
+            return ENAMETOOLONG;
+        return SV_HOST;
+    }
+    if (base[0] != '/')
+        return EMU_PASS; /* not a directory (a socket, a pipe): the kernel says ENOTDIR */
+    int k = snprintf(L->abs, sizeof L->abs, "%s/%s", strcmp(base, "/") ? base : "", L->path);
+    if (k < 0 || (size_t)k >= sizeof L->abs)
+        return EMU_PASS;
+    snprintf(trace_path, sizeof trace_path, "%s", L->abs);
+    return emu_path(L->abs, follow, &L->entry, &L->root);
+}
+
+/* --- helpers ---------------------------------------------------------------------------------- */
+
+/* Writes a result into the target's buffer: 0, -EFAULT, or SV_DONE when the call is gone. */
+static int64_t put(const struct sv_call *c, uint64_t addr, const void *p, size_t n)
+{
+    if (!sv_valid(c))
+        return SV_DONE;
+    struct iovec r = {(void *)(uintptr_t)addr, n};
+    return sv_pokev(c->tid, &r, 1, p, n) == (ssize_t)n ? 0 : -EFAULT;
+}
+
+/* The iovec array a readv/writev call passes (remote addresses): its count or -errno. */
+static int peek_iov(const struct sv_call *c, uint64_t addr, uint64_t cnt, struct iovec *iov)
+{
+    if (cnt > IOV_MAX)
+        return -EINVAL;
+    if (!cnt)
+        return 0;
+    ssize_t n = sv_peek(c->tid, addr, iov, sizeof *iov * cnt);
+    return n == (ssize_t)(sizeof *iov * cnt) ? (int)cnt : -EFAULT;
+}
+
+static size_t iov_total(const struct iovec *iov, int cnt)
+{
+    size_t t = 0;
+    for (int i = 0; i < cnt; i++)
+        t += iov[i].iov_len;
+    return t;
+}
+
+static const struct seg_entry *ent(uint32_t e)
+{
+    return &emu_seg()->entries[e];
+}
+
+/* --- open ------------------------------------------------------------------------------------- */
+
+/* The description is installed in the caller and the call answered with its number: one end of
+ * a placeholder pipe (make_placeholder) at a free number of the window. */
+static int64_t inject(const struct sv_call *c, uint32_t entry, enum emu_root root, int flags)
+{
+    struct placeholder ph;
+    struct desc *d = calloc(1, sizeof *d);
+    int e = d ? 0 : ENOMEM;
+    bool for_writing = (flags & O_ACCMODE) == O_WRONLY && !(flags & O_PATH);
+    if (!e && npool && !for_writing)
+        ph = pool[--npool];
+    else if (!e)
+        e = make_placeholder(c->sv, &ph, for_writing);
+    if (e || !set_ours(ph.keep, d)) {
+        if (!e) {
+            close(ph.give);
+            close(ph.keep);
+        }
+        free(d);
+        sv_say_once(SAY_NOMEM, "cannot make a descriptor: %s", strerror(e ? e : ENOMEM));
+        return -(e == EMFILE || e == ENFILE ? e : ENOMEM);
+    }
+    d->ino = ph.ino;
+    d->ours = ph.keep;
+    d->entry = entry;
+    d->root = root;
+    d->flags = flags;
+    d->next = buckets[d->ino % BUCKETS];
+    buckets[d->ino % BUCKETS] = d;
+    nlive++;
+    int slot = sv_free_slot(c->tid, SV_FD_LO);
+    struct seccomp_notif_addfd a = {.id = c->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t)ph.give,
+                                    .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0};
+    if (slot >= 0) {
+        a.flags |= SECCOMP_ADDFD_FLAG_SETFD;
+        a.newfd = (uint32_t)slot;
+    } else {
+        sv_say_once(SAY_WINDOW_FULL, "pid %d holds %d files in the window %d..%d: its further emulated files "
+                    "are not readable", (int)c->tid, SV_FD_HI - SV_FD_LO, SV_FD_LO, SV_FD_HI - 1);
+    }
+    int fd = ioctl(c->sv->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+    if (fd < 0 && errno == EBADF && slot >= 0) {
+        sv_say_once(SAY_RLIMIT, "pid %d's RLIMIT_NOFILE is below %d: its emulated files are not readable",
+                    (int)c->tid, SV_FD_HI);
+        a.flags &= ~(uint32_t)SECCOMP_ADDFD_FLAG_SETFD;
+        a.newfd = 0;
+        fd = ioctl(c->sv->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+    }
+    e = errno;
+    close(ph.give); /* the target holds the only copy of its end now */
+    if (fd < 0) {
+        desc_free(d); /* our end goes, and with it the pipe */
+        return e == ENOENT ? SV_DONE : -e;
+    }
+    c->sv->n_emulated++;
+    if (c->sv->trace) {
+        char ap[PATH_MAX];
+        fprintf(stderr, "hwemu-sv: %d open %s -> %d\n", (int)c->tid,
+                emu_agent_path(entry, root, ap, sizeof ap) < 0 ? "?" : ap, fd);
+    }
+    return SV_DONE;
+}
+
+/* A file the host has, named through an emulated directory descriptor: opened here, installed
+ * there (the kernel cannot resolve a name relative to our placeholder). */
+static int64_t host_open(const struct sv_call *c, const struct loc *L, int flags, unsigned mode)
+{
+    if (!sv_valid(c))
+        return SV_DONE;
+    int fd = open(L->abs, flags | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -errno;
+    struct seccomp_notif_addfd a = {.id = c->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t)fd,
+                                    .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0};
+    int r = ioctl(c->sv->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+    int e = errno;
+    close(fd);
+    return r < 0 && e != ENOENT ? -e : SV_DONE;
+}
+
+/* wrap_file.c's rules at open: EEXIST, EISDIR, ENOTDIR, EACCES (even for root), ELOOP. */
+static int64_t a_open(const struct sv_call *c, int dirfd, uint64_t upath, int flags, unsigned mode)
+{
+    struct loc L;
+    bool follow = !(flags & O_NOFOLLOW);
+    int rc = locate(c, dirfd, upath, follow, false, &L);
+    if (rc == EMU_PASS)
+        return SV_CONTINUE;
+    if (rc == SV_HOST)
+        return host_open(c, &L, flags, mode);
+    if (rc == ENOENT && (flags & O_CREAT))
+        return -EACCES; /* kernfs directories cannot create */
+    if (rc)
+        return -rc;
+    const struct seg_entry *e = ent(L.entry);
+    int acc = flags & O_ACCMODE;
+    if (flags & O_PATH) {
+        if ((flags & O_DIRECTORY) && e->kind != SEG_DIR)
+            return -ENOTDIR;
+    } else {
+        if (!follow && e->kind == SEG_LINK)
+            return -ELOOP;
+        if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+            return -EEXIST;
+        if (e->kind == SEG_DIR) {
+            if (acc != O_RDONLY)
+                return -EISDIR;
+        } else {
+            if (flags & O_DIRECTORY)
+                return -ENOTDIR;
+            if ((acc == O_WRONLY || acc == O_RDWR) && !(e->mode & 0222))
+                return -EACCES;
+            if ((acc == O_RDONLY || acc == O_RDWR) && !(e->mode & 0444))
+                return -EACCES;
+        }
+    }
+    if (!sv_valid(c))
+        return SV_DONE; /* the path we read may not have been this call's */
+    return inject(c, L.entry, L.root, flags);
+}
+
+static int64_t a_openat2(const struct sv_call *c)
+{
+    struct {
+        uint64_t flags, mode, resolve;
+    } how;
+    if (c->a[3] < sizeof how || sv_peek(c->tid, c->a[2], &how, sizeof how) != sizeof how)
+        return SV_CONTINUE; /* the kernel's EINVAL or EFAULT */
+    return a_open(c, (int)c->a[0], c->a[1], (int)how.flags, (unsigned)how.mode);
+}
+
+/* --- metadata --------------------------------------------------------------------------------- */
+
+static void to_statx(const struct stat *st, struct statx *sx)
+{
+    memset(sx, 0, sizeof *sx);
+    sx->stx_mask = STATX_BASIC_STATS;
+    sx->stx_blksize = (uint32_t)st->st_blksize;
+    sx->stx_nlink = (uint32_t)st->st_nlink;
+    sx->stx_mode = (uint16_t)st->st_mode;
+    sx->stx_ino = st->st_ino;
+    sx->stx_size = (uint64_t)st->st_size;
+    sx->stx_dev_major = major(st->st_dev);
+    sx->stx_dev_minor = minor(st->st_dev);
+}
+
+enum stat_form { F_STAT, F_STATX };
+
+/* stat, lstat, newfstatat, statx (form F_STATX) and, through AT_EMPTY_PATH, fstat. */
+static int64_t a_stat(const struct sv_call *c, int dirfd, uint64_t upath, uint64_t ubuf, int flags, enum stat_form form)
+{
+    struct loc L;
+    struct stat st;
+    int rc = locate(c, dirfd, upath, !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH, &L);
+    if (rc == EMU_PASS)
+        return SV_CONTINUE;
+    if (rc == SV_HOST) {
+        if (fstatat(AT_FDCWD, L.abs, &st, flags & AT_SYMLINK_NOFOLLOW) < 0)
+            return -errno;
+    } else if (rc) {
+        return -rc;
+    } else {
+        emu_stat(L.entry, L.root, &st);
+    }
+    if (form == F_STATX) {
+        struct statx sx;
+        to_statx(&st, &sx);
+        return put(c, ubuf, &sx, sizeof sx);
+    }
+    return put(c, ubuf, &st, sizeof st);
+}
+
+static int64_t a_fstat(const struct sv_call *c, int fd, uint64_t ubuf)
+{
+    struct desc *d = fd_desc(c, fd);
+    if (!d)
+        return SV_CONTINUE;
+    struct stat st;
+    emu_stat(d->entry, d->root, &st);
+    return put(c, ubuf, &st, sizeof st);
+}
+
+static int64_t put_statfs(const struct sv_call *c, enum emu_root root, uint64_t ubuf)
+{
+    struct statfs sf;
+    memset(&sf, 0, sizeof sf);
+    sf.f_type = root == EMU_ROOT_PROC ? PROC_SUPER_MAGIC : SYSFS_MAGIC;
+    sf.f_bsize = 4096;
+    sf.f_namelen = 255;
+    sf.f_frsize = 4096;
+    return put(c, ubuf, &sf, sizeof sf);
+}
+
+static int64_t a_statfs(const struct sv_call *c, uint64_t upath, uint64_t ubuf)
+{
+    struct loc L;
+    int rc = locate(c, AT_FDCWD, upath, true, false, &L);
+    if (rc == EMU_PASS || rc == SV_HOST) /* (no SV_HOST without a directory descriptor) */
+        return SV_CONTINUE;
+    return rc ? -rc : put_statfs(c, L.root, ubuf);
+}
+
+static int64_t a_fstatfs(const struct sv_call *c, int fd, uint64_t ubuf)
+{
+    struct desc *d = fd_desc(c, fd);
+    return d ? put_statfs(c, d->root, ubuf) : SV_CONTINUE;
+}
+
+/* wrap_stat.c's access: the kernel's permission check, with the caller's real uid (its
+ * effective one with AT_EACCESS); root may read and write anything, and execute files with
+ * an execute bit; others are "others" of the root-owned files. */
+static int64_t a_access(const struct sv_call *c, int dirfd, uint64_t upath, int mode, int flags)
+{
+    struct loc L;
+    int rc = locate(c, dirfd, upath, !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH, &L);
+    if (rc == EMU_PASS)
+        return SV_CONTINUE;
+    if (rc == SV_HOST)
+        return faccessat(AT_FDCWD, L.abs, mode, flags & (AT_EACCESS | AT_SYMLINK_NOFOLLOW)) < 0 ? -errno : 0;
+    if (rc)
+        return -rc;
+    if (mode == F_OK)
+        return 0;
+    uid_t ruid = 0, euid = 0;
+    if (sv_ids(c->tid, NULL, &ruid, &euid) < 0)
+        return sv_valid(c) ? -EACCES : SV_DONE;
+    uid_t uid = (flags & AT_EACCESS) ? euid : ruid;
+    const struct seg_entry *e = ent(L.entry);
+    unsigned bits = e->mode;
+    if (uid == 0)
+        return (mode & X_OK) && e->kind == SEG_FILE && !(bits & 0111) ? -EACCES : 0;
+    if (((mode & R_OK) && !(bits & 0004)) || ((mode & W_OK) && !(bits & 0002)) || ((mode & X_OK) && !(bits & 0001)))
+        return -EACCES;
+    return 0;
+}
+
+static int64_t a_readlink(const struct sv_call *c, int dirfd, uint64_t upath, uint64_t ubuf, int64_t size)
+{
+    struct loc L;
+    int rc = locate(c, dirfd, upath, false, false, &L);
+    if (rc == EMU_PASS)
+        return SV_CONTINUE;
+    if (size <= 0)
+        return -EINVAL;
+    char buf[PATH_MAX];
+    const char *text;
+    size_t len;
+    if (rc == SV_HOST) {
+        ssize_t n = readlink(L.abs, buf, sizeof buf);
+        if (n < 0)
+            return -errno;
+        text = buf;
+        len = (size_t)n;
+    } else if (rc) {
+        return -rc;
+    } else {
+        const struct seg_entry *e = ent(L.entry);
+        if (e->kind != SEG_LINK)
+            return -EINVAL;
+        text = emu_seg()->strings + e->text_off;
+        len = e->text_len;
+    }
+    if (len > (uint64_t)size)
+        len = (size_t)size;
+    int64_t r = put(c, ubuf, text, len);
+    return r ? r : (int64_t)len;
+}
+
+/* The namespace calls sysfs refuses (wrap_stat.c's refuse): EPERM for a path in the node's tree,
+ * existing or not; the kernel answers any other path. */
+static int64_t a_refuse_path(const struct sv_call *c, int dirfd, uint64_t upath)
+{
+    struct loc L;
+    int rc = locate(c, dirfd, upath, false, false, &L);
+    if (rc == EMU_PASS)
+        return SV_CONTINUE;
+    return rc == 0 || rc == ENOENT || rc == SV_HOST ? -EPERM : -rc;
+}
+
+static int64_t a_rename(const struct sv_call *c, int fd1, uint64_t p1, int fd2, uint64_t p2)
+{
+    int64_t r = a_refuse_path(c, fd1, p1);
+    return r == SV_CONTINUE ? a_refuse_path(c, fd2, p2) : r;
+}
+
+/* --- reading and writing ------------------------------------------------------------------------ */
+
+/* read/readv (positional false: at the file position, which moves) and pread64/preadv/preadv2
+ * (at off). wrap_file.c's emu_pread: a read at offset 0 computes the content. */
+static int64_t a_read(const struct sv_call *c, int fd, const struct iovec *riov, int cnt, bool positional, int64_t off)
+{
+    struct desc *d = fd_desc(c, fd);
+    if (!d)
+        return SV_CONTINUE;
+    if ((d->flags & O_PATH) || (d->flags & O_ACCMODE) == O_WRONLY)
+        return -EBADF;
+    if (ent(d->entry)->kind == SEG_DIR)
+        return -EISDIR;
+    if (positional && off < 0)
+        return -EINVAL;
+    int64_t pos = positional ? off : d->pos;
+    if (pos == 0 || !d->content)
+        d->content = seg_read(emu_seg(), d->entry, seg_now_ns(), d->text, &d->len);
+    if (pos > (int64_t)d->len)
+        return -EPERM; /* sysfs: a read past the end of what show() gave */
+    size_t want = iov_total(riov, cnt), k = d->len - (size_t)pos < want ? d->len - (size_t)pos : want;
+    if (!sv_valid(c))
+        return SV_DONE;
+    if (k) {
+        ssize_t w = sv_pokev(c->tid, riov, cnt, d->content + pos, k);
+        if (w <= 0)
+            return -EFAULT;
+        k = (size_t)w;
+    }
+    if (!positional)
+        d->pos = pos + (int64_t)k;
+    return (int64_t)k;
+}
+
+/* emu_write (emu.c) with the agent's pid in the event rather than the supervisor's. */
+static int store_text(uint32_t entry, const char *buf, size_t len, pid_t pid)
+{
+    struct seg *s = emu_seg();
+    int64_t now = seg_now_ns();
+    size_t n = strnlen(buf, len); /* kstrto* stop at a NUL */
+    int err = 0;
+    char out[SEG_TEXT_MAX];
+    size_t olen = 0;
+    bool changes = false;
+    if (ent(entry)->cls == SEG_A)
+        err = seg_attr_store(s, entry, buf, n, now, out, &olen, &changes);
+    if (!err && changes)
+        seg_slot_store(s, entry, out, olen, now);
+    seg_event_push(s, entry, err, buf, n, now, pid);
+    return err;
+}
+
+static int store(const struct sv_call *c, uint32_t entry, const char *buf, size_t len)
+{
+    pid_t tgid = c->tid;
+    sv_ids(c->tid, &tgid, NULL, NULL);
+    return store_text(entry, buf, len, tgid);
+}
+
+/* The writer is long gone: a refusal is said on stderr (and is an event), as the shim says it. */
+static void store_escaped(struct desc *d)
+{
+    int err = store_text(d->entry, d->escaped, d->nescaped, 0);
+    char ap[PATH_MAX];
+    if (err && emu_agent_path(d->entry, d->root, ap, sizeof ap) >= 0)
+        fprintf(stderr, "hwemu exec: %s: write error: %s\n", ap, strerror(err));
+    d->nescaped = 0;
+}
+
+/* write/pwrite64/writev/pwritev/pwritev2: one store of at most a page, the offset ignored. */
+static int64_t a_write(const struct sv_call *c, int fd, const struct iovec *riov, int cnt)
+{
+    struct desc *d = fd_desc(c, fd);
+    if (!d)
+        return SV_CONTINUE;
+    if ((d->flags & O_PATH) || (d->flags & O_ACCMODE) == O_RDONLY)
+        return -EBADF;
+    size_t total = iov_total(riov, cnt);
+    if (!total)
+        return 0; /* kernfs: a zero-length write never reaches the store */
+    char page[SEG_READ_MAX];
+    ssize_t got = sv_peekv(c->tid, riov, cnt, page, total < sizeof page ? total : sizeof page);
+    if (got <= 0)
+        return -EFAULT;
+    if (!sv_valid(c))
+        return SV_DONE;
+    int err = store(c, d->entry, page, (size_t)got);
+    if (c->sv->trace)
+        fprintf(stderr, "hwemu-sv: %d write %.*s -> %s\n", (int)c->tid, (int)strnlen(page, (size_t)got), page,
+                err ? strerror(err) : "ok");
+    return err ? -err : got;
+}
+
+static int64_t a_lseek(const struct sv_call *c, int fd, int64_t off, int whence)
+{
+    struct desc *d = fd_desc(c, fd);
+    if (!d)
+        return SV_CONTINUE;
+    if (d->flags & O_PATH)
+        return -EBADF;
+    int64_t base;
+    switch (whence) {
+    case SEEK_SET: base = 0; break;
+    case SEEK_CUR: base = d->pos; break;
+    case SEEK_END: base = ent(d->entry)->kind == SEG_DIR || d->root == EMU_ROOT_PROC ? 0 : 4096; break;
+    default: return -EINVAL;
+    }
+    if ((off < 0 && base + off < 0) || (off > 0 && base > INT64_MAX - off))
+        return -EINVAL;
+    d->pos = base + off;
+    return d->pos;
+}
+
+/* copy_file_range, sendfile and splice from or to an emulated file are refused as sysfs
+ * refuses them, so callers (Go's io.Copy, cat) fall back to read and write. */
+static int64_t a_refuse(const struct sv_call *c, int fd1, int fd2, int err)
+{
+    if ((fd1 >= SV_FD_LO && fd1 < SV_FD_HI && fd_desc(c, fd1)) || (fd2 >= SV_FD_LO && fd2 < SV_FD_HI && fd_desc(c, fd2)))
+        return -err;
+    return SV_CONTINUE;
+}
+
+/* Installs a copy of the target's descriptor fd (the same description) at slot and answers the
+ * call with it. */
+static int64_t install_copy(const struct sv_call *c, int fd, int slot, bool cloexec)
+{
+    int dfd = sv_getfd(c->tid, fd);
+    if (dfd < 0)
+        return SV_CONTINUE;
+    int64_t r = SV_CONTINUE;
+    if (sv_valid(c)) {
+        struct seccomp_notif_addfd a = {.id = c->id, .flags = SECCOMP_ADDFD_FLAG_SEND | SECCOMP_ADDFD_FLAG_SETFD,
+                                        .srcfd = (uint32_t)dfd, .newfd = (uint32_t)slot,
+                                        .newfd_flags = cloexec ? O_CLOEXEC : 0};
+        if (ioctl(c->sv->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) >= 0 || errno == ENOENT)
+            r = SV_DONE;
+    }
+    close(dfd);
+    return r;
+}
+
+/* dup and fcntl(F_DUPFD, F_DUPFD_CLOEXEC) of an emulated descriptor: the copy goes into the
+ * window too, so reads through it are still answered here. */
+static int64_t a_dup(const struct sv_call *c, int fd, int minfd, bool cloexec)
+{
+    if (minfd >= SV_FD_HI || !fd_desc(c, fd))
+        return SV_CONTINUE;
+    int slot = sv_free_slot(c->tid, minfd);
+    return slot < 0 ? SV_CONTINUE : install_copy(c, fd, slot, cloexec);
+}
+
+/* dup2/dup3 of an emulated descriptor onto newfd: inside the window, the same description; below
+ * it (a shell redirecting a file to stdin), a memfd with the content shown now, which the
+ * kernel reads from without us (a copy there could not be answered). A write-only one stays
+ * the pipe: what is written through it is stored once its last writer closes (sv_reap). */
+static int64_t a_dup2(const struct sv_call *c, int fd, int newfd, int flags)
+{
+    struct desc *d = fd_desc(c, fd);
+    if (!d || fd == newfd || newfd < 0)
+        return SV_CONTINUE;
+    bool cloexec = flags & O_CLOEXEC;
+    if (newfd >= SV_FD_LO && newfd < SV_FD_HI)
+        return install_copy(c, fd, newfd, cloexec);
+    if ((d->flags & O_ACCMODE) == O_WRONLY || (d->flags & O_PATH) || ent(d->entry)->kind != SEG_FILE)
+        return SV_CONTINUE;
+    int m = memfd_create("hwemu-sv-copy", MFD_CLOEXEC);
+    if (m < 0)
+        return SV_CONTINUE;
+    char tmp[SEG_TEXT_MAX];
+    size_t len;
+    const char *t = seg_read(emu_seg(), d->entry, seg_now_ns(), tmp, &len);
+    int64_t r = SV_CONTINUE;
+    if (pwrite(m, t, len, 0) == (ssize_t)len && sv_valid(c)) {
+        struct seccomp_notif_addfd a = {.id = c->id, .flags = SECCOMP_ADDFD_FLAG_SEND | SECCOMP_ADDFD_FLAG_SETFD,
+                                        .srcfd = (uint32_t)m, .newfd = (uint32_t)newfd,
+                                        .newfd_flags = cloexec ? O_CLOEXEC : 0};
+        if (ioctl(c->sv->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) >= 0 || errno == ENOENT)
+            r = SV_DONE;
+    }
+    close(m);
+    return r;
+}
+
+/* --- directories: wrap_dir.c's listing ------------------------------------------------------------
+ * Positions (the descriptor offset and each record's d_off): 0 "." next, 1 ".." next, 2 + i the
+ * node's entries scanned from entry index i on, host_base + k the host's directory has given k
+ * raw entries (host_base = n_entries + 3). Owned directories and /host-sys list the node's
+ * children only; the others go on with the host's entries minus the names the node has. */
+
+struct lister {
+    uint32_t dir, lo, hi, host_base;
+    enum emu_root root;
+    bool overlay;
+    const char *dpath;
+    size_t dlen;
+};
+
+static bool owned(const struct seg *s, uint32_t e)
+{
+    while (e < s->h->n_entries) {
+        if (s->entries[e].flags & SEG_F_OWNED)
+            return true;
+        uint32_t p = s->entries[e].parent;
+        if (p >= e)
+            break;
+        e = p;
+    }
+    return false;
+}
+
+/* First entry whose path is at or after (strict: after) the prefix "<dir>/". */
+static uint32_t bound(const struct seg *s, const char *dir, size_t dlen, bool strict)
+{
+    uint32_t lo = 0, hi = s->h->n_entries;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const char *p = seg_path(s, mid);
+        int cmp = strncmp(p, dir, dlen);
+        if (!cmp)
+            cmp = (int)(unsigned char)p[dlen] - '/';
+        if (strict ? cmp <= 0 : cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void lister_init(struct lister *L, uint32_t dir, enum emu_root root)
+{
+    const struct seg *s = emu_seg();
+    L->dir = dir;
+    L->root = root;
+    L->dpath = seg_path(s, dir);
+    L->dlen = strlen(L->dpath);
+    L->lo = bound(s, L->dpath, L->dlen, false);
+    L->hi = bound(s, L->dpath, L->dlen, true);
+    L->host_base = s->h->n_entries + 3;
+    L->overlay = root == EMU_ROOT_SYS && !owned(s, dir);
+}
+
+static uint64_t ino_of(uint32_t e, enum emu_root root)
+{
+    struct stat st;
+    emu_stat(e, root, &st);
+    return st.st_ino;
+}
+
+static unsigned char dtype(uint8_t kind)
+{
+    return kind == SEG_DIR ? DT_DIR : kind == SEG_LINK ? DT_LNK : kind == SEG_FILE ? DT_REG : DT_UNKNOWN;
+}
+
+struct host_dir {
+    DIR *d;
+    uint32_t at;                /* raw entries read */
+    bool tried;
+};
+
+struct rec {
+    uint64_t ino;
+    int64_t off;
+    unsigned char type;
+    const char *name;
+    size_t len;
+};
+
+/* The next record from *pos (which moves past it); false at the end. */
+static bool lister_next(const struct lister *L, int64_t *pos, struct host_dir *h, struct rec *r)
+{
+    const struct seg *s = emu_seg();
+    const struct seg_entry *de = &s->entries[L->dir];
+    if (*pos <= 0) {
+        *r = (struct rec){ino_of(L->dir, L->root), 1, DT_DIR, ".", 1};
+        *pos = 1;
+        return true;
+    }
+    if (*pos == 1) {
+        uint64_t ino = 2;
+        if (de->parent < L->dir && s->entries[de->parent].kind == SEG_DIR && strchr(L->dpath, '/')) {
+            ino = ino_of(de->parent, L->root);
+        } else {
+            struct stat st;
+            if (stat("/", &st) == 0)
+                ino = st.st_ino; /* ".." of the node's top directory is the host's root */
+        }
+        *r = (struct rec){ino, 2, DT_DIR, "..", 2};
+        *pos = 2;
+        return true;
+    }
+    if (*pos < L->host_base) {
+        for (uint32_t i = (uint32_t)*pos - 2 < L->lo ? L->lo : (uint32_t)*pos - 2; i < L->hi; i++) {
+            const struct seg_entry *e = &s->entries[i];
+            if (e->parent != L->dir || (e->flags & SEG_F_ABSENT))
+                continue;
+            const char *name = seg_path(s, i) + L->dlen + 1;
+            size_t len = strlen(name);
+            if (len > NAME_MAX)
+                continue;
+            *pos = i + 3;
+            *r = (struct rec){ino_of(i, L->root), *pos, dtype(e->kind), name, len};
+            return true;
+        }
+        if (!L->overlay) {
+            *pos = L->hi + 2;
+            return false;
+        }
+        *pos = L->host_base;
+    }
+    uint32_t k = (uint32_t)(*pos - L->host_base);
+    if (!h->tried) {
+        h->tried = true;
+        char path[PATH_MAX];
+        if (emu_agent_path(L->dir, L->root, path, sizeof path) >= 0)
+            h->d = opendir(path); /* NULL: the host has no such directory, nothing to add */
+    }
+    if (!h->d)
+        return false;
+    if (h->at > k) {
+        rewinddir(h->d);
+        h->at = 0;
+    }
+    for (; h->at < k; h->at++)
+        if (!readdir(h->d))
+            return false;
+    for (;;) {
+        struct dirent *de2 = readdir(h->d);
+        if (!de2)
+            return false;
+        h->at++;
+        *pos = L->host_base + h->at;
+        const char *name = de2->d_name;
+        if (!strcmp(name, ".") || !strcmp(name, ".."))
+            continue;
+        char p[SEG_PATH_MAX + NAME_MAX + 2];
+        int n = snprintf(p, sizeof p, "%s/%s", L->dpath, name);
+        if (n > 0 && (size_t)n < sizeof p && seg_lookup(s, p, (size_t)n) != SEG_NONE)
+            continue; /* the node's (or a name it does not have) */
+        *r = (struct rec){de2->d_ino, *pos, de2->d_type, name, strnlen(name, NAME_MAX)};
+        return true;
+    }
+}
+
+static int64_t a_getdents64(const struct sv_call *c, int fd, uint64_t ubuf, uint64_t count)
+{
+    struct desc *d = fd_desc(c, fd);
+    if (!d)
+        return SV_CONTINUE;
+    if (d->flags & O_PATH)
+        return -EBADF;
+    if (ent(d->entry)->kind != SEG_DIR)
+        return -ENOTDIR;
+    static char buf[65536] __attribute__((aligned(8)));
+    size_t n = count < sizeof buf ? (size_t)count : sizeof buf, used = 0;
+    struct lister L;
+    lister_init(&L, d->entry, d->root);
+    struct host_dir h = {0};
+    int64_t pos = d->pos;
+    const size_t name_off = offsetof(struct dirent64, d_name);
+    bool full = false;
+    for (;;) {
+        int64_t was = pos;
+        struct rec r;
+        if (!lister_next(&L, &pos, &h, &r))
+            break;
+        unsigned short reclen = (unsigned short)((name_off + r.len + 1 + 7) & ~(size_t)7);
+        if (used + reclen > n) {
+            pos = was; /* it goes first in the next call */
+            full = true;
+            break;
+        }
+        char *p = buf + used;
+        memcpy(p + offsetof(struct dirent64, d_ino), &r.ino, sizeof r.ino);
+        memcpy(p + offsetof(struct dirent64, d_off), &r.off, sizeof r.off);
+        memcpy(p + offsetof(struct dirent64, d_reclen), &reclen, sizeof reclen);
+        memcpy(p + offsetof(struct dirent64, d_type), &r.type, 1);
+        memcpy(p + name_off, r.name, r.len);
+        memset(p + name_off + r.len, 0, reclen - name_off - r.len);
+        used += reclen;
+    }
+    if (h.d)
+        closedir(h.d);
+    if (!used && full)
+        return -EINVAL; /* the buffer cannot hold the next record */
+    if (used) {
+        int64_t rc = put(c, ubuf, buf, used);
+        if (rc)
+            return rc;
+    }
+    d->pos = pos;
+    return (int64_t)used;
+}
+
+/* --- dispatch ------------------------------------------------------------------------------------- */
+
+static int64_t answer(const struct sv_call *c)
+{
+    const uint64_t *a = c->a;
+    struct iovec one = {(void *)(uintptr_t)a[1], (size_t)a[2]}, iov[IOV_MAX];
+    int n;
+    switch (c->nr) {
+#ifdef SYS_open
+    case SYS_open: return a_open(c, AT_FDCWD, a[0], (int)a[1], (unsigned)a[2]);
+#endif
+#ifdef SYS_creat
+    case SYS_creat: return a_open(c, AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC, (unsigned)a[1]);
+#endif
+    case SYS_openat: return a_open(c, (int)a[0], a[1], (int)a[2], (unsigned)a[3]);
+#ifdef SYS_openat2
+    case SYS_openat2: return a_openat2(c);
+#endif
+#ifdef SYS_stat
+    case SYS_stat: return a_stat(c, AT_FDCWD, a[0], a[1], 0, F_STAT);
+#endif
+#ifdef SYS_lstat
+    case SYS_lstat: return a_stat(c, AT_FDCWD, a[0], a[1], AT_SYMLINK_NOFOLLOW, F_STAT);
+#endif
+#ifdef SYS_newfstatat
+    case SYS_newfstatat: return a_stat(c, (int)a[0], a[1], a[2], (int)a[3], F_STAT);
+#endif
+    case SYS_statx: return a_stat(c, (int)a[0], a[1], a[4], (int)a[2], F_STATX);
+    case SYS_fstat: return a_fstat(c, (int)a[0], a[1]);
+    case SYS_statfs: return a_statfs(c, a[0], a[1]);
+    case SYS_fstatfs: return a_fstatfs(c, (int)a[0], a[1]);
+#ifdef SYS_access
+    case SYS_access: return a_access(c, AT_FDCWD, a[0], (int)a[1], 0);
+#endif
+    case SYS_faccessat: return a_access(c, (int)a[0], a[1], (int)a[2], 0);
+#ifdef SYS_faccessat2
+    case SYS_faccessat2: return a_access(c, (int)a[0], a[1], (int)a[2], (int)a[3]);
+#endif
+#ifdef SYS_readlink
+    case SYS_readlink: return a_readlink(c, AT_FDCWD, a[0], a[1], (int64_t)(int)a[2]);
+#endif
+    case SYS_readlinkat: return a_readlink(c, (int)a[0], a[1], a[2], (int64_t)(int)a[3]);
+#ifdef SYS_mkdir
+    case SYS_mkdir:
+#endif
+#ifdef SYS_rmdir
+    case SYS_rmdir:
+#endif
+#ifdef SYS_unlink
+    case SYS_unlink:
+#endif
+#if defined(SYS_mkdir) || defined(SYS_rmdir) || defined(SYS_unlink)
+        return a_refuse_path(c, AT_FDCWD, a[0]);
+#endif
+    case SYS_mkdirat:
+    case SYS_unlinkat: return a_refuse_path(c, (int)a[0], a[1]);
+#ifdef SYS_symlink
+    case SYS_symlink: return a_refuse_path(c, AT_FDCWD, a[1]);
+#endif
+    case SYS_symlinkat: return a_refuse_path(c, (int)a[1], a[2]);
+#ifdef SYS_rename
+    case SYS_rename: return a_rename(c, AT_FDCWD, a[0], AT_FDCWD, a[1]);
+#endif
+    case SYS_renameat:
+    case SYS_renameat2: return a_rename(c, (int)a[0], a[1], (int)a[2], a[3]);
+    case SYS_read: return a_read(c, (int)a[0], &one, 1, false, 0);
+    case SYS_pread64: return a_read(c, (int)a[0], &one, 1, true, (int64_t)a[3]);
+    case SYS_readv:
+    case SYS_preadv:
+    case SYS_preadv2:
+        if (!fd_desc(c, (int)a[0]))
+            return SV_CONTINUE;
+        if ((n = peek_iov(c, a[1], a[2], iov)) < 0)
+            return n;
+        if (c->nr == SYS_readv || (c->nr == SYS_preadv2 && (int64_t)a[3] == -1))
+            return a_read(c, (int)a[0], iov, n, false, 0);
+        return a_read(c, (int)a[0], iov, n, true, (int64_t)a[3]);
+    case SYS_write:
+    case SYS_pwrite64: return a_write(c, (int)a[0], &one, 1);
+    case SYS_writev:
+    case SYS_pwritev:
+    case SYS_pwritev2:
+        if (!fd_desc(c, (int)a[0]))
+            return SV_CONTINUE;
+        if ((n = peek_iov(c, a[1], a[2], iov)) < 0)
+            return n;
+        return a_write(c, (int)a[0], iov, n);
+    case SYS_lseek: return a_lseek(c, (int)a[0], (int64_t)a[1], (int)a[2]);
+    case SYS_getdents64: return a_getdents64(c, (int)a[0], a[1], a[2]);
+    case SYS_dup: return a_dup(c, (int)a[0], 0, false);
+#ifdef SYS_dup2
+    case SYS_dup2: return a_dup2(c, (int)a[0], (int)a[1], 0);
+#endif
+    case SYS_dup3: return a_dup2(c, (int)a[0], (int)a[1], (int)a[2]);
+    case SYS_fcntl: /* the filter sends F_DUPFD and F_DUPFD_CLOEXEC only */
+        if ((int)a[1] == F_DUPFD || (int)a[1] == F_DUPFD_CLOEXEC)
+            return a_dup(c, (int)a[0], (int)a[2], (int)a[1] == F_DUPFD_CLOEXEC);
+        return SV_CONTINUE;
+    case SYS_copy_file_range: return a_refuse(c, (int)a[0], (int)a[2], EXDEV);
+    case SYS_sendfile: return a_refuse(c, (int)a[1], -1, EINVAL);
+    case SYS_splice: return a_refuse(c, (int)a[0], (int)a[2], EINVAL);
+    default: return SV_CONTINUE;
+    }
+}
+
+static int64_t prof_ns[512], prof_n[512];
+
+void sv_profile(void)
+{
+    for (int i = 0; i < 512; i++)
+        if (prof_n[i])
+            fprintf(stderr, "hwemu-sv: syscall %d: %lld calls, %.0f ns each in the supervisor\n", i,
+                    (long long)prof_n[i], (double)prof_ns[i] / (double)prof_n[i]);
+}
+
+void sv_answer(struct sv *sv, const struct seccomp_notif *n)
+{
+    struct sv_call c = {.sv = sv, .id = n->id, .tid = (pid_t)n->pid, .nr = n->data.nr};
+    memcpy(c.a, n->data.args, sizeof c.a);
+    sv->n_notif++;
+    int64_t t0 = sv->stats ? seg_now_ns() : 0;
+    int64_t r = answer(&c);
+    if (sv->stats && c.nr >= 0 && c.nr < 512) {
+        prof_ns[c.nr] += seg_now_ns() - t0;
+        prof_n[c.nr]++;
+    }
+    if (sv->trace && r != SV_CONTINUE && r != SV_DONE)
+        fprintf(stderr, "hwemu-sv: %d syscall %d %s -> %lld%s%s\n", (int)c.tid, c.nr, trace_path, (long long)r,
+                r < 0 ? " " : "", r < 0 ? strerror((int)-r) : "");
+    trace_path[0] = 0;
+    sv_reply(&c, r);
+}
