@@ -121,18 +121,29 @@ static const char *absolute(const char *path, char *buf, size_t len)
     return n > 0 && (size_t)n < len ? buf : NULL;
 }
 
+bool emu_owned(const struct seg *s, uint32_t e)
+{
+    /* A parent always sorts before its child, so the walk up ends whatever the root's parent
+     * index is. */
+    while (e < s->h->n_entries) {
+        if (s->entries[e].flags & SEG_F_OWNED)
+            return true;
+        uint32_t p = s->entries[e].parent;
+        if (p >= e)
+            break;
+        e = p;
+    }
+    return false;
+}
+
 static int resolve_in(struct seg *s, const char *rel, size_t len, bool follow, bool owned_root, uint32_t *entry)
 {
     uint32_t last;
     int rc = seg_resolve_ex(s, rel, len, follow, entry, &last);
-    if (rc == ENOENT && !owned_root) {
+    if (rc == ENOENT && !owned_root)
         /* Under a directory the node owns (at any depth above), a missing name is missing;
          * anywhere else it is the host's path. */
-        for (uint32_t d = last; d != SEG_NONE; d = s->entries[d].parent)
-            if (s->entries[d].flags & SEG_F_OWNED)
-                return rc;
-        return EMU_PASS;
-    }
+        return last != SEG_NONE && emu_owned(s, last) ? rc : EMU_PASS;
     return rc;
 }
 

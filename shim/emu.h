@@ -51,6 +51,8 @@ int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len);
 /* The working directory changed (chdir/fchdir succeeded): track it for relative paths. */
 void emu_set_cwd(const char *abs);
 
+/* Does the node own this directory whole, itself or through an ancestor (SEG_F_OWNED)? */
+bool emu_owned(const struct seg *s, uint32_t entry);
 /* The node's logical CPUs (the cpuN directories it renders); 0 when none is known. */
 int emu_ncpus(void);
 

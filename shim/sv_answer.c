@@ -846,19 +846,6 @@ struct lister {
     size_t dlen;
 };
 
-static bool owned(const struct seg *s, uint32_t e)
-{
-    while (e < s->h->n_entries) {
-        if (s->entries[e].flags & SEG_F_OWNED)
-            return true;
-        uint32_t p = s->entries[e].parent;
-        if (p >= e)
-            break;
-        e = p;
-    }
-    return false;
-}
-
 /* First entry whose path is at or after (strict: after) the prefix "<dir>/". */
 static uint32_t bound(const struct seg *s, const char *dir, size_t dlen, bool strict)
 {
@@ -887,7 +874,7 @@ static void lister_init(struct lister *L, uint32_t dir, enum emu_root root)
     L->lo = bound(s, L->dpath, L->dlen, false);
     L->hi = bound(s, L->dpath, L->dlen, true);
     L->host_base = s->h->n_entries + 3;
-    L->overlay = root == EMU_ROOT_SYS && !owned(s, dir);
+    L->overlay = root == EMU_ROOT_SYS && !emu_owned(s, dir);
 }
 
 static uint64_t ino_of(uint32_t e, enum emu_root root)

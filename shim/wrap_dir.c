@@ -71,21 +71,6 @@ struct lister {
     bool host_tried;
 };
 
-/* Is the directory owned by the node, itself or through an ancestor? A parent always sorts
- * before its child, so the walk up ends whatever the root's parent index is. */
-static bool owned(const struct seg *s, uint32_t e)
-{
-    while (e < s->h->n_entries) {
-        if (s->entries[e].flags & SEG_F_OWNED)
-            return true;
-        uint32_t p = s->entries[e].parent;
-        if (p >= e)
-            break;
-        e = p;
-    }
-    return false;
-}
-
 /* Where path stands against the prefix "<dir>/": <0 before, 0 inside, >0 after. */
 static int prefix_cmp(const char *path, const char *dir, size_t dlen)
 {
@@ -121,7 +106,7 @@ static void lister_init(struct lister *L, uint32_t dir, enum emu_root root)
     L->lo = bound(s, p, n, false);
     L->hi = bound(s, p, n, true);
     L->host_base = s->h->n_entries + 3;
-    L->overlay = root == EMU_ROOT_SYS && !owned(s, dir);
+    L->overlay = root == EMU_ROOT_SYS && !emu_owned(s, dir);
 }
 
 /* Moves to a position from telldir, d_off or a descriptor offset; unknown ones mean the end. */
