@@ -9,6 +9,11 @@ finish() {
     [ "$fail" -eq 0 ]
     exit
 }
+# A TCP port on 127.0.0.1 that nothing listens on now (the kernel picks it), so tests that run
+# at the same time never collide.
+free_port() {
+    /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 # serve_start URL ERRFILE ARGS...: starts `$hwemu serve ARGS...` in the background (pid in $pid)
 # and waits up to 15 s for URL/healthz. Returns 1 when it exits or never answers.
 serve_start() {

@@ -21,7 +21,7 @@ trap '[ -n "$bg" ] && kill $bg 2>/dev/null; [ -n "$pid" ] && kill $pid 2>/dev/nu
 for tool in go gcc curl prometheus-node-exporter; do
     command -v $tool >/dev/null || { bad "$tool is not installed (scripts/install-deps.sh installs it)"; finish; }
 done
-port=$((20000 + ($$ + 29) % 20000))
+port=$(free_port)
 url=http://127.0.0.1:$port
 serve_start "$url" "$tmp/err" --spec tests/specs/shim.yaml --root "$tmp/r" --addr 127.0.0.1:$port --tick 200ms ||
     { bad "serve: $(cat "$tmp/err")"; finish; }

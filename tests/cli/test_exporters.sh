@@ -13,7 +13,6 @@ py=/usr/bin/python3
 root=$(mktemp -d)
 pid= ppid_=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; [ -n "$ppid_" ] && kill $ppid_ 2>/dev/null; wait 2>/dev/null; rm -rf "$root"' EXIT
-free_port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 url=http://127.0.0.1:$port
 json() { "$py" -c "import json,sys; d=json.load(sys.stdin); print($1)"; }

@@ -15,8 +15,8 @@ otlp=$(cd "$(dirname "$0")/../otlp" && pwd)
 root=$(mktemp -d)
 pid= rpid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ -n "$rpid" ] && kill $rpid 2>/dev/null; rm -rf "$root"' EXIT
-port=$((20000 + ($$ + 101) % 20000))
-rport=$((20000 + ($$ + 202) % 20000))
+port=$(free_port)
+rport=$(free_port)
 url=http://127.0.0.1:$port
 recv=http://127.0.0.1:$rport
 log=$root/recv.jsonl

@@ -10,7 +10,7 @@ py=/usr/bin/python3
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-port=$((20000 + ($$ + 7) % 20000))
+port=$(free_port)
 url=http://127.0.0.1:$port
 cat >"$tmp/spec.yaml" <<'YAML'
 apiVersion: sim.joulie.io/v1alpha1

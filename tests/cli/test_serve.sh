@@ -11,7 +11,7 @@ py=/usr/bin/python3
 root=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$root"' EXIT
-port=$((20000 + $$ % 20000))
+port=$(free_port)
 url=http://127.0.0.1:$port
 
 start() { serve_start "$url" "$root/serve.err" --root "$root/r" --addr 127.0.0.1:$port --tick 200ms "$@"; }

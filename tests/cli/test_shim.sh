@@ -10,7 +10,7 @@ hwemu=$1
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-port=$((20000 + ($$ + 13) % 20000))
+port=$(free_port)
 url=http://127.0.0.1:$port
 serve_start "$url" "$tmp/err" --spec tests/specs/shim.yaml --root "$tmp/r" --addr 127.0.0.1:$port --tick 200ms ||
     { bad "serve: $(cat "$tmp/err")"; finish; }
