@@ -33,7 +33,7 @@ static void store(struct alias *a)
         return;
     if (ftruncate(a->keep, 0) != 0)
         return;
-    int err = emu_write(a->entry, buf, (size_t)n);
+    int err = emu_write(a->entry, buf, (size_t)n, getpid());
     if (err) {
         char path[512], msg[700];
         if (emu_agent_path(a->entry, a->root, path, sizeof path) < 0)

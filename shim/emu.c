@@ -6,6 +6,7 @@
 #include "seg_attr.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -328,7 +329,33 @@ void emu_stat_to64(const struct stat *s, struct stat64 *d)
     d->st_ctim = s->st_ctim;
 }
 
-int emu_write(uint32_t entry, const char *buf, size_t len)
+int emu_open_check(uint32_t entry, int flags)
+{
+    const struct seg_entry *e = &emu_seg()->entries[entry];
+    int acc = flags & O_ACCMODE;
+    if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+        return EEXIST;
+    if (e->kind == SEG_DIR)
+        return acc != O_RDONLY ? EISDIR : 0;
+    if (flags & O_DIRECTORY)
+        return ENOTDIR;
+    if ((acc == O_WRONLY || acc == O_RDWR) && !(e->mode & 0222))
+        return EACCES;
+    if ((acc == O_RDONLY || acc == O_RDWR) && !(e->mode & 0444))
+        return EACCES;
+    return 0;
+}
+
+void emu_statfs(enum emu_root root, struct statfs *sf)
+{
+    memset(sf, 0, sizeof *sf);
+    sf->f_type = root == EMU_ROOT_PROC ? 0x9fa0 /* PROC_SUPER_MAGIC */ : 0x62656572 /* SYSFS_MAGIC */;
+    sf->f_bsize = 4096;
+    sf->f_namelen = 255;
+    sf->f_frsize = 4096;
+}
+
+int emu_write(uint32_t entry, const char *buf, size_t len, int pid)
 {
     struct seg *s = emu_seg();
     const struct seg_entry *e = &s->entries[entry];
@@ -345,7 +372,7 @@ int emu_write(uint32_t entry, const char *buf, size_t len)
         err = seg_attr_store(s, entry, buf, n, now, out, &olen, &changes);
     if (!err && changes)
         seg_slot_store(s, entry, out, olen, now);
-    seg_event_push(s, entry, err, buf, n, now, getpid());
+    seg_event_push(s, entry, err, buf, n, now, pid);
     return err;
 }
 

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #define EMU_PASS (-4096) /* not the node's: hand the call to libc (never -1, a wrapper's failure) */
 
@@ -57,7 +58,14 @@ bool emu_owned(const struct seg *s, uint32_t entry);
 int emu_ncpus(void);
 
 /* The events and stores of one write call (seg_attr rules; R and S files with a write bit
- * take the write and change nothing, as the seed describes). Returns 0 or the errno. */
-int emu_write(uint32_t entry, const char *buf, size_t len);
+ * take the write and change nothing, as the seed describes), the event naming writer pid.
+ * Returns 0 or the errno. */
+int emu_write(uint32_t entry, const char *buf, size_t len, int pid);
+/* sysfs's answer to opening an entry with these flags (sysfs-abi.md §1.2): 0, or EEXIST
+ * (O_CREAT|O_EXCL), EISDIR (a directory for writing), ENOTDIR (O_DIRECTORY on a file), EACCES
+ * (no write or read bit for the mode asked, even for root). */
+int emu_open_check(uint32_t entry, int flags);
+/* statfs of the node's file systems: sysfs, or procfs for /proc/cpuinfo. */
+void emu_statfs(enum emu_root root, struct statfs *sf);
 
 #endif

@@ -60,8 +60,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define SYSFS_MAGIC 0x62656572
-#define PROC_SUPER_MAGIC 0x9fa0
 #define SV_HOST (-4097) /* locate(): relative to an emulated directory, but the host's name */
 
 enum { SAY_WINDOW_FULL = 1, SAY_RLIMIT, SAY_PEEK, SAY_NOMEM };
@@ -444,7 +442,7 @@ static int64_t host_open(const struct sv_call *c, const struct loc *L, int flags
     return r < 0 && e != ENOENT ? -e : SV_DONE;
 }
 
-/* wrap_file.c's rules at open: EEXIST, EISDIR, ENOTDIR, EACCES (even for root), ELOOP. */
+/* The shim's rules at open (emu_open_check), and ELOOP for a link under O_NOFOLLOW. */
 static int64_t a_open(const struct sv_call *c, int dirfd, uint64_t upath, int flags, unsigned mode)
 {
     struct loc L;
@@ -459,26 +457,15 @@ static int64_t a_open(const struct sv_call *c, int dirfd, uint64_t upath, int fl
     if (rc)
         return -rc;
     const struct seg_entry *e = ent(L.entry);
-    int acc = flags & O_ACCMODE;
     if (flags & O_PATH) {
         if ((flags & O_DIRECTORY) && e->kind != SEG_DIR)
             return -ENOTDIR;
     } else {
         if (!follow && e->kind == SEG_LINK)
             return -ELOOP;
-        if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
-            return -EEXIST;
-        if (e->kind == SEG_DIR) {
-            if (acc != O_RDONLY)
-                return -EISDIR;
-        } else {
-            if (flags & O_DIRECTORY)
-                return -ENOTDIR;
-            if ((acc == O_WRONLY || acc == O_RDWR) && !(e->mode & 0222))
-                return -EACCES;
-            if ((acc == O_RDONLY || acc == O_RDWR) && !(e->mode & 0444))
-                return -EACCES;
-        }
+        int err = emu_open_check(L.entry, flags);
+        if (err)
+            return -err;
     }
     if (!sv_valid(c))
         return SV_DONE; /* the path we read may not have been this call's */
@@ -549,11 +536,7 @@ static int64_t a_fstat(const struct sv_call *c, int fd, uint64_t ubuf)
 static int64_t put_statfs(const struct sv_call *c, enum emu_root root, uint64_t ubuf)
 {
     struct statfs sf;
-    memset(&sf, 0, sizeof sf);
-    sf.f_type = root == EMU_ROOT_PROC ? PROC_SUPER_MAGIC : SYSFS_MAGIC;
-    sf.f_bsize = 4096;
-    sf.f_namelen = 255;
-    sf.f_frsize = 4096;
+    emu_statfs(root, &sf);
     return put(c, ubuf, &sf, sizeof sf);
 }
 
@@ -683,35 +666,17 @@ static int64_t a_read(const struct sv_call *c, int fd, const struct iovec *riov,
     return (int64_t)k;
 }
 
-/* emu_write (emu.c) with the agent's pid in the event rather than the supervisor's. */
-static int store_text(uint32_t entry, const char *buf, size_t len, pid_t pid)
-{
-    struct seg *s = emu_seg();
-    int64_t now = seg_now_ns();
-    size_t n = strnlen(buf, len); /* kstrto* stop at a NUL */
-    int err = 0;
-    char out[SEG_TEXT_MAX];
-    size_t olen = 0;
-    bool changes = false;
-    if (ent(entry)->cls == SEG_A)
-        err = seg_attr_store(s, entry, buf, n, now, out, &olen, &changes);
-    if (!err && changes)
-        seg_slot_store(s, entry, out, olen, now);
-    seg_event_push(s, entry, err, buf, n, now, pid);
-    return err;
-}
-
 static int store(const struct sv_call *c, uint32_t entry, const char *buf, size_t len)
 {
     pid_t tgid = c->tid;
     sv_ids(c->tid, &tgid, NULL, NULL);
-    return store_text(entry, buf, len, tgid);
+    return emu_write(entry, buf, len, tgid);
 }
 
 /* The writer is long gone: a refusal is said on stderr (and is an event), as the shim says it. */
 static void store_escaped(struct desc *d)
 {
-    int err = store_text(d->entry, d->escaped, d->nescaped, 0);
+    int err = emu_write(d->entry, d->escaped, d->nescaped, 0);
     char ap[PATH_MAX];
     if (err && emu_agent_path(d->entry, d->root, ap, sizeof ap) >= 0)
         fprintf(stderr, "hwemu exec: %s: write error: %s\n", ap, strerror(err));

@@ -29,23 +29,8 @@
 
 static int emulated_open(uint32_t entry, enum emu_root root, int flags)
 {
-    struct seg *s = emu_seg();
-    const struct seg_entry *e = &s->entries[entry];
-    int acc = flags & O_ACCMODE;
-    if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
-        return shim_fail(EEXIST);
-    if (e->kind == SEG_DIR) {
-        if (acc != O_RDONLY)
-            return shim_fail(EISDIR);
-    } else {
-        if (flags & O_DIRECTORY)
-            return shim_fail(ENOTDIR);
-        if ((acc == O_WRONLY || acc == O_RDWR) && !(e->mode & 0222))
-            return shim_fail(EACCES);
-        if ((acc == O_RDONLY || acc == O_RDWR) && !(e->mode & 0444))
-            return shim_fail(EACCES);
-    }
-    return fdt_open(entry, root, flags);
+    int err = emu_open_check(entry, flags);
+    return err ? shim_fail(err) : fdt_open(entry, root, flags);
 }
 
 /* The answer for a path: -2 to pass through, else the descriptor or -1 with errno. */
@@ -262,7 +247,7 @@ static ssize_t emu_write_fd(struct emu_file *f, const void *buf, size_t n)
     if (n == 0)
         return 0; /* kernfs: a zero-length write never reaches the store */
     size_t k = n > SEG_READ_MAX ? SEG_READ_MAX : n;
-    int err = emu_write(f->entry, buf, k);
+    int err = emu_write(f->entry, buf, k, getpid());
     if (err)
         return shim_fail(err);
     return (ssize_t)k;

@@ -18,8 +18,6 @@
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
-#define SYSFS_MAGIC 0x62656572
-#define PROC_SUPER_MAGIC 0x9fa0
 
 /* Where a (dirfd, path) pair lands: EMU_PASS, 0 with the entry, or an errno. */
 static int locate(int dirfd, const char *path, bool follow, uint32_t *entry, enum emu_root *root)
@@ -223,15 +221,6 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struct s
 
 /* --- statfs ---------------------------------------------------------------------------------- */
 
-static void fake_statfs(enum emu_root root, struct statfs *sf)
-{
-    memset(sf, 0, sizeof *sf);
-    sf->f_type = root == EMU_ROOT_PROC ? PROC_SUPER_MAGIC : SYSFS_MAGIC;
-    sf->f_bsize = 4096;
-    sf->f_namelen = 255;
-    sf->f_frsize = 4096;
-}
-
 static int statfs_path(const char *path, struct statfs *sf)
 {
     uint32_t e;
@@ -241,7 +230,7 @@ static int statfs_path(const char *path, struct statfs *sf)
         return EMU_PASS;
     if (rc)
         return shim_fail(rc);
-    fake_statfs(root, sf);
+    emu_statfs(root, sf);
     return 0;
 }
 
@@ -272,7 +261,7 @@ EXPORT int fstatfs(int fd, struct statfs *sf)
     struct emu_file *f = fdt_get(fd);
     if (!f)
         return REAL(fstatfs)(fd, sf);
-    fake_statfs(f->root, sf);
+    emu_statfs(f->root, sf);
     return 0;
 }
 
@@ -282,7 +271,7 @@ EXPORT int fstatfs64(int fd, struct statfs64 *sf)
     if (!f)
         return REAL(fstatfs64)(fd, sf);
     struct statfs s;
-    fake_statfs(f->root, &s);
+    emu_statfs(f->root, &s);
     memset(sf, 0, sizeof *sf);
     sf->f_type = s.f_type;
     sf->f_bsize = s.f_bsize;
