@@ -3,7 +3,8 @@
  * under the root and that its engine is running, sets
  *   LD_PRELOAD   libhwemu-shim.so first (the agent's own preloads kept after it)
  *   HWEMU_NODE, HWEMU_ROOT   which node the shim serves (children inherit them)
- *   PATH         <root>/<node>.bin first: the node's GPU tools (nvidia-smi, ...) live there
+ *   PATH         <root>/<node>.bin first: links to fakesmi for the GPU tools the node's profile
+ *                installs (state/tools/<tool>), and only those
  * and then takes one of two routes (shim/supervisor.h): preload replaces itself with CMD, so
  * CMD's exit status is hwemu's; seccomp runs CMD under the seccomp supervisor (for programs
  * that bypass libc: Go, static binaries) and exits as CMD did. auto (the default) reads CMD's
@@ -26,9 +27,10 @@ static const char help[] =
     "Usage: hwemu exec --node NAME [--root DIR] [--intercept auto|preload|seccomp] -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD against node NAME of a running `hwemu serve`: CMD and every program it starts see\n"
-    "the node's /sys (and /host-sys) powercap, cpufreq and hwmon files and its /proc/cpuinfo, read\n"
-    "and written as on the real machine. The exit status is CMD's (127: not found, 126: not\n"
-    "executable).\n"
+    "the node's /sys (and /host-sys) powercap, cpufreq, hwmon, PCI and DRM files and its\n"
+    "/proc/cpuinfo, read and written as on the real machine, and the node's GPU tools (nvidia-smi,\n"
+    "rocm-smi, amd-smi: links to fakesmi) first on PATH. The exit status is CMD's (127: not found,\n"
+    "126: not executable).\n"
     "\n"
     "Options:\n"
     "  --node NAME        the node (see `hwemu clusterspec list`)\n"
@@ -41,10 +43,11 @@ static const char help[] =
     "                                preload for other dynamically linked ones, seccomp when unsure\n"
     "  -h, --help         this text\n";
 
-/* libhwemu-shim.so next to the hwemu binary (the build tree), or in ../lib/hwemu (installed). */
-static int find_shim(char *out, size_t len)
+/* A file of hwemu's (libhwemu-shim.so, fakesmi): the environment variable's path, else next to
+ * the hwemu binary (the build tree), else in ../lib/hwemu (installed). */
+static int find_beside(const char *name, const char *var, char *out, size_t len)
 {
-    const char *env = getenv("HWEMU_SHIM");
+    const char *env = getenv(var);
     if (env && *env && access(env, R_OK) == 0) {
         snprintf(out, len, "%s", env);
         return 0;
@@ -58,13 +61,51 @@ static int find_shim(char *out, size_t len)
     if (!slash)
         return -1;
     *slash = 0;
-    static const char *const candidates[] = {"libhwemu-shim.so", "../lib/hwemu/libhwemu-shim.so"};
-    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-        snprintf(out, len, "%s/%s", exe, candidates[i]);
+    static const char *const dirs[] = {"", "../lib/hwemu/"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        snprintf(out, len, "%s/%s%s", exe, dirs[i], name);
         if (access(out, R_OK) == 0)
             return 0;
     }
     return -1;
+}
+
+/* <root>/<node>.bin holds the node's GPU tools: a link to fakesmi for every tool its profile
+ * installs (state/tools/<tool>), and nothing else, so discovery finds exactly the node's tools.
+ * Returns 0, or -1 with a message on stderr. */
+static int link_tools(const struct seg *s, const char *bin)
+{
+    static const char *const tools[] = {"nvidia-smi", "rocm-smi", "amd-smi"};
+    char fakesmi[PATH_MAX], link[PATH_MAX], tmp[PATH_MAX + 32];
+    bool any = false;
+    for (size_t i = 0; i < 3; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "state/tools/%s", tools[i]);
+        any |= seg_lookup(s, path, strlen(path)) != SEG_NONE;
+    }
+    if (any && find_beside("fakesmi", "HWEMU_FAKESMI", fakesmi, sizeof fakesmi)) {
+        fprintf(stderr, "hwemu exec: fakesmi (the node's GPU tools) is neither next to the hwemu binary nor in "
+                "../lib/hwemu; set HWEMU_FAKESMI to its path\n");
+        return -1;
+    }
+    for (size_t i = 0; i < 3; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "state/tools/%s", tools[i]);
+        snprintf(link, sizeof link, "%s/%s", bin, tools[i]);
+        if (seg_lookup(s, path, strlen(path)) == SEG_NONE) {
+            unlink(link);
+            continue;
+        }
+        /* a new link renamed over the old one: a tool running meanwhile never misses it */
+        snprintf(tmp, sizeof tmp, "%s.%d", link, (int)getpid());
+        unlink(tmp);
+        if (symlink(fakesmi, tmp) || rename(tmp, link)) {
+            fprintf(stderr, "hwemu exec: cannot link %s to %s: %s\n", link, fakesmi, strerror(errno));
+            unlink(tmp);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int cmd_exec(int argc, char **argv)
@@ -109,22 +150,25 @@ int cmd_exec(int argc, char **argv)
     int64_t age = seg_now_ns() - atomic_load(&s.h->heartbeat_ns);
     pid_t engine = (pid_t)s.h->engine_pid;
     int64_t tick = s.h->tick_ns > 0 ? s.h->tick_ns : 1000000000;
+    /* The node's tools directory exists from the start, so PATH order is stable. */
+    char bin[PATH_MAX];
+    snprintf(bin, sizeof bin, "%s/%s.bin", root, node);
+    mkdir(bin, 0755);
+    int linked = link_tools(&s, bin);
     seg_close(&s);
+    if (linked)
+        return EXIT_INVALID;
     if ((engine > 0 && kill(engine, 0) != 0 && errno == ESRCH) || age > 3 * tick + 1000000000LL) {
         fprintf(stderr, "hwemu exec: the engine of %s is not running (its last tick was %.1f s ago); start "
                 "`hwemu serve --root %s` first\n", root, (double)age / 1e9, root);
         return EXIT_INVALID;
     }
     char shim[PATH_MAX];
-    if (find_shim(shim, sizeof shim)) {
+    if (find_beside("libhwemu-shim.so", "HWEMU_SHIM", shim, sizeof shim)) {
         fprintf(stderr, "hwemu exec: libhwemu-shim.so is neither next to the hwemu binary nor in ../lib/hwemu; "
                 "set HWEMU_SHIM to its path\n");
         return EXIT_INVALID;
     }
-    /* The node's tools directory exists from the start, so PATH order is stable. */
-    char bin[PATH_MAX];
-    snprintf(bin, sizeof bin, "%s/%s.bin", root, node);
-    mkdir(bin, 0755);
     const char *old_preload = getenv("LD_PRELOAD"), *old_path = getenv("PATH");
     char *preload = NULL, *newpath = NULL;
     if (asprintf(&preload, "%s%s%s", shim, old_preload && *old_preload ? ":" : "", old_preload ? old_preload : "") < 0 ||

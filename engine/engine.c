@@ -89,6 +89,26 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
             t->has_rapl = true;
     }
     t->node_power_w = t->cpu_power_w + t->dram_power_w + n->params.platform_other_w;
+    const struct phys_gpu_params *gp = &n->gparams;
+    static const char *const vendors[] = {"", "nvidia", "amd", "intel"};
+    t->ngpus = gp->vendor == PHYS_GPU_NONE ? 0 : gp->count;
+    t->gpu_vendor = vendors[gp->vendor & 3];
+    t->gpu_product = n->gpu_product;
+    t->gpu_util = n->gload.util;
+    for (int k = 0; k < t->ngpus; k++) {
+        const struct phys_gpu *g = &n->gstate.g[k];
+        t->gpu_power_w[k] = g->power_w;
+        t->gpu_draw_w[k] = gp->vendor == PHYS_GPU_AMD ? g->avg_amd_w : g->draw_w;
+        t->gpu_limit_w[k] = g->limit_w;
+        t->gpu_enforced_w[k] = g->enforced_w;
+        t->gpu_temp_c[k] = g->temp_c;
+        t->gpu_clock_mhz[k] = g->gfx_mhz;
+        t->gpu_mem_clock_mhz[k] = g->mem_mhz;
+        t->gpu_energy_uj[k] = phys_gpu_total_uj(&n->gstate, k);
+        t->gpu_power_total_w += g->power_w;
+        t->node_energy_uj += t->gpu_energy_uj[k];
+    }
+    t->node_power_w += t->gpu_power_total_w;
 }
 
 static void tick_slice(struct engine *e, int w)
@@ -224,6 +244,18 @@ static struct phys_load base_load(const struct spec_pool *p)
                               .cpu_class = class_of(p->base.cpu_class)};
 }
 
+static struct phys_gpu_load gpu_load(const struct spec_pool *p)
+{
+    const char *c = p->base.gpu_class ? p->base.gpu_class : "";
+    struct phys_gpu_load l = {.util = p->base.gpu_util, .memory_intensity = p->base.memory_intensity,
+                              .cls = !strcmp(c, "gpu.compute_bound")                                     ? PHYS_GPU_CLASS_COMPUTE
+                                     : !strcmp(c, "gpu.memory_bound") || !strcmp(c, "gpu.bandwidth_bound") ? PHYS_GPU_CLASS_MEMORY
+                                                                                                        : PHYS_GPU_CLASS_OTHER};
+    for (int k = 0; k < p->base.nxfer && k < PHYS_GPU_MAX_XFER; k++)
+        l.xfer[l.nxfer++] = (struct phys_gpu_xfer){p->base.xfer[k].from, p->base.xfer[k].to, p->base.xfer[k].gbps};
+    return l;
+}
+
 int engine_start(struct engine *e, const struct engine_config *cfg)
 {
     memset(e, 0, sizeof *e);
@@ -268,7 +300,8 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         const struct spec_node *sn = &e->spec.nodes[i];
         const struct spec_pool *p = &e->spec.pools[sn->pool];
         struct phys_load load = base_load(p);
-        if (node_open(&e->nodes[i], &e->templates[sn->pool], cfg->root, sn->name, &load, cfg->tick_ns, err,
+        struct phys_gpu_load gload = gpu_load(p);
+        if (node_open(&e->nodes[i], &e->templates[sn->pool], cfg->root, sn->name, &load, &gload, cfg->tick_ns, err,
                       sizeof err)) {
             fprintf(stderr, "hwemu serve: %s\n", err);
             failed++;

@@ -41,6 +41,19 @@ struct node_telemetry {
     bool has_rapl, pkg_capped[PHYS_MAX_PKGS];
     double cpu_util, memory_intensity, ambient_c;
     const char *cpu_class;
+    /* GPUs (none: ngpus 0); node_power_w and node_energy_uj include them */
+    int ngpus;
+    const char *gpu_vendor;      /* "nvidia", "amd", "intel" */
+    const char *gpu_product;
+    double gpu_util;
+    double gpu_power_w[PHYS_GPU_MAX];     /* held power of the interval */
+    double gpu_draw_w[PHYS_GPU_MAX];      /* what the vendor's tools report (NVML 1 s mean, amdgpu average) */
+    double gpu_limit_w[PHYS_GPU_MAX];     /* requested limit (Intel: 0 = off) */
+    double gpu_enforced_w[PHYS_GPU_MAX];  /* the limit in force */
+    double gpu_temp_c[PHYS_GPU_MAX];
+    int gpu_clock_mhz[PHYS_GPU_MAX], gpu_mem_clock_mhz[PHYS_GPU_MAX];
+    uint64_t gpu_energy_uj[PHYS_GPU_MAX];
+    double gpu_power_total_w;
 };
 
 struct telemetry {

@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -68,6 +69,33 @@ static int epp_value(const char *t)
     return atoi(t);
 }
 
+static void apply_gpu(struct node *n, const struct binding *b, const char *text, long long v)
+{
+    if (b->pkg >= PHYS_GPU_MAX)
+        return;
+    struct phys_gpu *g = &n->gstate.g[b->pkg];
+    int lo = 0, hi = 0;
+    switch (b->zone) {
+    case GS_LIMIT_MW:
+        if (text[0] != '[') /* a token: the limit is not supported */
+            g->limit_w = (double)v / 1000;
+        break;
+    case GS_CAP_UW: g->limit_w = (double)v / 1e6; break;
+    case GS_INTEL_PL1_UW: g->limit_w = (double)v / 1e6; break;
+    case GS_PERSISTENCE: g->persistence = v != 0; break;
+    case GS_LOCK_GFX:
+    case GS_LOCK_MEM:
+        if (sscanf(text, "%d %d", &lo, &hi) != 2)
+            lo = hi = 0; /* "none" */
+        if (b->zone == GS_LOCK_GFX)
+            g->lock_gfx_min = lo, g->lock_gfx_max = hi;
+        else
+            g->lock_mem_min = lo, g->lock_mem_max = hi;
+        break;
+    default: break; /* the performance level is kept by its file; it changes no physics */
+    }
+}
+
 static void apply(struct node *n, const struct binding *b, const char *text)
 {
     struct phys_pkg_state *k = &n->state.pkg[b->pkg < PHYS_MAX_PKGS ? b->pkg : 0];
@@ -83,6 +111,7 @@ static void apply(struct node *n, const struct binding *b, const char *text)
     case BK_BOOST: n->state.boost = v != 0; break;
     case BK_NO_TURBO: n->state.boost = v == 0; break;
     case BK_HSMP_CAP: k->hsmp_cap_uw = v; break;
+    case BK_GPU_SET: apply_gpu(n, b, text, v); break;
     default: break;
     }
 }
@@ -153,6 +182,25 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
             snprintf(text, sizeof text, "%lld\n", (long long)(n->state.pkg[b->pkg].power_w * 1000) * 1000);
             text_value(&c.v, text);
             break;
+        case BK_GPU:
+            node_gpu_text(n, b, text, sizeof text);
+            text_value(&c.v, text);
+            break;
+        case BK_GPU_ENERGY: {
+            const struct phys_gpu *g = &n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0];
+            int64_t grid = n->gstate.now_ns / PHYS_SUBSTEP_NS * PHYS_SUBSTEP_NS;
+            c.v.ctr.acc_uj = g->acc_uj;
+            c.v.ctr.rem_nj = (uint32_t)g->rem_nj;
+            c.v.ctr.power_uw = g->power_uw;
+            c.v.ctr.start_uj = (uint64_t)g->start_uj;
+            /* the register continues from the energy before this start (a resume) */
+            uint64_t seed = (uint64_t)((unsigned __int128)(uint64_t)g->start_uj * 1000 / (c.v.ctr.unit_nj ? c.v.ctr.unit_nj : 1000));
+            c.v.ctr.seed_raw = (uint32_t)seed;
+            c.v.ctr.seed_raw_hi = (uint32_t)(seed >> 32);
+            c.v.ctr.t0_ns = n->mono_origin + grid;
+            c.v.nsub = (uint32_t)((until_ns - grid) / PHYS_SUBSTEP_NS);
+            break;
+        }
         default:
             continue;
         }
@@ -258,6 +306,9 @@ static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_
         } else {
             out[olen < SEG_TEXT_MAX ? olen : SEG_TEXT_MAX - 1] = 0;
             apply(n, &n->binds[v], out);
+            size_t eff = node_gpu_effective(n, &n->binds[v], out, sizeof out);
+            if (eff)
+                olen = eff;
             size_t l = olen < sizeof c.v.a.text ? olen : sizeof c.v.a.text;
             memcpy(c.v.a.text, out, l);
             c.v.len = (uint8_t)l;
@@ -267,11 +318,55 @@ static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_
     }
 }
 
+/* Persistence mode off: an idle GPU drops the limit agents wrote back to its default, as the
+ * driver does when it unloads with no client (emulate-mode.md). The file reads the default from
+ * this tick on, whatever a slot held. */
+static void reset_idle_limits(struct node *n, struct change *ch, uint32_t *nch, int64_t now_wall,
+                              struct event_log *log)
+{
+    if (n->gparams.vendor != PHYS_GPU_NVIDIA || n->gload.util > 0)
+        return;
+    for (int i = 0; i < n->gparams.count; i++) {
+        struct phys_gpu *g = &n->gstate.g[i];
+        uint32_t e = n->gpu_limit_entry[i];
+        if (g->persistence || e == SEG_NONE || fabs(g->limit_w - n->gparams.default_w) < 1e-9)
+            continue;
+        char old[SEG_TEXT_MAX], text[SEG_TEXT_MAX];
+        size_t len;
+        const char *t = seg_read(&n->seg, e, seg_now_ns(), old, &len);
+        char was[SEG_TEXT_MAX + 1];
+        trimmed(t, len, was, sizeof was);
+        g->limit_w = n->gparams.default_w;
+        uint32_t v = n->seg.entries[e].value, slot = n->seg.entries[e].slot;
+        struct change c = {.value = v, .v = n->seg.copy[0][v]};
+        int l = snprintf(text, sizeof text, "%lld\n", llround(g->limit_w * 1000));
+        memcpy(c.v.a.text, text, (size_t)l);
+        c.v.len = (uint8_t)l;
+        uint64_t seq;
+        char st[SEG_TEXT_MAX];
+        if (slot != SEG_NONE && seg_slot_load(&n->seg, slot, &seq, st, &len)) {
+            c.v.a.applied = seq;
+            n->slot_applied[slot] = seq;
+        }
+        ch[(*nch)++] = c;
+        if (log) {
+            cJSON *a = cJSON_CreateObject();
+            cJSON_AddStringToObject(a, "file", seg_path(&n->seg, e));
+            cJSON_AddNumberToObject(a, "gpu", i);
+            cJSON_AddStringToObject(a, "from", was);
+            cJSON_AddStringToObject(a, "to", trimmed(text, (size_t)l, was, sizeof was));
+            cJSON_AddStringToObject(a, "reason", "persistence mode is disabled and the GPU is idle");
+            events_emit(log, now_wall, n->name, "joulie.sim.cap.reset", a);
+        }
+    }
+}
+
 static void write_ledger(struct node *n, int64_t now_wall)
 {
     for (uint32_t k = 0; k < n->ncounters; k++) {
         const struct binding *b = &n->binds[n->counters[k]];
-        n->totals[k] = phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
+        n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
+                                                : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
     }
     seg_ledger_write(&n->seg, ++n->ledger_seq, n->totals, now_wall);
 }
@@ -280,6 +375,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
 {
     int64_t dt = (now_mono - n->mono_origin) - n->state.now_ns;
     phys_cpu_step(&n->params, &n->state, &n->load, ambient_c, dt);
+    phys_gpu_step(&n->gparams, &n->gstate, ambient_c, n->state.now_ns);
     uint32_t cap = n->nvalues + n->seg.h->n_slots;
     struct change *ch = malloc(sizeof *ch * (cap ? cap : 1));
     if (!ch)
@@ -287,7 +383,9 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
     uint32_t nch = 0;
     drain_slots(n, ch, &nch, now_mono, now_wall, log);
     drain_events(n, now_mono, now_wall, log);
+    reset_idle_limits(n, ch, &nch, now_wall, log);
     phys_cpu_begin_interval(&n->params, &n->state, &n->load);
+    phys_gpu_begin_interval(&n->gparams, &n->gstate, &n->gload, n->tick_ns);
     collect_s_values(n, ch, &nch, n->state.now_ns + n->tick_ns);
     publish(n, ch, nch, now_mono);
     free(ch);
@@ -295,6 +393,27 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
 }
 
 /* --- open / resume ------------------------------------------------------------------------- */
+
+/* The values that name this node's hardware (GPU UUIDs, serials): the template's texts are
+ * the pool's, so each node publishes its own once. */
+static void publish_identity(struct node *n)
+{
+    struct change *ch = malloc(sizeof *ch * (n->nvalues ? n->nvalues : 1));
+    if (!ch)
+        abort();
+    uint32_t nch = 0;
+    char text[SEG_TEXT_MAX];
+    for (uint32_t v = 0; v < n->nvalues; v++) {
+        if (n->binds[v].kind != BK_GPU_IDENT || !node_gpu_text(n, &n->binds[v], text, sizeof text))
+            continue;
+        struct change c = {.value = v, .v = n->seg.copy[0][v]};
+        text_value(&c.v, text);
+        ch[nch++] = c;
+    }
+    if (nch)
+        publish(n, ch, nch, seg_now_ns());
+    free(ch);
+}
 
 static int resume_counters(struct node *n, struct phys_cpu_params *p)
 {
@@ -307,6 +426,10 @@ static int resume_counters(struct node *n, struct phys_cpu_params *p)
         uint64_t hwm = atomic_load(&n->seg.hwm[v]);
         if (hwm > total)
             total = hwm;
+        if (b->kind == BK_GPU_ENERGY) {
+            n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0].start_uj = (int64_t)total;
+            continue;
+        }
         struct phys_counter *c = b->zone == PHYS_ZONE_PSYS ? &p->psys : &p->pkg[b->pkg].counter[b->zone];
         c->start_uj = (int64_t)total;
     }
@@ -337,8 +460,10 @@ int node_template_build(struct node_template *t, const char *profile, const stru
     memset(t, 0, sizeof *t);
     t->profile = profile;
     node_params(tree, ambient_c, &t->params);
+    node_gpu_params(tree, ambient_c, &t->gparams);
+    t->gpu_product = prof_str(tree, "gpus.product", "");
     struct node_layout l = {.b = segb_new()};
-    render_node(&l, tree, profile, &t->params);
+    render_node(&l, tree, profile, &t->params, &t->gparams);
     uint64_t extra = fnv(node_tree_hash(tree), profile);
     int rc = segb_image(l.b, profile, extra, tick_ns, &t->image, err, errlen);
     segb_free(l.b);
@@ -355,15 +480,19 @@ void node_template_free(struct node_template *t)
 }
 
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
-              const struct phys_load *load, int64_t tick_ns, char *err, size_t errlen)
+              const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
+              size_t errlen)
 {
     memset(n, 0, sizeof *n);
     n->seg.fd = -1;
     n->name = name;
     n->profile = t->profile;
+    n->gpu_product = t->gpu_product;
     n->tick_ns = tick_ns;
     n->load = *load;
+    n->gload = *gload;
     n->params = t->params;
+    n->gparams = t->gparams;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.seg", root, name);
     int rc;
@@ -404,15 +533,23 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         abort();
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
-        if (k == BK_ENERGY)
+        if (k == BK_ENERGY || k == BK_GPU_ENERGY)
             n->counters[n->ncounters++] = v;
-        if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER)
+        if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
+            k == BK_GPU_ENERGY)
             n->svalues[n->nsvalues++] = v;
     }
+    for (int i = 0; i < PHYS_GPU_MAX; i++)
+        n->gpu_limit_entry[i] = SEG_NONE;
     n->slot_writes_seen = (uint64_t)-1; /* drain once at the start */
     for (uint32_t i = 0; i < n->seg.h->n_entries; i++)
-        if (n->seg.entries[i].slot != SEG_NONE)
+        if (n->seg.entries[i].slot != SEG_NONE) {
             n->slot_entry[n->seg.entries[i].slot] = i;
+            const struct binding *b = &n->binds[n->seg.entries[i].value];
+            if (b->kind == BK_GPU_SET && b->zone == GS_LIMIT_MW && b->pkg < PHYS_GPU_MAX)
+                n->gpu_limit_entry[b->pkg] = i;
+        }
+    phys_gpu_init(&n->gparams, &n->gstate);
     if (n->resumed)
         resume_counters(n, &n->params);
     phys_cpu_init(&n->params, &n->state);
@@ -423,6 +560,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     node_tick(n, n->mono_origin, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, n->params.ambient_init_c, NULL);
+    publish_identity(n);
     return 0;
 }
 

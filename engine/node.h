@@ -10,6 +10,7 @@
 #ifndef HWEMU_NODE_H
 #define HWEMU_NODE_H
 #include "physics_cpu.h"
+#include "physics_gpu.h"
 #include "seg_build.h"
 #include "segment.h"
 
@@ -35,7 +36,23 @@ enum bind_kind {
     BK_BOOST,        /* A: cpufreq/boost (1 = turbo on) */
     BK_NO_TURBO,     /* A: intel_pstate/no_turbo (1 = turbo off) */
     BK_HSMP_CAP,     /* A: HSMP power1_cap of pkg */
+    BK_GPU,          /* S: quantity zone (enum gpu_quantity) of GPU pkg */
+    BK_GPU_ENERGY,   /* S counter: energy of GPU pkg */
+    BK_GPU_IDENT,    /* S: per-node identity zone (enum gpu_quantity) of GPU pkg, set at open */
+    BK_GPU_SET,      /* A: setting zone (enum gpu_setting) of GPU pkg */
 };
+
+/* The GPU values published each tick (BK_GPU) or once at open (BK_GPU_IDENT). */
+enum gpu_quantity {
+    GQ_ENFORCED_MW, GQ_DRAW_MW, GQ_INSTANT_MW, GQ_UTIL_GPU, GQ_UTIL_MEM, GQ_TEMP_C, GQ_TEMP_MEM_C, GQ_PSTATE,
+    GQ_CLK_GFX, GQ_CLK_SM, GQ_CLK_MEM, GQ_CLK_VIDEO, GQ_REASONS, GQ_PEER_RX, GQ_PEER_TX, GQ_MEM_USED_MIB,
+    GQ_HWMON_AVG_UW, GQ_HWMON_INPUT_UW, GQ_TEMP_EDGE_MC, GQ_TEMP_JUNCTION_MC, GQ_TEMP_HBM_MC, GQ_SCLK_HZ,
+    GQ_BUSY_PCT, GQ_VRAM_USED_B, GQ_PP_SCLK, GQ_PP_MCLK,
+    GQ_UUID, GQ_SERIAL, /* identity */
+};
+
+/* What agents and tools write to a GPU. */
+enum gpu_setting { GS_LIMIT_MW, GS_LOCK_GFX, GS_LOCK_MEM, GS_PERSISTENCE, GS_CAP_UW, GS_PERF_LEVEL, GS_INTEL_PL1_UW };
 
 struct binding {
     uint8_t kind;    /* enum bind_kind */
@@ -53,6 +70,9 @@ struct node_layout {
 
 uint32_t layout_value(struct node_layout *l, const char *text, struct binding bind);
 uint32_t layout_counter(struct node_layout *l, uint32_t unit_nj, struct binding bind);
+/* A counter of another width (64: never wraps), optionally showing its register count. */
+uint32_t layout_counter_ex(struct node_layout *l, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count,
+                           struct binding bind);
 
 struct event_log;
 
@@ -61,7 +81,9 @@ struct event_log;
  * cheap: a node's segment is a copy of the image with its name in the header. */
 struct node_template {
     const char *profile;
+    const char *gpu_product;
     struct phys_cpu_params params;
+    struct phys_gpu_params gparams;
     struct seg_image image;
     struct binding *binds;
     uint32_t nbinds;
@@ -74,9 +96,13 @@ void node_template_free(struct node_template *t);
 /* One node as the engine holds it. */
 struct node {
     const char *name, *profile;
+    const char *gpu_product;     /* gpus.product, or "" */
     struct phys_cpu_params params;
     struct phys_cpu_state state;
     struct phys_load load;
+    struct phys_gpu_params gparams;
+    struct phys_gpu_state gstate;
+    struct phys_gpu_load gload;
     struct seg seg;
     const struct binding *binds; /* per value (the template's) */
     uint32_t nvalues;
@@ -88,6 +114,7 @@ struct node {
     uint64_t ledger_seq;           /* the last ledger copy written */
     uint64_t slot_writes_seen;     /* header slot_writes at the last drain */
     uint64_t ev_tail, ev_lost;
+    uint32_t gpu_limit_entry[PHYS_GPU_MAX]; /* per GPU: its NVML power_limit_mw entry, or SEG_NONE */
     int64_t mono_origin;         /* CLOCK_MONOTONIC at physics time 0 */
     int64_t tick_ns;
     bool resumed;
@@ -97,11 +124,17 @@ struct node {
  * same template, resumes it. Returns 0, or an errno with a message naming the node and the
  * remedy in err. */
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
-              const struct phys_load *load, int64_t tick_ns, char *err, size_t errlen);
+              const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
+              size_t errlen);
 void node_close(struct node *n);
 /* One tick at now_mono: step to it, drain agent writes (events to log), begin the next
  * interval at load, publish, write the ledger. */
 void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log);
+/* The text of a GPU value (BK_GPU, BK_GPU_IDENT) now: false for other bindings. */
+bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_t len);
+/* The text a GPU setting reads after the tick applied it when the hardware changes it (an Intel
+ * limit clamped to the hardware's range): its length, or 0 when it reads as written. */
+size_t node_gpu_effective(const struct node *n, const struct binding *b, char *out, size_t cap);
 /* Governor name (a prefix of a line is fine) as enum phys_governor. */
 int node_governor_of(const char *g);
 /* A stable hash of a profile tree's values (keys, values, order), for the layout hash. */
@@ -114,12 +147,16 @@ int node_zone_of(const char *zone_name, bool top);
 
 /* Physics parameters from a merged profile tree (pool overrides included). */
 void node_params(const struct yt_node *tree, double ambient_c, struct phys_cpu_params *p);
+void node_gpu_params(const struct yt_node *tree, double ambient_c, struct phys_gpu_params *g);
 
 /* Renders every file of a node of this profile (sys/, cpuinfo, state/) into l. */
 void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile,
-                 const struct phys_cpu_params *p);
+                 const struct phys_cpu_params *p, const struct phys_gpu_params *g);
 void render_powercap(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+/* The GPUs (engine/gpu_files.h): PCI devices, the vendor's sysfs and state files, tool facts. */
+void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p,
+                 const struct phys_gpu_params *g);
 
 #endif

@@ -160,3 +160,54 @@ void node_params(const struct yt_node *t, double ambient_c, struct phys_cpu_para
             p->pkg[s].hsmp_cap_max_uw = prof_int(t, "hsmp.capMaxUW", 0);
         }
 }
+
+/* gpus and physics.gpu (profiles/README.md): no gpus block -> vendor NONE. The limit in force at
+ * render is limits.currentW when sourced, else defaultW (else maxW); capSettleTauMS 0 settles at
+ * once; telemetryWindowMS <= 0 means 1 s; thermalRiseC absent keeps the GPUs at ambient. */
+void node_gpu_params(const struct yt_node *t, double ambient_c, struct phys_gpu_params *g)
+{
+    memset(g, 0, sizeof *g);
+    g->ambient_init_c = ambient_c;
+    const struct yt_node *gp = yt_get(t, "gpus");
+    if (!gp)
+        return;
+    const char *vendor = prof_str(gp, "vendor", "");
+    g->vendor = !strcmp(vendor, "nvidia") ? PHYS_GPU_NVIDIA : !strcmp(vendor, "amd") ? PHYS_GPU_AMD
+              : !strcmp(vendor, "intel") ? PHYS_GPU_INTEL : PHYS_GPU_NONE;
+    long long count = prof_int(gp, "count", 0);
+    g->count = (int)(count < 0 ? 0 : count > PHYS_GPU_MAX ? PHYS_GPU_MAX : count);
+    g->max_w = prof_num(gp, "limits.maxW", 0);
+    g->min_w = prof_num(gp, "limits.minW", 0);
+    g->default_w = prof_num(gp, "limits.defaultW", g->max_w);
+    const struct yt_node *cur = yt_path(gp, "limits.currentW");
+    g->start_w = cur && cur->src ? prof_num(gp, "limits.currentW", g->default_w) : g->default_w;
+    g->idle_w = prof_num(t, "physics.gpu.idleW", 0);
+    g->natural_max_w = prof_num(t, "physics.gpu.naturalMaxW", g->max_w);
+    g->tau_ns = prof_int(t, "physics.gpu.capSettleTauMS", 0) * 1000000LL;
+    long long win = prof_int(t, "physics.gpu.telemetryWindowMS", 0);
+    g->window_ns = (win > 0 ? win : 1000) * 1000000LL;
+    g->thermal_rise_c = prof_num(gp, "thermalRiseC", 0);
+    g->memory_mib = prof_int(gp, "memoryMiB", 0);
+    g->gfx_min = (int)prof_int(gp, "clocks.graphicsMinMHz", 0);
+    g->gfx_max = (int)prof_int(gp, "clocks.graphicsMaxMHz", 0);
+    g->gfx_step = (int)prof_int(gp, "clocks.graphicsStepMHz", 0);
+    g->gfx_idle = (int)prof_int(gp, "clocks.graphicsIdleMHz", g->gfx_min);
+    g->video_max = (int)prof_int(gp, "clocks.videoMaxMHz", 0);
+    const struct yt_node *mem = yt_path(gp, "clocks.memoryMHz");
+    for (int i = 0; mem && mem->kind == YT_SEQ && i < mem->n && g->nmem < PHYS_GPU_MAX_MEMCLK; i++) {
+        long long v;
+        if (yt_int(mem->vals[i], &v) && v > 0)
+            g->mem_clk[g->nmem++] = (int)v;
+    }
+    g->mem_idle = (int)prof_int(gp, "clocks.memoryIdleMHz", g->nmem ? g->mem_clk[0] : 0);
+    const struct yt_node *sm = yt_path(gp, "clocks.supported.smMaxByMem");
+    for (int i = 0; sm && sm->kind == YT_SEQ && i < sm->n; i++) {
+        int m = (int)prof_int(sm->vals[i], "memMHz", 0), c = (int)prof_int(sm->vals[i], "maxGraphicsMHz", 0);
+        for (int k = 0; k < g->nmem; k++)
+            if (g->mem_clk[k] == m)
+                g->mem_ceiling[k] = c;
+    }
+    g->persistence = strcmp(prof_str(gp, "persistenceMode", "enabled"), "disabled") != 0;
+    g->peer_link_gbps = prof_num(gp, "transfer.peerLinkGBps", 0);
+    g->receiver_gate = prof_bool(gp, "transfer.receiverGate", false);
+}

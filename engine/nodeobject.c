@@ -182,11 +182,13 @@ static void resources(struct arena *a, const struct yt_node *t, struct node_obje
         const char *vendor = prof_str(g, "vendor", ""), *exp = prof_str(g, "exposure", "whole");
         long long n = prof_int(g, "count", 0), m = prof_int(g, "migDevicesPerGPU", 0),
                   r = prof_int(g, "timesliceReplicas", 0);
-        const char *domain = !strcmp(vendor, "nvidia") ? "nvidia.com" : "amd.com";
         const char *key = NULL;
         long long v = 0;
         if (!strcmp(exp, "whole")) {
-            key = arena_printf(a, "%s/gpu", domain);
+            /* Intel's device plugin names the resource after the kernel driver */
+            key = !strcmp(vendor, "nvidia") ? "nvidia.com/gpu"
+                : !strcmp(vendor, "intel")  ? arena_printf(a, "gpu.intel.com/%s", prof_str(g, "intel.driver", "i915"))
+                                            : "amd.com/gpu";
             v = n;
         } else if (!strcmp(exp, "mig-single")) {
             key = "nvidia.com/gpu", v = n * m;

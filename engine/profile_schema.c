@@ -65,8 +65,16 @@ static const struct sfield gpu_limit_fields[] = {
     FACT("minW", SF_FLOAT), FACT("maxW", SF_FLOAT), FACT("defaultW", SF_FLOAT), FACT("currentW", SF_FLOAT), END};
 static const struct sfield gpu_tool_fields[] = {
     PLAINW("name", "nvidia-smi|rocm-smi|amd-smi"), PLAIN("variant", SF_STR), END};
+static const struct sfield gpu_smmax_fields[] = {FACT("memMHz", SF_INT), FACT("maxGraphicsMHz", SF_INT), END};
+static const struct sfield gpu_supported_fields[] = {OBJLIST("smMaxByMem", gpu_smmax_fields), END};
+static const struct sfield gpu_clock_fields[] = {
+    FACT("graphicsMinMHz", SF_INT), FACT("graphicsMaxMHz", SF_INT), FACT("graphicsStepMHz", SF_INT),
+    FACT("graphicsIdleMHz", SF_INT), FACT("memoryMHz", SF_INTLIST), FACT("memoryIdleMHz", SF_INT),
+    FACT("videoMaxMHz", SF_INT), OBJ("supported", gpu_supported_fields), END};
+static const struct sfield gpu_transfer_fields[] = {FACT("peerLinkGBps", SF_FLOAT), FACT("receiverGate", SF_BOOL), END};
+static const struct sfield gpu_intel_fields[] = {FACTW("driver", "i915|xe"), END};
 static const struct sfield gpu_fields[] = {
-    PLAINW("vendor", "nvidia|amd"),
+    PLAINW("vendor", "nvidia|amd|intel"),
     FACT("count", SF_INT),
     FACT("product", SF_STR),
     OBJ("pci", pci_fields),
@@ -88,6 +96,11 @@ static const struct sfield gpu_fields[] = {
     FACT("computeCapability", SF_STR),
     FACT("memoryMiB", SF_INT),
     FACT("migCapable", SF_BOOL),
+    OBJ("clocks", gpu_clock_fields),
+    OBJ("transfer", gpu_transfer_fields),
+    OBJ("intel", gpu_intel_fields),
+    FACT("unprivilegedSetIsNoop", SF_BOOL),
+    FACT("thermalRiseC", SF_FLOAT),
     END};
 static const struct sfield phys_cpu_fields[] = {
     PLAINW("model", "|analytic|catalog-curve"),

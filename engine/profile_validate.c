@@ -2,6 +2,7 @@
 #include "profile_validate.h"
 
 #include "diag.h"
+#include "gpu_files.h"
 #include "k8s.h"
 #include "profile.h"
 #include "profile_schema.h"
@@ -435,7 +436,7 @@ static void check_node_cpu(struct vctx *c, const struct yt_node *t)
     const struct yt_node *ext = yt_path(t, "node.extendedResources");
     for (int i = 0; ext && ext->kind == YT_MAP && i < ext->n; i++) {
         const char *k = ext->keys[i]->text;
-        if (!strncmp(k, "nvidia.com/", 11) || !strncmp(k, "amd.com/", 8))
+        if (!strncmp(k, "nvidia.com/", 11) || !strncmp(k, "amd.com/", 8) || !strncmp(k, "gpu.intel.com/", 14))
             VERR(c, ext->keys[i], "node.extendedResources.%s: GPU resources come from gpus.exposure, not from here", k);
         if (prof_int(ext, k, 0) < 0)
             VERR(c, ext->vals[i], "node.extendedResources.%s: must be >= 0", k);
@@ -597,6 +598,35 @@ static void check_gpus(struct vctx *c, const struct yt_node *t)
         long long v;
         if (yt_int(sd->vals[i], &v) && (v < 1 || v >= count))
             VERR(c, sd->vals[i], "gpus.secondaryDies[%d]: %lld is outside [1, count)", i, v);
+    }
+    if (count > GPU_MAX)
+        VERR(c, yt_get(g, "count"), "gpus.count: %lld GPUs; a node holds at most %d", count, GPU_MAX);
+    if (yt_get(g, "intel") && strcmp(vendor, "intel"))
+        VERR(c, yt_get(g, "intel"), "gpus.intel: only Intel GPUs have an i915/xe driver choice");
+    if (yt_get(g, "clocks") && !strcmp(vendor, "intel"))
+        VERR(c, yt_get(g, "clocks"), "gpus.clocks: only NVIDIA and AMD GPUs show clocks here (nvidia-smi, pp_dpm_*)");
+    if (yt_path(g, "clocks.supported") && strcmp(vendor, "nvidia"))
+        VERR(c, yt_path(g, "clocks.supported"), "gpus.clocks.supported: the supported-clocks table is NVIDIA's");
+    long long gmin = prof_int(g, "clocks.graphicsMinMHz", 0), gmax = prof_int(g, "clocks.graphicsMaxMHz", 0);
+    if (yt_path(g, "clocks") && !(gmin > 0 && gmin <= gmax))
+        VERR(c, yt_path(g, "clocks"), "gpus.clocks: need 0 < graphicsMinMHz (%lld) <= graphicsMaxMHz (%lld)", gmin, gmax);
+    const struct yt_node *sm = yt_path(g, "clocks.supported.smMaxByMem");
+    for (int i = 0; sm && sm->kind == YT_SEQ && i < sm->n; i++) {
+        long long ceil = prof_int(sm->vals[i], "maxGraphicsMHz", 0);
+        if (ceil < gmin || ceil > gmax)
+            VERR(c, sm->vals[i], "gpus.clocks.supported.smMaxByMem[%d].maxGraphicsMHz: %lld is outside the graphics "
+                 "clocks [%lld, %lld]", i, ceil, gmin, gmax);
+    }
+    const struct yt_node *fs = yt_get(g, "fieldSupport");
+    static const char *const fs_fields[] = {"power.limit", "power.min_limit", "power.max_limit",
+                                            "power.default_limit", NULL};
+    for (int i = 0; fs && fs->kind == YT_MAP && i < fs->n; i++) {
+        int k = 0;
+        while (fs_fields[k] && strcmp(fs_fields[k], fs->keys[i]->text))
+            k++;
+        if (!fs_fields[k])
+            VERR(c, fs->keys[i], "gpus.fieldSupport: \"%s\" is not a field the emulator can hold a token for "
+                 "(power.limit, power.min_limit, power.max_limit, power.default_limit)", fs->keys[i]->text);
     }
     const struct yt_node *tools = yt_get(g, "tools");
     for (int i = 0; tools && tools->kind == YT_SEQ && i < tools->n; i++) {

@@ -31,7 +31,13 @@ uint32_t layout_value(struct node_layout *l, const char *text, struct binding bi
 
 uint32_t layout_counter(struct node_layout *l, uint32_t unit_nj, struct binding bind)
 {
-    uint32_t v = segb_value_counter(l->b, unit_nj, 32);
+    return layout_counter_ex(l, unit_nj, 32, false, bind);
+}
+
+uint32_t layout_counter_ex(struct node_layout *l, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count,
+                           struct binding bind)
+{
+    uint32_t v = segb_value_counter(l->b, unit_nj, wrap_bits, shows_count);
     grow_binds(l, bind);
     return v;
 }
@@ -119,7 +125,7 @@ static void render_cpu_topology(struct node_layout *l, const struct yt_node *tre
 }
 
 void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile,
-                 const struct phys_cpu_params *p)
+                 const struct phys_cpu_params *p, const struct phys_gpu_params *g)
 {
     size_t len = 0;
     char *cpuinfo = render_cpuinfo(tree, &len);
@@ -140,6 +146,7 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_powercap(l, tree, p);
     render_cpufreq(l, tree, p);
     render_hsmp(l, tree, p);
+    render_gpus(l, tree, p, g);
     /* What the node owns whole: the host's own files there never show through. */
     static const char *const owned[] = {
         "sys/class/powercap", "sys/devices/virtual/powercap", "sys/devices/system/cpu/cpufreq",

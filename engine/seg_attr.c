@@ -169,6 +169,63 @@ static size_t related_text(struct seg *s, uint32_t entry, int64_t now_ns, char *
     return n;
 }
 
+/* locked_gpu_clocks / locked_memory_clocks: "none" resets; "<min> <max>" (or "min,max", or one
+ * value for both) locks, the maximum clamped to the highest supported clock (a = lowest, b =
+ * highest supported, MHz), as nvidia-smi -lgc reports it. */
+static int nvml_clocks(const char *buf, size_t len, const struct seg_param *p, char *out, size_t *outlen)
+{
+    const char *w;
+    size_t wl = first_word(buf, len, &w, 8);
+    if (wl == 4 && !strncmp(w, "none", 4)) {
+        memcpy(out, "none\n", 5);
+        *outlen = 5;
+        return 0;
+    }
+    char text[SEG_TEXT_MAX];
+    size_t n = len < sizeof text - 1 ? len : sizeof text - 1;
+    memcpy(text, buf, n);
+    text[n] = 0;
+    unsigned long long lo, hi;
+    char tail;
+    int got = sscanf(text, "%llu%*[ ,]%llu %c", &lo, &hi, &tail);
+    if (got == 1 || (got == 0 && sscanf(text, "%llu %c", &lo, &tail) == 1))
+        hi = lo;
+    else if (got != 2)
+        return EINVAL;
+    if (hi > (unsigned long long)p->b)
+        hi = (unsigned long long)p->b;
+    if (lo > hi || hi < (unsigned long long)p->a)
+        return EINVAL;
+    *outlen = (size_t)snprintf(out, SEG_TEXT_MAX, "%llu %llu\n", lo, hi);
+    return 0;
+}
+
+/* power_dpm_force_performance_level (§9.2): the first keyword the text starts with, in the
+ * kernel's order; profile_exit leaves a profile mode (EINVAL outside one). Writing the current
+ * level is a no-op in the kernel; here it stores the same word again, which reads the same. */
+static int dpm_level(struct seg *s, const struct seg_entry *e, const char *buf, size_t len, int64_t now_ns,
+                     const char *words, char *out, size_t *outlen)
+{
+    static const char *const order[] = {"low", "high", "auto", "manual", "profile_exit", "profile_standard",
+                                        "profile_min_sclk", "profile_min_mclk", "profile_peak", "perf_determinism",
+                                        NULL};
+    const char *hit = NULL;
+    for (int i = 0; order[i] && !hit; i++)
+        if (len >= strlen(order[i]) && !strncmp(buf, order[i], strlen(order[i])))
+            hit = order[i];
+    if (!hit || (*words && !in_words(words, hit, strlen(hit)) && strcmp(hit, "profile_exit")))
+        return EINVAL;
+    char cur[SEG_TEXT_MAX];
+    related_text(s, (uint32_t)(e - s->entries), now_ns, cur);
+    if (!strcmp(hit, "profile_exit")) {
+        if (strncmp(cur, "profile_", 8))
+            return EINVAL;
+        hit = "auto";
+    }
+    *outlen = (size_t)snprintf(out, SEG_TEXT_MAX, "%s\n", hit);
+    return 0;
+}
+
 static const char epp_names[][20] = {"performance", "balance_performance", "balance_power", "power", "default"};
 
 int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, int64_t now_ns, char *out,
@@ -309,7 +366,66 @@ int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, i
         *outlen = put_u64(out, v);
         return 0;
     }
+    case SV_NVML_LIMIT: /* the NVML view: nvmlDeviceSetPowerManagementLimit's range check */
+        if (p->c)
+            return EOPNOTSUPP;
+        if (kstrtoull10(buf, len, &v) || v < (unsigned long long)p->a || v > (unsigned long long)p->b)
+            return EINVAL;
+        *outlen = put_u64(out, v);
+        return 0;
+    case SV_NVML_CLOCKS:
+        return nvml_clocks(buf, len, p, out, outlen);
+    case SV_AMDGPU_CAP: { /* §9.1 swsmu: kstrtou32, whole watts, outside [min, max] -> EINVAL */
+        if ((rc = kstrtoull10(buf, len, &v)))
+            return rc;
+        if (v > 0xffffffffULL)
+            return ERANGE;
+        unsigned long long uw = v / 1000000 * 1000000;
+        if (v == 0 && p->a == 0) { /* 0 within the range keeps the current cap */
+            *changes = false;
+            *outlen = 0;
+            return 0;
+        }
+        if (uw < (unsigned long long)p->a || uw > (unsigned long long)p->b)
+            return EINVAL;
+        *outlen = put_u64(out, uw);
+        return 0;
+    }
+    case SV_DPM_LEVEL:
+        return dpm_level(s, e, buf, len, now_ns, words, out, outlen);
+    case SV_INTEL_PL1: /* §10.1: any value; 1/8 W units, round to nearest; the hardware clamps */
+        if ((rc = kstrtoul0(buf, len, &v)))
+            return rc;
+        *outlen = put_u64(out, (v + 62500) / 125000 * 125000);
+        return 0;
+    case SV_MAX_MS: /* power1_max_interval: ms, above the longest window -> EINVAL */
+        if ((rc = kstrtoul0(buf, len, &v)))
+            return rc;
+        if (v > (unsigned long long)p->a)
+            return EINVAL;
+        *outlen = put_u64(out, v);
+        return 0;
     default:
         return EIO; /* an attribute without a store (§1.2: device core answers EIO) */
     }
+}
+
+int seg_attr_write(struct seg *s, uint32_t entry, const char *buf, size_t len, int pid)
+{
+    const struct seg_entry *e = &s->entries[entry];
+    int64_t now = seg_now_ns();
+    if (len > SEG_READ_MAX)
+        len = SEG_READ_MAX;
+    /* kstrto* stop at a NUL: libpowercap pads its writes with them */
+    size_t n = strnlen(buf, len);
+    int err = 0;
+    char out[SEG_TEXT_MAX];
+    size_t olen = 0;
+    bool changes = false;
+    if (e->cls == SEG_A)
+        err = seg_attr_store(s, entry, buf, n, now, out, &olen, &changes);
+    if (!err && changes)
+        seg_slot_store(s, entry, out, olen, now);
+    seg_event_push(s, entry, err, buf, n, now, pid);
+    return err;
 }

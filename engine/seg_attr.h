@@ -24,6 +24,17 @@
  *   SV_BOOL01          cpufreq/boost: kstrtobool -> "0"/"1"
  *   SV_UW_CLAMP        hwmon power caps: kstrtoul base 10, clamped into [a, b] uW
  *   SV_SETSPEED        scaling_setspeed: EINVAL unless the related governor is userspace
+ *   SV_NVML_LIMIT      state/nvml/gpu<i>/power_limit_mw: decimal mW in [a, b] else EINVAL;
+ *                      c=1 (the limit holds a token: not supported) -> EOPNOTSUPP
+ *   SV_NVML_CLOCKS     locked_{gpu,memory}_clocks: "none", or "<min> <max>" MHz (one value:
+ *                      both); max clamped to b (highest supported), min > max or max < a -> EINVAL
+ *   SV_AMDGPU_CAP      amdgpu power1_cap: kstrtou32 (ERANGE past 32 bits), truncated to whole
+ *                      watts, outside [a, b] uW -> EINVAL; 0 with a = 0 keeps the current cap
+ *   SV_DPM_LEVEL       power_dpm_force_performance_level: the kernel's keywords by prefix (the
+ *                      profile's `words` when set), profile_exit outside a profile -> EINVAL
+ *   SV_INTEL_PL1       i915/xe powerN_max: kstrtoul0, rounded to 1/8 W; any value is taken
+ *                      (the engine clamps it to the hardware's range at the next tick)
+ *   SV_MAX_MS          powerN_max_interval: kstrtoul0 ms, above a -> EINVAL
  */
 #ifndef HWEMU_SEG_ATTR_H
 #define HWEMU_SEG_ATTR_H
@@ -44,6 +55,12 @@ enum seg_validator {
     SV_BOOL01,
     SV_UW_CLAMP,
     SV_SETSPEED,
+    SV_NVML_LIMIT,
+    SV_NVML_CLOCKS,
+    SV_AMDGPU_CAP,
+    SV_DPM_LEVEL,
+    SV_INTEL_PL1,
+    SV_MAX_MS,
 };
 
 /* Decides one write of buf[0..len) to entry at now_ns. Returns 0 with the normalised text in
@@ -51,6 +68,11 @@ enum seg_validator {
  * *changes is set to false for writes that are taken but change nothing (SV_IGNORE). */
 int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, int64_t now_ns, char *out,
                    size_t *outlen, bool *changes);
+
+/* One write call as a writer makes it (the shim, the supervisor, fakesmi): an A file's write is
+ * decided by seg_attr_store and, when taken, stored in its slot; R and S files with a write bit
+ * take the write and change nothing. Either way one event naming pid. Returns 0 or the errno. */
+int seg_attr_write(struct seg *s, uint32_t entry, const char *buf, size_t len, int pid);
 
 /* The kernel's parsers, exposed for the physics side and the tests. 0 or EINVAL/ERANGE. */
 int kstrtoull10(const char *buf, size_t len, unsigned long long *out);

@@ -255,13 +255,14 @@ uint32_t segb_value_text(struct seg_builder *b, const char *text)
     return b->nvalues++;
 }
 
-uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wrap_bits)
+uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count)
 {
     b->values = grow(b->values, &b->vcap, b->nvalues + 1, sizeof *b->values);
     struct seg_value *v = &b->values[b->nvalues];
     memset(v, 0, sizeof *v);
     v->type = SEG_V_COUNTER;
     v->wrap_bits = wrap_bits;
+    v->shows_count = shows_count;
     v->ctr.unit_nj = unit_nj;
     return b->nvalues++;
 }

@@ -20,7 +20,7 @@ uint32_t segb_static(struct seg_builder *b, const char *path, uint16_t mode, con
 uint32_t segb_dynamic(struct seg_builder *b, const char *path, uint16_t mode, char cls, uint32_t value,
                       uint16_t validator, uint32_t param);
 uint32_t segb_value_text(struct seg_builder *b, const char *text);
-uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wrap_bits);
+uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count);
 uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words);
 /* Marks a directory (when present) as owned by the node: SEG_F_OWNED. */
 void segb_own(struct seg_builder *b, const char *dir);

@@ -314,9 +314,10 @@ const char *seg_read(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, s
         uint64_t rem = (uint64_t)(nj % 1000);
         raise_hwm(s, e->value, v.ctr.start_uj + acc);
         uint64_t unit = v.ctr.unit_nj ? v.ctr.unit_nj : 1000;
-        uint64_t raw = v.ctr.seed_raw + (uint64_t)(((unsigned __int128)acc * 1000 + rem) / unit);
+        uint64_t seed = (uint64_t)v.ctr.seed_raw_hi << 32 | v.ctr.seed_raw;
+        uint64_t raw = seed + (uint64_t)(((unsigned __int128)acc * 1000 + rem) / unit);
         uint64_t wrapped = v.wrap_bits >= 64 ? raw : raw & ((UINT64_C(1) << v.wrap_bits) - 1);
-        *len = put_u64(tmp, (uint64_t)((unsigned __int128)wrapped * unit / 1000));
+        *len = put_u64(tmp, v.shows_count ? wrapped : (uint64_t)((unsigned __int128)wrapped * unit / 1000));
         return tmp;
     }
     if (e->cls == SEG_A && e->slot != SEG_NONE) {

@@ -41,8 +41,9 @@
  * seed_raw, and nsub, the freeze horizon in substeps. A read at time t takes
  *     n = clamp(floor((t - t0) / substep), 0, nsub)
  *     nj = rem_nj + n * power_uw;  acc = acc_uj + nj / 1000;  rem = nj % 1000
- *     raw = seed_raw + floor((acc * 1000 + rem) / unit_nj)
+ *     raw = seed + floor((acc * 1000 + rem) / unit_nj)      seed = seed_raw_hi << 32 | seed_raw
  *     energy_uj = ((raw mod 2^wrap_bits) * unit_nj) / 1000
+ * and the file shows energy_uj, or (raw mod 2^wrap_bits) itself when shows_count is set.
  * which is what stepping the physics to t gives, bit for bit: on the grid, never decreasing
  * (until the register wraps, as hardware does), equal at the next tick to what the tick
  * computes, and frozen at the horizon if the engine stops. Before returning, a reader raises
@@ -70,7 +71,7 @@
 #include <stdint.h>
 
 #define SEG_MAGIC "HWEMUSEG"
-#define SEG_VERSION 1u
+#define SEG_VERSION 2u
 #define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
 #define SEG_READ_MAX 4096       /* sysfs shows at most a page */
 #define SEG_NONE UINT32_MAX
@@ -140,8 +141,9 @@ struct seg_param {
 struct seg_value {
     uint8_t type;               /* enum seg_vtype */
     uint8_t len;                /* SEG_V_TEXT: length of text */
-    uint8_t wrap_bits;          /* SEG_V_COUNTER: register width (32) */
-    uint8_t pad;
+    uint8_t wrap_bits;          /* SEG_V_COUNTER: register width (32; 64 never wraps) */
+    uint8_t shows_count;        /* SEG_V_COUNTER: 1 = the file shows the register count (an NVML
+                                 * mJ counter: unit_nj 1000000), 0 = the count in uJ */
     uint32_t nsub;              /* SEG_V_COUNTER: freeze horizon, substeps after t0 */
     union {
         char text[SEG_TEXT_MAX];
@@ -152,7 +154,8 @@ struct seg_value {
             uint64_t start_uj;      /* total energy before the engine's start */
             uint32_t rem_nj;        /* sub-uJ remainder at t0, 0..999 */
             uint32_t unit_nj;       /* register unit */
-            uint32_t seed_raw;      /* register count at acc 0 */
+            uint32_t seed_raw;      /* register count at acc 0 (low 32 bits) */
+            uint32_t seed_raw_hi;   /* its high 32 bits (64-bit counters) */
         } ctr;
         struct {
             char text[SEG_TEXT_MAX - 8];

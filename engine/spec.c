@@ -33,7 +33,9 @@ static const char *const facility_keys[] = {"ambientC", "amplitudeC", "periodH",
 static const char *const zone_keys[] = {"name", "offsetC", NULL};
 static const char *const pool_keys[] = {"name", "profile", "count", "prefix", "startIndex", "rack",
                                         "coolingZone", "labels", "baseLoad", "overrides", NULL};
-static const char *const baseload_keys[] = {"cpuUtil", "gpuUtil", "memoryIntensity", "cpuClass", "gpuClass", NULL};
+static const char *const baseload_keys[] = {"cpuUtil", "gpuUtil", "memoryIntensity", "cpuClass", "gpuClass",
+                                            "gpuPeerTransfers", NULL};
+static const char *const transfer_keys[] = {"from", "to", "GBps", NULL};
 static const char *const cpu_classes[] = {"cpu.compute_bound", "cpu.memory_bound", "cpu.io_bound", "cpu.mixed", NULL};
 static const char *const gpu_classes[] = {"gpu.compute_bound", "gpu.memory_bound", "gpu.bandwidth_bound",
                                           "gpu.mixed", NULL};
@@ -152,12 +154,50 @@ static void check_labels(struct sctx *c, const struct yt_node *labels, const cha
     }
 }
 
+/* baseLoad.gpuPeerTransfers: [{from: 0, to: 1, GBps: 50}, ...]; a pool's list replaces the
+ * defaults' whole. GPU indices are checked against the node's GPUs when it starts. */
+static void load_transfers(struct sctx *c, const struct yt_node *m, struct base_load *b, const char *where)
+{
+    const struct yt_node *l = yt_get(m, "gpuPeerTransfers");
+    if (!l)
+        return;
+    if (l->kind != YT_SEQ) {
+        SERR(c, l, "%s: baseLoad.gpuPeerTransfers: expected a list of {from, to, GBps}", where);
+        return;
+    }
+    if (l->n > SPEC_MAX_XFER)
+        SERR(c, l, "%s: baseLoad.gpuPeerTransfers: %d transfers; at most %d", where, l->n, SPEC_MAX_XFER);
+    b->nxfer = 0;
+    for (int i = 0; i < l->n && i < SPEC_MAX_XFER; i++) {
+        const struct yt_node *t = l->vals[i];
+        char sub[160];
+        snprintf(sub, sizeof sub, "%s: baseLoad.gpuPeerTransfers[%d]", where, i);
+        const struct yt_node *tm = want_map(c, t, sub, "transfer");
+        if (!tm)
+            continue;
+        check_keys(c, tm, transfer_keys, sub, "transfer");
+        double from = -1, to = -1, gbps = 0;
+        if (!yt_get(tm, "from") || !yt_get(tm, "to") || !yt_get(tm, "GBps")) {
+            SERR(c, t, "%s: needs from, to (GPU indices) and GBps", sub);
+            continue;
+        }
+        if (!(get_num(c, tm, "from", sub, &from) & get_num(c, tm, "to", sub, &to) & get_num(c, tm, "GBps", sub, &gbps)))
+            continue;
+        if (from < 0 || to < 0 || from != (int)from || to != (int)to || from == to || gbps <= 0) {
+            SERR(c, t, "%s: from and to must be two different GPU indices (0, 1, ...) and GBps > 0", sub);
+            continue;
+        }
+        b->xfer[b->nxfer++] = (struct gpu_transfer){(int)from, (int)to, gbps};
+    }
+}
+
 static void load_base(struct sctx *c, const struct yt_node *n, struct base_load *b, const char *where)
 {
     const struct yt_node *m = want_map(c, n, where, "baseLoad");
     if (!m)
         return;
     check_keys(c, m, baseload_keys, where, "baseLoad");
+    load_transfers(c, m, b, where);
     double *dst[] = {&b->cpu_util, &b->gpu_util, &b->memory_intensity};
     for (int i = 0; i < 3; i++) {
         double v;

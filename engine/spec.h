@@ -20,9 +20,18 @@ struct profile;
 struct profile_set;
 struct yt_node;
 
+#define SPEC_MAX_XFER 32
+/* A steady peer transfer between two GPUs of a node (baseLoad.gpuPeerTransfers). */
+struct gpu_transfer {
+    int from, to;     /* GPU indices */
+    double gbps;      /* GB/s asked for */
+};
+
 struct base_load {
     double cpu_util, gpu_util, memory_intensity; /* 0..1 */
     const char *cpu_class, *gpu_class;
+    struct gpu_transfer xfer[SPEC_MAX_XFER];
+    int nxfer;
 };
 
 struct cooling_zone {

@@ -84,14 +84,20 @@ int alias_make(int fd, int newfd, int flags)
         atomic_store(&a->fd, -1);
         return -1;
     }
-    if (REAL(dup3)(m, newfd, flags & O_CLOEXEC) < 0) {
+    /* The memfd may land on newfd itself (dash closes the number before it dup2s onto it),
+     * where dup3 would refuse to copy a descriptor onto itself. */
+    if (m == newfd) {
+        if (flags & O_CLOEXEC)
+            REAL(fcntl)(m, F_SETFD, FD_CLOEXEC);
+    } else if (REAL(dup3)(m, newfd, flags & O_CLOEXEC) < 0) {
         int e = errno;
         REAL(close)(m);
         atomic_store(&a->fd, -1);
         return shim_fail(e);
     }
     a->keep = REAL(fcntl)(m, F_DUPFD_CLOEXEC, 100);
-    REAL(close)(m);
+    if (m != newfd)
+        REAL(close)(m);
     a->entry = f->entry;
     a->root = f->root;
     return fdt_dup(fd, 0, newfd, flags & O_CLOEXEC);

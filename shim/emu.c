@@ -209,7 +209,7 @@ int emu_path(const char *path, bool follow, uint32_t *entry, enum emu_root *root
 {
     if (!path)
         return EMU_PASS;
-    if (path[0] == '/' && !(path[1] == 's' || path[1] == 'h' || path[1] == 'p'))
+    if (path[0] == '/' && !(path[1] == 's' || path[1] == 'h' || path[1] == 'p' || path[1] == 'd'))
         return EMU_PASS;
     size_t n = strlen(path);
     if (path[0] == '/' && cache_get(path, n, follow, entry, root))
@@ -227,8 +227,8 @@ static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enu
     size_t plen = strlen(path);
     if (plen && path[plen - 1] == '/')
         follow = true; /* "link/" names the directory the link points to */
-    /* Cheap rejection first: only /sys, /host-sys and /proc (or relative names) can be ours. */
-    if (path[0] == '/' && !(path[1] == 's' || path[1] == 'h' || path[1] == 'p'))
+    /* Cheap rejection first: only /sys, /host-sys, /proc and /dev (or relative names) can be ours. */
+    if (path[0] == '/' && !(path[1] == 's' || path[1] == 'h' || path[1] == 'p' || path[1] == 'd'))
         return EMU_PASS;
     struct seg *s = emu_seg();
     if (!s)
@@ -251,6 +251,14 @@ static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enu
             return ENAMETOOLONG;
         *root = EMU_ROOT_SYS;
         return resolve_in(s, rel, (size_t)n, follow, false, entry);
+    }
+    if (!strcmp(abs, "/dev/nvidiactl")) { /* NVIDIA nodes have it; elsewhere it is the host's */
+        *root = EMU_ROOT_DEV;
+        uint32_t e = seg_lookup(s, "dev/nvidiactl", 13);
+        if (e == SEG_NONE)
+            return EMU_PASS;
+        *entry = e;
+        return 0;
     }
     if (!strcmp(abs, "/proc/cpuinfo")) {
         *root = EMU_ROOT_PROC;
@@ -305,10 +313,31 @@ void emu_stat(uint32_t entry, enum emu_root root, struct stat *st)
     st->st_nlink = e->kind == SEG_DIR ? 2 : 1;
     st->st_blksize = 4096;
     st->st_mode = (e->kind == SEG_DIR ? S_IFDIR : e->kind == SEG_LINK ? S_IFLNK : S_IFREG) | e->mode;
+    if (root == EMU_ROOT_DEV) { /* /dev/nvidiactl: the NVIDIA control device, c 195:255 on devtmpfs */
+        st->st_dev = makedev(0, 5);
+        st->st_mode = S_IFCHR | e->mode;
+        st->st_rdev = makedev(195, 255);
+        return;
+    }
     if (e->kind == SEG_FILE)
         st->st_size = root == EMU_ROOT_PROC ? 0 : 4096; /* a sysfs attribute is a page; a seq file 0 */
     if (e->kind == SEG_LINK)
         st->st_size = e->text_len;
+}
+
+void emu_stat_to_statx(const struct stat *st, struct statx *sx)
+{
+    memset(sx, 0, sizeof *sx);
+    sx->stx_mask = STATX_BASIC_STATS;
+    sx->stx_blksize = (uint32_t)st->st_blksize;
+    sx->stx_nlink = (uint32_t)st->st_nlink;
+    sx->stx_mode = (uint16_t)st->st_mode;
+    sx->stx_ino = st->st_ino;
+    sx->stx_size = (uint64_t)st->st_size;
+    sx->stx_dev_major = major(st->st_dev);
+    sx->stx_dev_minor = minor(st->st_dev);
+    sx->stx_rdev_major = major(st->st_rdev);
+    sx->stx_rdev_minor = minor(st->st_rdev);
 }
 
 void emu_stat_to64(const struct stat *s, struct stat64 *d)
@@ -349,7 +378,9 @@ int emu_open_check(uint32_t entry, int flags)
 void emu_statfs(enum emu_root root, struct statfs *sf)
 {
     memset(sf, 0, sizeof *sf);
-    sf->f_type = root == EMU_ROOT_PROC ? 0x9fa0 /* PROC_SUPER_MAGIC */ : 0x62656572 /* SYSFS_MAGIC */;
+    sf->f_type = root == EMU_ROOT_PROC  ? 0x9fa0     /* PROC_SUPER_MAGIC */
+               : root == EMU_ROOT_DEV ? 0x01021994 /* TMPFS_MAGIC: devtmpfs */
+                                      : 0x62656572; /* SYSFS_MAGIC */
     sf->f_bsize = 4096;
     sf->f_namelen = 255;
     sf->f_frsize = 4096;
@@ -357,23 +388,7 @@ void emu_statfs(enum emu_root root, struct statfs *sf)
 
 int emu_write(uint32_t entry, const char *buf, size_t len, int pid)
 {
-    struct seg *s = emu_seg();
-    const struct seg_entry *e = &s->entries[entry];
-    int64_t now = seg_now_ns();
-    if (len > SEG_READ_MAX)
-        len = SEG_READ_MAX;
-    /* kstrto* stop at a NUL: libpowercap pads its writes with them */
-    size_t n = strnlen(buf, len);
-    int err = 0;
-    char out[SEG_TEXT_MAX];
-    size_t olen = 0;
-    bool changes = false;
-    if (e->cls == SEG_A)
-        err = seg_attr_store(s, entry, buf, n, now, out, &olen, &changes);
-    if (!err && changes)
-        seg_slot_store(s, entry, out, olen, now);
-    seg_event_push(s, entry, err, buf, n, now, pid);
-    return err;
+    return seg_attr_write(emu_seg(), entry, buf, len, pid);
 }
 
 int emu_ncpus(void)

@@ -4,6 +4,7 @@
  * or HWEMU_SEGMENT, a segment file), mapping its segment once, and the translation of the
  * paths an agent uses into the node's files:
  *   /proc/cpuinfo          -> cpuinfo
+ *   /dev/nvidiactl         -> dev/nvidiactl    on NVIDIA nodes (a character device 195:255)
  *   /host-sys[/...]        -> sys[/...]        the whole tree is the node's (the Joulie mount)
  *   /sys/...               -> sys/...          the node's where it renders it: a path that
  *                                              resolves in the segment, or that lies under a
@@ -24,7 +25,7 @@
 
 #define EMU_PASS (-4096) /* not the node's: hand the call to libc (never -1, a wrapper's failure) */
 
-enum emu_root { EMU_ROOT_SYS = 1, EMU_ROOT_HOST_SYS, EMU_ROOT_PROC };
+enum emu_root { EMU_ROOT_SYS = 1, EMU_ROOT_HOST_SYS, EMU_ROOT_PROC, EMU_ROOT_DEV };
 
 /* The mapped segment, or NULL when no node is configured or it cannot be mapped (a message
  * on stderr says why, once). Safe from any thread and from signal handlers after the first
@@ -43,6 +44,8 @@ int emu_path_at(uint32_t dir, enum emu_root root, const char *path, bool follow,
 /* stat of an entry as sysfs/procfs show it (size 4096 for attributes, 0 for cpuinfo and
  * directories, the kernel's modes, uid/gid 0, one device per root). */
 void emu_stat(uint32_t entry, enum emu_root root, struct stat *st);
+/* The same as struct statx (statx(2)'s basic fields). */
+void emu_stat_to_statx(const struct stat *st, struct statx *sx);
 /* The same as struct stat64 (the 64-bit-offset API's; same layout on x86_64, copied field by
  * field so nothing depends on that). */
 void emu_stat_to64(const struct stat *s, struct stat64 *d);

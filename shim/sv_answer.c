@@ -484,19 +484,6 @@ static int64_t a_openat2(const struct sv_call *c)
 
 /* --- metadata --------------------------------------------------------------------------------- */
 
-static void to_statx(const struct stat *st, struct statx *sx)
-{
-    memset(sx, 0, sizeof *sx);
-    sx->stx_mask = STATX_BASIC_STATS;
-    sx->stx_blksize = (uint32_t)st->st_blksize;
-    sx->stx_nlink = (uint32_t)st->st_nlink;
-    sx->stx_mode = (uint16_t)st->st_mode;
-    sx->stx_ino = st->st_ino;
-    sx->stx_size = (uint64_t)st->st_size;
-    sx->stx_dev_major = major(st->st_dev);
-    sx->stx_dev_minor = minor(st->st_dev);
-}
-
 enum stat_form { F_STAT, F_STATX };
 
 /* stat, lstat, newfstatat, statx (form F_STATX) and, through AT_EMPTY_PATH, fstat. */
@@ -517,7 +504,7 @@ static int64_t a_stat(const struct sv_call *c, int dirfd, uint64_t upath, uint64
     }
     if (form == F_STATX) {
         struct statx sx;
-        to_statx(&st, &sx);
+        emu_stat_to_statx(&st, &sx);
         return put(c, ubuf, &sx, sizeof sx);
     }
     return put(c, ubuf, &st, sizeof st);

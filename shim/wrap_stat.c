@@ -207,15 +207,7 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struct s
         return REAL(statx)(dirfd, path, flags, mask, sx);
     if (rc)
         return rc;
-    memset(sx, 0, sizeof *sx);
-    sx->stx_mask = STATX_BASIC_STATS;
-    sx->stx_blksize = (uint32_t)s.st_blksize;
-    sx->stx_nlink = (uint32_t)s.st_nlink;
-    sx->stx_mode = (uint16_t)s.st_mode;
-    sx->stx_ino = s.st_ino;
-    sx->stx_size = (uint64_t)s.st_size;
-    sx->stx_dev_major = major(s.st_dev);
-    sx->stx_dev_minor = minor(s.st_dev);
+    emu_stat_to_statx(&s, sx);
     return 0;
 }
 

@@ -68,6 +68,8 @@ static void check_entry(struct seg *s, uint32_t e, int *checked)
         assert_int_equal(rc, 0);
     } else if (en->validator == SV_UINT_CLAMP01 || en->validator == SV_SETSPEED) {
         assert_int_equal(rc, EINVAL);
+    } else if (en->validator == SV_NVML_LIMIT && p->c) {
+        assert_int_equal(rc, EOPNOTSUPP); /* a limit the GPU does not support refuses everything */
     } else {
         if (rc != EINVAL)
             fail_msg("%s: garbage gave %d, expected EINVAL", path, rc);
@@ -149,6 +151,45 @@ static void check_entry(struct seg *s, uint32_t e, int *checked)
         break;
     case SV_IGNORE:
         assert_string_equal(show(s, e, tmp), before); /* taken, changes nothing */
+        break;
+    case SV_NVML_LIMIT: { /* decimal mW within [min, max] */
+        snprintf(tmp, sizeof tmp, "%lld\n", (long long)(p->a + p->b) / 2);
+        assert_int_equal(store(s, e, tmp, out, &olen), p->c ? EOPNOTSUPP : 0);
+        if (!p->c)
+            assert_string_equal(show(s, e, out), tmp);
+        snprintf(tmp, sizeof tmp, "%lld", (long long)p->b + 1);
+        assert_int_equal(store(s, e, tmp, out, &olen), p->c ? EOPNOTSUPP : EINVAL);
+        break;
+    }
+    case SV_NVML_CLOCKS: /* the maximum clamped to the highest supported clock */
+        assert_int_equal(store(s, e, "0,99999", out, &olen), 0);
+        snprintf(tmp, sizeof tmp, "0 %lld\n", (long long)p->b);
+        assert_string_equal(show(s, e, out), tmp);
+        assert_int_equal(store(s, e, "none", out, &olen), 0);
+        assert_string_equal(show(s, e, tmp), "none\n");
+        break;
+    case SV_AMDGPU_CAP: /* whole watts, truncated; above the maximum EINVAL */
+        snprintf(tmp, sizeof tmp, "%lld", (long long)p->b + 999999);
+        assert_int_equal(store(s, e, tmp, out, &olen), 0);
+        snprintf(tmp, sizeof tmp, "%lld\n", (long long)p->b);
+        assert_string_equal(show(s, e, out), tmp);
+        snprintf(tmp, sizeof tmp, "%lld", (long long)p->b + 1000000);
+        assert_int_equal(store(s, e, tmp, out, &olen), EINVAL);
+        break;
+    case SV_DPM_LEVEL:
+        assert_int_equal(store(s, e, "high", out, &olen), 0);
+        assert_string_equal(show(s, e, tmp), "high\n");
+        assert_int_equal(store(s, e, "turbo", out, &olen), EINVAL);
+        break;
+    case SV_INTEL_PL1: /* 1/8 W units, any value taken */
+        assert_int_equal(store(s, e, "100060000", out, &olen), 0);
+        assert_string_equal(show(s, e, tmp), "100000000\n");
+        break;
+    case SV_MAX_MS:
+        snprintf(tmp, sizeof tmp, "%lld", (long long)p->a + 1);
+        assert_int_equal(store(s, e, tmp, out, &olen), EINVAL);
+        assert_int_equal(store(s, e, "500", out, &olen), 0);
+        assert_string_equal(show(s, e, tmp), "500\n");
         break;
     default:
         fail_msg("%s: A file with validator %d", path, en->validator);

@@ -51,6 +51,27 @@ static int setup(void **st)
                  SV_UINT_CLAMP01, SEG_NONE);
     segb_dynamic(b, "sys/devices/system/cpu/intel_pstate/status", 0644, SEG_A, segb_value_text(b, "active\n"),
                  SV_IGNORE, SEG_NONE);
+    /* GPUs (engine/gpu_files.h): an H100 SXM's NVML limit 200-700 W, one whose limit is a token,
+     * its clock locks (graphics 210-1980 MHz, memory 2619 MHz only), a MI300X cap (0-750 W), a
+     * W7900 cap pinned at 241 W, the amdgpu performance level, an i915 PL1 and its window. */
+    segb_dynamic(b, "state/nvml/gpu0/power_limit_mw", 0644, SEG_A, segb_value_text(b, "400000\n"), SV_NVML_LIMIT,
+                 segb_param(b, (struct seg_param){.a = 200000, .b = 700000, .related = SEG_NONE}, NULL));
+    segb_dynamic(b, "state/nvml/gpu1/power_limit_mw", 0644, SEG_A, segb_value_text(b, "[N/A]\n"), SV_NVML_LIMIT,
+                 segb_param(b, (struct seg_param){.a = 200000, .b = 700000, .c = 1, .related = SEG_NONE}, NULL));
+    segb_dynamic(b, "state/nvml/gpu0/locked_gpu_clocks", 0644, SEG_A, segb_value_text(b, "none\n"), SV_NVML_CLOCKS,
+                 segb_param(b, (struct seg_param){.a = 210, .b = 1980, .related = SEG_NONE}, NULL));
+    segb_dynamic(b, "state/nvml/gpu0/locked_memory_clocks", 0644, SEG_A, segb_value_text(b, "none\n"),
+                 SV_NVML_CLOCKS, segb_param(b, (struct seg_param){.a = 2619, .b = 2619, .related = SEG_NONE}, NULL));
+    segb_dynamic(b, "amd/power1_cap", 0644, SEG_A, segb_value_text(b, "750000000\n"), SV_AMDGPU_CAP,
+                 segb_param(b, (struct seg_param){.a = 0, .b = 750000000, .related = SEG_NONE}, NULL));
+    segb_dynamic(b, "w7900/power1_cap", 0644, SEG_A, segb_value_text(b, "241000000\n"), SV_AMDGPU_CAP,
+                 segb_param(b, (struct seg_param){.a = 241000000, .b = 241000000, .related = SEG_NONE}, NULL));
+    segb_dynamic(b, "amd/power_dpm_force_performance_level", 0644, SEG_A, segb_value_text(b, "auto\n"),
+                 SV_DPM_LEVEL, segb_param(b, (struct seg_param){.related = SEG_NONE}, NULL));
+    segb_dynamic(b, "i915/power1_max", 0664, SEG_A, segb_value_text(b, "150000000\n"), SV_INTEL_PL1,
+                 segb_param(b, (struct seg_param){.related = SEG_NONE}, NULL));
+    segb_dynamic(b, "i915/power1_max_interval", 0664, SEG_A, segb_value_text(b, "1000\n"), SV_MAX_MS,
+                 segb_param(b, (struct seg_param){.a = 256000, .related = SEG_NONE}, NULL));
     char err[256];
     int rc = segb_write(b, path, "n", "p", 0, 1000000000, &seg, err, sizeof err);
     segb_free(b);
@@ -174,10 +195,76 @@ static void test_intel_pstate_globals(void **st)
     assert_memory_equal(seg_read(&seg, e, 0, tmp, &n), "active\n", 7); /* taken, changes nothing */
 }
 
+static void test_nvml(void **st)
+{
+    char o[SEG_TEXT_MAX];
+    assert_int_equal(w("state/nvml/gpu0/power_limit_mw", "300000\n", o), 0);
+    assert_string_equal(o, "300000\n");
+    assert_int_equal(w("state/nvml/gpu0/power_limit_mw", "700000", o), 0);
+    assert_int_equal(w("state/nvml/gpu0/power_limit_mw", "199999", o), EINVAL); /* below min */
+    assert_int_equal(w("state/nvml/gpu0/power_limit_mw", "700001", o), EINVAL); /* above max */
+    assert_int_equal(w("state/nvml/gpu0/power_limit_mw", "300 W", o), EINVAL);
+    assert_int_equal(w("state/nvml/gpu1/power_limit_mw", "300000", o), EOPNOTSUPP);
+    /* -lgc 0,2100 on a 1980 MHz GPU reads back "(gpuClkMin 0, gpuClkMax 1980)" (gpu-tools.md §1.13) */
+    assert_int_equal(w("state/nvml/gpu0/locked_gpu_clocks", "0,2100", o), 0);
+    assert_string_equal(o, "0 1980\n");
+    assert_int_equal(w("state/nvml/gpu0/locked_gpu_clocks", "1740", o), 0);
+    assert_string_equal(o, "1740 1740\n");
+    assert_int_equal(w("state/nvml/gpu0/locked_gpu_clocks", "1500 1200", o), EINVAL);
+    assert_int_equal(w("state/nvml/gpu0/locked_gpu_clocks", "100 200", o), EINVAL); /* below every clock */
+    assert_int_equal(w("state/nvml/gpu0/locked_gpu_clocks", "fast", o), EINVAL);
+    assert_int_equal(w("state/nvml/gpu0/locked_gpu_clocks", "none\n", o), 0);
+    assert_string_equal(o, "none\n");
+    assert_int_equal(w("state/nvml/gpu0/locked_memory_clocks", "2619,2619", o), 0);
+    assert_string_equal(o, "2619 2619\n");
+}
+
+static void test_amdgpu(void **st)
+{
+    char o[SEG_TEXT_MAX];
+    assert_int_equal(w("amd/power1_cap", "300500000\n", o), 0);
+    assert_string_equal(o, "300000000\n"); /* whole watts, truncated (§9.1) */
+    assert_int_equal(w("amd/power1_cap", "750999999", o), 0);
+    assert_string_equal(o, "750000000\n");
+    assert_int_equal(w("amd/power1_cap", "751000000", o), EINVAL);
+    assert_int_equal(w("amd/power1_cap", "4294967296", o), ERANGE); /* past kstrtou32 */
+    assert_int_equal(w("amd/power1_cap", "x", o), EINVAL);
+    assert_int_equal(w("w7900/power1_cap", "200000000", o), EINVAL);
+    assert_int_equal(w("w7900/power1_cap", "241900000", o), 0);
+    assert_string_equal(o, "241000000\n");
+    assert_int_equal(w("w7900/power1_cap", "0", o), EINVAL); /* 0 is refused when the minimum is above it */
+    assert_int_equal(w("amd/power_dpm_force_performance_level", "highXYZ", o), 0);
+    assert_string_equal(o, "high\n"); /* matched by prefix (§9.2) */
+    assert_int_equal(w("amd/power_dpm_force_performance_level", "profile_exit", o), EINVAL);
+    assert_int_equal(w("amd/power_dpm_force_performance_level", "profile_peak", o), 0);
+    assert_int_equal(w("amd/power_dpm_force_performance_level", "profile_exit", o), 0);
+    assert_string_equal(o, "auto\n");
+    assert_int_equal(w("amd/power_dpm_force_performance_level", "turbo", o), EINVAL);
+}
+
+static void test_i915(void **st)
+{
+    char o[SEG_TEXT_MAX];
+    assert_int_equal(w("i915/power1_max", "100000000", o), 0);
+    assert_string_equal(o, "100000000\n");
+    assert_int_equal(w("i915/power1_max", "100060000", o), 0);
+    assert_string_equal(o, "100000000\n"); /* 1/8 W units, to nearest (§10.1) */
+    assert_int_equal(w("i915/power1_max", "100070000", o), 0);
+    assert_string_equal(o, "100125000\n");
+    assert_int_equal(w("i915/power1_max", "900000000", o), 0); /* out of the hardware's range: taken */
+    assert_int_equal(w("i915/power1_max", "0", o), 0);
+    assert_string_equal(o, "0\n");
+    assert_int_equal(w("i915/power1_max", "-1", o), EINVAL);
+    assert_int_equal(w("i915/power1_max_interval", "256001", o), EINVAL);
+    assert_int_equal(w("i915/power1_max_interval", "0x100", o), 0);
+    assert_string_equal(o, "256\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rapl_limit), cmocka_unit_test(test_rapl_window), cmocka_unit_test(test_enabled),
+        cmocka_unit_test(test_nvml), cmocka_unit_test(test_amdgpu), cmocka_unit_test(test_i915),
         cmocka_unit_test(test_cpufreq), cmocka_unit_test(test_intel_pstate_globals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -27,7 +27,7 @@ struct fixture {
 static void add_files(struct seg_builder *b, struct fixture *f)
 {
     segb_static(b, "sys/class/powercap/intel-rapl:0/name", 0444, "package-0\n", 10);
-    f->v_ctr = segb_value_counter(b, 61035, 32);
+    f->v_ctr = segb_value_counter(b, 61035, 32, false);
     f->v_text = segb_value_text(b, "1000000\n");
     f->v_limit = segb_value_text(b, "165000000\n");
     segb_dynamic(b, "sys/class/powercap/intel-rapl:0/energy_uj", 0444, SEG_S, f->v_ctr, 0, SEG_NONE);
