@@ -1,4 +1,5 @@
-/* tick_bench: what the engine costs for N intel-xeon-2s-rapl nodes on this machine.
+/* tick_bench: what the engine costs for N intel-xeon-2s-rapl nodes on this machine (another
+ * profile with HWEMU_BENCH_PROFILE, e.g. nvidia-h100-sxm-8gpu).
  * For each N: render every node fresh on an empty root, time T ticks 1 s apart (each tick steps
  * every node through 1 s of physics, as the default tick does; median and p99), stop, start
  * again on the same root (resume), and report per node the engine's heap, its resident memory
@@ -41,9 +42,11 @@ static int run(const char *parent, int n, int ticks)
     FILE *f = fopen(spec, "w");
     if (!f)
         return 1;
+    const char *profile = getenv("HWEMU_BENCH_PROFILE");
     fprintf(f, "apiVersion: sim.joulie.io/v1alpha1\nkind: ClusterSpec\nmetadata: {name: bench}\nspec:\n"
-               "  defaults: {baseLoad: {cpuUtil: 0.6, memoryIntensity: 0.2}}\n"
-               "  pools:\n  - {name: intel, profile: intel-xeon-2s-rapl, count: %d}\n", n);
+               "  defaults: {baseLoad: {cpuUtil: 0.6, gpuUtil: 0.8, memoryIntensity: 0.2}}\n"
+               "  pools:\n  - {name: node, profile: %s, count: %d}\n",
+            profile && *profile ? profile : "intel-xeon-2s-rapl", n);
     fclose(f);
     struct engine_config cfg = {.spec_path = spec, .root = root, .addr = "", .tick_ns = 1000000000,
                                 .workers = (int)sysconf(_SC_NPROCESSORS_ONLN)};
@@ -66,7 +69,7 @@ static int run(const char *parent, int n, int ticks)
     qsort(t, (size_t)ticks, sizeof *t, cmp64);
     struct stat st;
     char seg[700];
-    snprintf(seg, sizeof seg, "%s/intel-0.seg", root);
+    snprintf(seg, sizeof seg, "%s/node-0.seg", root);
     long seg_size = stat(seg, &st) == 0 ? (long)st.st_size : 0;
     engine_stop(&e);
     if (engine_start(&e, &cfg))

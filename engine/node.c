@@ -256,6 +256,13 @@ static void drain_events(struct node *n, int64_t now_mono, int64_t now_wall, str
             size_t olen;
             bool changes;
             if (!seg_attr_store(&n->seg, ev.entry, ev.text, ev.len, now_mono, out, &olen, &changes)) {
+                out[olen < SEG_TEXT_MAX ? olen : SEG_TEXT_MAX - 1] = 0;
+                char clamped[SEG_TEXT_MAX];
+                const struct seg_entry *en = &n->seg.entries[ev.entry];
+                size_t c = en->value < n->nvalues ? node_gpu_effective(n, &n->binds[en->value], out, clamped,
+                                                                       sizeof clamped) : 0;
+                if (c)
+                    memcpy(out, clamped, olen = c);
                 trimmed(out, changes ? olen : 0, eff, sizeof eff);
                 if (changes && strcmp(eff, written))
                     name = "joulie.sim.write.normalized";
@@ -306,9 +313,10 @@ static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_
         } else {
             out[olen < SEG_TEXT_MAX ? olen : SEG_TEXT_MAX - 1] = 0;
             apply(n, &n->binds[v], out);
-            size_t eff = node_gpu_effective(n, &n->binds[v], out, sizeof out);
+            char clamped[SEG_TEXT_MAX];
+            size_t eff = node_gpu_effective(n, &n->binds[v], out, clamped, sizeof clamped);
             if (eff)
-                olen = eff;
+                memcpy(out, clamped, olen = eff);
             size_t l = olen < sizeof c.v.a.text ? olen : sizeof c.v.a.text;
             memcpy(c.v.a.text, out, l);
             c.v.len = (uint8_t)l;

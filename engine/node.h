@@ -132,9 +132,10 @@ void node_close(struct node *n);
 void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log);
 /* The text of a GPU value (BK_GPU, BK_GPU_IDENT) now: false for other bindings. */
 bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_t len);
-/* The text a GPU setting reads after the tick applied it when the hardware changes it (an Intel
- * limit clamped to the hardware's range): its length, or 0 when it reads as written. */
-size_t node_gpu_effective(const struct node *n, const struct binding *b, char *out, size_t cap);
+/* The text a GPU setting reads after the tick applied text when the hardware changes it (an
+ * Intel limit clamped to the hardware's range) into out: its length, or 0 when it reads as
+ * written. */
+size_t node_gpu_effective(const struct node *n, const struct binding *b, const char *text, char *out, size_t cap);
 /* Governor name (a prefix of a line is fine) as enum phys_governor. */
 int node_governor_of(const char *g);
 /* A stable hash of a profile tree's values (keys, values, order), for the layout hash. */

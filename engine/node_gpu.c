@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static long long mw(double w)
@@ -106,12 +107,12 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
     return true;
 }
 
-size_t node_gpu_effective(const struct node *n, const struct binding *b, char *out, size_t cap)
+size_t node_gpu_effective(const struct node *n, const struct binding *b, const char *text, char *out, size_t cap)
 {
-    if (b->kind != BK_GPU_SET || b->zone != GS_INTEL_PL1_UW || b->pkg >= PHYS_GPU_MAX)
+    if (b->kind != BK_GPU_SET || b->zone != GS_INTEL_PL1_UW)
         return 0;
     /* i915 takes any value; the hardware clamps what it enforces and the file shows that */
-    double w = n->gstate.g[b->pkg].limit_w;
+    double w = strtod(text, NULL) / 1e6;
     if (w <= 0)
         return 0;
     if (w < n->gparams.min_w)

@@ -7,6 +7,7 @@
 #   - the shim's probe (tests/shim/shim_probe.c) built with gcc -static, against the kernel's
 #     answers the shim is held to (tests/shim/shim_probe.expected): the second front end gives
 #     the same answers
+#   - the Go agent on a GPU node running nvidia-smi from PATH (fakesmi) to list and cap GPUs
 #   - a static C agent (tests/exec/static_agent.c): readdir, readlink, writes, exec of a child
 #   - prometheus-node-exporter (Go, cgo) with its default paths, scraped twice
 #   - the routes (--intercept), exit statuses, a signal sent to hwemu exec, the supervisor
@@ -61,6 +62,15 @@ grep -q '"event":"joulie.sim.write.rejected".*"pid":' "$tmp/r/events.jsonl" 2>/d
 agent_events=$(grep -c 'joulie.sim.write' "$tmp/r/events.jsonl" 2>/dev/null)
 [ "${agent_events:-0}" -ge 2 ] && ok || bad "the Go agent's writes are not events: $(tail -3 "$tmp/r/events.jsonl" 2>&1)"
 reset_pl1
+
+# The Go agent on a GPU node: nvidia-smi from PATH as a child (fakesmi, linked by hwemu exec),
+# a cap through it, read back through it.
+out=$("$hwemu" exec --root "$tmp/r" --node gpu-0 -- "$tmp/agent" gpu 2>&1)
+expected="gpus 8 first 0, 400.00 W
+pl err <nil>: Power limit for GPU 00000000:10:00.0 was set to 300.00 W from 400.00 W.
+All done.
+after 0, 300.00 W"
+[ "$out" = "$expected" ] && ok || { bad "Go agent running nvidia-smi:"; diff <(echo "$expected") <(echo "$out"); }
 
 # The shim's probe, statically linked: the same answers as the kernel gives (and the shim).
 # nftw with FTW_CHDIR is left out: a chdir into the node's tree cannot be emulated from

@@ -63,6 +63,8 @@ out=$(X flex-0 bash -c "echo 200000000 > $H/power1_max; cat $H/power1_max")
 [ "$out" = 200000000 ] && ok || bad "200 W reads as written before the tick: $out"
 clamped() { [ "$(C flex-0 $H/power1_max)" = "$1" ]; }
 until_ok 2 clamped 150000000 && ok || bad "200 W did not read back 150 W after the tick: $(C flex-0 $H/power1_max)"
+grep -q '"node":"flex-0","event":"joulie.sim.write.normalized","attributes":{"file":"sys/devices/pci0000:10/0000:10:00.0/hwmon/hwmon2/power1_max","written":"200000000",.*"effective":"150000000"' \
+    "$tmp/r/events.jsonl" && ok || bad "the clamp is not the write event's effective value"
 W flex-0 $H/power1_max 10000000 >/dev/null
 until_ok 2 clamped 40000000 && ok || bad "10 W did not read back 40 W: $(C flex-0 $H/power1_max)"
 W flex-0 $H/power1_max 0 >/dev/null; sleep 0.5

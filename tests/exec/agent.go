@@ -15,7 +15,8 @@
 // `orphan FILE` starts `later FILE` and exits at once: the child, orphaned, reads a zone's
 // name half a second later and writes it to FILE (it must still be emulated).
 //
-// Usage: agent [child | wait | orphan FILE | later FILE]
+// `gpu` runs nvidia-smi from PATH to list the GPUs and cap one (on a GPU node).
+// Usage: agent [child | gpu | wait | orphan FILE | later FILE]
 package main
 
 import (
@@ -144,6 +145,23 @@ func cpuinfo() {
 	fmt.Printf("cpuinfo processors %d\n", n)
 }
 
+// What a GPU agent does: discovers the GPUs with nvidia-smi from PATH (a child the supervisor
+// and the shim both serve), caps one, and reads the limit back.
+func gpu() {
+	query := func() string {
+		out, err := exec.Command("nvidia-smi", "--query-gpu=index,power.limit", "--format=csv,noheader").CombinedOutput()
+		if err != nil {
+			return fmt.Sprintf("nvidia-smi: %v: %s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	lines := strings.Split(query(), "\n")
+	fmt.Printf("gpus %d first %s\n", len(lines), lines[0])
+	out, err := exec.Command("nvidia-smi", "-i", "0", "-pl", "300").CombinedOutput()
+	fmt.Printf("pl err %v: %s", err, out)
+	fmt.Printf("after %s\n", strings.Split(query(), "\n")[0])
+}
+
 func runChild() {
 	out, err := exec.Command(os.Args[0], "child").CombinedOutput()
 	fmt.Print(string(out))
@@ -207,6 +225,9 @@ func main() {
 	switch mode {
 	case "child":
 		child()
+		return
+	case "gpu":
+		gpu()
 		return
 	case "wait":
 		fmt.Println("ready")
