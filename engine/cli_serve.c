@@ -30,7 +30,7 @@ static const char help[] =
     "  --tick DURATION      tick period, Go syntax such as 1s or 250ms (SIM_EMULATE_TICK); default 1s\n"
     "  --workers N          tick worker threads (SIM_EMULATE_WORKERS); default the online CPUs, at most 12\n"
     "  --exporters LIST     exporter formats served per node at /exporters/<format>/<node>/metrics\n"
-    "                       (SIM_EXPORTERS): kepler-0.7, kepler-0.12, comma-separated; default none\n"
+    "                       (SIM_EXPORTERS; default none): kepler-0.7, kepler-0.12, dcgm-exporter, rocm-device-metrics\n"
     "  -h, --help           this text\n";
 
 static struct engine eng;

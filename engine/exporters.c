@@ -7,7 +7,7 @@
  *   GET /exporters/<format>/metrics?node=<node> the same, for a scrape config using `params`
  *
  * Formats (SIM_EXPORTERS selects which answer; names, units, labels and types as
- * ../shared/reference/telemetry.md §5 pins them):
+ * ../shared/reference/telemetry.md §5-6 and gpu-tools.md §5-6 pin them):
  *   kepler-0.7   kepler_node_package_joules_total, kepler_node_dram_joules_total (counters, J)
  *                with labels instance (the node), mode (dynamic|idle), package (socket index)
  *                and source="rapl-sysfs"; kepler_exporter_build_info.
@@ -16,12 +16,28 @@
  *                (package|dram) and path (aggregated-<zone> on a multi-socket node, as Kepler
  *                aggregates same-named zones; the zone's sysfs directory on one socket);
  *                kepler_node_cpu_usage_ratio; kepler_build_info.
+ *   dcgm-exporter        nodes with NVIDIA GPUs: the default counters (default-counters.csv)
+ *                the emulator computes, DCGM_FI_DEV_{SM_CLOCK,MEM_CLOCK,MEMORY_TEMP,GPU_TEMP,
+ *                POWER_USAGE (W),TOTAL_ENERGY_CONSUMPTION (counter, mJ),GPU_UTIL,MEM_COPY_UTIL,
+ *                FB_FREE,FB_USED}, labels gpu, UUID, pci_bus_id, device, modelName, Hostname,
+ *                DCGM_FI_DRIVER_VERSION in that order; INT64 fields as integers, DOUBLE ones
+ *                with Go's %f (6 decimals).
+ *   rocm-device-metrics  nodes with AMD GPUs: gpu_package_power (MI3xx; other products
+ *                gpu_average_package_power), gpu_power_usage (W), gpu_energy_consumed (uJ, a
+ *                gauge as in the real exporter), gpu_junction_temperature (MI3xx; others
+ *                gpu_edge_temperature), gpu_memory_temperature (C), gpu_gfx_activity (%),
+ *                gpu_clock{clock_type="system"} (MHz), gpu_nodes_total; the exporter's
+ *                always-present labels, lower-cased and sorted.
  *
- * Invariants. Everything comes from the telemetry snapshot the tick published (the caller holds
- * rcu_read_lock) and from the node's profile parameters, which never change after start: a
- * scrape never steps a node, takes no lock the tick loop takes, and costs the tick nothing.
- * The counters are the very µJ counters /telemetry, /metrics and OTLP print, so every format
- * agrees with the others at the same snapshot.
+ * Invariants. Power, energy, clocks, utilization and the GPU (edge) temperature come from the
+ * telemetry snapshot the tick published (the caller holds rcu_read_lock) and from the node's
+ * profile parameters, which never change after start: a scrape never steps a node, takes no
+ * lock the tick loop takes, and costs the tick nothing. The counters are the very uJ counters
+ * /telemetry, /metrics and OTLP print, so every format agrees with the others at the same
+ * snapshot. What the snapshot does not carry (a GPU's UUID, bus id, name, memory, memory and
+ * hotspot temperatures) is read from the node's own GPU files (engine/gpu_files.h) as the
+ * vendor's tools read them: the identity is fixed, the gauges are those of the latest tick.
+ * A GPU exporter on a node without that vendor's GPUs is a 404 saying so.
  *
  * The idle/dynamic (0.7) and idle/active (0.12) splits are not Kepler's estimates: a zone's
  * counter is split by a fixed idle share, the profile's idle package power over its full-load
@@ -29,24 +45,46 @@
  * The same share splits the power gauges. Fixed per node, so both halves are monotonic and add
  * up to the counter exactly.
  *
- * Left out on purpose: core, uncore and platform series (the snapshot carries no core or psys
- * counter; uncore is not modelled), GPU series (GPUs are not modelled yet), container/process/pod
- * levels (no workloads), kepler_node_info (a counter without _total, which promtool flags) and
- * kepler_node_cpu_info (per logical CPU). A node without RAPL zones (a VM) serves only the build
- * info, as a real exporter would find no meter. Node names are DNS labels (checked by the spec),
- * so label values need no escaping. */
+ * Left out on purpose: Kepler's core, uncore and platform series (the snapshot carries no core
+ * or psys counter; uncore is not modelled), Kepler's GPU series (the GPU formats serve them),
+ * container/process/pod levels (no workloads), kepler_node_info (a counter without _total,
+ * which promtool flags) and kepler_node_cpu_info (per logical CPU); the DCGM and ROCm fields the
+ * emulator does not model (PCIe, NVLink, XID, ECC, encoder/decoder, profiling ratios, VRAM of
+ * the ROCm exporter). A node without RAPL zones (a VM) serves only Kepler's build info, as a
+ * real exporter would find no meter. Node names are DNS labels (checked by the spec), so they
+ * need no escaping; texts from profiles are escaped. */
 #include "exporters.h"
 
 #include "engine.h"
+#include "gpu_files.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const names[EXP_COUNT] = {"kepler-0.7", "kepler-0.12"};
+static const char *const names[EXP_COUNT] = {"kepler-0.7", "kepler-0.12", "dcgm-exporter", "rocm-device-metrics"};
+/* the GPU vendor (node_telemetry.gpu_vendor) a format needs, NULL: any node */
+static const char *const needs[EXP_COUNT] = {NULL, NULL, "nvidia", "amd"};
 
 #define PROM_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* A node_telemetry.gpu_vendor as the vendor writes its name. */
+static const char *vendor_name(const char *v)
+{
+    return !strcmp(v, "nvidia") ? "NVIDIA" : !strcmp(v, "amd") ? "AMD" : !strcmp(v, "intel") ? "Intel" : v;
+}
+
+/* "kepler-0.7<sep>kepler-0.12<sep>..." into out */
+static char *known(char *out, size_t len, const char *sep)
+{
+    size_t n = 0;
+    for (int i = 0; i < EXP_COUNT && n < len; i++)
+        n += (size_t)snprintf(out + n, len - n, "%s%s", i ? sep : "", names[i]);
+    return out;
+}
 
 int exporters_parse(const char *list, unsigned *mask, char *err, size_t errlen)
 {
@@ -67,8 +105,8 @@ int exporters_parse(const char *list, unsigned *mask, char *err, size_t errlen)
             if (strlen(names[i]) == len && !strncmp(s, names[i], len))
                 found = i;
         if (found < 0) {
-            snprintf(err, errlen, "unknown exporter \"%.*s\" (known: kepler-0.7, kepler-0.12; GPU exporters come "
-                     "with the GPU model)", (int)len, s);
+            char all[128];
+            snprintf(err, errlen, "unknown exporter \"%.*s\" (known: %s)", (int)len, s, known(all, sizeof all, ", "));
             return -1;
         }
         if (found < EXP_COUNT)
@@ -188,6 +226,181 @@ static void kepler012(FILE *f, const struct node_telemetry *n, double share)
           "version=\"v0.12.0\"} 1\n", f);
 }
 
+#define LABELS_MAX 512
+_Static_assert(GPU_MAX >= PHYS_GPU_MAX, "a node's GPUs fit the label arrays");
+
+/* The text of one of the node's files now, its newline dropped ("" when there is no such file). */
+static void node_file(struct node *nd, char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void node_file(struct node *nd, char *out, size_t cap, const char *fmt, ...)
+{
+    char path[256], tmp[SEG_TEXT_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(path, sizeof path, fmt, ap);
+    va_end(ap);
+    uint32_t e = seg_lookup(&nd->seg, path, strlen(path));
+    size_t len = 0;
+    const char *t = e == SEG_NONE ? "" : seg_read(&nd->seg, e, seg_now_ns(), tmp, &len);
+    while (len && t[len - 1] == '\n')
+        len--;
+    snprintf(out, cap, "%.*s", (int)len, t);
+}
+
+/* A file's text as a number; NAN when it is none ("[N/A]", no such file). */
+static double num(const char *text)
+{
+    char *end;
+    double v = strtod(text, &end);
+    return *text && !*end ? v : NAN;
+}
+
+/* A label value as the text format wants it: backslash, quote and newline escaped. */
+static char *esc(char *out, size_t cap, const char *in)
+{
+    size_t n = 0;
+    for (; *in && n + 2 < cap; in++) {
+        if (*in == '\\' || *in == '"' || *in == '\n')
+            out[n++] = '\\';
+        out[n++] = *in == '\n' ? 'n' : *in;
+    }
+    out[n] = 0;
+    return out;
+}
+
+/* One family: HELP, TYPE, then one sample per labels[k]; a NAN value has none (both GPU
+ * exporters skip a blank reading). prec: digits after the point, or -1 for a double's short form. */
+static void family(FILE *f, const char *name, const char *type, const char *help, int n,
+                   char labels[][LABELS_MAX], const double *v, int prec)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    for (int k = 0; k < n; k++) {
+        if (isnan(v[k]))
+            continue;
+        if (prec < 0)
+            fprintf(f, "%s{%s} %.15g\n", name, labels[k], v[k]);
+        else
+            fprintf(f, "%s{%s} %.*f\n", name, labels[k], prec, v[k]);
+    }
+}
+
+/* The utilization the tools show, whole percent. */
+static double util_pct(const struct node_telemetry *n)
+{
+    return round(100 * fmin(fmax(n->gpu_util, 0), 1));
+}
+
+enum dcgm_field { D_SM_CLOCK, D_MEM_CLOCK, D_MEMORY_TEMP, D_GPU_TEMP, D_POWER, D_ENERGY, D_GPU_UTIL, D_MEM_UTIL,
+                  D_FB_FREE, D_FB_USED, D_COUNT };
+
+/* dcgm-exporter: the default counters in default-counters.csv order. */
+static void dcgm(FILE *f, struct node *nd, const struct node_telemetry *n)
+{
+    static const struct { const char *name, *type, *help; } fields[D_COUNT] = {
+        {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."},
+        {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."},
+        {"DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."},
+        {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."},
+        {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."},
+        {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."},
+        {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."},
+        {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."},
+        {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."},
+        {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."},
+    };
+    char labels[GPU_MAX][LABELS_MAX], driver[64], text[3][128], e[3][192];
+    double v[D_COUNT][GPU_MAX];
+    node_file(nd, driver, sizeof driver, "state/nvml/driver_version");
+    for (int k = 0; k < n->ngpus; k++) {
+        node_file(nd, text[0], sizeof text[0], "state/nvml/gpu%d/uuid", k);
+        node_file(nd, text[1], sizeof text[1], "state/nvml/gpu%d/pci_bus_id", k);
+        node_file(nd, text[2], sizeof text[2], "state/nvml/gpu%d/name", k);
+        snprintf(labels[k], LABELS_MAX, "gpu=\"%d\",UUID=\"%s\",pci_bus_id=\"%s\",device=\"nvidia%d\","
+                 "modelName=\"%s\",Hostname=\"%s\",DCGM_FI_DRIVER_VERSION=\"%s\"", k, esc(e[0], sizeof e[0], text[0]),
+                 esc(e[1], sizeof e[1], text[1]), k, esc(e[2], sizeof e[2], text[2]), n->name, driver);
+        node_file(nd, text[0], sizeof text[0], "state/nvml/gpu%d/temperature_memory_c", k);
+        v[D_MEMORY_TEMP][k] = num(text[0]);
+        node_file(nd, text[0], sizeof text[0], "state/nvml/gpu%d/utilization_memory_pct", k);
+        v[D_MEM_UTIL][k] = num(text[0]);
+        node_file(nd, text[0], sizeof text[0], "state/nvml/gpu%d/memory_used_mib", k);
+        node_file(nd, text[1], sizeof text[1], "state/nvml/gpu%d/memory_total_mib", k);
+        v[D_FB_USED][k] = num(text[0]);
+        v[D_FB_FREE][k] = num(text[1]) - v[D_FB_USED][k];
+        v[D_SM_CLOCK][k] = n->gpu_clock_mhz[k];
+        v[D_MEM_CLOCK][k] = n->gpu_mem_clock_mhz[k];
+        v[D_GPU_TEMP][k] = round(n->gpu_temp_c[k]);
+        v[D_POWER][k] = n->gpu_draw_w[k];
+        v[D_ENERGY][k] = (double)(n->gpu_energy_uj[k] / 1000);
+        v[D_GPU_UTIL][k] = util_pct(n);
+    }
+    for (int d = 0; d < D_COUNT; d++)
+        family(f, fields[d].name, fields[d].type, fields[d].help, n->ngpus, labels, v[d], d == D_POWER ? 6 : 0);
+}
+
+/* The hwmon directory of the AMD GPU on PCI bus `bus` into out ("" when it has none). */
+static void amd_hwmon(struct node *nd, int bus, char *out, size_t cap)
+{
+    char dir[96];
+    int dl = snprintf(dir, sizeof dir, "sys/devices/pci0000:%02x/0000:%02x:00.0/hwmon", bus, bus);
+    uint32_t e = seg_lookup(&nd->seg, dir, (size_t)dl);
+    /* entries are sorted by path: a directory's first child is the next entry */
+    const char *child = e != SEG_NONE && e + 1 < nd->seg.h->n_entries ? seg_path(&nd->seg, e + 1) : "";
+    snprintf(out, cap, "%s", !strncmp(child, dir, (size_t)dl) && child[dl] == '/' ? child : "");
+}
+
+/* The ROCm exporter's always-present labels, lower-cased and sorted; extra goes after card_model. */
+#define ROCM_LABELS "card_model=\"%s\",%scontainer=\"\",gpu_compute_partition_type=\"%s\",gpu_id=\"%s\"," \
+                    "gpu_memory_partition_type=\"%s\",gpu_partition_id=\"%s\",hostname=\"%s\",job_id=\"\"," \
+                    "job_partition=\"\",job_user=\"\",namespace=\"\",pod=\"\",serial_number=\"\""
+
+enum rocm_field { R_POWER, R_POWER_USAGE, R_ENERGY, R_TEMP, R_MEM_TEMP, R_GFX, R_CLOCK, R_COUNT };
+
+/* ROCm device-metrics-exporter: an Instinct MI3xx gets the MI3xx fields; any other product
+ * (MI2xx, Radeon) the MI2xx ones. */
+static void rocm(FILE *f, struct node *nd, const struct node_telemetry *n)
+{
+    bool mi3 = strstr(n->gpu_product, "MI3") != NULL;
+    const struct { const char *name, *help; } fields[R_COUNT] = {
+        {mi3 ? "gpu_package_power" : "gpu_average_package_power",
+         mi3 ? "Current socket power in Watts" : "Average socket power in Watts"},
+        {"gpu_power_usage", "GPU Power usage in Watts"},
+        {"gpu_energy_consumed", "Accumulated energy consumed by the GPU in uJ"},
+        {mi3 ? "gpu_junction_temperature" : "gpu_edge_temperature",
+         mi3 ? "Current junction/hotspot temperature in Celsius" : "Current edge temperature in Celsius"},
+        {"gpu_memory_temperature", "Current memory temperature in Celsius"},
+        {"gpu_gfx_activity", "Graphics engine usage in Percentage (0-100)"},
+        {"gpu_clock", "List of current GPU clock frequencies in MHz"},
+    };
+    const char *compute = mi3 ? "spx" : "none", *memory = mi3 ? "nps1" : "none";
+    char labels[GPU_MAX][LABELS_MAX], clock[GPU_MAX][LABELS_MAX], model[192], id[16], hw[128], text[64];
+    double v[R_COUNT][GPU_MAX];
+    esc(model, sizeof model, n->gpu_product);
+    for (int k = 0; k < n->ngpus; k++) {
+        snprintf(id, sizeof id, "%d", k);
+        snprintf(labels[k], LABELS_MAX, ROCM_LABELS, model, "", compute, id, memory, "0", n->name);
+        snprintf(clock[k], LABELS_MAX, ROCM_LABELS, model, "clock_index=\"0\",clock_type=\"system\",", compute, id,
+                 memory, "0", n->name);
+        /* the socket power: current on MI3xx, else amdgpu's average */
+        v[R_POWER][k] = v[R_POWER_USAGE][k] = mi3 ? n->gpu_power_w[k] : n->gpu_draw_w[k];
+        v[R_ENERGY][k] = (double)n->gpu_energy_uj[k];
+        /* temperatures in whole degrees, as amdsmi gives them: junction (MI3xx) or edge, memory */
+        amd_hwmon(nd, GPU_PCI_BUS_BASE + k, hw, sizeof hw);
+        node_file(nd, text, sizeof text, "%s/temp%d_input", hw, mi3 ? 2 : 1);
+        v[R_TEMP][k] = floor(num(text) / 1000);
+        node_file(nd, text, sizeof text, "%s/temp3_input", hw);
+        v[R_MEM_TEMP][k] = floor(num(text) / 1000);
+        v[R_GFX][k] = util_pct(n);
+        v[R_CLOCK][k] = n->gpu_clock_mhz[k];
+    }
+    for (int r = 0; r < R_COUNT; r++)
+        family(f, fields[r].name, "gauge", fields[r].help, n->ngpus, r == R_CLOCK ? clock : labels, v[r],
+               r <= R_POWER_USAGE ? -1 : 0);
+    /* the node-wide series: the same labels, the GPU's empty */
+    double count = n->ngpus;
+    snprintf(labels[0], LABELS_MAX, ROCM_LABELS, "", "", "", "", "", "", n->name);
+    family(f, "gpu_nodes_total", "gauge", "Number of GPUs in the node", 1, labels, &count, 0);
+}
+
 static char *index_json(unsigned enabled, size_t *len)
 {
     cJSON *o = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(o, "exporters");
@@ -200,7 +413,9 @@ static char *index_json(unsigned enabled, size_t *len)
         cJSON_AddStringToObject(x, "url", url);
         cJSON_AddItemToArray(arr, x);
     }
-    cJSON_AddStringToObject(o, "enable", "SIM_EXPORTERS=kepler-0.7,kepler-0.12 (or --exporters) on hwemu serve");
+    char list[128], how[192];
+    snprintf(how, sizeof how, "SIM_EXPORTERS=%s (or --exporters) on hwemu serve", known(list, sizeof list, ","));
+    cJSON_AddStringToObject(o, "enable", how);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     *len = s ? strlen(s) : 0;
@@ -225,10 +440,10 @@ unsigned exporters_http(const struct engine *e, const struct telemetry *t, const
             x = i;
     char msg[256];
     if (x < 0) {
-        char fname[64];
+        char fname[64], list[128];
         snprintf(fname, sizeof fname, "%.*s", (int)(flen < 63 ? flen : 63), fmt);
-        *body = json_body(&code, 404, "no such exporter (known: kepler-0.7, kepler-0.12; see GET /exporters)",
-                          fname, NULL, len);
+        snprintf(msg, sizeof msg, "no such exporter (known: %s; see GET /exporters)", known(list, sizeof list, ", "));
+        *body = json_body(&code, 404, msg, fname, NULL, len);
         return code;
     }
     if (!((e->cfg.exporters >> x) & 1)) {
@@ -258,6 +473,18 @@ unsigned exporters_http(const struct engine *e, const struct telemetry *t, const
         *body = json_body(&code, 404, "no such node in the cluster spec (see /debug/nodes)", names[x], node, len);
         return code;
     }
+    const struct node_telemetry *n = &t->nodes[i];
+    if (needs[x] && strcmp(n->gpu_vendor, needs[x])) {
+        const char *use = NULL; /* the format for this node's GPUs */
+        for (int j = 0; j < EXP_COUNT; j++)
+            if (needs[j] && !strcmp(n->gpu_vendor, needs[j]))
+                use = names[j];
+        snprintf(msg, sizeof msg, "%s imitates the exporter of %s GPUs; node %s has %s%s%s%s", names[x],
+                 vendor_name(needs[x]), node, n->ngpus ? vendor_name(n->gpu_vendor) : "no GPUs",
+                 n->ngpus ? " GPUs" : "", use ? ": use " : "", use ? use : "");
+        *body = json_body(&code, 404, msg, names[x], node, len);
+        return code;
+    }
     char *out = NULL;
     size_t olen = 0;
     FILE *f = open_memstream(&out, &olen);
@@ -267,9 +494,13 @@ unsigned exporters_http(const struct engine *e, const struct telemetry *t, const
     }
     double share = idle_share(&e->nodes[i].params);
     if (x == EXP_KEPLER_07)
-        kepler07(f, &t->nodes[i], share);
+        kepler07(f, n, share);
+    else if (x == EXP_KEPLER_012)
+        kepler012(f, n, share);
+    else if (x == EXP_DCGM)
+        dcgm(f, &e->nodes[i], n);
     else
-        kepler012(f, &t->nodes[i], share);
+        rocm(f, &e->nodes[i], n);
     if (fclose(f)) {
         free(out);
         *body = NULL;

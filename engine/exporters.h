@@ -1,6 +1,6 @@
-/* exporters: the node exporters agents and dashboards already scrape (Kepler 0.7, Kepler 0.12),
- * served per node by `hwemu serve` and computed on request from the telemetry snapshot (see
- * exporters.c). */
+/* exporters: the node exporters agents and dashboards already scrape (Kepler 0.7, Kepler 0.12,
+ * NVIDIA's dcgm-exporter, AMD's ROCm device-metrics-exporter), served per node by `hwemu serve`
+ * and computed on request from the telemetry snapshot (see exporters.c). */
 #ifndef HWEMU_EXPORTERS_H
 #define HWEMU_EXPORTERS_H
 #include <stddef.h>
@@ -8,9 +8,9 @@
 struct engine;
 struct telemetry;
 
-enum exporter { EXP_KEPLER_07 = 0, EXP_KEPLER_012, EXP_COUNT };
+enum exporter { EXP_KEPLER_07 = 0, EXP_KEPLER_012, EXP_DCGM, EXP_ROCM, EXP_COUNT };
 
-/* Parses a SIM_EXPORTERS list ("kepler-0.7,kepler-0.12"; "" or "none": none) into a bit mask
+/* Parses a SIM_EXPORTERS list ("kepler-0.7,dcgm-exporter"; "" or "none": none) into a bit mask
  * (1u << enum exporter). 0, or -1 with a message naming the bad entry in err. */
 int exporters_parse(const char *list, unsigned *mask, char *err, size_t errlen);
 

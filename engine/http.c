@@ -1,11 +1,12 @@
 /* http: the engine's HTTP API (libmicrohttpd), reading only the latest telemetry snapshot.
  *
- *   GET  /telemetry/<node>  JSON: node and per-package power, energy, limits, frequency,
- *                           temperature; Joulie's packagePowerWatts (node total, W)
+ *   GET  /telemetry/<node>  JSON: node, per-package and per-GPU power, energy, limits,
+ *                           frequency, temperature; Joulie's packagePowerWatts (node total, W,
+ *                           GPUs included)
  *   POST /control/<node>    409: an emulated node's limits are written to its files
  *   GET  /debug/nodes       every node with pool, profile, power and energy
  *   GET  /debug/events      recent joulie.sim.* events (?node=NAME to filter)
- *   GET  /debug/energy      energy per node and package, J
+ *   GET  /debug/energy      energy per node, package and GPU, J
  *   GET  /metrics           Prometheus text format 0.0.4
  *   GET  /exporters/...     per-node exporter formats (SIM_EXPORTERS; exporters.c)
  *   GET  /healthz           ok
@@ -162,10 +163,38 @@ static cJSON *telemetry_json(const struct node_telemetry *t, int64_t wall_ns)
     cJSON_AddNumberToObject(cpu, "temperatureC", temp);
     cJSON_AddNumberToObject(cpu, "raplCapWatts", cap);
     cJSON_AddBoolToObject(cpu, "capSaturated", capped);
+    /* the GPUs: the seed's gpu object (node-wide) and one entry per GPU */
+    cJSON *gpu = cJSON_AddObjectToObject(o, "gpu");
+    cJSON_AddBoolToObject(gpu, "present", t->ngpus > 0);
+    cJSON_AddNumberToObject(gpu, "count", t->ngpus);
+    if (t->ngpus) {
+        cJSON_AddStringToObject(gpu, "vendor", t->gpu_vendor);
+        cJSON_AddStringToObject(gpu, "product", t->gpu_product);
+        cJSON_AddNumberToObject(gpu, "utilization", t->gpu_util);
+    }
+    cJSON_AddNumberToObject(gpu, "powerWattsTotal", t->gpu_power_total_w);
+    double draw = 0;
+    cJSON *gs = cJSON_AddArrayToObject(o, "gpus");
+    for (int k = 0; k < t->ngpus; k++) {
+        cJSON *g = cJSON_CreateObject();
+        cJSON_AddNumberToObject(g, "index", k);
+        cJSON_AddNumberToObject(g, "powerWatts", t->gpu_power_w[k]);
+        cJSON_AddNumberToObject(g, "drawWatts", t->gpu_draw_w[k]);
+        cJSON_AddNumberToObject(g, "limitWatts", t->gpu_limit_w[k]);
+        cJSON_AddNumberToObject(g, "enforcedLimitWatts", t->gpu_enforced_w[k]);
+        cJSON_AddNumberToObject(g, "temperatureC", t->gpu_temp_c[k]);
+        cJSON_AddNumberToObject(g, "clockMHz", t->gpu_clock_mhz[k]);
+        cJSON_AddNumberToObject(g, "memoryClockMHz", t->gpu_mem_clock_mhz[k]);
+        cJSON_AddNumberToObject(g, "energyJoules", (double)t->gpu_energy_uj[k] / 1e6);
+        cJSON_AddItemToArray(gs, g);
+        draw += t->gpu_draw_w[k];
+    }
+    cJSON_AddNumberToObject(gpu, "avgPowerWattsTotal", draw);
     return o;
 }
 
 static void metrics_seed_extra(const struct engine *e, const struct telemetry *t, struct buf *b);
+static void metrics_gpu(const struct telemetry *t, struct buf *b);
 
 static void metrics(const struct engine *e, const struct telemetry *t, struct buf *b)
 {
@@ -198,11 +227,11 @@ static void metrics(const struct engine *e, const struct telemetry *t, struct bu
                "joulie_sim_otlp_dropped_batches_total %llu\n", (unsigned long long)otlp_dropped_batches(e->otlp));
     if (!t)
         return;
-    bprintf(b, "# HELP joulie_sim_node_power_watts Node power: packages, DRAM and the rest of the platform.\n"
+    bprintf(b, "# HELP joulie_sim_node_power_watts Node power: packages, DRAM, GPUs and the rest of the platform.\n"
                "# TYPE joulie_sim_node_power_watts gauge\n");
     for (int i = 0; i < t->n; i++)
         bprintf(b, "joulie_sim_node_power_watts{node=\"%s\"} %.6f\n", t->nodes[i].name, t->nodes[i].node_power_w);
-    bprintf(b, "# HELP joulie_sim_node_energy_joules_total Energy the node's packages and DRAM used.\n"
+    bprintf(b, "# HELP joulie_sim_node_energy_joules_total Energy the node's packages, DRAM and GPUs used.\n"
                "# TYPE joulie_sim_node_energy_joules_total counter\n");
     for (int i = 0; i < t->n; i++)
         bprintf(b, "joulie_sim_node_energy_joules_total{node=\"%s\"} %.6f\n", t->nodes[i].name,
@@ -230,7 +259,52 @@ static void metrics(const struct engine *e, const struct telemetry *t, struct bu
                "# TYPE joulie_sim_node_cpu_util gauge\n");
     for (int i = 0; i < t->n; i++)
         bprintf(b, "joulie_sim_node_cpu_util{node=\"%s\"} %.6f\n", t->nodes[i].name, t->nodes[i].cpu_util);
+    metrics_gpu(t, b);
     metrics_seed_extra(e, t, b);
+}
+
+/* One value of GPU k of a node for metrics_gpu. */
+enum gpu_metric { GM_POWER, GM_ENERGY, GM_CAP, GM_TEMP, GM_FREQ, GM_COUNT };
+
+static double gpu_metric(const struct node_telemetry *n, int k, int m)
+{
+    switch (m) {
+    case GM_POWER: return n->gpu_power_w[k];
+    case GM_ENERGY: return (double)n->gpu_energy_uj[k] / 1e6;
+    case GM_CAP: return n->gpu_enforced_w[k];
+    case GM_TEMP: return n->gpu_temp_c[k];
+    default: return n->gpu_clock_mhz[k] * 1e6;
+    }
+}
+
+/* Per-GPU series (labels node and gpu, the index) and the GPU utilization of each GPU node; no
+ * family at all when the cluster has no GPU. */
+static void metrics_gpu(const struct telemetry *t, struct buf *b)
+{
+    static const char *const fams[GM_COUNT][3] = {
+        {"joulie_sim_node_gpu_power_watts", "gauge", "GPU power (held over the tick, as its energy counter runs)."},
+        {"joulie_sim_node_gpu_energy_joules_total", "counter", "Energy the GPU used."},
+        {"joulie_sim_node_gpu_cap_watts", "gauge", "GPU power limit in force."},
+        {"joulie_sim_node_gpu_temperature_celsius", "gauge", "GPU temperature."},
+        {"joulie_sim_node_gpu_frequency_hertz", "gauge", "GPU graphics clock."},
+    };
+    int any = 0;
+    for (int i = 0; i < t->n; i++)
+        any += t->nodes[i].ngpus;
+    if (!any)
+        return;
+    for (int m = 0; m < GM_COUNT; m++) {
+        bprintf(b, "# HELP %s %s\n# TYPE %s %s\n", fams[m][0], fams[m][2], fams[m][0], fams[m][1]);
+        for (int i = 0; i < t->n; i++)
+            for (int k = 0; k < t->nodes[i].ngpus; k++)
+                bprintf(b, "%s{node=\"%s\",gpu=\"%d\"} %.6f\n", fams[m][0], t->nodes[i].name, k,
+                        gpu_metric(&t->nodes[i], k, m));
+    }
+    bprintf(b, "# HELP joulie_sim_node_gpu_util GPU utilization the node's GPUs run at.\n"
+               "# TYPE joulie_sim_node_gpu_util gauge\n");
+    for (int i = 0; i < t->n; i++)
+        if (t->nodes[i].ngpus)
+            bprintf(b, "joulie_sim_node_gpu_util{node=\"%s\"} %.6f\n", t->nodes[i].name, t->nodes[i].gpu_util);
 }
 
 /* The seed's metrics the engine computes truthfully: the effective cap (only where every package
@@ -362,6 +436,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                         cJSON_AddNumberToObject(p, "energyJoules", (double)nt->pkg_energy_uj[k] / 1e6);
                         cJSON_AddNumberToObject(p, "dramEnergyJoules", (double)nt->dram_energy_uj[k] / 1e6);
                         cJSON_AddItemToArray(pk, p);
+                    }
+                    cJSON *gs = cJSON_AddArrayToObject(n, "gpus");
+                    for (int k = 0; k < nt->ngpus; k++) {
+                        cJSON *g = cJSON_CreateObject();
+                        cJSON_AddNumberToObject(g, "index", k);
+                        cJSON_AddNumberToObject(g, "energyJoules", (double)nt->gpu_energy_uj[k] / 1e6);
+                        cJSON_AddItemToArray(gs, g);
                     }
                 }
                 cJSON_AddItemToArray(arr, n);

@@ -48,8 +48,8 @@ struct otlp_resource {
 };
 
 /* The ExportMetricsServiceRequest for a snapshot, one ResourceMetrics per node that has
- * something a real collector could measure (RAPL zones). Caller frees. NULL when no node has
- * anything (an empty envelope is not sent). */
+ * something a real collector could measure (RAPL zones with limits, or GPUs). Caller frees. NULL
+ * when no node has anything (an empty envelope is not sent). */
 char *otlp_metrics_json(const struct telemetry *t, const struct otlp_resource *r, int64_t start_wall_ns);
 
 /* One pending log record. */

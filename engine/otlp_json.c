@@ -6,8 +6,11 @@
  *
  * One ResourceMetrics per node, identified the way Prometheus' OTLP receiver wants it:
  * service.name (job), service.instance.id = the node (instance), host.name, and the pool and
- * profile (target_info labels). A node without RAPL zones (a VM) has nothing a real collector
- * could read, so it gets no resource at all. */
+ * profile (target_info labels). A node with neither RAPL limits nor GPUs has nothing a real
+ * collector could read (a VM), so it gets no resource at all; a host whose RAPL zones count
+ * energy without limits is left out the same way unless it has GPUs. Components: CPU packages
+ * (hw.type cpu), their DRAM zones (memory) and GPUs (gpu, with the GPU group's hw.vendor and
+ * hw.model); the host's energy and power include the GPUs. */
 #include "otlp.h"
 
 #include "engine.h"
@@ -144,13 +147,29 @@ static void as_double(cJSON *points, cJSON *p, double v)
         cJSON_DeleteItemFromArray(points, cJSON_GetArraySize(points) - 1);
 }
 
+/* A data point of GPU k: hw.id gpu<k>, hw.type gpu, the vendor's name and the product. */
+static cJSON *gpu_point(cJSON *points, const struct point_ctx *c, bool sum, const struct node_telemetry *n, int k)
+{
+    static const char *const vendors[][2] = {{"nvidia", "NVIDIA"}, {"amd", "AMD"}, {"intel", "Intel"}};
+    const char *vendor = n->gpu_vendor;
+    for (size_t v = 0; v < sizeof vendors / sizeof vendors[0]; v++)
+        if (!strcmp(vendor, vendors[v][0]))
+            vendor = vendors[v][1];
+    char id[32];
+    snprintf(id, sizeof id, "gpu%d", k);
+    cJSON *p = point(points, c, sum, id, "gpu", NULL, NULL, NULL), *attrs = cJSON_GetObjectItem(p, "attributes");
+    kv_str(attrs, "hw.vendor", vendor);
+    kv_str(attrs, "hw.model", n->gpu_product);
+    return p;
+}
+
 static cJSON *node_metrics(const struct node_telemetry *n, const struct point_ctx *c)
 {
     cJSON *metrics = cJSON_CreateArray(), *pts;
     char id[32], parent[32], name[32], loc[32];
 
-    pts = metric(metrics, "hw.host.energy", "J", "Energy consumed by the host's RAPL zones (packages and DRAM).",
-                 true);
+    pts = metric(metrics, "hw.host.energy", "J", "Energy consumed by the host's RAPL zones (packages and DRAM) and "
+                 "GPUs.", true);
     add_u64_string(point(pts, c, true, "host", NULL, NULL, NULL, NULL), "asInt", n->node_energy_uj / 1000000);
     pts = metric(metrics, "hw.host.power", "W", "Instantaneous power of the whole host.", false);
     as_double(pts, point(pts, c, false, "host", NULL, NULL, NULL, NULL), n->node_power_w);
@@ -175,13 +194,23 @@ static cJSON *node_metrics(const struct node_telemetry *n, const struct point_ct
                   (double)n->dram_energy_uj[k] / 1e6);
         as_double(power, point(power, c, false, id, "memory", parent, name, NULL), n->pkg_dram_power_w[k]);
     }
+    for (int k = 0; k < n->ngpus; k++) {
+        as_double(energy, gpu_point(energy, c, true, n, k), (double)n->gpu_energy_uj[k] / 1e6);
+        as_double(power, gpu_point(power, c, false, n, k), n->gpu_power_w[k]);
+    }
 
-    pts = metric(metrics, "hw.temperature", "Cel", "Temperature of the CPU package.", false);
+    pts = metric(metrics, "hw.temperature", "Cel", "Temperature of the CPU package or GPU.", false);
     for (int k = 0; k < n->npkgs; k++) {
         snprintf(id, sizeof id, "cpu%d_temperature", k);
         snprintf(parent, sizeof parent, "cpu%d", k);
         snprintf(loc, sizeof loc, "CPU%d", k);
         as_double(pts, point(pts, c, false, id, "temperature", parent, NULL, loc), n->pkg_temp_c[k]);
+    }
+    for (int k = 0; k < n->ngpus; k++) {
+        snprintf(id, sizeof id, "gpu%d_temperature", k);
+        snprintf(parent, sizeof parent, "gpu%d", k);
+        snprintf(loc, sizeof loc, "GPU%d", k);
+        as_double(pts, point(pts, c, false, id, "temperature", parent, NULL, loc), n->gpu_temp_c[k]);
     }
     pts = metric(metrics, "hw.cpu.speed", "Hz", "Current frequency of the CPU package.", false);
     for (int k = 0; k < n->npkgs; k++) {
@@ -202,7 +231,7 @@ char *otlp_metrics_json(const struct telemetry *t, const struct otlp_resource *r
     int count = 0;
     for (int i = 0; i < t->n; i++) {
         const struct node_telemetry *n = &t->nodes[i];
-        if (!n->has_rapl || !n->npkgs)
+        if (!n->ngpus && (!n->has_rapl || !n->npkgs))
             continue; /* a VM: nothing a real collector could read */
         cJSON *rm = cJSON_CreateObject();
         cJSON_AddItemToObject(rm, "resource", resource(r, n->name, n->pool, n->profile));

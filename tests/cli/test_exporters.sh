@@ -2,9 +2,10 @@
 # Exporter formats and /metrics against real consumers: `hwemu serve` with
 # SIM_EXPORTERS=kepler-0.7,kepler-0.12 and a 200 ms tick; promtool on /metrics and on every exporter
 # endpoint of every node; the HTTP errors (unknown exporter, unknown node, a format not enabled, a
-# bad SIM_EXPORTERS); the counters of every format against /telemetry within one tick; Debian's
-# prometheus scraping /metrics and the exporter endpoints of intel-0, with PromQL rate()s checked
-# against /telemetry; and the Grafana dashboard (well-formed, every metric it names exposed).
+# bad SIM_EXPORTERS; the GPU formats are test_gpu_telemetry.sh's); the counters of every format
+# against /telemetry within one tick; Debian's prometheus scraping /metrics and the exporter
+# endpoints of intel-0, with PromQL rate()s checked against /telemetry; and the Grafana dashboard
+# (well-formed, every metric it names exposed).
 # Usage: test_exporters.sh HWEMU_BINARY   (run from the source tree)
 set -u
 hwemu=$1
@@ -44,13 +45,15 @@ n=$(curl -s "$url/exporters/kepler-0.7/vm-0/metrics" | grep -c '^kepler_node_')
 [ "$n" = 0 ] && ok || bad "vm-0 exports $n kepler_node_ series"
 
 # Errors: JSON 404s that say what to do.
-code=$(curl -s -o "$root/body" -w '%{http_code} %{content_type}' "$url/exporters/dcgm-exporter/intel-0/metrics")
-[ "$code" = "404 application/json" ] && [ "$(json 'd["exporter"]' <"$root/body")" = dcgm-exporter ] && ok || bad "unknown exporter: $code $(cat "$root/body")"
+code=$(curl -s -o "$root/body" -w '%{http_code} %{content_type}' "$url/exporters/scaphandre/intel-0/metrics")
+[ "$code" = "404 application/json" ] && [ "$(json 'd["exporter"]' <"$root/body")" = scaphandre ] &&
+    grep -q 'known: kepler-0.7, kepler-0.12, dcgm-exporter, rocm-device-metrics' "$root/body" && ok || bad "unknown exporter: $code $(cat "$root/body")"
 code=$(curl -s -o "$root/body" -w '%{http_code}' "$url/exporters/kepler-0.7/nope-0/metrics")
 [ "$code" = 404 ] && [ "$(json 'd["node"]' <"$root/body")" = nope-0 ] && ok || bad "unknown node: $code $(cat "$root/body")"
 code=$(curl -s -o "$root/body" -w '%{http_code}' -X POST "$url/exporters/kepler-0.7/intel-0/metrics")
 [ "$code" = 405 ] && ok || bad "POST: $code"
-[ "$(curl -s "$url/exporters" | json '[x["enabled"] for x in d["exporters"]]')" = "[True, True]" ] && ok || bad "/exporters index"
+[ "$(curl -s "$url/exporters" | json '[(x["name"], x["enabled"]) for x in d["exporters"]]')" = \
+  "[('kepler-0.7', True), ('kepler-0.12', True), ('dcgm-exporter', False), ('rocm-device-metrics', False)]" ] && ok || bad "/exporters index"
 
 # Counters of every format against /telemetry at (nearly) the same instant: within one tick's
 # energy of each zone (power x 0.2 s, 5 % margin).
@@ -175,11 +178,15 @@ done
 exprs=$(json 'sum(1 for p in d["panels"] for t in p["targets"] if "joulie_sim_" not in t["expr"])' <"$dash")
 [ "$exprs" = 0 ] && ok || bad "$exprs dashboard expressions name no joulie_sim_ metric"
 
-# A format not enabled: 404 saying how to enable it.
+# A format not enabled: 404 saying how to enable it. A GPU format on a node without GPUs: 404
+# saying so (the GPU formats themselves: test_gpu_telemetry.sh).
 kill $pid; wait $pid 2>/dev/null; pid=
-SIM_EXPORTERS=kepler-0.7 serve_start "$url" "$root/serve.err" --root "$root/r" --addr 127.0.0.1:$port --tick 200ms \
-    || { bad "serve did not come back: $(cat "$root/serve.err")"; finish; }
+SIM_EXPORTERS=kepler-0.7,dcgm-exporter serve_start "$url" "$root/serve.err" --root "$root/r" --addr 127.0.0.1:$port \
+    --tick 200ms || { bad "serve did not come back: $(cat "$root/serve.err")"; finish; }
 code=$(curl -s -o "$root/body" -w '%{http_code}' "$url/exporters/kepler-0.12/intel-0/metrics")
 [ "$code" = 404 ] && grep -q 'SIM_EXPORTERS=kepler-0.12' "$root/body" && ok || bad "not enabled: $code $(cat "$root/body")"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/exporters/kepler-0.7/intel-0/metrics")" = 200 ] && ok || bad "kepler-0.7 alone"
+code=$(curl -s -o "$root/body" -w '%{http_code}' "$url/exporters/dcgm-exporter/intel-0/metrics")
+[ "$code" = 404 ] && grep -q 'node intel-0 has no GPUs' "$root/body" && ok || bad "dcgm-exporter on intel-0: $code $(cat "$root/body")"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$url/exporters/dcgm-exporter/sxm-nopm-0/metrics")" = 200 ] && ok || bad "dcgm-exporter on sxm-nopm-0"
 finish

@@ -23,10 +23,14 @@ log=$root/recv.jsonl
 
 command -v node >/dev/null && command -v npm >/dev/null || { bad "node and npm are needed (apt-get install nodejs npm)"; finish; }
 # npm ci only when node_modules is missing or older than the lock file (the normal and the
-# sanitizer build share tests/otlp/node_modules).
-if [ ! -f "$otlp/node_modules/.package-lock.json" ] || [ "$otlp/package-lock.json" -nt "$otlp/node_modules/.package-lock.json" ]; then
-    npm ci --prefix "$otlp" --no-audit --no-fund >"$root/npm.log" 2>&1 || { bad "npm ci: $(tail -5 "$root/npm.log")"; finish; }
-fi
+# sanitizer build share tests/otlp/node_modules), under a lock: test_gpu_telemetry.sh may run at
+# the same time.
+(
+    flock 9
+    if [ ! -f "$otlp/node_modules/.package-lock.json" ] || [ "$otlp/package-lock.json" -nt "$otlp/node_modules/.package-lock.json" ]; then
+        npm ci --prefix "$otlp" --no-audit --no-fund >"$root/npm.log" 2>&1 || { tail -5 "$root/npm.log"; exit 1; }
+    fi
+) 9>"${TMPDIR:-/tmp}/hwemu-otlp-npm-$(id -u).lock" || { bad "npm ci failed"; finish; }
 node "$otlp/receiver.js" "$rport" "$log" >"$root/recv.out" 2>&1 &
 rpid=$!
 for _ in $(seq 100); do grep -q listening "$root/recv.out" 2>/dev/null && break; sleep 0.05; done
