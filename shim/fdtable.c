@@ -97,10 +97,7 @@ int fdt_open(uint32_t entry, enum emu_root root, int flags)
     f->root = root;
     f->flags = flags;
     atomic_store(&f->pos, 0);
-    f->content = NULL;
-    f->len = 0;
-    f->dir_next = 0;
-    f->dir_host_done = false;
+    f->show.content = NULL;
     int fd = claim_number((uint32_t)k, 0);
     if (fd < 0) {
         release_file((uint32_t)k);

@@ -11,6 +11,7 @@
 #ifndef HWEMU_SHIM_FDTABLE_H
 #define HWEMU_SHIM_FDTABLE_H
 #include "emu.h"
+#include "emu_read.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -24,15 +25,8 @@ struct emu_file {
     uint32_t entry;
     enum emu_root root;
     int flags;               /* open flags (O_ACCMODE, O_APPEND, ...) */
-    _Atomic int64_t pos;
-    /* the content of the last show (read at offset 0): points into the segment for static
-     * text, or into text for snapshot values */
-    const char *content;
-    size_t len;
-    char text[SEG_TEXT_MAX];
-    /* directories: the next child to list (readdir) */
-    uint32_t dir_next;
-    bool dir_host_done;      /* overlay directories: host entries listed */
+    _Atomic int64_t pos;     /* for directories the listing's position (emu_dir.h) */
+    struct emu_show show;    /* the content of the last read at offset 0 */
 };
 
 /* A new description and its number; -1 with errno EMFILE when the table is full. */

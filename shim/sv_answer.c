@@ -1,8 +1,9 @@
 /* sv_answer: the seccomp supervisor's answers, the second front end of the emulation core.
  *
- * The node's files are emu.c's (path translation, metadata, the agent's view of a path) and
+ * The node's files are emu.c's (path translation, metadata, the agent's view of a path, open
+ * rules), emu_read.c's (what read and lseek answer), emu_dir.c's (directory listings) and
  * segment.c / seg_attr.c's (content and store rules), exactly as the shim uses them; this file
- * applies the sysfs semantics of shim/wrap_file.c, wrap_stat.c and wrap_dir.c to system calls
+ * applies them, and the sysfs semantics of shim/wrap_file.c and wrap_stat.c, to system calls
  * instead of libc calls:
  *   path calls   open, openat, openat2, creat; stat, lstat, newfstatat, statx; access,
  *                faccessat, faccessat2; readlink, readlinkat; statfs; and the namespace calls
@@ -30,23 +31,20 @@
  * it opens with its netpoller, takes a pipe as pollable and a regular file as not, and then
  * undoes its O_NONBLOCK with two more fcntl calls. A copy that leaves the window (dup2 below it,
  * a shell redirecting the file to stdin) gets a memfd with the content shown at that moment.
- *   read    at offset 0 the content is computed (seg_read at the call's time), later reads
- *           continue from it, then EOF; past its end EPERM; O_WRONLY: EBADF
+ *   read, lseek, getdents64   emu_read.c's and emu_dir.c's answers, as the shim gives them
  *   write   one call is one store of at most 4096 bytes (seg_attr_store), the kernel's errno
  *           when refused, an event either way (with the agent's pid)
- *   lseek   SEEK_END is 4096 for a sysfs attribute, 0 for /proc/cpuinfo and directories
- *   getdents64  the listing of wrap_dir.c, with the same positions and d_off cookies
  * What it must never do: block (no waiting on the engine or the target), act on target memory
  * without re-checking that the call is still pending, or answer a descriptor it does not own. */
 #include "sv.h"
 
+#include "emu_dir.h"
+#include "emu_read.h"
 #include "seg_attr.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,10 +71,8 @@ struct desc {
     uint32_t entry;
     enum emu_root root;
     int flags;                  /* the open flags */
-    int64_t pos;                /* file position; for directories the listing position */
-    const char *content;        /* the last show: static text in the segment, or text */
-    size_t len;
-    char text[SEG_TEXT_MAX];
+    int64_t pos;                /* file position; for directories the listing's (emu_dir.h) */
+    struct emu_show show;       /* the content of the last read at offset 0 */
     char *escaped;              /* O_WRONLY: what copies outside the window wrote (one page) */
     size_t nescaped;
 };
@@ -622,35 +618,24 @@ static int64_t a_rename(const struct sv_call *c, int fd1, uint64_t p1, int fd2, 
 /* --- reading and writing ------------------------------------------------------------------------ */
 
 /* read/readv (positional false: at the file position, which moves) and pread64/preadv/preadv2
- * (at off). wrap_file.c's emu_pread: a read at offset 0 computes the content. */
+ * (at off): emu_read.c's answer, written into the caller's buffers. */
 static int64_t a_read(const struct sv_call *c, int fd, const struct iovec *riov, int cnt, bool positional, int64_t off)
 {
     struct desc *d = fd_desc(c, fd);
     if (!d)
         return SV_CONTINUE;
-    if ((d->flags & O_PATH) || (d->flags & O_ACCMODE) == O_WRONLY)
-        return -EBADF;
-    if (ent(d->entry)->kind == SEG_DIR)
-        return -EISDIR;
-    if (positional && off < 0)
-        return -EINVAL;
-    int64_t pos = positional ? off : d->pos;
-    if (pos == 0 || !d->content)
-        d->content = seg_read(emu_seg(), d->entry, seg_now_ns(), d->text, &d->len);
-    if (pos > (int64_t)d->len)
-        return -EPERM; /* sysfs: a read past the end of what show() gave */
-    size_t want = iov_total(riov, cnt), k = d->len - (size_t)pos < want ? d->len - (size_t)pos : want;
+    const char *bytes;
+    ssize_t k = emu_read_at(&d->show, d->entry, d->flags, positional ? off : d->pos, iov_total(riov, cnt), &bytes);
+    if (k <= 0)
+        return k;
     if (!sv_valid(c))
         return SV_DONE;
-    if (k) {
-        ssize_t w = sv_pokev(c->tid, riov, cnt, d->content + pos, k);
-        if (w <= 0)
-            return -EFAULT;
-        k = (size_t)w;
-    }
+    k = sv_pokev(c->tid, riov, cnt, bytes, (size_t)k);
+    if (k <= 0)
+        return -EFAULT;
     if (!positional)
-        d->pos = pos + (int64_t)k;
-    return (int64_t)k;
+        d->pos += k;
+    return k;
 }
 
 static int store(const struct sv_call *c, uint32_t entry, const char *buf, size_t len)
@@ -699,19 +684,10 @@ static int64_t a_lseek(const struct sv_call *c, int fd, int64_t off, int whence)
     struct desc *d = fd_desc(c, fd);
     if (!d)
         return SV_CONTINUE;
-    if (d->flags & O_PATH)
-        return -EBADF;
-    int64_t base;
-    switch (whence) {
-    case SEEK_SET: base = 0; break;
-    case SEEK_CUR: base = d->pos; break;
-    case SEEK_END: base = ent(d->entry)->kind == SEG_DIR || d->root == EMU_ROOT_PROC ? 0 : 4096; break;
-    default: return -EINVAL;
-    }
-    if ((off < 0 && base + off < 0) || (off > 0 && base > INT64_MAX - off))
-        return -EINVAL;
-    d->pos = base + off;
-    return d->pos;
+    int64_t pos = emu_read_seek(d->entry, d->root, d->flags, d->pos, off, whence);
+    if (pos >= 0)
+        d->pos = pos;
+    return pos;
 }
 
 /* copy_file_range, sendfile and splice from or to an emulated file are refused as sysfs
@@ -784,201 +760,23 @@ static int64_t a_dup2(const struct sv_call *c, int fd, int newfd, int flags)
     return r;
 }
 
-/* --- directories: wrap_dir.c's listing ------------------------------------------------------------
- * Positions (the descriptor offset and each record's d_off): 0 "." next, 1 ".." next, 2 + i the
- * node's entries scanned from entry index i on, host_base + k the host's directory has given k
- * raw entries (host_base = n_entries + 3). Owned directories and /host-sys list the node's
- * children only; the others go on with the host's entries minus the names the node has. */
-
-struct lister {
-    uint32_t dir, lo, hi, host_base;
-    enum emu_root root;
-    bool overlay;
-    const char *dpath;
-    size_t dlen;
-};
-
-/* First entry whose path is at or after (strict: after) the prefix "<dir>/". */
-static uint32_t bound(const struct seg *s, const char *dir, size_t dlen, bool strict)
-{
-    uint32_t lo = 0, hi = s->h->n_entries;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        const char *p = seg_path(s, mid);
-        int cmp = strncmp(p, dir, dlen);
-        if (!cmp)
-            cmp = (int)(unsigned char)p[dlen] - '/';
-        if (strict ? cmp <= 0 : cmp < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static void lister_init(struct lister *L, uint32_t dir, enum emu_root root)
-{
-    const struct seg *s = emu_seg();
-    L->dir = dir;
-    L->root = root;
-    L->dpath = seg_path(s, dir);
-    L->dlen = strlen(L->dpath);
-    L->lo = bound(s, L->dpath, L->dlen, false);
-    L->hi = bound(s, L->dpath, L->dlen, true);
-    L->host_base = s->h->n_entries + 3;
-    L->overlay = root == EMU_ROOT_SYS && !emu_owned(s, dir);
-}
-
-static uint64_t ino_of(uint32_t e, enum emu_root root)
-{
-    struct stat st;
-    emu_stat(e, root, &st);
-    return st.st_ino;
-}
-
-static unsigned char dtype(uint8_t kind)
-{
-    return kind == SEG_DIR ? DT_DIR : kind == SEG_LINK ? DT_LNK : kind == SEG_FILE ? DT_REG : DT_UNKNOWN;
-}
-
-struct host_dir {
-    DIR *d;
-    uint32_t at;                /* raw entries read */
-    bool tried;
-};
-
-struct rec {
-    uint64_t ino;
-    int64_t off;
-    unsigned char type;
-    const char *name;
-    size_t len;
-};
-
-/* The next record from *pos (which moves past it); false at the end. */
-static bool lister_next(const struct lister *L, int64_t *pos, struct host_dir *h, struct rec *r)
-{
-    const struct seg *s = emu_seg();
-    const struct seg_entry *de = &s->entries[L->dir];
-    if (*pos <= 0) {
-        *r = (struct rec){ino_of(L->dir, L->root), 1, DT_DIR, ".", 1};
-        *pos = 1;
-        return true;
-    }
-    if (*pos == 1) {
-        uint64_t ino = 2;
-        if (de->parent < L->dir && s->entries[de->parent].kind == SEG_DIR && strchr(L->dpath, '/')) {
-            ino = ino_of(de->parent, L->root);
-        } else {
-            struct stat st;
-            if (stat("/", &st) == 0)
-                ino = st.st_ino; /* ".." of the node's top directory is the host's root */
-        }
-        *r = (struct rec){ino, 2, DT_DIR, "..", 2};
-        *pos = 2;
-        return true;
-    }
-    if (*pos < L->host_base) {
-        for (uint32_t i = (uint32_t)*pos - 2 < L->lo ? L->lo : (uint32_t)*pos - 2; i < L->hi; i++) {
-            const struct seg_entry *e = &s->entries[i];
-            if (e->parent != L->dir || (e->flags & SEG_F_ABSENT))
-                continue;
-            const char *name = seg_path(s, i) + L->dlen + 1;
-            size_t len = strlen(name);
-            if (len > NAME_MAX)
-                continue;
-            *pos = i + 3;
-            *r = (struct rec){ino_of(i, L->root), *pos, dtype(e->kind), name, len};
-            return true;
-        }
-        if (!L->overlay) {
-            *pos = L->hi + 2;
-            return false;
-        }
-        *pos = L->host_base;
-    }
-    uint32_t k = (uint32_t)(*pos - L->host_base);
-    if (!h->tried) {
-        h->tried = true;
-        char path[PATH_MAX];
-        if (emu_agent_path(L->dir, L->root, path, sizeof path) >= 0)
-            h->d = opendir(path); /* NULL: the host has no such directory, nothing to add */
-    }
-    if (!h->d)
-        return false;
-    if (h->at > k) {
-        rewinddir(h->d);
-        h->at = 0;
-    }
-    for (; h->at < k; h->at++)
-        if (!readdir(h->d))
-            return false;
-    for (;;) {
-        struct dirent *de2 = readdir(h->d);
-        if (!de2)
-            return false;
-        h->at++;
-        *pos = L->host_base + h->at;
-        const char *name = de2->d_name;
-        if (!strcmp(name, ".") || !strcmp(name, ".."))
-            continue;
-        char p[SEG_PATH_MAX + NAME_MAX + 2];
-        int n = snprintf(p, sizeof p, "%s/%s", L->dpath, name);
-        if (n > 0 && (size_t)n < sizeof p && seg_lookup(s, p, (size_t)n) != SEG_NONE)
-            continue; /* the node's (or a name it does not have) */
-        *r = (struct rec){de2->d_ino, *pos, de2->d_type, name, strnlen(name, NAME_MAX)};
-        return true;
-    }
-}
-
+/* getdents64: emu_dir.c's listing, written into the caller's buffer. */
 static int64_t a_getdents64(const struct sv_call *c, int fd, uint64_t ubuf, uint64_t count)
 {
     struct desc *d = fd_desc(c, fd);
     if (!d)
         return SV_CONTINUE;
-    if (d->flags & O_PATH)
-        return -EBADF;
-    if (ent(d->entry)->kind != SEG_DIR)
-        return -ENOTDIR;
     static char buf[65536] __attribute__((aligned(8)));
-    size_t n = count < sizeof buf ? (size_t)count : sizeof buf, used = 0;
-    struct lister L;
-    lister_init(&L, d->entry, d->root);
-    struct host_dir h = {0};
     int64_t pos = d->pos;
-    const size_t name_off = offsetof(struct dirent64, d_name);
-    bool full = false;
-    for (;;) {
-        int64_t was = pos;
-        struct rec r;
-        if (!lister_next(&L, &pos, &h, &r))
-            break;
-        unsigned short reclen = (unsigned short)((name_off + r.len + 1 + 7) & ~(size_t)7);
-        if (used + reclen > n) {
-            pos = was; /* it goes first in the next call */
-            full = true;
-            break;
-        }
-        char *p = buf + used;
-        memcpy(p + offsetof(struct dirent64, d_ino), &r.ino, sizeof r.ino);
-        memcpy(p + offsetof(struct dirent64, d_off), &r.off, sizeof r.off);
-        memcpy(p + offsetof(struct dirent64, d_reclen), &reclen, sizeof reclen);
-        memcpy(p + offsetof(struct dirent64, d_type), &r.type, 1);
-        memcpy(p + name_off, r.name, r.len);
-        memset(p + name_off + r.len, 0, reclen - name_off - r.len);
-        used += reclen;
-    }
-    if (h.d)
-        closedir(h.d);
-    if (!used && full)
-        return -EINVAL; /* the buffer cannot hold the next record */
-    if (used) {
-        int64_t rc = put(c, ubuf, buf, used);
+    ssize_t used = emu_dir_getdents64(d->entry, d->root, d->flags, &pos, buf, count < sizeof buf ? (size_t)count : sizeof buf);
+    if (used > 0) {
+        int64_t rc = put(c, ubuf, buf, (size_t)used);
         if (rc)
             return rc;
     }
-    d->pos = pos;
-    return (int64_t)used;
+    if (used >= 0)
+        d->pos = pos;
+    return used;
 }
 
 /* --- dispatch ------------------------------------------------------------------------------------- */

@@ -4,16 +4,16 @@
  *            O_CREAT of a new name: EACCES; O_CREAT|O_EXCL of an existing one: EEXIST;
  *            a directory for writing: EISDIR; O_DIRECTORY on a file: ENOTDIR; O_TRUNC and
  *            O_APPEND accepted and ignored
- *   read     a read at offset 0 computes the content (show); later reads continue from it,
- *            then EOF; a read past the content's end fails with EPERM (the kernel's quirk)
+ *   read,    emu_read.c's answers, shared with the supervisor: a read at offset 0 computes
+ *   lseek    the content, later reads continue in it; SEEK_END is 4096 for an attribute
  *   write    one call is one store of at most 4096 bytes, answered with the kernel's errno;
  *            the offset is ignored; a zero-length write stores nothing
- *   lseek    SEEK_END is 4096 for an attribute
  *   others   copy_file_range/sendfile/splice from an emulated file: EXDEV/EINVAL so callers
  *            fall back to read (as cat does); mmap: ENODEV; ioctl: ENOTTY
  * No allocation, lock or system call on these paths. */
 #include "emu.h"
 #include "alias.h"
+#include "emu_read.h"
 #include "fdtable.h"
 #include "real.h"
 
@@ -129,34 +129,20 @@ EXPORT int creat64(const char *path, mode_t mode)
 
 /* --- reading -------------------------------------------------------------------------------- */
 
-/* Copies from the description's content at off; at offset 0 the content is computed again. */
-static ssize_t emu_pread(struct emu_file *f, void *buf, size_t n, int64_t off)
+/* read and pread on a description: emu_read.c's answer, copied to buf. */
+static ssize_t file_pread(struct emu_file *f, void *buf, size_t n, int64_t off)
 {
-    struct seg *s = emu_seg();
-    int acc = f->flags & O_ACCMODE;
-    if (acc == O_WRONLY)
-        return shim_fail(EBADF);
-    if (s->entries[f->entry].kind == SEG_DIR)
-        return shim_fail(EISDIR);
-    if (off == 0 || !f->content) {
-        size_t len;
-        const char *t = seg_read(s, f->entry, seg_now_ns(), f->text, &len);
-        f->content = t;
-        f->len = len;
-    }
-    if (off < 0)
-        return shim_fail(EINVAL);
-    if ((size_t)off > f->len)
-        return shim_fail(EPERM); /* sysfs: a read past the end of what show() gave */
-    size_t k = f->len - (size_t)off < n ? f->len - (size_t)off : n;
-    memcpy(buf, f->content + off, k);
-    return (ssize_t)k;
+    const char *bytes;
+    ssize_t k = emu_read_at(&f->show, f->entry, f->flags, off, n, &bytes);
+    if (k < 0)
+        return shim_fail((int)-k);
+    memcpy(buf, bytes, (size_t)k);
+    return k;
 }
 
-static ssize_t emu_read(struct emu_file *f, void *buf, size_t n)
+static ssize_t file_read(struct emu_file *f, void *buf, size_t n)
 {
-    int64_t off = atomic_load(&f->pos);
-    ssize_t k = emu_pread(f, buf, n, off);
+    ssize_t k = file_pread(f, buf, n, atomic_load(&f->pos));
     if (k > 0)
         atomic_fetch_add(&f->pos, k);
     return k;
@@ -165,7 +151,7 @@ static ssize_t emu_read(struct emu_file *f, void *buf, size_t n)
 EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
     struct emu_file *f = fdt_get(fd);
-    return f ? emu_read(f, buf, n) : REAL(read)(fd, buf, n);
+    return f ? file_read(f, buf, n) : REAL(read)(fd, buf, n);
 }
 
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
@@ -173,19 +159,19 @@ EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
     struct emu_file *f = fdt_get(fd);
     if (f && n > buflen)
         __builtin_trap(); /* what the fortified check does on overflow */
-    return f ? emu_read(f, buf, n) : REAL(__read_chk)(fd, buf, n, buflen);
+    return f ? file_read(f, buf, n) : REAL(__read_chk)(fd, buf, n, buflen);
 }
 
 EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
     struct emu_file *f = fdt_get(fd);
-    return f ? emu_pread(f, buf, n, off) : REAL(pread)(fd, buf, n, off);
+    return f ? file_pread(f, buf, n, off) : REAL(pread)(fd, buf, n, off);
 }
 
 EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
     struct emu_file *f = fdt_get(fd);
-    return f ? emu_pread(f, buf, n, off) : REAL(pread64)(fd, buf, n, off);
+    return f ? file_pread(f, buf, n, off) : REAL(pread64)(fd, buf, n, off);
 }
 
 EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
@@ -193,7 +179,7 @@ EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen
     struct emu_file *f = fdt_get(fd);
     if (f && n > buflen)
         __builtin_trap();
-    return f ? emu_pread(f, buf, n, off) : REAL(__pread_chk)(fd, buf, n, off, buflen);
+    return f ? file_pread(f, buf, n, off) : REAL(__pread_chk)(fd, buf, n, off, buflen);
 }
 
 EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
@@ -201,15 +187,15 @@ EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t bu
     struct emu_file *f = fdt_get(fd);
     if (f && n > buflen)
         __builtin_trap();
-    return f ? emu_pread(f, buf, n, off) : REAL(__pread64_chk)(fd, buf, n, off, buflen);
+    return f ? file_pread(f, buf, n, off) : REAL(__pread64_chk)(fd, buf, n, off, buflen);
 }
 
 static ssize_t emu_readv(struct emu_file *f, const struct iovec *iov, int cnt, int64_t off, bool positional)
 {
     ssize_t total = 0;
     for (int i = 0; i < cnt; i++) {
-        ssize_t k = positional ? emu_pread(f, iov[i].iov_base, iov[i].iov_len, off + total)
-                               : emu_read(f, iov[i].iov_base, iov[i].iov_len);
+        ssize_t k = positional ? file_pread(f, iov[i].iov_base, iov[i].iov_len, off + total)
+                               : file_read(f, iov[i].iov_base, iov[i].iov_len);
         if (k < 0)
             return total ? total : k;
         total += k;
@@ -306,33 +292,25 @@ EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 
 /* --- position, lifetime ---------------------------------------------------------------------- */
 
-static off64_t emu_lseek(struct emu_file *f, off64_t off, int whence)
+static off64_t file_lseek(struct emu_file *f, off64_t off, int whence)
 {
-    int64_t base;
-    switch (whence) {
-    case SEEK_SET: base = 0; break;
-    case SEEK_CUR: base = atomic_load(&f->pos); break;
-    case SEEK_END: base = emu_seg()->entries[f->entry].kind == SEG_DIR ? 0 : f->root == EMU_ROOT_PROC ? 0 : 4096; break;
-    default: return shim_fail(EINVAL);
-    }
-    if (base + off < 0)
-        return shim_fail(EINVAL);
-    atomic_store(&f->pos, base + off);
-    if (emu_seg()->entries[f->entry].kind == SEG_DIR && base + off == 0)
-        f->dir_next = 0, f->dir_host_done = false; /* rewinding a directory */
-    return base + off;
+    int64_t pos = emu_read_seek(f->entry, f->root, f->flags, atomic_load(&f->pos), off, whence);
+    if (pos < 0)
+        return shim_fail((int)-pos);
+    atomic_store(&f->pos, pos);
+    return pos;
 }
 
 EXPORT off_t lseek(int fd, off_t off, int whence)
 {
     struct emu_file *f = fdt_get(fd);
-    return f ? (off_t)emu_lseek(f, off, whence) : REAL(lseek)(fd, off, whence);
+    return f ? (off_t)file_lseek(f, off, whence) : REAL(lseek)(fd, off, whence);
 }
 
 EXPORT off64_t lseek64(int fd, off64_t off, int whence)
 {
     struct emu_file *f = fdt_get(fd);
-    return f ? emu_lseek(f, off, whence) : REAL(lseek64)(fd, off, whence);
+    return f ? file_lseek(f, off, whence) : REAL(lseek64)(fd, off, whence);
 }
 
 EXPORT int close(int fd)

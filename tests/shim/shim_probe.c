@@ -1,9 +1,11 @@
 /* shim_probe: one C program that calls the libc entry points agents use on emulated files and
- * prints what it gets, one line per check, so that tests/cli/test_shim.sh can compare the
- * answers with the kernel's (sysfs-abi.md §1). Built several ways (plain, fortified, 64-bit
- * offsets) so every generation of symbols is exercised. Also: threads reading while others
- * open and close, and a fork child reading an inherited emulated descriptor. */
+ * prints what it gets, one line per check, so that tests/cli/test_shim.sh (and, built -static
+ * for the seccomp route, test_exec_go.sh) can compare the answers with the kernel's
+ * (sysfs-abi.md §1). Built several ways (plain, fortified, 64-bit offsets) so every generation
+ * of symbols is exercised. Also: threads reading while others open and close, and a fork child
+ * reading an inherited emulated descriptor. */
 #define _GNU_SOURCE /* nftw */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -66,7 +68,7 @@ static void *reader(void *arg)
 
 int main(void)
 {
-    char buf[4200];
+    char buf[4200] __attribute__((aligned(8))); /* also getdents64 records */
     struct stat st;
     int fd = open(Z "energy_uj", O_RDONLY);
     SAY("open", fd);
@@ -141,6 +143,33 @@ int main(void)
     buf[n > 0 ? n : 0] = 0;
     printf("openat %s", buf);
     close(fd);
+    close(dirfd);
+    fd = open(Z "name", O_PATH);
+    SAY("read-opath", read(fd, buf, 10));
+    SAY("lseek-opath", lseek(fd, 0, SEEK_SET));
+    close(fd);
+    /* A directory's listing through getdents64 in small buffers, then again after SEEK_END,
+     * which is 0 for a directory. */
+    dirfd = open("/sys/class/powercap", O_RDONLY | O_DIRECTORY);
+    SAY("getdents-too-small", getdents64(dirfd, buf, 10));
+    for (int pass = 0; pass < 2; pass++) {
+        printf("getdents");
+        while ((n = getdents64(dirfd, buf, 64)) > 0)
+            for (char *r = buf; r < buf + n; r += ((struct dirent64 *)r)->d_reclen)
+                printf(" %s", ((struct dirent64 *)r)->d_name);
+        printf("\n");
+        SAY("lseek-dir-end", lseek(dirfd, 0, SEEK_END));
+    }
+    close(dirfd);
+    /* /sys/class is the host's with the node's entries first: powercap once, the host's net. */
+    dirfd = open("/sys/class", O_RDONLY | O_DIRECTORY);
+    int powercap = 0, net = 0;
+    while ((n = getdents64(dirfd, buf, sizeof buf)) > 0)
+        for (char *r = buf; r < buf + n; r += ((struct dirent64 *)r)->d_reclen) {
+            powercap += !strcmp(((struct dirent64 *)r)->d_name, "powercap");
+            net += !strcmp(((struct dirent64 *)r)->d_name, "net");
+        }
+    printf("overlay powercap %d net %d\n", powercap, net);
     close(dirfd);
     SAY("host-passthrough", access("/proc/self/status", R_OK));
     FILE *f = fopen("/proc/cpuinfo", "r");
