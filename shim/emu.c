@@ -386,6 +386,17 @@ void emu_statfs(enum emu_root root, struct statfs *sf)
     sf->f_frsize = 4096;
 }
 
+int emu_access(uint32_t entry, int mode, unsigned uid)
+{
+    const struct seg_entry *e = &emu_seg()->entries[entry];
+    unsigned bits = e->mode;
+    if (uid == 0)
+        return (mode & X_OK) && e->kind == SEG_FILE && !(bits & 0111) ? EACCES : 0;
+    if (((mode & R_OK) && !(bits & 0004)) || ((mode & W_OK) && !(bits & 0002)) || ((mode & X_OK) && !(bits & 0001)))
+        return EACCES;
+    return 0;
+}
+
 int emu_write(uint32_t entry, const char *buf, size_t len, int pid)
 {
     return seg_attr_write(emu_seg(), entry, buf, len, pid);

@@ -64,6 +64,11 @@ int emu_ncpus(void);
  * take the write and change nothing, as the seed describes), the event naming writer pid.
  * Returns 0 or the errno. */
 int emu_write(uint32_t entry, const char *buf, size_t len, int pid);
+/* access(2) of an entry for user uid: 0 or EACCES. It is the kernel's permission check, not
+ * kernfs's open check: for root (CAP_DAC_OVERRIDE) reading and writing are allowed whatever
+ * the bits (open for writing a 0444 attribute still fails, in open), X_OK needs an execute bit
+ * on a file. Other users are "others" of the root-owned files. */
+int emu_access(uint32_t entry, int mode, unsigned uid);
 /* sysfs's answer to opening an entry with these flags (sysfs-abi.md §1.2): 0, or EEXIST
  * (O_CREAT|O_EXCL), EISDIR (a directory for writing), ENOTDIR (O_DIRECTORY on a file), EACCES
  * (no write or read bit for the mode asked, even for root). */

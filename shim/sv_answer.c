@@ -556,14 +556,7 @@ static int64_t a_access(const struct sv_call *c, int dirfd, uint64_t upath, int 
     uid_t ruid = 0, euid = 0;
     if (sv_ids(c->tid, NULL, &ruid, &euid) < 0)
         return sv_valid(c) ? -EACCES : SV_DONE;
-    uid_t uid = (flags & AT_EACCESS) ? euid : ruid;
-    const struct seg_entry *e = ent(L.entry);
-    unsigned bits = e->mode;
-    if (uid == 0)
-        return (mode & X_OK) && e->kind == SEG_FILE && !(bits & 0111) ? -EACCES : 0;
-    if (((mode & R_OK) && !(bits & 0004)) || ((mode & W_OK) && !(bits & 0002)) || ((mode & X_OK) && !(bits & 0001)))
-        return -EACCES;
-    return 0;
+    return -emu_access(L.entry, mode, (flags & AT_EACCESS) ? euid : ruid);
 }
 
 static int64_t a_readlink(const struct sv_call *c, int dirfd, uint64_t upath, uint64_t ubuf, int64_t size)

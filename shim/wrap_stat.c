@@ -274,19 +274,10 @@ EXPORT int fstatfs64(int fd, struct statfs64 *sf)
 
 /* --- access ---------------------------------------------------------------------------------- */
 
-/* access(2) is the kernel's permission check, not kernfs's open check: for root (CAP_DAC_
- * OVERRIDE) reading and writing are allowed whatever the bits (open for writing a 0444
- * attribute still fails, in open), X_OK needs an execute bit on a file. Other users are
- * "others" of the root-owned files. */
 static int access_entry(uint32_t e, int mode)
 {
-    const struct seg_entry *en = &emu_seg()->entries[e];
-    unsigned bits = en->mode;
-    if (geteuid() == 0)
-        return (mode & X_OK) && en->kind == SEG_FILE && !(bits & 0111) ? shim_fail(EACCES) : 0;
-    if (((mode & R_OK) && !(bits & 0004)) || ((mode & W_OK) && !(bits & 0002)) || ((mode & X_OK) && !(bits & 0001)))
-        return shim_fail(EACCES);
-    return 0;
+    int rc = emu_access(e, mode, geteuid());
+    return rc ? shim_fail(rc) : 0;
 }
 
 static int access_at(int dirfd, const char *path, int mode, int flags)
