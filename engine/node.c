@@ -88,9 +88,9 @@ static void apply_gpu(struct node *n, const struct binding *b, const char *text,
         if (sscanf(text, "%d %d", &lo, &hi) != 2)
             lo = hi = 0; /* "none" */
         if (b->zone == GS_LOCK_GFX)
-            g->lock_gfx_min = lo, g->lock_gfx_max = hi;
+            g->lock_gfx_max = hi;
         else
-            g->lock_mem_min = lo, g->lock_mem_max = hi;
+            g->lock_mem_max = hi;
         break;
     default: break; /* the performance level is kept by its file; it changes no physics */
     }

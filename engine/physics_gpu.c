@@ -196,7 +196,6 @@ void phys_gpu_begin_interval(const struct phys_gpu_params *p, struct phys_gpu_st
             fceil = memceil;
         double ratio = p->gfx_max > 0 && fceil > 0 ? (double)fceil / p->gfx_max : 1;
         double pclock = p->idle_w + (natural - p->idle_w) * ratio * ratio;
-        g->clock_power_w = pclock;
         g->target_w = target_of(p, g);
         /* The held power: the mean, over the interval, of what the settling limit allows. */
         double sum = 0, span = interval_ns > 0 ? (double)interval_ns : 1e9;

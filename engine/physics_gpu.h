@@ -26,7 +26,8 @@
  *                  with that window as time constant (c.8); instant = the power at the tick
  *   temperature    first order (tau 20 s, ours) toward ambient + thermalRiseC * P / naturalMax
  *   persistence    disabled: an idle GPU (utilization 0) returns its written limit to the
- *                  default at the tick (the caller emits joulie.sim.cap.reset)
+ *                  default at the tick (node.c does it, in the file too, with a
+ *                  joulie.sim.cap.reset event)
  *   peer transfers each receiver's inbound demand shares its peerLinkGBps in proportion;
  *                  with receiverGate on, a receiver takes data at its link rate scaled by its
  *                  graphics clock ratio (ours); bytes count on both ends
@@ -80,15 +81,15 @@ struct phys_gpu_params {
 struct phys_gpu {
     /* written by agents and tools (applied at the tick) */
     double limit_w;           /* requested limit; Intel: 0 = no limit */
-    int lock_gfx_min, lock_gfx_max, lock_mem_min, lock_mem_max; /* 0: not locked */
+    /* the clock locks' maxima (0: not locked); a lock's minimum does not hold a clock up
+     * against the power limit, which wins, so the physics needs only the maxima */
+    int lock_gfx_max, lock_mem_max;
     bool persistence;
-    int perf_level;           /* AMD power_dpm_force_performance_level, index into its words */
     /* physics */
     double enforced_w;        /* settled limit */
     double target_w;          /* what enforced settles toward this interval */
     double power_w;           /* held power of the interval */
     double instant_w;         /* power at the tick */
-    double clock_power_w;     /* Pn with the clock ceiling applied, this interval */
     double avg_amd_w;         /* first-order average */
     double temp_c;
     int gfx_mhz, mem_mhz;

@@ -133,7 +133,7 @@ static void test_smmax_by_mem(void **st)
     struct phys_gpu_load l = {.util = 1, .cls = PHYS_GPU_CLASS_OTHER};
     phys_gpu_begin_interval(&p, &s, &l, SEC);
     double full = s.g[0].power_w;
-    s.g[0].lock_mem_min = s.g[0].lock_mem_max = 810;
+    s.g[0].lock_mem_max = 810;
     phys_gpu_begin_interval(&p, &s, &l, SEC);
     assert_int_equal(s.g[0].gfx_mhz, 1500);
     assert_int_equal(s.g[0].mem_mhz, 810);
