@@ -43,7 +43,7 @@ double engine_ambient_c(const struct engine *e, int pool, int64_t wall_ns)
     const struct facility *f = &e->spec.facility;
     double hours = (double)wall_ns / 3.6e12;
     double c = f->ambient_c + f->amplitude_c * sin(2 * M_PI * hours / f->period_h);
-    const char *zone = e->spec.pools[pool].cooling_zone;
+    const char *zone = pool >= 0 ? e->spec.pools[pool].cooling_zone : NULL;
     for (int i = 0; zone && i < f->nzones; i++)
         if (!strcmp(f->zones[i].name, zone))
             c += f->zones[i].offset_c;
@@ -85,10 +85,25 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
         t->pkg_dram_power_w[k] = (double)p->energy[PHYS_ZONE_DRAM].power_uw / 1e6;
         t->dram_power_w += t->pkg_dram_power_w[k];
         t->node_energy_uj += t->pkg_energy_uj[k] + t->dram_energy_uj[k];
+        t->core_power_w[k] = (double)p->energy[PHYS_ZONE_CORE].power_uw / 1e6;
+        t->core_energy_uj[k] = phys_energy_total_uj(s, PHYS_ZONE_CORE, k);
         if (n->params.pkg[k].rapl_present)
-            t->has_rapl = true;
+            t->has_rapl_limits = true;
     }
     t->node_power_w = t->cpu_power_w + t->dram_power_w + n->params.platform_other_w;
+    t->platform_power_w = (double)s->psys.power_uw / 1e6;
+    t->platform_energy_uj = phys_energy_total_uj(s, PHYS_ZONE_PSYS, 0);
+    /* the zones the node renders an energy_uj for: its energy counters (a few per node) */
+    for (uint32_t c = 0; c < n->ncounters; c++) {
+        const struct binding *b = &n->binds[n->counters[c]];
+        if (b->kind != BK_ENERGY)
+            continue;
+        t->has_energy_zones = true;
+        if (b->zone == PHYS_ZONE_PSYS)
+            t->has_psys = true;
+        else if (b->pkg < PHYS_MAX_PKGS)
+            t->pkg_zones[b->pkg] |= (uint8_t)(1u << b->zone);
+    }
     const struct phys_gpu_params *gp = &n->gparams;
     static const char *const vendors[] = {"", "nvidia", "amd", "intel"};
     t->ngpus = gp->vendor == PHYS_GPU_NONE ? 0 : gp->count;
@@ -161,6 +176,9 @@ static void publish_telemetry(struct engine *e)
     struct telemetry *old = e->telemetry;
     e->next->wall_ns = e->tick_wall;
     e->next->tick = atomic_load(&e->ticks);
+    e->next->cluster = e->spec.name;
+    e->next->facility = &e->spec.facility;
+    e->next->ambient_c = engine_ambient_c(e, -1, e->tick_wall);
     rcu_assign_pointer(e->telemetry, e->next);
     e->next = new_telemetry(e->nnodes);
     if (old)

@@ -38,7 +38,20 @@ struct node_telemetry {
     int64_t pkg_freq_khz[PHYS_MAX_PKGS], pkg_pl1_uw[PHYS_MAX_PKGS], pkg_pl2_uw[PHYS_MAX_PKGS];
     uint64_t pkg_energy_uj[PHYS_MAX_PKGS], dram_energy_uj[PHYS_MAX_PKGS];
     uint64_t node_energy_uj;
-    bool has_rapl, pkg_capped[PHYS_MAX_PKGS];
+    bool has_rapl_limits; /* a package zone has constraints: PL1/PL2 mean something */
+    bool pkg_capped[PHYS_MAX_PKGS];
+    /* What a real collector can read: the powercap zones that count energy (an energy_uj file).
+     * A VM has none; an AMD energy-only host has package and core zones without limits. */
+    bool has_energy_zones;
+    uint8_t pkg_zones[PHYS_MAX_PKGS]; /* 1u << enum phys_zone: PACKAGE, DRAM, CORE */
+    bool has_psys;
+    double core_power_w[PHYS_MAX_PKGS];
+    uint64_t core_energy_uj[PHYS_MAX_PKGS];
+    /* The platform as a psys zone counts it: packages, DRAM and the rest of the platform (no
+     * GPUs), whether or not the node has a psys zone; its counter starts again at a restart
+     * unless the node has one. */
+    double platform_power_w;
+    uint64_t platform_energy_uj;
     double cpu_util, memory_intensity, ambient_c;
     const char *cpu_class;
     /* GPUs (none: ngpus 0); node_power_w and node_energy_uj include them */
@@ -60,6 +73,9 @@ struct telemetry {
     struct rcu_head rcu;
     int64_t wall_ns;
     uint64_t tick;
+    const char *cluster;             /* the spec's metadata.name */
+    const struct facility *facility; /* its cooling zones */
+    double ambient_c;                /* the facility's ambient before cooling-zone offsets */
     int n;
     struct node_telemetry nodes[];
 };
@@ -101,6 +117,7 @@ int64_t engine_tick(struct engine *e);
 void engine_run(struct engine *e);
 void engine_stop(struct engine *e);
 int engine_find(const struct engine *e, const char *name);
+/* The ambient of a pool's cooling zone at wall_ns; pool < 0: the facility's, before any offset. */
 double engine_ambient_c(const struct engine *e, int pool, int64_t wall_ns);
 
 #endif

@@ -8,14 +8,17 @@
  *
  * Formats (SIM_EXPORTERS selects which answer; names, units, labels and types as
  * ../shared/reference/telemetry.md §5-6 and gpu-tools.md §5-6 pin them):
- *   kepler-0.7   kepler_node_package_joules_total, kepler_node_dram_joules_total (counters, J)
- *                with labels instance (the node), mode (dynamic|idle), package (socket index)
- *                and source="rapl-sysfs"; kepler_exporter_build_info.
+ *   kepler-0.7   kepler_node_{core,dram,package}_joules_total (counters, J) for the zones the
+ *                node has, with labels instance (the node), mode (dynamic|idle), package (socket
+ *                index) and source="rapl-sysfs"; NVIDIA GPUs: kepler_node_gpu_joules_total with
+ *                package = the GPU's index and source="NVML"; kepler_exporter_build_info.
  *   kepler-0.12  kepler_node_cpu_{,active_,idle_}joules_total (counters, J) and
  *                kepler_node_cpu_{,active_,idle_}watts (gauges, W) with node_name, zone
- *                (package|dram) and path (aggregated-<zone> on a multi-socket node, as Kepler
- *                aggregates same-named zones; the zone's sysfs directory on one socket);
- *                kepler_node_cpu_usage_ratio; kepler_build_info.
+ *                (package|core|dram|psys) and path (aggregated-<zone> when several zones share
+ *                the name, as Kepler aggregates them; else the zone's class link);
+ *                kepler_node_cpu_usage_ratio; NVIDIA GPUs: kepler_node_gpu_{,active_,idle_}
+ *                {joules_total,watts} and kepler_node_gpu_info with gpu, gpu_name, gpu_uuid,
+ *                node_name, vendor; kepler_build_info.
  *   dcgm-exporter        nodes with NVIDIA GPUs: the default counters (default-counters.csv)
  *                the emulator computes, DCGM_FI_DEV_{SM_CLOCK,MEM_CLOCK,MEMORY_TEMP,GPU_TEMP,
  *                POWER_USAGE (W),TOTAL_ENERGY_CONSUMPTION (counter, mJ),GPU_UTIL,MEM_COPY_UTIL,
@@ -41,18 +44,20 @@
  *
  * The idle/dynamic (0.7) and idle/active (0.12) splits are not Kepler's estimates: a zone's
  * counter is split by a fixed idle share, the profile's idle package power over its full-load
- * power (physics.cpu.idlePkgW / maxPkgW, or the power curve's lowest over its highest point).
- * The same share splits the power gauges. Fixed per node, so both halves are monotonic and add
- * up to the counter exactly.
+ * power (physics.cpu.idlePkgW / maxPkgW, or the power curve's lowest over its highest point;
+ * a GPU's physics.gpu.idleW / naturalMaxW). The same share splits the power gauges. Fixed per
+ * node, so both halves are monotonic and add up to the counter exactly.
  *
- * Left out on purpose: Kepler's core, uncore and platform series (the snapshot carries no core
- * or psys counter; uncore is not modelled), Kepler's GPU series (the GPU formats serve them),
- * container/process/pod levels (no workloads), kepler_node_info (a counter without _total,
- * which promtool flags) and kepler_node_cpu_info (per logical CPU); the DCGM and ROCm fields the
- * emulator does not model (PCIe, NVLink, XID, ECC, encoder/decoder, profiling ratios, VRAM of
- * the ROCm exporter). A node without RAPL zones (a VM) serves only Kepler's build info, as a
- * real exporter would find no meter. Node names are DNS labels (checked by the spec), so they
- * need no escaping; texts from profiles are escaped. */
+ * What Kepler reads is what the node has: the powercap zones that count energy (node_telemetry's
+ * pkg_zones and has_psys), and NVIDIA GPUs (Kepler's only GPU meter is NVML). Left out on
+ * purpose: uncore (not modelled), Kepler 0.7's platform (an ACPI or Redfish meter, which the
+ * emulator has not) and other series, container/process/pod levels (no workloads),
+ * kepler_node_info (a counter without _total, which promtool flags) and kepler_node_cpu_info
+ * (per logical CPU); the DCGM and ROCm fields the emulator does not model (PCIe, NVLink, XID,
+ * ECC, encoder/decoder, profiling ratios, VRAM of the ROCm exporter). A node without an energy
+ * zone (a VM) serves only Kepler's build info, as a real exporter would find no meter. Node
+ * names are DNS labels (checked by the spec), so they need no escaping; texts from profiles are
+ * escaped. */
 #include "exporters.h"
 
 #include "engine.h"
@@ -143,89 +148,6 @@ static double idle_share(const struct phys_cpu_params *p)
     return s < 0 ? 0 : s > 1 ? 1 : s;
 }
 
-static bool has_dram(const struct node_telemetry *n, int k)
-{
-    return n->dram_energy_uj[k] || n->pkg_dram_power_w[k] > 0; /* as OTLP decides */
-}
-
-static void kepler07(FILE *f, const struct node_telemetry *n, double share)
-{
-    static const char *const comp[2] = {"package", "dram"};
-    for (int z = 0; n->has_rapl && z < 2; z++) {
-        bool any = false;
-        for (int k = 0; k < n->npkgs; k++) {
-            uint64_t uj = z ? n->dram_energy_uj[k] : n->pkg_energy_uj[k];
-            if (z && !has_dram(n, k))
-                continue;
-            if (!any)
-                fprintf(f, "# HELP kepler_node_%s_joules_total Aggregated value in %s value from rapl-sysfs\n"
-                           "# TYPE kepler_node_%s_joules_total counter\n", comp[z], comp[z], comp[z]);
-            any = true;
-            double j = (double)uj / 1e6, idle = j * share;
-            fprintf(f, "kepler_node_%s_joules_total{instance=\"%s\",mode=\"dynamic\",package=\"%d\","
-                       "source=\"rapl-sysfs\"} %.6f\n", comp[z], n->name, k, j - idle);
-            fprintf(f, "kepler_node_%s_joules_total{instance=\"%s\",mode=\"idle\",package=\"%d\","
-                       "source=\"rapl-sysfs\"} %.6f\n", comp[z], n->name, k, idle);
-        }
-    }
-    fputs("# HELP kepler_exporter_build_info A metric with a constant '1' value labeled by version, revision, "
-          "branch, os and arch from which kepler_exporter was built.\n"
-          "# TYPE kepler_exporter_build_info gauge\n"
-          "kepler_exporter_build_info{arch=\"amd64\",branch=\"hwemu\",os=\"linux\",revision=\"hwemu\","
-          "version=\"v0.7.12\"} 1\n", f);
-}
-
-static void kepler012(FILE *f, const struct node_telemetry *n, double share)
-{
-    /* one aggregated series per zone: zone, path, joules, watts */
-    struct { const char *zone; char path[64]; double j, w; } zs[2];
-    int nz = 0;
-    bool multi = n->npkgs > 1;
-    if (n->has_rapl && n->npkgs) {
-        zs[nz].zone = "package";
-        zs[nz].j = zs[nz].w = 0;
-        for (int k = 0; k < n->npkgs; k++)
-            zs[nz].j += (double)n->pkg_energy_uj[k] / 1e6, zs[nz].w += n->pkg_power_w[k];
-        snprintf(zs[nz].path, sizeof zs[nz].path, multi ? "aggregated-package" : "/sys/class/powercap/intel-rapl:0");
-        nz++;
-        bool dram = false;
-        zs[nz].zone = "dram";
-        zs[nz].j = zs[nz].w = 0;
-        for (int k = 0; k < n->npkgs; k++)
-            if (has_dram(n, k))
-                dram = true, zs[nz].j += (double)n->dram_energy_uj[k] / 1e6, zs[nz].w += n->pkg_dram_power_w[k];
-        snprintf(zs[nz].path, sizeof zs[nz].path, multi ? "aggregated-dram" : "/sys/class/powercap/intel-rapl:0:0");
-        nz += dram;
-    }
-    static const char *const state[3] = {"", "active_", "idle_"};
-    static const char *const state_help[3] = {"", " in active state", " in idle state"};
-    for (int s = 0; nz && s < 3; s++) {
-        fprintf(f, "# HELP kepler_node_cpu_%sjoules_total Energy consumption of cpu%s at node level in joules\n"
-                   "# TYPE kepler_node_cpu_%sjoules_total counter\n", state[s], state_help[s], state[s]);
-        for (int z = 0; z < nz; z++) {
-            double v = s == 0 ? zs[z].j : s == 2 ? zs[z].j * share : zs[z].j - zs[z].j * share;
-            fprintf(f, "kepler_node_cpu_%sjoules_total{node_name=\"%s\",path=\"%s\",zone=\"%s\"} %.6f\n", state[s],
-                    n->name, zs[z].path, zs[z].zone, v);
-        }
-    }
-    for (int s = 0; nz && s < 3; s++) {
-        fprintf(f, "# HELP kepler_node_cpu_%swatts Power consumption of cpu%s at node level in watts\n"
-                   "# TYPE kepler_node_cpu_%swatts gauge\n", state[s], state_help[s], state[s]);
-        for (int z = 0; z < nz; z++) {
-            double v = s == 0 ? zs[z].w : s == 2 ? zs[z].w * share : zs[z].w - zs[z].w * share;
-            fprintf(f, "kepler_node_cpu_%swatts{node_name=\"%s\",path=\"%s\",zone=\"%s\"} %.6f\n", state[s],
-                    n->name, zs[z].path, zs[z].zone, v);
-        }
-    }
-    fprintf(f, "# HELP kepler_node_cpu_usage_ratio CPU usage ratio of a node (value between 0.0 and 1.0)\n"
-               "# TYPE kepler_node_cpu_usage_ratio gauge\n"
-               "kepler_node_cpu_usage_ratio{node_name=\"%s\"} %.6f\n", n->name, n->cpu_util);
-    fputs("# HELP kepler_build_info A metric with a constant '1' value labeled with version information\n"
-          "# TYPE kepler_build_info gauge\n"
-          "kepler_build_info{arch=\"amd64\",branch=\"hwemu\",goversion=\"none\",revision=\"hwemu\","
-          "version=\"v0.12.0\"} 1\n", f);
-}
-
 #define LABELS_MAX 512
 _Static_assert(GPU_MAX >= PHYS_GPU_MAX, "a node's GPUs fit the label arrays");
 
@@ -282,6 +204,191 @@ static void family(FILE *f, const char *name, const char *type, const char *help
         else
             fprintf(f, "%s{%s} %.*f\n", name, labels[k], prec, v[k]);
     }
+}
+
+#define ZONE(z) (1u << (z))
+
+/* The GPU idle share: the profile's idle power over its natural maximum, in [0, 1]. */
+static double gpu_idle_share(const struct phys_gpu_params *g)
+{
+    double s = g->natural_max_w > 0 ? g->idle_w / g->natural_max_w : 0;
+    return s < 0 ? 0 : s > 1 ? 1 : s;
+}
+
+/* A package's zone counter (J) and power (W). */
+static double zone_joules(const struct node_telemetry *n, int zone, int k)
+{
+    uint64_t uj = zone == PHYS_ZONE_DRAM ? n->dram_energy_uj[k] : zone == PHYS_ZONE_CORE ? n->core_energy_uj[k]
+                                                                                         : n->pkg_energy_uj[k];
+    return (double)uj / 1e6;
+}
+
+static double zone_watts(const struct node_telemetry *n, int zone, int k)
+{
+    return zone == PHYS_ZONE_DRAM ? n->pkg_dram_power_w[k] : zone == PHYS_ZONE_CORE ? n->core_power_w[k]
+                                                                                    : n->pkg_power_w[k];
+}
+
+/* Kepler reads NVIDIA GPUs only (NVML). */
+static bool kepler_gpus(const struct node_telemetry *n)
+{
+    return n->ngpus && !strcmp(n->gpu_vendor, "nvidia");
+}
+
+/* A counter or gauge split as Kepler splits it: state 't' total, 'a' active, 'i' idle (the share). */
+static double split(double total, double share, char state)
+{
+    double idle = total * share;
+    return state == 't' ? total : state == 'a' ? total - idle : idle;
+}
+
+/* Kepler 0.7: one family per component, a dynamic and an idle sample per device (label
+ * package: the socket, or the GPU's index), the idle one the counter times the share. */
+static void kepler07_family(FILE *f, const struct node_telemetry *n, const char *comp, const char *source, int ndev,
+                            const int *dev, const double *joules, double share)
+{
+    char labels[2 * GPU_MAX][LABELS_MAX];
+    double v[2 * GPU_MAX];
+    char name[64], help[128];
+    for (int d = 0; d < ndev; d++)
+        for (int m = 0; m < 2; m++) {
+            snprintf(labels[2 * d + m], LABELS_MAX, "instance=\"%s\",mode=\"%s\",package=\"%d\",source=\"%s\"", n->name,
+                     m ? "idle" : "dynamic", dev[d], source);
+            v[2 * d + m] = split(joules[d], share, m ? 'i' : 'a');
+        }
+    snprintf(name, sizeof name, "kepler_node_%s_joules_total", comp);
+    snprintf(help, sizeof help, "Aggregated value in %s value from %s", comp, source);
+    if (ndev)
+        family(f, name, "counter", help, 2 * ndev, labels, v, 6);
+}
+
+/* Kepler 0.7: the build info, then the components the node has, in name order. */
+static void kepler07(FILE *f, const struct node_telemetry *n, double share, double gshare)
+{
+    static const struct { const char *comp; int zone; } comps[] = {
+        {"core", PHYS_ZONE_CORE}, {"dram", PHYS_ZONE_DRAM}, {"gpu", -1}, {"package", PHYS_ZONE_PACKAGE}};
+    fputs("# HELP kepler_exporter_build_info A metric with a constant '1' value labeled by version, revision, "
+          "branch, os and arch from which kepler_exporter was built.\n"
+          "# TYPE kepler_exporter_build_info gauge\n"
+          "kepler_exporter_build_info{arch=\"amd64\",branch=\"hwemu\",os=\"linux\",revision=\"hwemu\","
+          "version=\"v0.7.12\"} 1\n", f);
+    for (size_t c = 0; c < sizeof comps / sizeof comps[0]; c++) {
+        int dev[GPU_MAX], ndev = 0;
+        double j[GPU_MAX];
+        if (comps[c].zone < 0) {
+            for (int k = 0; kepler_gpus(n) && k < n->ngpus; k++, ndev++)
+                dev[ndev] = k, j[ndev] = (double)n->gpu_energy_uj[k] / 1e6;
+            kepler07_family(f, n, comps[c].comp, "NVML", ndev, dev, j, gshare);
+            continue;
+        }
+        for (int k = 0; k < n->npkgs; k++)
+            if (n->pkg_zones[k] & ZONE(comps[c].zone))
+                dev[ndev] = k, j[ndev++] = zone_joules(n, comps[c].zone, k);
+        kepler07_family(f, n, comps[c].comp, "rapl-sysfs", ndev, dev, j, share);
+    }
+}
+
+/* The path Kepler 0.12 reports for a zone that is the only one of its name: the class link of
+ * the directory holding its energy_uj. */
+static void zone_path(struct node *nd, int zone, int pkg, char *out, size_t cap)
+{
+    const struct seg *s = &nd->seg;
+    for (uint32_t i = 0; i < s->h->n_entries; i++) {
+        const struct seg_entry *en = &s->entries[i];
+        const struct binding *b = en->cls == SEG_S && en->value < nd->nvalues ? &nd->binds[en->value] : NULL;
+        if (b && b->kind == BK_ENERGY && b->zone == zone && b->pkg == pkg) {
+            const char *dir = seg_path(s, en->parent), *base = strrchr(dir, '/');
+            snprintf(out, cap, "/sys/class/powercap/%s", base ? base + 1 : dir);
+            return;
+        }
+    }
+    snprintf(out, cap, "/sys/class/powercap");
+}
+
+/* Kepler 0.12: per zone name (same-named zones aggregated, as Kepler does on a multi-socket
+ * node) the counter and power, total, active and idle; the usage ratio; then the NVIDIA GPUs'. */
+static void kepler012(FILE *f, struct node *nd, const struct node_telemetry *n, double share, double gshare)
+{
+    static const struct { const char *zone; int id; } zones[] = {
+        {"package", PHYS_ZONE_PACKAGE}, {"core", PHYS_ZONE_CORE}, {"dram", PHYS_ZONE_DRAM}, {"psys", PHYS_ZONE_PSYS}};
+    static const struct { char state; bool watts; } fams[] = {{'t', false}, {'a', false}, {'i', false},
+                                                              {'t', true},  {'a', true},  {'i', true}};
+    static const char *const state_name[] = {['t'] = "", ['a'] = "active_", ['i'] = "idle_"};
+    static const char *const state_help[] = {['t'] = "", ['a'] = " in active state", ['i'] = " in idle state"};
+    char labels[GPU_MAX][LABELS_MAX], path[128], name[96], help[160];
+    double j[GPU_MAX], w[GPU_MAX], v[GPU_MAX];
+    int nz = 0;
+    for (size_t z = 0; z < sizeof zones / sizeof zones[0]; z++) {
+        int id = zones[z].id, count = 0, last = 0;
+        j[nz] = w[nz] = 0;
+        if (id == PHYS_ZONE_PSYS && n->has_psys) {
+            count = 1;
+            j[nz] = (double)n->platform_energy_uj / 1e6;
+            w[nz] = n->platform_power_w;
+        }
+        for (int k = 0; id != PHYS_ZONE_PSYS && k < n->npkgs; k++)
+            if (n->pkg_zones[k] & ZONE(id)) {
+                count++, last = k;
+                j[nz] += zone_joules(n, id, k);
+                w[nz] += zone_watts(n, id, k);
+            }
+        if (!count)
+            continue;
+        if (count > 1)
+            snprintf(path, sizeof path, "aggregated-%s", zones[z].zone);
+        else
+            zone_path(nd, id, last, path, sizeof path);
+        snprintf(labels[nz++], LABELS_MAX, "node_name=\"%s\",path=\"%s\",zone=\"%s\"", n->name, path, zones[z].zone);
+    }
+    for (size_t x = 0; nz && x < sizeof fams / sizeof fams[0]; x++) {
+        char st = fams[x].state;
+        for (int z = 0; z < nz; z++)
+            v[z] = split(fams[x].watts ? w[z] : j[z], share, st);
+        snprintf(name, sizeof name, "kepler_node_cpu_%s%s", state_name[(int)st], fams[x].watts ? "watts" : "joules_total");
+        snprintf(help, sizeof help, "%s consumption of cpu%s at node level in %s", fams[x].watts ? "Power" : "Energy",
+                 state_help[(int)st], fams[x].watts ? "watts" : "joules");
+        family(f, name, fams[x].watts ? "gauge" : "counter", help, nz, labels, v, 6);
+    }
+    if (nz) {
+        snprintf(labels[0], LABELS_MAX, "node_name=\"%s\"", n->name);
+        family(f, "kepler_node_cpu_usage_ratio", "gauge", "CPU usage ratio of a node (value between 0.0 and 1.0)", 1,
+               labels, &n->cpu_util, 6);
+    }
+    fputs("# HELP kepler_build_info A metric with a constant '1' value labeled with version information\n"
+          "# TYPE kepler_build_info gauge\n"
+          "kepler_build_info{arch=\"amd64\",branch=\"hwemu\",goversion=\"none\",revision=\"hwemu\","
+          "version=\"v0.12.0\"} 1\n", f);
+    if (!kepler_gpus(n))
+        return;
+    /* the GPUs: labels gpu, gpu_name, gpu_uuid (NVML's), node_name, vendor; power is NVML's */
+    static const struct { char state; bool watts; const char *help; } gfams[] = {
+        {'t', false, "Energy consumption of gpu at node level in joules"},
+        {'a', false, "Energy consumption of gpu in active state at node level in joules"},
+        {'i', false, "Energy consumption of gpu in idle state at node level in joules"},
+        {'t', true, "Total GPU power consumption in watts"},
+        {'a', true, "GPU active power (total - idle) in watts"},
+        {'i', true, "GPU idle power (auto-detected minimum) in watts"},
+    };
+    char uuid[128], gname[192], e[2][192];
+    for (int k = 0; k < n->ngpus; k++) {
+        node_file(nd, uuid, sizeof uuid, "state/nvml/gpu%d/uuid", k);
+        node_file(nd, gname, sizeof gname, "state/nvml/gpu%d/name", k);
+        snprintf(labels[k], LABELS_MAX, "gpu=\"%d\",gpu_name=\"%s\",gpu_uuid=\"%s\",node_name=\"%s\",vendor=\"nvidia\"",
+                 k, esc(e[0], sizeof e[0], gname), esc(e[1], sizeof e[1], uuid), n->name);
+        j[k] = (double)n->gpu_energy_uj[k] / 1e6;
+        w[k] = n->gpu_draw_w[k];
+    }
+    for (size_t x = 0; x < sizeof gfams / sizeof gfams[0]; x++) {
+        char st = gfams[x].state;
+        for (int k = 0; k < n->ngpus; k++)
+            v[k] = split(gfams[x].watts ? w[k] : j[k], gshare, st);
+        snprintf(name, sizeof name, "kepler_node_gpu_%s%s", state_name[(int)st], gfams[x].watts ? "watts" : "joules_total");
+        family(f, name, gfams[x].watts ? "gauge" : "counter", gfams[x].help, n->ngpus, labels, v, 6);
+    }
+    for (int k = 0; k < n->ngpus; k++)
+        v[k] = 1;
+    family(f, "kepler_node_gpu_info", "gauge", "GPU device information for mapping index to UUID/name", n->ngpus, labels,
+           v, 0);
 }
 
 /* The utilization the tools show, whole percent. */
@@ -492,11 +599,11 @@ unsigned exporters_http(const struct engine *e, const struct telemetry *t, const
         *body = NULL;
         return 500;
     }
-    double share = idle_share(&e->nodes[i].params);
+    double share = idle_share(&e->nodes[i].params), gshare = gpu_idle_share(&e->nodes[i].gparams);
     if (x == EXP_KEPLER_07)
-        kepler07(f, n, share);
+        kepler07(f, n, share, gshare);
     else if (x == EXP_KEPLER_012)
-        kepler012(f, n, share);
+        kepler012(f, &e->nodes[i], n, share, gshare);
     else if (x == EXP_DCGM)
         dcgm(f, &e->nodes[i], n);
     else

@@ -149,7 +149,7 @@ static cJSON *telemetry_json(const struct node_telemetry *t, int64_t wall_ns)
         cJSON_AddNumberToObject(p, "dramEnergyJoules", (double)t->dram_energy_uj[k] / 1e6);
         cJSON_AddNumberToObject(p, "frequencyKHz", (double)t->pkg_freq_khz[k]);
         cJSON_AddNumberToObject(p, "temperatureC", t->pkg_temp_c[k]);
-        if (t->has_rapl) {
+        if (t->has_rapl_limits) {
             cJSON_AddNumberToObject(p, "pl1Watts", (double)t->pkg_pl1_uw[k] / 1e6);
             cJSON_AddNumberToObject(p, "pl2Watts", (double)t->pkg_pl2_uw[k] / 1e6);
         }
@@ -246,7 +246,7 @@ static void metrics(const struct engine *e, const struct telemetry *t, struct bu
                "# TYPE joulie_sim_node_rapl_cap_watts gauge\n");
     for (int i = 0; i < t->n; i++) {
         double cap = 0;
-        for (int k = 0; t->nodes[i].has_rapl && k < t->nodes[i].npkgs; k++)
+        for (int k = 0; t->nodes[i].has_rapl_limits && k < t->nodes[i].npkgs; k++)
             cap += (double)t->nodes[i].pkg_pl1_uw[k] / 1e6;
         bprintf(b, "joulie_sim_node_rapl_cap_watts{node=\"%s\"} %.6f\n", t->nodes[i].name, cap);
     }
@@ -331,14 +331,12 @@ static void metrics_seed_extra(const struct engine *e, const struct telemetry *t
             bprintf(b, "joulie_sim_node_freq_scale{node=\"%s\"} %.6f\n", t->nodes[i].name,
                     (double)t->nodes[i].pkg_freq_khz[0] / (double)max);
     }
-    const struct facility *f = &e->spec.facility;
     double it = 0;
     for (int i = 0; i < t->n; i++)
         it += t->nodes[i].node_power_w;
     bprintf(b, "# HELP joulie_sim_facility_ambient_temp_celsius Facility ambient temperature (before cooling-zone "
                "offsets).\n# TYPE joulie_sim_facility_ambient_temp_celsius gauge\n"
-               "joulie_sim_facility_ambient_temp_celsius %.6f\n",
-            f->ambient_c + f->amplitude_c * sin(2 * M_PI * ((double)t->wall_ns / 3.6e12) / f->period_h));
+               "joulie_sim_facility_ambient_temp_celsius %.6f\n", t->ambient_c);
     bprintf(b, "# HELP joulie_sim_facility_it_power_watts IT power: every node's power summed.\n"
                "# TYPE joulie_sim_facility_it_power_watts gauge\njoulie_sim_facility_it_power_watts %.6f\n", it);
 }

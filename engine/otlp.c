@@ -6,7 +6,17 @@
  * The head of a queue is sent until the collector takes it (2xx) or refuses it for good (any
  * other status than 429/502/503/504): a retryable failure waits Retry-After when the answer has
  * one, else an exponential backoff with jitter (0.5 s doubling up to 30 s), and is resent with
- * the same body, so a batch is delivered once unless an answer is lost on the way back. */
+ * the same body, so a batch is delivered once unless an answer is lost on the way back.
+ *
+ * The thread runs at nice 19 (setpriority on its own thread id: Linux's nice is per thread):
+ * building a batch of 1,000 nodes and sending it costs CPU time that must not come out of the
+ * tick. At nice 19 it weighs 15 against a tick worker's 1024, so a worker sharing a CPU with it
+ * loses about 1.5 %, and a waking worker preempts it. SCHED_IDLE (weight 3) cost the tick the
+ * same but starved the exporter when no CPU was idle (about half the batches, or none of a large
+ * cluster's, under busy loops: bench/README.md); nice 19 still gets its small share. Nothing the
+ * tick path touches is ever held by this thread: the event sink pushes records onto a lock-free
+ * list (the thread takes the whole list with one exchange) and wakes it through an eventfd, so
+ * the low-priority thread, preempted at any instant, delays no worker. */
 #include "otlp.h"
 
 #include "cli.h"
@@ -15,13 +25,17 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_RECORDS 4096       /* log records waiting for a batch; more are dropped and counted */
 #define RECORDS_PER_BATCH 1024 /* a logs batch is cut early when this many are waiting */
@@ -52,6 +66,12 @@ struct signal {
     char last_error[CURL_ERROR_SIZE + 64];
 };
 
+/* A pending log record on the sink's list (newest first). */
+struct rec {
+    struct rec *next;
+    struct otlp_log log;
+};
+
 struct otlp {
     struct telemetry **snapshot;
     int64_t start_wall_ns;
@@ -65,11 +85,10 @@ struct otlp {
     uint64_t last_tick;
     pthread_t thread;
     bool started;
-    pthread_mutex_t mu; /* stop, recs */
-    pthread_cond_t cv;
+    int wake_fd; /* eventfd: stop, or records waiting */
     atomic_bool stop;
-    struct otlp_log *recs;
-    int nrecs;
+    _Atomic(struct rec *) recs; /* pushed by the sink, taken whole by the exporter */
+    atomic_int nrecs;           /* records pushed (or being pushed) and not taken yet */
     _Atomic uint64_t dropped, dropped_records;
     uint64_t reported_drops, reported_rejects;
     int64_t last_report;
@@ -359,61 +378,84 @@ static void free_logs(struct otlp_log *l, int n)
     free(l);
 }
 
-/* Called with o->mu held; releases it while building. */
+/* Takes every record the sink pushed, oldest first, into one batch. */
 static void collect_logs(struct otlp *o)
 {
-    struct otlp_log *l = o->recs;
-    int n = o->nrecs;
-    o->recs = NULL;
-    o->nrecs = 0;
-    pthread_mutex_unlock(&o->mu);
-    if (n)
-        enqueue(o, &o->logs, otlp_logs_json(l, n, &o->res), (uint64_t)n);
+    struct rec *r = atomic_exchange(&o->recs, NULL);
+    int n = 0;
+    for (struct rec *p = r; p; p = p->next)
+        n++;
+    if (!n)
+        return;
+    struct otlp_log *l = malloc(sizeof *l * (size_t)n);
+    if (!l)
+        abort();
+    for (int i = n - 1; i >= 0; i--) {
+        struct rec *next = r->next;
+        l[i] = r->log;
+        free(r);
+        r = next;
+    }
+    atomic_fetch_sub(&o->nrecs, n);
+    enqueue(o, &o->logs, otlp_logs_json(l, n, &o->res), (uint64_t)n);
     free_logs(l, n);
-    pthread_mutex_lock(&o->mu);
+}
+
+static void wake(struct otlp *o)
+{
+    uint64_t one = 1;
+    ssize_t rc = write(o->wake_fd, &one, sizeof one);
+    (void)rc; /* EAGAIN: a wake-up is pending anyway */
+}
+
+/* Sleeps until the CLOCK_MONOTONIC ms `until`, or a wake-up. */
+static void sleep_until(struct otlp *o, int64_t until)
+{
+    int64_t ms = until - mono_ms();
+    struct pollfd p = {.fd = o->wake_fd, .events = POLLIN};
+    if (ms > 0 && poll(&p, 1, ms > INT32_MAX ? INT32_MAX : (int)ms) > 0) {
+        uint64_t v;
+        ssize_t rc = read(o->wake_fd, &v, sizeof v);
+        (void)rc; /* only resets the eventfd */
+    }
 }
 
 static void *exporter(void *arg)
 {
     struct otlp *o = arg;
+    pthread_setname_np(pthread_self(), "hwemu-otlp"); /* for top -H, perf */
+    if (setpriority(PRIO_PROCESS, (id_t)gettid(), 19))
+        fprintf(stderr, "hwemu serve: OTLP: cannot run the exporter at nice 19; it competes with the tick\n");
     int64_t next_metrics = mono_ms() + o->interval_ms, next_logs = mono_ms() + o->logs_delay_ms;
-    pthread_mutex_lock(&o->mu);
     while (!atomic_load(&o->stop)) {
         int64_t now = mono_ms();
         if (o->metrics_on && now >= next_metrics) {
-            pthread_mutex_unlock(&o->mu);
             collect_metrics(o);
-            pthread_mutex_lock(&o->mu);
             next_metrics += o->interval_ms;
             if (next_metrics <= now)
                 next_metrics = now + o->interval_ms;
         }
-        if (o->logs_on && o->nrecs && (now >= next_logs || o->nrecs >= RECORDS_PER_BATCH)) {
+        int waiting = atomic_load(&o->nrecs);
+        if (o->logs_on && waiting && (now >= next_logs || waiting >= RECORDS_PER_BATCH)) {
             collect_logs(o);
             next_logs = now + o->logs_delay_ms;
         }
-        pthread_mutex_unlock(&o->mu);
         send_due(o, &o->metrics);
         send_due(o, &o->logs);
         report(o, mono_ms());
-        pthread_mutex_lock(&o->mu);
-        if (atomic_load(&o->stop))
-            break;
-        int64_t wake = o->metrics_on ? next_metrics : INT64_MAX;
-        if (o->nrecs && next_logs < wake)
-            wake = next_logs;
-        if (o->metrics.n && o->metrics.retry_at < wake)
-            wake = o->metrics.retry_at;
-        if (o->logs.n && o->logs.retry_at < wake)
-            wake = o->logs.retry_at;
-        if (wake == INT64_MAX)
-            wake = mono_ms() + REPORT_MS;
-        if (wake > mono_ms() && o->nrecs < RECORDS_PER_BATCH) {
-            struct timespec ts = {.tv_sec = wake / 1000, .tv_nsec = (wake % 1000) * 1000000};
-            pthread_cond_timedwait(&o->cv, &o->mu, &ts);
-        }
+        int64_t until = o->metrics_on ? next_metrics : INT64_MAX;
+        waiting = atomic_load(&o->nrecs);
+        if (waiting && next_logs < until)
+            until = next_logs;
+        if (o->metrics.n && o->metrics.retry_at < until)
+            until = o->metrics.retry_at;
+        if (o->logs.n && o->logs.retry_at < until)
+            until = o->logs.retry_at;
+        if (until == INT64_MAX)
+            until = mono_ms() + REPORT_MS;
+        if (waiting < RECORDS_PER_BATCH && !atomic_load(&o->stop))
+            sleep_until(o, until);
     }
-    pthread_mutex_unlock(&o->mu);
     return NULL;
 }
 
@@ -430,12 +472,7 @@ struct otlp *otlp_start(struct telemetry **snapshot, int64_t start_wall_ns, char
     o->interval_ms = 60000;
     o->logs_delay_ms = 1000;
     o->rng = (unsigned)start_wall_ns ^ (unsigned)(start_wall_ns >> 32);
-    pthread_mutex_init(&o->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&o->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    o->wake_fd = -1;
     int m = signal_config(&o->metrics, "metrics", "METRICS", "/v1/metrics", err, errlen);
     int l = m < 0 ? -1 : signal_config(&o->logs, "logs", "LOGS", "/v1/logs", err, errlen);
     if (m < 0 || l < 0 || env_ms("OTEL_METRIC_EXPORT_INTERVAL", &o->interval_ms, true, err, errlen) ||
@@ -447,7 +484,8 @@ struct otlp *otlp_start(struct telemetry **snapshot, int64_t start_wall_ns, char
     o->metrics_on = m > 0;
     o->logs_on = l > 0;
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (pthread_create(&o->thread, NULL, exporter, o)) {
+    o->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (o->wake_fd < 0 || pthread_create(&o->thread, NULL, exporter, o)) {
         snprintf(err, errlen, "cannot start the OTLP exporter thread");
         otlp_stop(o);
         return NULL;
@@ -464,28 +502,23 @@ bool otlp_logs_enabled(const struct otlp *o)
 void otlp_event(void *arg, int64_t wall_ns, const char *node, const char *name, const cJSON *attrs)
 {
     struct otlp *o = arg;
-    cJSON *rec = otlp_log_record(wall_ns, name, attrs);
-    char *n = strdup(node);
-    if (!n)
-        abort();
-    pthread_mutex_lock(&o->mu);
-    if (o->nrecs == MAX_RECORDS) {
-        pthread_mutex_unlock(&o->mu);
+    int waiting = atomic_fetch_add(&o->nrecs, 1);
+    if (waiting >= MAX_RECORDS) {
+        atomic_fetch_sub(&o->nrecs, 1);
         atomic_fetch_add(&o->dropped_records, 1);
-        free(n);
-        cJSON_Delete(rec);
         return;
     }
-    if (!(o->nrecs & (o->nrecs - 1))) { /* grow at powers of two */
-        struct otlp_log *nl = realloc(o->recs, sizeof *nl * (size_t)(o->nrecs ? 2 * o->nrecs : 16));
-        if (!nl)
-            abort();
-        o->recs = nl;
-    }
-    o->recs[o->nrecs++] = (struct otlp_log){.node = n, .wall_ns = wall_ns, .record = rec};
-    if (o->nrecs == RECORDS_PER_BATCH)
-        pthread_cond_signal(&o->cv);
-    pthread_mutex_unlock(&o->mu);
+    struct rec *r = malloc(sizeof *r);
+    char *n = strdup(node);
+    if (!r || !n)
+        abort();
+    r->log = (struct otlp_log){.node = n, .wall_ns = wall_ns, .record = otlp_log_record(wall_ns, name, attrs)};
+    r->next = atomic_load(&o->recs);
+    while (!atomic_compare_exchange_weak(&o->recs, &r->next, r))
+        ;
+    /* the first record wakes the exporter to schedule its batch; a full batch goes at once */
+    if (waiting == 0 || waiting + 1 == RECORDS_PER_BATCH)
+        wake(o);
 }
 
 uint64_t otlp_dropped_batches(const struct otlp *o)
@@ -508,17 +541,12 @@ void otlp_stop(struct otlp *o)
     if (!o)
         return;
     if (o->started) {
-        pthread_mutex_lock(&o->mu);
         atomic_store(&o->stop, true);
-        pthread_cond_signal(&o->cv);
-        pthread_mutex_unlock(&o->mu);
+        wake(o);
         pthread_join(o->thread, NULL);
         /* A last attempt at what is pending, once each, when the collector was answering. */
         atomic_store(&o->stop, false);
-        pthread_mutex_lock(&o->mu);
-        if (o->logs_on && o->nrecs)
-            collect_logs(o);
-        pthread_mutex_unlock(&o->mu);
+        collect_logs(o);
         struct signal *sigs[2] = {&o->metrics, &o->logs};
         for (int i = 0; i < 2; i++)
             while (sigs[i]->n && sigs[i]->answered && !sigs[i]->attempts) {
@@ -530,10 +558,9 @@ void otlp_stop(struct otlp *o)
     }
     free_signal(&o->metrics);
     free_signal(&o->logs);
-    free_logs(o->recs, o->nrecs);
     otlp_free_kv(o->attrs, o->nattrs);
     free(o->service_name);
-    pthread_mutex_destroy(&o->mu);
-    pthread_cond_destroy(&o->cv);
+    if (o->wake_fd >= 0)
+        close(o->wake_fd);
     free(o);
 }

@@ -4,10 +4,11 @@
  * into an ExportMetricsServiceRequest, and POSTs it with libcurl; the queue of pending batches
  * (at most OTLP_MAX_PENDING, oldest dropped and counted); retries with exponential backoff and
  * jitter on the retryable answers only (429, 502, 503, 504, no answer), honouring Retry-After.
- * It must never block the tick loop: the tick thread never calls into this module, the
- * exporter reads the snapshot under rcu_read_lock like an HTTP request does, and the event sink
- * (called by tick workers) only appends a small record under a mutex, bounded in size.
- * The request bodies are built in otlp_json.c. */
+ * It must never block or slow the tick loop: the tick thread never calls into this module, the
+ * exporter reads the snapshot under rcu_read_lock like an HTTP request does and runs at nice 19
+ * (a waking tick worker preempts it), and the event sink (called by tick workers) pushes a small
+ * record onto a lock-free list, bounded in size, so a worker never waits for the exporter. The
+ * request bodies are built in otlp_json.c. */
 #ifndef HWEMU_OTLP_H
 #define HWEMU_OTLP_H
 #include <stdbool.h>
@@ -47,9 +48,10 @@ struct otlp_resource {
     int nextra;
 };
 
-/* The ExportMetricsServiceRequest for a snapshot, one ResourceMetrics per node that has
- * something a real collector could measure (RAPL zones with limits, or GPUs). Caller frees. NULL
- * when no node has anything (an empty envelope is not sent). */
+/* The ExportMetricsServiceRequest for a snapshot: one ResourceMetrics per node that has
+ * something a real collector could measure (a powercap zone counting energy, or GPUs), then one
+ * for the facility. Caller frees. NULL for a cluster without nodes (an empty envelope is not
+ * sent). */
 char *otlp_metrics_json(const struct telemetry *t, const struct otlp_resource *r, int64_t start_wall_ns);
 
 /* One pending log record. */

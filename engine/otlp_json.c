@@ -4,13 +4,26 @@
  * integers, every 64-bit integer (timestamps, asInt, intValue) as a decimal string, doubles as
  * numbers and never a non-finite one (such a point is left out). It never does I/O.
  *
+ * The bodies are written straight into one growing buffer: a metrics batch of 1,000 nodes is
+ * megabytes, and building it as a cJSON tree first cost most of the exporter's CPU time (the
+ * allocations, and printing each number twice to find its shortest form). Energies are written
+ * from their integer microjoules as exact decimals (123.456789), other doubles with %.17g
+ * (the C locale: hwemu never calls setlocale).
+ *
  * One ResourceMetrics per node, identified the way Prometheus' OTLP receiver wants it:
  * service.name (job), service.instance.id = the node (instance), host.name, and the pool and
- * profile (target_info labels). A node with neither RAPL limits nor GPUs has nothing a real
- * collector could read (a VM), so it gets no resource at all; a host whose RAPL zones count
- * energy without limits is left out the same way unless it has GPUs. Components: CPU packages
- * (hw.type cpu), their DRAM zones (memory) and GPUs (gpu, with the GPU group's hw.vendor and
- * hw.model); the host's energy and power include the GPUs. */
+ * profile (target_info labels). A node gets a resource only with something a real collector
+ * could read: a powercap zone that counts energy, or a GPU (a VM has neither). Components: CPU
+ * packages with a package zone (hw.type cpu), their DRAM zones (memory) and GPUs (gpu, with the
+ * GPU group's hw.vendor and hw.model); the host's energy and power include the GPUs.
+ *
+ * Last, one ResourceMetrics for the facility: service.instance.id = the cluster's name,
+ * hwemu.role = facility, no host.name. Its ambient is hw.temperature (hw.id ambient, and
+ * <zone>_ambient per cooling zone with hw.sensor_location the zone); its IT power and energy
+ * have no semantic convention (hw.host.* is one host, and hw.power/hw.energy are summed per
+ * component), so they are hwemu.facility.it.power (W, gauge: every node's power summed, as
+ * /metrics' joulie_sim_facility_it_power_watts) and hwemu.facility.it.energy (J, cumulative:
+ * every node's platform counter and GPUs, so its rate is the IT power). */
 #include "otlp.h"
 
 #include "engine.h"
@@ -23,23 +36,383 @@
 #include <string.h>
 
 #define SCHEMA_URL "https://opentelemetry.io/schemas/1.37.0"
-#define SCOPE_NAME "hwemu"
-#define SCOPE_VERSION "0.1.0"
+#define SCOPE "{\"name\":\"hwemu\",\"version\":\"0.1.0\"}"
+#define ZONE(z) (1u << (z))
+
+/* --- a growing buffer and the JSON values written into it --- */
+
+struct jb {
+    char *p;
+    size_t len, cap;
+};
+
+static char *room(struct jb *b, size_t n)
+{
+    if (b->len + n >= b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap <= b->len + n)
+            cap *= 2;
+        char *np = realloc(b->p, cap);
+        if (!np)
+            abort();
+        b->p = np;
+        b->cap = cap;
+    }
+    return b->p + b->len;
+}
+
+static void put(struct jb *b, const char *s, size_t n)
+{
+    memcpy(room(b, n), s, n);
+    b->len += n;
+}
+
+#define PUT(b, lit) put(b, lit, sizeof lit - 1)
+
+/* Before an array element or an object member: a comma unless it is the first. */
+static void sep(struct jb *b)
+{
+    char c = b->len ? b->p[b->len - 1] : '[';
+    if (c != '[' && c != '{')
+        PUT(b, ",");
+}
+
+static void str(struct jb *b, const char *s)
+{
+    char *o = room(b, strlen(s) * 6 + 2), *start = o;
+    *o++ = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            *o++ = '\\';
+            *o++ = (char)*p;
+        } else if (*p < 0x20) {
+            o += sprintf(o, "\\u%04x", *p);
+        } else {
+            *o++ = (char)*p;
+        }
+    }
+    *o++ = '"';
+    b->len += (size_t)(o - start);
+}
+
+static void u64(struct jb *b, uint64_t v)
+{
+    char t[20];
+    int i = 20;
+    do
+        t[--i] = (char)('0' + v % 10);
+    while (v /= 10);
+    put(b, t + i, (size_t)(20 - i));
+}
+
+/* A 64-bit integer as OTLP JSON wants it: a decimal string. */
+static void u64s(struct jb *b, uint64_t v)
+{
+    PUT(b, "\"");
+    u64(b, v);
+    PUT(b, "\"");
+}
+
+/* Microjoules as joules, exactly: 123456789 -> 123.456789. */
+static void joules(struct jb *b, uint64_t uj)
+{
+    char frac[8] = {'.'};
+    u64(b, uj / 1000000);
+    for (int i = 6, f = (int)(uj % 1000000); i >= 1; i--, f /= 10)
+        frac[i] = (char)('0' + f % 10);
+    put(b, frac, 7);
+}
+
+static void kv(struct jb *b, const char *key, const char *val)
+{
+    sep(b);
+    PUT(b, "{\"key\":");
+    str(b, key);
+    PUT(b, ",\"value\":{\"stringValue\":");
+    str(b, val ? val : "");
+    PUT(b, "}}");
+}
+
+/* --- resources --- */
+
+/* "resource": service.name, service.instance.id = instance, host.name = instance on a host,
+ * OTEL_RESOURCE_ATTRIBUTES except the keys the resource sets itself, then own (key, value
+ * pairs, NULL-terminated; may be NULL). */
+static void resource(struct jb *b, const struct otlp_resource *r, const char *instance, bool host,
+                     const char *const *own)
+{
+    PUT(b, "\"resource\":{\"attributes\":[");
+    kv(b, "service.name", r->service_name);
+    kv(b, "service.instance.id", instance);
+    if (host)
+        kv(b, "host.name", instance);
+    for (int i = 0; i < r->nextra; i++) {
+        const char *k = r->extra[i].key;
+        bool mine = !strcmp(k, "service.instance.id") || !strcmp(k, "host.name") || !strcmp(k, "service.name");
+        for (int j = 0; own && own[j] && !mine; j += 2)
+            mine = !strcmp(k, own[j]);
+        if (!mine)
+            kv(b, k, r->extra[i].value);
+    }
+    for (int j = 0; own && own[j]; j += 2)
+        kv(b, own[j], own[j + 1]);
+    PUT(b, "]}");
+}
+
+/* A ResourceMetrics up to its metrics array; close it with resource_metrics_end. */
+static void resource_metrics(struct jb *b, const struct otlp_resource *r, const char *instance, bool host,
+                             const char *const *own)
+{
+    sep(b);
+    PUT(b, "{");
+    resource(b, r, instance, host, own);
+    PUT(b, ",\"scopeMetrics\":[{\"scope\":" SCOPE ",\"metrics\":[");
+}
+
+static void resource_metrics_end(struct jb *b)
+{
+    PUT(b, "],\"schemaUrl\":\"" SCHEMA_URL "\"}],\"schemaUrl\":\"" SCHEMA_URL "\"}");
+}
+
+/* --- metrics and points --- */
+
+struct point_ctx {
+    uint64_t start_ns, time_ns;
+};
+
+/* A metric being written: it opens at its first point (a metric without points is left out)
+ * and is closed by metric_end. */
+struct metric {
+    struct jb *b;
+    const struct point_ctx *c;
+    const char *name, *unit, *desc;
+    bool sum, open; /* sum: a cumulative monotonic Sum, else a Gauge */
+};
+
+static struct metric metric(struct jb *b, const struct point_ctx *c, const char *name, const char *unit,
+                            const char *desc, bool sum)
+{
+    return (struct metric){.b = b, .c = c, .name = name, .unit = unit, .desc = desc, .sum = sum};
+}
+
+static void metric_end(struct metric *m)
+{
+    if (m->open)
+        PUT(m->b, "]}}");
+}
+
+/* A data point's component attributes; NULL leaves one out. */
+struct comp {
+    const char *id, *type, *parent, *name, *location, *vendor, *model;
+};
+
+/* A data point up to its value. */
+static void point(struct metric *m, const struct comp *a)
+{
+    struct jb *b = m->b;
+    if (!m->open) {
+        sep(b);
+        PUT(b, "{\"name\":");
+        str(b, m->name);
+        PUT(b, ",\"description\":");
+        str(b, m->desc);
+        PUT(b, ",\"unit\":");
+        str(b, m->unit);
+        if (m->sum)
+            PUT(b, ",\"sum\":{\"aggregationTemporality\":2,\"isMonotonic\":true,\"dataPoints\":["); /* CUMULATIVE */
+        else
+            PUT(b, ",\"gauge\":{\"dataPoints\":[");
+        m->open = true;
+    }
+    sep(b);
+    PUT(b, "{\"attributes\":[");
+    static const char *const keys[] = {"hw.id", "hw.type", "hw.parent", "hw.name", "hw.sensor_location",
+                                       "hw.vendor", "hw.model"};
+    const char *const vals[] = {a->id, a->type, a->parent, a->name, a->location, a->vendor, a->model};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (vals[i])
+            kv(b, keys[i], vals[i]);
+    PUT(b, "]");
+    if (m->sum) {
+        PUT(b, ",\"startTimeUnixNano\":");
+        u64s(b, m->c->start_ns);
+    }
+    PUT(b, ",\"timeUnixNano\":");
+    u64s(b, m->c->time_ns);
+}
+
+static void point_double(struct metric *m, const struct comp *a, double v)
+{
+    if (!isfinite(v))
+        return; /* not representable in OTLP JSON: no point */
+    point(m, a);
+    snprintf(room(m->b, 40), 40, ",\"asDouble\":%.17g}", v);
+    m->b->len += strlen(m->b->p + m->b->len);
+}
+
+static void point_joules(struct metric *m, const struct comp *a, uint64_t uj)
+{
+    point(m, a);
+    PUT(m->b, ",\"asDouble\":");
+    joules(m->b, uj);
+    PUT(m->b, "}");
+}
+
+static void point_int(struct metric *m, const struct comp *a, uint64_t v)
+{
+    point(m, a);
+    PUT(m->b, ",\"asInt\":");
+    u64s(m->b, v);
+    PUT(m->b, "}");
+}
+
+/* The hw.energy (energy) or hw.power points of a node's components: CPU packages, DRAM zones,
+ * GPUs. */
+static void components(struct metric *m, const struct node_telemetry *n, bool energy)
+{
+    static const char *const vendors[][2] = {{"nvidia", "NVIDIA"}, {"amd", "AMD"}, {"intel", "Intel"}};
+    char id[32], parent[32], name[32];
+    for (int k = 0; k < n->npkgs; k++) {
+        if (!(n->pkg_zones[k] & ZONE(PHYS_ZONE_PACKAGE)))
+            continue;
+        snprintf(id, sizeof id, "cpu%d", k);
+        snprintf(name, sizeof name, "package-%d", k);
+        struct comp a = {.id = id, .type = "cpu", .name = name};
+        energy ? point_joules(m, &a, n->pkg_energy_uj[k]) : point_double(m, &a, n->pkg_power_w[k]);
+    }
+    for (int k = 0; k < n->npkgs; k++) {
+        if (!(n->pkg_zones[k] & ZONE(PHYS_ZONE_DRAM)))
+            continue;
+        snprintf(id, sizeof id, "memory%d", k);
+        snprintf(parent, sizeof parent, "cpu%d", k);
+        snprintf(name, sizeof name, "dram-%d", k);
+        struct comp a = {.id = id, .type = "memory", .parent = parent, .name = name};
+        energy ? point_joules(m, &a, n->dram_energy_uj[k]) : point_double(m, &a, n->pkg_dram_power_w[k]);
+    }
+    const char *vendor = n->gpu_vendor;
+    for (size_t v = 0; v < sizeof vendors / sizeof vendors[0]; v++)
+        if (!strcmp(vendor, vendors[v][0]))
+            vendor = vendors[v][1];
+    for (int k = 0; k < n->ngpus; k++) {
+        snprintf(id, sizeof id, "gpu%d", k);
+        struct comp a = {.id = id, .type = "gpu", .vendor = vendor, .model = n->gpu_product};
+        energy ? point_joules(m, &a, n->gpu_energy_uj[k]) : point_double(m, &a, n->gpu_power_w[k]);
+    }
+}
+
+static void node_metrics(struct jb *b, const struct node_telemetry *n, const struct point_ctx *c)
+{
+    char id[32], parent[32], loc[32];
+    const struct comp host = {.id = "host"};
+    struct metric m = metric(b, c, "hw.host.energy", "J",
+                             "Energy consumed by the host's RAPL zones (packages and DRAM) and GPUs.", true);
+    point_int(&m, &host, n->node_energy_uj / 1000000);
+    metric_end(&m);
+    m = metric(b, c, "hw.host.power", "W", "Instantaneous power of the whole host.", false);
+    point_double(&m, &host, n->node_power_w);
+    metric_end(&m);
+    m = metric(b, c, "hw.host.ambient_temperature", "Cel", "Ambient (inlet) temperature of the host.", false);
+    point_double(&m, &host, n->ambient_c);
+    metric_end(&m);
+
+    m = metric(b, c, "hw.energy", "J", "Energy consumed by the component.", true);
+    components(&m, n, true);
+    metric_end(&m);
+    m = metric(b, c, "hw.power", "W", "Instantaneous power consumed by the component.", false);
+    components(&m, n, false);
+    metric_end(&m);
+
+    m = metric(b, c, "hw.temperature", "Cel", "Temperature of the CPU package or GPU.", false);
+    for (int k = 0; k < n->npkgs; k++) {
+        if (!(n->pkg_zones[k] & ZONE(PHYS_ZONE_PACKAGE)))
+            continue;
+        snprintf(id, sizeof id, "cpu%d_temperature", k);
+        snprintf(parent, sizeof parent, "cpu%d", k);
+        snprintf(loc, sizeof loc, "CPU%d", k);
+        point_double(&m, &(struct comp){.id = id, .type = "temperature", .parent = parent, .location = loc},
+                     n->pkg_temp_c[k]);
+    }
+    for (int k = 0; k < n->ngpus; k++) {
+        snprintf(id, sizeof id, "gpu%d_temperature", k);
+        snprintf(parent, sizeof parent, "gpu%d", k);
+        snprintf(loc, sizeof loc, "GPU%d", k);
+        point_double(&m, &(struct comp){.id = id, .type = "temperature", .parent = parent, .location = loc},
+                     n->gpu_temp_c[k]);
+    }
+    metric_end(&m);
+    m = metric(b, c, "hw.cpu.speed", "Hz", "Current frequency of the CPU package.", false);
+    for (int k = 0; k < n->npkgs; k++) {
+        if (!(n->pkg_zones[k] & ZONE(PHYS_ZONE_PACKAGE)))
+            continue;
+        snprintf(id, sizeof id, "cpu%d", k);
+        point_int(&m, &(struct comp){.id = id}, (uint64_t)n->pkg_freq_khz[k] * 1000);
+    }
+    metric_end(&m);
+}
+
+static void facility_metrics(struct jb *b, const struct telemetry *t, const struct point_ctx *c)
+{
+    struct metric m = metric(b, c, "hw.temperature", "Cel",
+                             "Ambient temperature of the facility, and of each cooling zone (with its offset).", false);
+    point_double(&m, &(struct comp){.id = "ambient", .type = "temperature", .location = "facility"}, t->ambient_c);
+    for (int z = 0; z < t->facility->nzones; z++) {
+        const struct cooling_zone *cz = &t->facility->zones[z];
+        char id[256];
+        snprintf(id, sizeof id, "%s_ambient", cz->name);
+        point_double(&m, &(struct comp){.id = id, .type = "temperature", .location = cz->name},
+                     t->ambient_c + cz->offset_c);
+    }
+    metric_end(&m);
+    double it_w = 0;
+    uint64_t it_uj = 0;
+    for (int i = 0; i < t->n; i++) {
+        const struct node_telemetry *n = &t->nodes[i];
+        it_w += n->node_power_w;
+        it_uj += n->platform_energy_uj;
+        for (int k = 0; k < n->ngpus; k++)
+            it_uj += n->gpu_energy_uj[k];
+    }
+    m = metric(b, c, "hwemu.facility.it.power", "W", "IT power of the facility: every node's power summed.", false);
+    point_double(&m, &(struct comp){0}, it_w);
+    metric_end(&m);
+    m = metric(b, c, "hwemu.facility.it.energy", "J",
+               "IT energy of the facility: every node's platform and GPUs (its rate is the IT power).", true);
+    point_joules(&m, &(struct comp){0}, it_uj);
+    metric_end(&m);
+}
+
+char *otlp_metrics_json(const struct telemetry *t, const struct otlp_resource *r, int64_t start_wall_ns)
+{
+    if (!t->n)
+        return NULL; /* nothing to send: an empty envelope is not */
+    struct point_ctx c = {.start_ns = (uint64_t)start_wall_ns, .time_ns = (uint64_t)t->wall_ns};
+    if (c.start_ns > c.time_ns)
+        c.start_ns = c.time_ns;
+    struct jb b = {0};
+    PUT(&b, "{\"resourceMetrics\":[");
+    for (int i = 0; i < t->n; i++) {
+        const struct node_telemetry *n = &t->nodes[i];
+        if (!n->ngpus && !n->has_energy_zones)
+            continue; /* a VM: nothing a real collector could read */
+        resource_metrics(&b, r, n->name, true,
+                         (const char *const[]){"hwemu.pool", n->pool, "hwemu.profile", n->profile, NULL});
+        node_metrics(&b, n, &c);
+        resource_metrics_end(&b);
+    }
+    resource_metrics(&b, r, t->cluster, false, (const char *const[]){"hwemu.role", "facility", NULL});
+    facility_metrics(&b, t, &c);
+    resource_metrics_end(&b);
+    put(&b, "]}", 3); /* with its NUL */
+    return b.p;
+}
+
+/* --- logs: a LogRecord is built as a cJSON object when the event happens (otlp_event) --- */
 
 static void add_u64_string(cJSON *o, const char *key, uint64_t v)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%" PRIu64, v);
     cJSON_AddStringToObject(o, key, buf);
-}
-
-static void kv_str(cJSON *arr, const char *key, const char *val)
-{
-    cJSON *kv = cJSON_CreateObject(), *v = cJSON_CreateObject();
-    cJSON_AddStringToObject(kv, "key", key);
-    cJSON_AddStringToObject(v, "stringValue", val ? val : "");
-    cJSON_AddItemToObject(kv, "value", v);
-    cJSON_AddItemToArray(arr, kv);
 }
 
 /* An event attribute as an AnyValue: integers as intValue (a string), other numbers as
@@ -68,187 +441,6 @@ static cJSON *any_value(const cJSON *j)
     return v;
 }
 
-static cJSON *resource(const struct otlp_resource *r, const char *node, const char *pool, const char *profile)
-{
-    cJSON *res = cJSON_CreateObject(), *attrs = cJSON_AddArrayToObject(res, "attributes");
-    kv_str(attrs, "service.name", r->service_name);
-    kv_str(attrs, "service.instance.id", node);
-    kv_str(attrs, "host.name", node);
-    /* OTEL_RESOURCE_ATTRIBUTES, except what identifies the node (keys stay unique) */
-    for (int i = 0; i < r->nextra; i++) {
-        const char *k = r->extra[i].key;
-        if (strcmp(k, "service.instance.id") && strcmp(k, "host.name") && strcmp(k, "service.name") &&
-            !(pool && !strcmp(k, "hwemu.pool")) && !(profile && !strcmp(k, "hwemu.profile")))
-            kv_str(attrs, k, r->extra[i].value);
-    }
-    if (pool)
-        kv_str(attrs, "hwemu.pool", pool);
-    if (profile)
-        kv_str(attrs, "hwemu.profile", profile);
-    return res;
-}
-
-static cJSON *scope(void)
-{
-    cJSON *s = cJSON_CreateObject();
-    cJSON_AddStringToObject(s, "name", SCOPE_NAME);
-    cJSON_AddStringToObject(s, "version", SCOPE_VERSION);
-    return s;
-}
-
-/* A metric with an empty point list: a cumulative monotonic Sum or a Gauge. */
-static cJSON *metric(cJSON *metrics, const char *name, const char *unit, const char *desc, bool sum)
-{
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "name", name);
-    cJSON_AddStringToObject(m, "description", desc);
-    cJSON_AddStringToObject(m, "unit", unit);
-    cJSON *body = cJSON_AddObjectToObject(m, sum ? "sum" : "gauge");
-    cJSON *points = cJSON_AddArrayToObject(body, "dataPoints");
-    if (sum) {
-        cJSON_AddNumberToObject(body, "aggregationTemporality", 2); /* CUMULATIVE */
-        cJSON_AddBoolToObject(body, "isMonotonic", 1);
-    }
-    cJSON_AddItemToArray(metrics, m);
-    return points;
-}
-
-struct point_ctx {
-    uint64_t start_ns, time_ns;
-};
-
-/* A data point with its component attributes (hw.id, then optional hw.type, hw.parent,
- * hw.name, hw.sensor_location: NULL leaves one out). */
-static cJSON *point(cJSON *points, const struct point_ctx *c, bool sum, const char *id, const char *type,
-                    const char *parent, const char *name, const char *location)
-{
-    cJSON *p = cJSON_CreateObject(), *attrs = cJSON_AddArrayToObject(p, "attributes");
-    kv_str(attrs, "hw.id", id);
-    if (type)
-        kv_str(attrs, "hw.type", type);
-    if (parent)
-        kv_str(attrs, "hw.parent", parent);
-    if (name)
-        kv_str(attrs, "hw.name", name);
-    if (location)
-        kv_str(attrs, "hw.sensor_location", location);
-    if (sum)
-        add_u64_string(p, "startTimeUnixNano", c->start_ns);
-    add_u64_string(p, "timeUnixNano", c->time_ns);
-    cJSON_AddItemToArray(points, p);
-    return p;
-}
-
-static void as_double(cJSON *points, cJSON *p, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(p, "asDouble", v);
-    else /* not representable in OTLP JSON: leave the point out */
-        cJSON_DeleteItemFromArray(points, cJSON_GetArraySize(points) - 1);
-}
-
-/* A data point of GPU k: hw.id gpu<k>, hw.type gpu, the vendor's name and the product. */
-static cJSON *gpu_point(cJSON *points, const struct point_ctx *c, bool sum, const struct node_telemetry *n, int k)
-{
-    static const char *const vendors[][2] = {{"nvidia", "NVIDIA"}, {"amd", "AMD"}, {"intel", "Intel"}};
-    const char *vendor = n->gpu_vendor;
-    for (size_t v = 0; v < sizeof vendors / sizeof vendors[0]; v++)
-        if (!strcmp(vendor, vendors[v][0]))
-            vendor = vendors[v][1];
-    char id[32];
-    snprintf(id, sizeof id, "gpu%d", k);
-    cJSON *p = point(points, c, sum, id, "gpu", NULL, NULL, NULL), *attrs = cJSON_GetObjectItem(p, "attributes");
-    kv_str(attrs, "hw.vendor", vendor);
-    kv_str(attrs, "hw.model", n->gpu_product);
-    return p;
-}
-
-static cJSON *node_metrics(const struct node_telemetry *n, const struct point_ctx *c)
-{
-    cJSON *metrics = cJSON_CreateArray(), *pts;
-    char id[32], parent[32], name[32], loc[32];
-
-    pts = metric(metrics, "hw.host.energy", "J", "Energy consumed by the host's RAPL zones (packages and DRAM) and "
-                 "GPUs.", true);
-    add_u64_string(point(pts, c, true, "host", NULL, NULL, NULL, NULL), "asInt", n->node_energy_uj / 1000000);
-    pts = metric(metrics, "hw.host.power", "W", "Instantaneous power of the whole host.", false);
-    as_double(pts, point(pts, c, false, "host", NULL, NULL, NULL, NULL), n->node_power_w);
-    pts = metric(metrics, "hw.host.ambient_temperature", "Cel", "Ambient (inlet) temperature of the host.", false);
-    as_double(pts, point(pts, c, false, "host", NULL, NULL, NULL, NULL), n->ambient_c);
-
-    cJSON *energy = metric(metrics, "hw.energy", "J", "Energy consumed by the component.", true);
-    cJSON *power = metric(metrics, "hw.power", "W", "Instantaneous power consumed by the component.", false);
-    for (int k = 0; k < n->npkgs; k++) {
-        snprintf(id, sizeof id, "cpu%d", k);
-        snprintf(name, sizeof name, "package-%d", k);
-        as_double(energy, point(energy, c, true, id, "cpu", NULL, name, NULL), (double)n->pkg_energy_uj[k] / 1e6);
-        as_double(power, point(power, c, false, id, "cpu", NULL, name, NULL), n->pkg_power_w[k]);
-    }
-    for (int k = 0; k < n->npkgs; k++) {
-        if (!n->dram_energy_uj[k] && !(n->pkg_dram_power_w[k] > 0))
-            continue; /* no DRAM zone on this package */
-        snprintf(id, sizeof id, "memory%d", k);
-        snprintf(parent, sizeof parent, "cpu%d", k);
-        snprintf(name, sizeof name, "dram-%d", k);
-        as_double(energy, point(energy, c, true, id, "memory", parent, name, NULL),
-                  (double)n->dram_energy_uj[k] / 1e6);
-        as_double(power, point(power, c, false, id, "memory", parent, name, NULL), n->pkg_dram_power_w[k]);
-    }
-    for (int k = 0; k < n->ngpus; k++) {
-        as_double(energy, gpu_point(energy, c, true, n, k), (double)n->gpu_energy_uj[k] / 1e6);
-        as_double(power, gpu_point(power, c, false, n, k), n->gpu_power_w[k]);
-    }
-
-    pts = metric(metrics, "hw.temperature", "Cel", "Temperature of the CPU package or GPU.", false);
-    for (int k = 0; k < n->npkgs; k++) {
-        snprintf(id, sizeof id, "cpu%d_temperature", k);
-        snprintf(parent, sizeof parent, "cpu%d", k);
-        snprintf(loc, sizeof loc, "CPU%d", k);
-        as_double(pts, point(pts, c, false, id, "temperature", parent, NULL, loc), n->pkg_temp_c[k]);
-    }
-    for (int k = 0; k < n->ngpus; k++) {
-        snprintf(id, sizeof id, "gpu%d_temperature", k);
-        snprintf(parent, sizeof parent, "gpu%d", k);
-        snprintf(loc, sizeof loc, "GPU%d", k);
-        as_double(pts, point(pts, c, false, id, "temperature", parent, NULL, loc), n->gpu_temp_c[k]);
-    }
-    pts = metric(metrics, "hw.cpu.speed", "Hz", "Current frequency of the CPU package.", false);
-    for (int k = 0; k < n->npkgs; k++) {
-        snprintf(id, sizeof id, "cpu%d", k);
-        char hz[32];
-        snprintf(hz, sizeof hz, "%" PRId64, n->pkg_freq_khz[k] * 1000);
-        cJSON_AddStringToObject(point(pts, c, false, id, NULL, NULL, NULL, NULL), "asInt", hz);
-    }
-    return metrics;
-}
-
-char *otlp_metrics_json(const struct telemetry *t, const struct otlp_resource *r, int64_t start_wall_ns)
-{
-    struct point_ctx c = {.start_ns = (uint64_t)start_wall_ns, .time_ns = (uint64_t)t->wall_ns};
-    if (c.start_ns > c.time_ns)
-        c.start_ns = c.time_ns;
-    cJSON *req = cJSON_CreateObject(), *rms = cJSON_AddArrayToObject(req, "resourceMetrics");
-    int count = 0;
-    for (int i = 0; i < t->n; i++) {
-        const struct node_telemetry *n = &t->nodes[i];
-        if (!n->ngpus && (!n->has_rapl || !n->npkgs))
-            continue; /* a VM: nothing a real collector could read */
-        cJSON *rm = cJSON_CreateObject();
-        cJSON_AddItemToObject(rm, "resource", resource(r, n->name, n->pool, n->profile));
-        cJSON *sms = cJSON_AddArrayToObject(rm, "scopeMetrics"), *sm = cJSON_CreateObject();
-        cJSON_AddItemToObject(sm, "scope", scope());
-        cJSON_AddItemToObject(sm, "metrics", node_metrics(n, &c));
-        cJSON_AddStringToObject(sm, "schemaUrl", SCHEMA_URL);
-        cJSON_AddItemToArray(sms, sm);
-        cJSON_AddStringToObject(rm, "schemaUrl", SCHEMA_URL);
-        cJSON_AddItemToArray(rms, rm);
-        count++;
-    }
-    char *out = count ? cJSON_PrintUnformatted(req) : NULL;
-    cJSON_Delete(req);
-    return out;
-}
-
 cJSON *otlp_log_record(int64_t wall_ns, const char *name, const cJSON *attrs)
 {
     cJSON *rec = cJSON_CreateObject();
@@ -266,42 +458,44 @@ cJSON *otlp_log_record(int64_t wall_ns, const char *name, const cJSON *attrs)
     {
         if (!a->string)
             continue;
-        cJSON *kv = cJSON_CreateObject();
-        cJSON_AddStringToObject(kv, "key", a->string);
-        cJSON_AddItemToObject(kv, "value", any_value(a));
-        cJSON_AddItemToArray(arr, kv);
+        cJSON *item = cJSON_CreateObject();
+        cJSON_AddStringToObject(item, "key", a->string);
+        cJSON_AddItemToObject(item, "value", any_value(a));
+        cJSON_AddItemToArray(arr, item);
     }
     return rec;
 }
 
 char *otlp_logs_json(const struct otlp_log *logs, int n, const struct otlp_resource *r)
 {
-    cJSON *req = cJSON_CreateObject(), *rls = cJSON_AddArrayToObject(req, "resourceLogs");
+    struct jb b = {0};
     char *done = calloc((size_t)(n ? n : 1), 1);
     if (!done)
         abort();
+    PUT(&b, "{\"resourceLogs\":[");
     for (int i = 0; i < n; i++) {
         if (done[i])
             continue;
-        cJSON *rl = cJSON_CreateObject();
-        cJSON_AddItemToObject(rl, "resource", resource(r, logs[i].node, NULL, NULL));
-        cJSON *sls = cJSON_AddArrayToObject(rl, "scopeLogs"), *sl = cJSON_CreateObject();
-        cJSON_AddItemToObject(sl, "scope", scope());
-        cJSON *recs = cJSON_AddArrayToObject(sl, "logRecords");
+        sep(&b);
+        PUT(&b, "{");
+        resource(&b, r, logs[i].node, true, NULL);
+        PUT(&b, ",\"scopeLogs\":[{\"scope\":" SCOPE ",\"logRecords\":[");
         for (int j = i; j < n; j++) {
             if (done[j] || strcmp(logs[j].node, logs[i].node))
                 continue;
-            cJSON_AddItemToArray(recs, cJSON_Duplicate(logs[j].record, 1));
+            char *rec = cJSON_PrintUnformatted(logs[j].record);
+            if (!rec)
+                abort();
+            sep(&b);
+            put(&b, rec, strlen(rec));
+            free(rec);
             done[j] = 1;
         }
-        cJSON_AddStringToObject(sl, "schemaUrl", SCHEMA_URL);
-        cJSON_AddItemToArray(sls, sl);
-        cJSON_AddItemToArray(rls, rl);
+        PUT(&b, "],\"schemaUrl\":\"" SCHEMA_URL "\"}]}");
     }
     free(done);
-    char *out = cJSON_PrintUnformatted(req);
-    cJSON_Delete(req);
-    return out;
+    put(&b, "]}", 3); /* with its NUL */
+    return b.p;
 }
 
 static int hexval(int c)

@@ -4,8 +4,9 @@
 # endpoint of every node; the HTTP errors (unknown exporter, unknown node, a format not enabled, a
 # bad SIM_EXPORTERS; the GPU formats are test_gpu_telemetry.sh's); the counters of every format
 # against /telemetry within one tick; Debian's prometheus scraping /metrics and the exporter
-# endpoints of intel-0, with PromQL rate()s checked against /telemetry; and the Grafana dashboard
-# (well-formed, every metric it names exposed).
+# endpoints of intel-0, with PromQL rate()s checked against /telemetry; the Grafana dashboard
+# (well-formed, every metric it names exposed); and Kepler on energy-only hosts (AMD package and
+# core counters without limits, one socket, a psys zone) against /telemetry and the zone files.
 # Usage: test_exporters.sh HWEMU_BINARY   (run from the source tree)
 set -u
 hwemu=$1
@@ -189,4 +190,112 @@ code=$(curl -s -o "$root/body" -w '%{http_code}' "$url/exporters/kepler-0.12/int
 code=$(curl -s -o "$root/body" -w '%{http_code}' "$url/exporters/dcgm-exporter/intel-0/metrics")
 [ "$code" = 404 ] && grep -q 'node intel-0 has no GPUs' "$root/body" && ok || bad "dcgm-exporter on intel-0: $code $(cat "$root/body")"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/exporters/dcgm-exporter/sxm-nopm-0/metrics")" = 200 ] && ok || bad "dcgm-exporter on sxm-nopm-0"
+
+# Energy-only hosts and the other RAPL zones, on a spec of our own: amd-0 (AMD energy-only: package
+# and core counters, no limits, no DRAM zone), amd1-0 (the same on one socket: Kepler 0.12 names
+# each zone's own directory), psys-0 (amd-epyc-2s-energy-only with a psys zone added: Kepler
+# 0.12's zone psys is the platform counter, the node's power) and vm-0 (no powercap: build info
+# only). promtool on each; values against /telemetry and the zones' energy_uj files, read right
+# after, within one tick.
+kill $pid; wait $pid 2>/dev/null; pid=
+cat >"$root/energy.yaml" <<EOF
+apiVersion: sim.joulie.io/v1alpha1
+kind: ClusterSpec
+metadata: {name: energy}
+spec:
+  defaults:
+    baseLoad: {cpuUtil: 0.7}
+  pools:
+  - {name: amd, profile: amd-epyc-2s-energy-only, count: 1}
+  - {name: amd1, profile: amd-epyc-2s-energy-only, count: 1, overrides: {cpu: {sockets: 1}, node: {capacity: {cpu: 192}}}}
+  - name: psys
+    profile: amd-epyc-2s-energy-only
+    count: 1
+    overrides:
+      powercap:
+        controlTypes:
+        - name: intel-rapl
+          zones:
+          - {repeat: per-package, nameFormat: package-%d, energyUnitNJ: 15258, constraints: []}
+          - {repeat: once, nameFormat: psys, energyUnitNJ: 15258, constraints: []}
+  - {name: vm, profile: vm-no-powercap, count: 1}
+EOF
+SIM_EXPORTERS=kepler-0.7,kepler-0.12 serve_start "$url" "$root/serve.err" --spec "$root/energy.yaml" --root "$root/e" \
+    --addr 127.0.0.1:$port --tick 200ms || { bad "serve did not come up on energy.yaml: $(cat "$root/serve.err")"; finish; }
+sleep 0.5
+for node in amd-0 amd1-0 psys-0 vm-0; do
+    for x in kepler-0.7 kepler-0.12; do
+        out=$(curl -s "$url/exporters/$x/$node/metrics" | promtool check metrics 2>&1) && ok || bad "promtool on $x/$node: $out"
+    done
+done
+for x in kepler-0.7 kepler-0.12; do
+    n=$(curl -s "$url/exporters/$x/vm-0/metrics" | grep -c '^kepler_node_')
+    [ "$n" = 0 ] && ok || bad "$x: vm-0 exports $n kepler_node_ series"
+done
+"$py" - "$url" "$root/e" "$hwemu" <<'EOF' && ok || bad "Kepler on energy-only nodes (above)"
+import json, re, subprocess, sys, time, urllib.request
+url, root, hwemu = sys.argv[1:4]
+def series(path):
+    global scraped
+    scraped = time.time()
+    out = {}
+    for line in urllib.request.urlopen(url + path).read().decode().splitlines():
+        m = re.match(r'^(\w+)\{(.*)\} (\S+)$', line)
+        if m:
+            out.setdefault(m.group(1), []).append((dict(re.findall(r'(\w+)="([^"]*)"', m.group(2))), float(m.group(3))))
+    return out
+def uj(node, zone):
+    return int(subprocess.run([hwemu, "cat", "--root", root, "--node", node, f"/sys/class/powercap/{zone}/energy_uj"],
+                              capture_output=True, text=True, check=True).stdout) / 1e6
+fails = []
+def near(what, later, earlier, watts, since=0.0):
+    # later read within one tick (200 ms, 20 % margin) of earlier; a file read is computed when it
+    # is made, so it is ahead by the time since the earlier scrape too
+    if not -1e-5 <= later - earlier <= watts * (0.2 + since) * 1.2:
+        fails.append(f"{what}: {earlier} then {later} (one tick: {watts * 0.2:.3f} J, then {since:.3f} s)")
+def zones(s, name):
+    return {l["zone"]: (l["path"], v) for l, v in s[name] if l["node_name"] == node}
+# amd-0: 0.7 core and package (no DRAM), 0.12 zones package and core, aggregated over the sockets.
+node = "amd-0"
+k07 = series("/exporters/kepler-0.7/amd-0/metrics")
+t07 = scraped
+k12 = series("/exporters/kepler-0.12/amd-0/metrics")
+tel = json.load(urllib.request.urlopen(url + "/telemetry/amd-0"))
+core = [uj("amd-0", "intel-rapl:0:0"), uj("amd-0", "intel-rapl:1:0")]
+since07, since12 = time.time() - t07, time.time() - scraped
+if sorted(k07) != ["kepler_exporter_build_info", "kepler_node_core_joules_total", "kepler_node_package_joules_total"]:
+    fails.append(f"0.7 families {sorted(k07)}")
+j12, w12 = zones(k12, "kepler_node_cpu_joules_total"), zones(k12, "kepler_node_cpu_watts")
+if {z: p for z, (p, _) in j12.items()} != {"package": "aggregated-package", "core": "aggregated-core"}:
+    fails.append(f"0.12 zones {j12}")
+for p in tel["packages"]:
+    k = str(p["index"])
+    for comp, later, since in (("package", p["energyJoules"], 0), ("core", core[p["index"]], since07)):
+        got = sum(v for l, v in k07[f"kepler_node_{comp}_joules_total"] if l["package"] == k)
+        near(f"0.7 {comp} {k}", later, got, w12[comp][1] / 2, since)
+near("0.12 package", sum(p["energyJoules"] for p in tel["packages"]), j12["package"][1], w12["package"][1])
+near("0.12 core", sum(core), j12["core"][1], w12["core"][1], since12)
+if not 0 < w12["core"][1] < w12["package"][1]:
+    fails.append(f"core {w12['core']} W, package {w12['package']} W")
+# amd1-0: one socket, so each zone's own directory.
+node = "amd1-0"
+j12 = zones(series("/exporters/kepler-0.12/amd1-0/metrics"), "kepler_node_cpu_joules_total")
+if {z: p for z, (p, _) in j12.items()} != {"package": "/sys/class/powercap/intel-rapl:0", "core": "/sys/class/powercap/intel-rapl:0:0"}:
+    fails.append(f"one socket: {j12}")
+# psys-0: zone psys at its own directory (intel-rapl:2, after the packages); power = the node's.
+node = "psys-0"
+k12 = series("/exporters/kepler-0.12/psys-0/metrics")
+tel = json.load(urllib.request.urlopen(url + "/telemetry/psys-0"))
+j12, w12 = zones(k12, "kepler_node_cpu_joules_total"), zones(k12, "kepler_node_cpu_watts")
+if j12.get("psys", ("",))[0] != "/sys/class/powercap/intel-rapl:2" or set(j12) != {"package", "psys"}:
+    fails.append(f"psys zones {j12}")
+else:
+    later = uj("psys-0", "intel-rapl:2")
+    near("0.12 psys", later, j12["psys"][1], w12["psys"][1], time.time() - scraped)
+    if abs(w12["psys"][1] - tel["nodePowerWatts"]) > 1e-3 * tel["nodePowerWatts"]:
+        fails.append(f"psys {w12['psys'][1]} W vs nodePowerWatts {tel['nodePowerWatts']}")
+for f in fails:
+    print("FAIL detail:", f)
+sys.exit(1 if fails else 0)
+EOF
 finish

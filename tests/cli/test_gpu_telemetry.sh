@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # GPUs in the engine's telemetry against real consumers: `hwemu serve` on tests/specs/gpu.yaml
-# (200 ms tick) with SIM_EXPORTERS=dcgm-exporter,rocm-device-metrics and an OTLP push to the
-# Node.js receiver (tests/otlp/receiver.js, the official OTLP protobuf definitions from npm).
+# (200 ms tick) with SIM_EXPORTERS=dcgm-exporter,rocm-device-metrics,kepler-0.7,kepler-0.12 and an
+# OTLP push to the Node.js receiver (tests/otlp/receiver.js, the official OTLP protobuf
+# definitions from npm).
 # Checks: /telemetry's gpus[] and gpu totals add up to the node's power and energy; /metrics'
 # per-GPU series (promtool clean, values as /telemetry); the dcgm-exporter and ROCm exposition of
 # every NVIDIA and AMD node (promtool finds nothing but what it finds in the real exporters'
 # output; label order, names per product, values against /telemetry and the node's NVML files);
-# a 404 naming the right format on another vendor's node; Debian's prometheus scraping both
+# a 404 naming the right format on another vendor's node; Kepler's GPU series (0.12:
+# kepler_node_gpu_{,active_,idle_}{joules_total,watts} and kepler_node_gpu_info with NVML's name
+# and UUID; 0.7: kepler_node_gpu_joules_total per mode, source NVML) against /telemetry within
+# one tick, promtool-clean, and none on AMD or Intel GPUs; Debian's prometheus scraping both
 # formats and /metrics, with PromQL: DCGM_FI_DEV_POWER_USAGE of the H100 SXM node against its GPU
 # power, rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION)/1000 and rate(gpu_energy_consumed)/1e6 against
 # the power; and the decoded OTLP batches: per-GPU hw.energy and hw.power with hw.type gpu, hw.id,
@@ -43,7 +47,7 @@ rpid=$!
 for _ in $(seq 100); do grep -q listening "$root/recv.out" 2>/dev/null && break; sleep 0.05; done
 grep -q listening "$root/recv.out" || { bad "receiver did not start: $(cat "$root/recv.out")"; finish; }
 
-OTEL_EXPORTER_OTLP_ENDPOINT=$recv OTEL_METRIC_EXPORT_INTERVAL=500 SIM_EXPORTERS=dcgm-exporter,rocm-device-metrics \
+OTEL_EXPORTER_OTLP_ENDPOINT=$recv OTEL_METRIC_EXPORT_INTERVAL=500 SIM_EXPORTERS=dcgm-exporter,rocm-device-metrics,kepler-0.7,kepler-0.12 \
     serve_start "$url" "$root/serve.err" --spec tests/specs/gpu.yaml --root "$root/r" --addr 127.0.0.1:$port \
     --tick 200ms || { bad "serve did not come up: $(cat "$root/serve.err")"; finish; }
 sleep 1.5 # the NVML draw is a 1 s mean: let it fill
@@ -202,6 +206,63 @@ for f in fails:
 sys.exit(1 if fails else 0)
 EOF
 
+# Kepler's GPU series, NVIDIA only (Kepler reads GPUs through NVML): promtool-clean; on sxm-0 the
+# 0.12 series per GPU with NVML's name and UUID, power NVML's (the draw), energy within one tick of
+# /telemetry read right after, active + idle = total; 0.7's dynamic + idle per GPU likewise.
+for x in kepler-0.7 kepler-0.12; do
+    curl -s "$url/exporters/$x/sxm-0/metrics" >"$root/$x-sxm-0.txt"
+    out=$(promtool check metrics <"$root/$x-sxm-0.txt" 2>&1) && ok || bad "promtool on $x/sxm-0: $out"
+    for node in mi300x-0 flex-0; do
+        n=$(curl -s "$url/exporters/$x/$node/metrics" | grep -c '^kepler_node_gpu')
+        [ "$n" = 0 ] && ok || bad "$x on $node: $n GPU series (Kepler reads NVIDIA GPUs only)"
+    done
+done
+"$py" - "$url" "$root" "$hwemu" <<'EOF' && ok || bad "Kepler GPU series (above)"
+import json, re, subprocess, sys, urllib.request
+url, root, hwemu = sys.argv[1:4]
+def series(path):
+    out = {}
+    for line in urllib.request.urlopen(url + path).read().decode().splitlines():
+        m = re.match(r'^(\w+)\{(.*)\} (\S+)$', line)
+        if m:
+            out.setdefault(m.group(1), []).append((dict(re.findall(r'(\w+)="([^"]*)"', m.group(2))), float(m.group(3))))
+    return out
+def cat(path):
+    return subprocess.run([hwemu, "cat", "--root", root + "/r", "--node", "sxm-0", path], capture_output=True, text=True,
+                          check=True).stdout.strip()
+k12 = series("/exporters/kepler-0.12/sxm-0/metrics")
+k07 = series("/exporters/kepler-0.7/sxm-0/metrics")
+tel = json.load(urllib.request.urlopen(url + "/telemetry/sxm-0"))
+fails = []
+def check(ok, what):
+    if not ok:
+        fails.append(what)
+fams = ["kepler_node_gpu_" + f for f in ("joules_total", "active_joules_total", "idle_joules_total", "watts",
+                                         "active_watts", "idle_watts", "info")]
+check(all(len(k12.get(f, [])) == 8 for f in fams), {f: len(k12.get(f, [])) for f in fams})
+for g in tel["gpus"]:
+    k = str(g["index"])
+    one = {f: [v for l, v in k12[f] if l["gpu"] == k] for f in fams}
+    labels = next(l for l, _ in k12["kepler_node_gpu_joules_total"] if l["gpu"] == k)
+    check(labels == {"gpu": k, "gpu_name": cat(f"state/nvml/gpu{k}/name"), "gpu_uuid": cat(f"state/nvml/gpu{k}/uuid"),
+                     "node_name": "sxm-0", "vendor": "nvidia"}, labels)
+    j = one["kepler_node_gpu_joules_total"][0]
+    check(-1e-5 <= g["energyJoules"] - j <= g["powerWatts"] * 0.2 * 1.2, f"gpu {k}: 0.12 {j} J vs /telemetry {g['energyJoules']} J")
+    check(abs(one["kepler_node_gpu_active_joules_total"][0] + one["kepler_node_gpu_idle_joules_total"][0] - j) <= 1e-5,
+          f"gpu {k}: active + idle != total")
+    check(0 < one["kepler_node_gpu_idle_joules_total"][0] < one["kepler_node_gpu_active_joules_total"][0], one)
+    w = one["kepler_node_gpu_watts"][0]
+    check(abs(w - g["drawWatts"]) <= 0.01 * g["drawWatts"], f"gpu {k}: {w} W vs NVML draw {g['drawWatts']} W")
+    check(abs(one["kepler_node_gpu_active_watts"][0] + one["kepler_node_gpu_idle_watts"][0] - w) <= 1e-5, one)
+    check(one["kepler_node_gpu_info"] == [1.0], one["kepler_node_gpu_info"])
+    modes = {l["mode"]: v for l, v in k07["kepler_node_gpu_joules_total"] if l["package"] == k and l["source"] == "NVML"}
+    check(set(modes) == {"dynamic", "idle"} and -1e-5 <= g["energyJoules"] - sum(modes.values()) <= g["powerWatts"] * 0.2 * 1.2,
+          f"gpu {k}: 0.7 {modes} vs /telemetry {g['energyJoules']} J")
+for f in fails:
+    print("FAIL detail:", f)
+sys.exit(1 if fails else 0)
+EOF
+
 # Another vendor's node: a 404 saying which format serves it.
 for x in dcgm-exporter:mi300x-0:rocm-device-metrics rocm-device-metrics:sxm-0:dcgm-exporter dcgm-exporter:flex-0:; do
     f=${x%%:*} rest=${x#*:}
@@ -287,7 +348,9 @@ def attrs(o):
     return {a["key"]: a["value"].get("stringValue") for a in o["attributes"]}
 nodes = {}
 for rm in last["resourceMetrics"]:
-    nodes[attrs(rm["resource"])["service.instance.id"]] = {m["name"]: m for sm in rm["scopeMetrics"] for m in sm["metrics"]}
+    ra = attrs(rm["resource"])
+    if ra.get("hwemu.role") != "facility":
+        nodes[ra["service.instance.id"]] = {m["name"]: m for sm in rm["scopeMetrics"] for m in sm["metrics"]}
 spec = json.load(urllib.request.urlopen(url + "/debug/nodes"))["nodes"]
 assert sorted(nodes) == sorted(n["node"] for n in spec), f"resources {sorted(nodes)}: every GPU node exports"
 vendors = {"sxm-0": "NVIDIA", "mi300x-0": "AMD", "flex-0": "Intel"}
