@@ -28,3 +28,33 @@ serve_start() {
     done
     return 1
 }
+
+# prom_start DIR PORT: Debian's prometheus with DIR/prom.yml, its data in DIR/tsdb, on
+# 127.0.0.1:PORT (pid in $ppid_, URL in $purl); waits until it is ready. 1 when it never is.
+prom_start() {
+    purl=http://127.0.0.1:$2
+    prometheus --config.file="$1/prom.yml" --storage.tsdb.path="$1/tsdb" --web.listen-address=127.0.0.1:$2 \
+        >"$1/prom.log" 2>&1 &
+    ppid_=$!
+    for _ in $(seq 200); do
+        curl -sf "$purl/-/ready" >/dev/null 2>&1 && return 0
+        kill -0 $ppid_ 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
+}
+# q QUERY: the value of a PromQL instant query with one series, else "none:<series>".
+q() { curl -s --get "$purl/api/v1/query" --data-urlencode "query=$1" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = d["data"]["result"] if d.get("status") == "success" else []
+print(r[0]["value"][1] if len(r) == 1 else "none:%d" % len(r))'; }
+# prom_scraped N: waits (30 s at most) until N targets have 6 s of scrapes, the window rate()
+# over [5s] needs, and all of them are up.
+prom_scraped() {
+    for _ in $(seq 60); do
+        [ "$(q 'count(count_over_time(up[6s]) >= 6)')" = "$1" ] && break
+        sleep 0.5
+    done
+    [ "$(q 'sum(up)')" = "$1" ]
+}

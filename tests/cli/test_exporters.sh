@@ -110,7 +110,6 @@ EOF
 
 # Debian's prometheus scrapes /metrics and each exporter endpoint of intel-0 every second.
 pport=$(free_port)
-purl=http://127.0.0.1:$pport
 cat >"$root/prom.yml" <<EOF
 global: {scrape_interval: 1s, scrape_timeout: 900ms, evaluation_interval: 1s}
 scrape_configs:
@@ -126,27 +125,8 @@ scrape_configs:
   static_configs: [{targets: ['127.0.0.1:$port']}]
 EOF
 promtool check config "$root/prom.yml" >/dev/null 2>&1 && ok || bad "prometheus config: $(promtool check config "$root/prom.yml" 2>&1)"
-prometheus --config.file="$root/prom.yml" --storage.tsdb.path="$root/tsdb" --web.listen-address=127.0.0.1:$pport \
-    >"$root/prom.log" 2>&1 &
-ppid_=$!
-up=0
-for _ in $(seq 200); do
-    curl -sf "$purl/-/ready" >/dev/null 2>&1 && { up=1; break; }
-    kill -0 $ppid_ 2>/dev/null || break
-    sleep 0.1
-done
-[ $up = 1 ] && ok || { bad "prometheus did not start: $(tail -5 "$root/prom.log")"; finish; }
-q() { curl -s --get "$purl/api/v1/query" --data-urlencode "query=$1" | "$py" -c '
-import json, sys
-d = json.load(sys.stdin)
-r = d["data"]["result"] if d.get("status") == "success" else []
-print(r[0]["value"][1] if len(r) == 1 else "none:%d" % len(r))'; }
-# rate() needs the 5 s window full of samples: wait until every job has 6 s of scrapes.
-for _ in $(seq 60); do
-    [ "$(q 'count(count_over_time(up[6s]) >= 6)')" = 3 ] && break
-    sleep 0.5
-done
-[ "$(q 'sum(up)')" = 3 ] && ok || bad "targets up: $(q 'sum(up)'); $(curl -s "$purl/api/v1/targets" | head -c 600)"
+prom_start "$root" $pport && ok || { bad "prometheus did not start: $(tail -5 "$root/prom.log")"; finish; }
+prom_scraped 3 && ok || bad "targets up: $(q 'sum(up)'); $(curl -s "$purl/api/v1/targets" | head -c 600)"
 rate=$(q 'rate(joulie_sim_node_energy_joules_total{node="intel-0"}[5s])')
 tel=$(curl -s "$url/telemetry/intel-0")
 rapl_w=$(json 'd["cpu"]["packagePowerWatts"] + d["cpu"]["dramPowerWatts"]' <<<"$tel")

@@ -30,7 +30,6 @@ rport=$(free_port)
 pport=$(free_port)
 url=http://127.0.0.1:$port
 recv=http://127.0.0.1:$rport
-purl=http://127.0.0.1:$pport
 log=$root/recv.jsonl
 json() { "$py" -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
@@ -288,27 +287,8 @@ scrape_configs:
   params: {node: [mi300x-0]}
   static_configs: [{targets: ['127.0.0.1:$port']}]
 EOF
-prometheus --config.file="$root/prom.yml" --storage.tsdb.path="$root/tsdb" --web.listen-address=127.0.0.1:$pport \
-    >"$root/prom.log" 2>&1 &
-ppid_=$!
-up=0
-for _ in $(seq 200); do
-    curl -sf "$purl/-/ready" >/dev/null 2>&1 && { up=1; break; }
-    kill -0 $ppid_ 2>/dev/null || break
-    sleep 0.1
-done
-[ $up = 1 ] && ok || { bad "prometheus did not start: $(tail -5 "$root/prom.log")"; finish; }
-q() { curl -s --get "$purl/api/v1/query" --data-urlencode "query=$1" | "$py" -c '
-import json, sys
-d = json.load(sys.stdin)
-r = d["data"]["result"] if d.get("status") == "success" else []
-print(r[0]["value"][1] if len(r) == 1 else "none:%d" % len(r))'; }
-# rate() needs the 5 s window full of samples: wait until every job has 6 s of scrapes.
-for _ in $(seq 60); do
-    [ "$(q 'count(count_over_time(up[6s]) >= 6)')" = 3 ] && break
-    sleep 0.5
-done
-[ "$(q 'sum(up)')" = 3 ] && ok || bad "targets up: $(q 'sum(up)'); $(curl -s "$purl/api/v1/targets" | head -c 600)"
+prom_start "$root" $pport && ok || { bad "prometheus did not start: $(tail -5 "$root/prom.log")"; finish; }
+prom_scraped 3 && ok || bad "targets up: $(q 'sum(up)'); $(curl -s "$purl/api/v1/targets" | head -c 600)"
 near() { # WHAT GOT WANT TOLERANCE (a fraction of WANT)
     echo "$1: $2 (want $3)"
     "$py" -c "import sys; sys.exit(0 if abs($2 - $3) <= $4 * $3 else 1)" 2>/dev/null && ok || bad "$1: $2 vs $3"
