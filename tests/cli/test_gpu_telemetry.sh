@@ -20,7 +20,6 @@ set -u
 hwemu=$1
 py=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
-otlp=$(cd "$(dirname "$0")/../otlp" && pwd)
 root=$(mktemp -d)
 pid= rpid= ppid_=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; [ -n "$rpid" ] && kill $rpid 2>/dev/null
@@ -33,18 +32,7 @@ recv=http://127.0.0.1:$rport
 log=$root/recv.jsonl
 json() { "$py" -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
-# The receiver (npm ci under a lock: test_otlp.sh may run at the same time and shares node_modules).
-command -v node >/dev/null && command -v npm >/dev/null || { bad "node and npm are needed (apt-get install nodejs npm)"; finish; }
-(
-    flock 9
-    if [ ! -f "$otlp/node_modules/.package-lock.json" ] || [ "$otlp/package-lock.json" -nt "$otlp/node_modules/.package-lock.json" ]; then
-        npm ci --prefix "$otlp" --no-audit --no-fund >"$root/npm.log" 2>&1 || { tail -5 "$root/npm.log"; exit 1; }
-    fi
-) 9>"${TMPDIR:-/tmp}/hwemu-otlp-npm-$(id -u).lock" || { bad "npm ci failed"; finish; }
-node "$otlp/receiver.js" "$rport" "$log" >"$root/recv.out" 2>&1 &
-rpid=$!
-for _ in $(seq 100); do grep -q listening "$root/recv.out" 2>/dev/null && break; sleep 0.05; done
-grep -q listening "$root/recv.out" || { bad "receiver did not start: $(cat "$root/recv.out")"; finish; }
+receiver_start "$root" "$rport" "$log" >"$root/recv.err" || { bad "$(cat "$root/recv.err")"; finish; }
 
 OTEL_EXPORTER_OTLP_ENDPOINT=$recv OTEL_METRIC_EXPORT_INTERVAL=500 SIM_EXPORTERS=dcgm-exporter,rocm-device-metrics,kepler-0.7,kepler-0.12 \
     serve_start "$url" "$root/serve.err" --spec tests/specs/gpu.yaml --root "$root/r" --addr 127.0.0.1:$port \

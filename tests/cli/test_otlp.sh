@@ -17,7 +17,6 @@ set -u
 hwemu=$1
 py=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
-otlp=$(cd "$(dirname "$0")/../otlp" && pwd)
 root=$(mktemp -d)
 pid= rpid= hogs=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ -n "$rpid" ] && kill $rpid 2>/dev/null; [ -n "$hogs" ] && kill $hogs 2>/dev/null
@@ -28,20 +27,7 @@ url=http://127.0.0.1:$port
 recv=http://127.0.0.1:$rport
 log=$root/recv.jsonl
 
-command -v node >/dev/null && command -v npm >/dev/null || { bad "node and npm are needed (apt-get install nodejs npm)"; finish; }
-# npm ci only when node_modules is missing or older than the lock file (the normal and the
-# sanitizer build share tests/otlp/node_modules), under a lock: test_gpu_telemetry.sh may run at
-# the same time.
-(
-    flock 9
-    if [ ! -f "$otlp/node_modules/.package-lock.json" ] || [ "$otlp/package-lock.json" -nt "$otlp/node_modules/.package-lock.json" ]; then
-        npm ci --prefix "$otlp" --no-audit --no-fund >"$root/npm.log" 2>&1 || { tail -5 "$root/npm.log"; exit 1; }
-    fi
-) 9>"${TMPDIR:-/tmp}/hwemu-otlp-npm-$(id -u).lock" || { bad "npm ci failed"; finish; }
-node "$otlp/receiver.js" "$rport" "$log" >"$root/recv.out" 2>&1 &
-rpid=$!
-for _ in $(seq 100); do grep -q listening "$root/recv.out" 2>/dev/null && break; sleep 0.05; done
-grep -q listening "$root/recv.out" || { bad "receiver did not start: $(cat "$root/recv.out")"; finish; }
+receiver_start "$root" "$rport" "$log" >"$root/recv.err" || { bad "$(cat "$root/recv.err")"; finish; }
 
 export OTEL_EXPORTER_OTLP_ENDPOINT=$recv/ OTEL_METRIC_EXPORT_INTERVAL=500 OTEL_BLRP_SCHEDULE_DELAY=200
 export OTEL_EXPORTER_OTLP_HEADERS="x-test-token=a%20b, x-other=1" OTEL_RESOURCE_ATTRIBUTES="deployment.environment=ci"
