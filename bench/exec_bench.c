@@ -2,25 +2,13 @@
  * pays it: fork, exec, the tool's work, exit, wait. Runs CMD N times (its output to /dev/null)
  * and prints the median and the 90th percentile in microseconds.
  * Usage: exec_bench N CMD [ARGS...] */
+#include "bench_time.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -35,7 +23,7 @@ int main(int argc, char **argv)
     if (!t)
         return 1;
     for (int i = 0; i < n; i++) {
-        double t0 = now_us();
+        double t0 = bench_now_ns() / 1e3;
         pid_t pid = fork();
         if (pid == 0) {
             int fd = open("/dev/null", O_WRONLY);
@@ -45,13 +33,13 @@ int main(int argc, char **argv)
         }
         int st;
         waitpid(pid, &st, 0);
-        t[i] = now_us() - t0;
+        t[i] = bench_now_ns() / 1e3 - t0;
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
             fprintf(stderr, "exec_bench: %s exited with %d\n", argv[2], WIFEXITED(st) ? WEXITSTATUS(st) : -1);
             return 1;
         }
     }
-    qsort(t, (size_t)n, sizeof *t, cmp);
+    qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
     printf("%.0f %.0f\n", t[n / 2], t[n * 9 / 10]);
     free(t);
     return 0;

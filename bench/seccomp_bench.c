@@ -9,25 +9,13 @@
  *   open PATH    open + close (read elsewhere; for an emulated file: the open's cost)
  *   getppid      a system call the filter lets through (the BPF's cost on everything else)
  * Usage: seccomp_bench MODE [PATH] [BATCHES] [N] */
+#include "bench_time.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -47,12 +35,12 @@ int main(int argc, char **argv)
     }
     int burst = !strcmp(mode, "burst") ? 16 : 0;
     for (int b = 0; b < batches; b++) {
-        double t0 = now_ns(), paused = 0;
+        double t0 = bench_now_ns(), paused = 0;
         for (int i = 0; i < per; i++) {
             if (burst && i && i % burst == 0) {
-                double p0 = now_ns();
+                double p0 = bench_now_ns();
                 usleep(5000);
-                paused += now_ns() - p0;
+                paused += bench_now_ns() - p0;
             }
             if (!strcmp(mode, "getppid")) {
                 sink += getppid();
@@ -69,9 +57,9 @@ int main(int argc, char **argv)
                 close(fd);
             }
         }
-        ns[b] = (now_ns() - t0 - paused) / per;
+        ns[b] = (bench_now_ns() - t0 - paused) / per;
     }
-    qsort(ns, (size_t)batches, sizeof *ns, cmp);
+    qsort(ns, (size_t)batches, sizeof *ns, bench_cmp_double);
     printf("%.0f\n", ns[batches / 2]);
     return sink == -1;
 }

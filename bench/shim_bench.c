@@ -3,24 +3,12 @@
  * emulated energy_uj through the shim, on a tmpfs file with the shim loaded, and on the same
  * tmpfs file without the shim.
  * Usage: shim_bench PATH [BATCHES] [PER_BATCH] */
+#include "bench_time.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -33,7 +21,7 @@ int main(int argc, char **argv)
     char buf[128];
     long sink = 0;
     for (int b = 0; b < batches; b++) {
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         for (int i = 0; i < per; i++) {
             int fd = open(argv[1], O_RDONLY);
             if (fd < 0) {
@@ -44,9 +32,9 @@ int main(int argc, char **argv)
             sink += n;
             close(fd);
         }
-        ns[b] = (now_ns() - t0) / per;
+        ns[b] = (bench_now_ns() - t0) / per;
     }
-    qsort(ns, (size_t)batches, sizeof *ns, cmp);
+    qsort(ns, (size_t)batches, sizeof *ns, bench_cmp_double);
     printf("%.1f\n", ns[batches / 2]);
     return sink > 0 ? 0 : 1;
 }
