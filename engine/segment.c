@@ -7,11 +7,24 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+bool seg_path_from_env(char *path, size_t len)
+{
+    const char *seg = getenv("HWEMU_SEGMENT"), *node = getenv("HWEMU_NODE"), *root = getenv("HWEMU_ROOT");
+    if (seg && *seg)
+        snprintf(path, len, "%s", seg);
+    else if (node && *node)
+        snprintf(path, len, "%s/%s.seg", root && *root ? root : "/dev/shm/hwemu", node);
+    else
+        return false;
+    return true;
+}
 
 int64_t seg_now_ns(void)
 {

@@ -212,6 +212,10 @@ struct seg {
 
 /* --- any party ----------------------------------------------------------------------------- */
 
+/* The segment a process of an emulated node uses, from its environment: HWEMU_SEGMENT, else
+ * HWEMU_NODE under HWEMU_ROOT (default /dev/shm/hwemu), into path. Returns false when neither is
+ * set (no node: the process is not emulated). */
+bool seg_path_from_env(char *path, size_t len);
 /* Maps <root>/<node>.seg (or path, when node is NULL) read-write and checks the header.
  * Returns 0, or an errno with a message in err (what is wrong and what to do). */
 int seg_open(struct seg *s, const char *path, char *err, size_t errlen);

@@ -16,13 +16,9 @@ static struct seg the_seg;
 
 int gv_open(char *err, size_t errlen)
 {
-    const char *seg_path = getenv("HWEMU_SEGMENT"), *node = getenv("HWEMU_NODE"), *root = getenv("HWEMU_ROOT");
+    const char *node = getenv("HWEMU_NODE");
     char path[PATH_MAX], why[900];
-    if (seg_path && *seg_path) {
-        snprintf(path, sizeof path, "%s", seg_path);
-    } else if (node && *node) {
-        snprintf(path, sizeof path, "%s/%s.seg", root && *root ? root : "/dev/shm/hwemu", node);
-    } else {
+    if (!seg_path_from_env(path, sizeof path)) {
         snprintf(err, errlen, "no emulated node: set HWEMU_NODE (and HWEMU_ROOT when the engine's root is not "
                  "/dev/shm/hwemu), or run the tool through `hwemu exec --node NAME`");
         return -1;

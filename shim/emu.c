@@ -40,14 +40,9 @@ int emu_init(void)
             ; /* another thread is mapping: a few microseconds */
         return atomic_load(&state) == 2 ? 0 : -1;
     }
-    const char *seg_path = getenv("HWEMU_SEGMENT"), *node = getenv("HWEMU_NODE");
-    const char *root = getenv("HWEMU_ROOT");
+    const char *node = getenv("HWEMU_NODE");
     char path[PATH_MAX], err[900];
-    if (seg_path && *seg_path) {
-        snprintf(path, sizeof path, "%s", seg_path);
-    } else if (node && *node) {
-        snprintf(path, sizeof path, "%s/%s.seg", root && *root ? root : "/dev/shm/hwemu", node);
-    } else {
+    if (!seg_path_from_env(path, sizeof path)) {
         atomic_store(&state, 3); /* loaded without a node: pass everything through */
         return -1;
     }
