@@ -155,7 +155,7 @@ static void check_labels(struct sctx *c, const struct yt_node *labels, const cha
 }
 
 /* baseLoad.gpuPeerTransfers: [{from: 0, to: 1, GBps: 50}, ...]; a pool's list replaces the
- * defaults' whole. GPU indices are checked against the node's GPUs when it starts. */
+ * defaults' whole. GPU indices are checked against each pool's profile (load_pool). */
 static void load_transfers(struct sctx *c, const struct yt_node *m, struct base_load *b, const char *where)
 {
     const struct yt_node *l = yt_get(m, "gpuPeerTransfers");
@@ -380,6 +380,15 @@ static void load_pool(struct sctx *c, const struct yt_node *pn, int idx)
     } else {
         p->tree = p->profile->tree;
     }
+    /* The peer transfers name GPUs of this pool's profile; the defaults' transfers do not
+     * concern a pool without GPUs. */
+    long long ngpus = p->tree && yt_get(p->tree, "gpus") ? prof_int(p->tree, "gpus.count", 0) : 0;
+    const struct yt_node *own = yt_path(pn, "baseLoad.gpuPeerTransfers");
+    for (int i = 0; i < p->base.nxfer && (own || ngpus); i++)
+        if (p->base.xfer[i].from >= ngpus || p->base.xfer[i].to >= ngpus)
+            SERR(c, own ? own : pn, "%s: baseLoad.gpuPeerTransfers[%d]%s: GPU %d -> %d, but profile %s has %lld GPUs",
+                 where, i, own ? "" : " (from spec.defaults)", p->base.xfer[i].from, p->base.xfer[i].to,
+                 p->profile->name, ngpus);
 }
 
 static void expand(struct sctx *c, const struct yt_node *pools)
