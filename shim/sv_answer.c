@@ -25,7 +25,9 @@
  * opened, the position, the content of the last show), found again from the pipe's inode
  * (pidfd_getfd and fstat), so a description shared by threads, dups and forked children has one
  * state, as in the kernel. We keep the pipe's other end: EPOLLERR or EPOLLHUP on it says the
- * agent's end is gone (every copy in every process closed), and the desc is forgotten then. Why
+ * agent's end is gone (every copy in every process closed), and the desc is forgotten then (at
+ * once for files opened for writing, a few at a time for the others: sv.h). Placeholders are
+ * made ahead, and our ends closed, by a thread of their own (sv_pool.c). Why
  * a pipe and not a memfd: on this machine a memfd costs 7 us to make and an inotify watch for
  * its end 8 us more, a pipe with an epoll registration 4 us; and Go, which registers every file
  * it opens with its netpoller, takes a pipe as pollable and a regular file as not, and then
@@ -113,60 +115,18 @@ static struct desc *desc_find(uint64_t ino)
     return NULL;
 }
 
-/* --- the placeholder pool ---------------------------------------------------------------------
- * Making a placeholder (pipe2, the byte, fstat, the epoll registration) costs about 9 us here;
- * after a quiet millisecond the supervisor makes some ahead, so the opens of an agent's next
- * burst (a scrape, a capping period) find them ready. Not while calls keep coming: the
- * supervisor and the agent share a CPU (same-CPU wake-ups), work done then delays the agent
- * just the same. */
-
-/* A pipe: the end the agent gets, the end we keep (in the lifetimes epoll set), its inode. */
-struct placeholder {
-    int give, keep;
-    uint64_t ino;
-};
-
-#define POOL 32
-static struct placeholder pool[POOL];
-static int npool;
-
-/* For reading (and O_RDWR, O_PATH): the agent gets the read end, holding one byte so that
- * poll() says readable as sysfs does, and EPOLLERR on our write end says no reader is left.
- * For writing: the agent gets the write end (F_GETFL then says O_WRONLY, as it should), and
- * EPOLLHUP on our read end says no writer is left; what a copy that escaped the window writes
- * arrives there (EPOLLIN) and is dropped, so such a writer never blocks. */
-static int make_placeholder(struct sv *sv, struct placeholder *ph, bool for_writing)
-{
-    int p[2];
-    struct stat st;
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return errno;
-    *ph = for_writing ? (struct placeholder){p[1], p[0], 0} : (struct placeholder){p[0], p[1], 0};
-    struct epoll_event ev = {.events = for_writing ? EPOLLIN : 0, .data.fd = ph->keep};
-    int prepared = for_writing ? fcntl(ph->keep, F_SETFL, O_NONBLOCK) : (write(p[1], "", 1) == 1 ? 0 : -1);
-    if (prepared < 0 || fstat(p[0], &st) < 0 || epoll_ctl(sv->lifetimes, EPOLL_CTL_ADD, ph->keep, &ev) < 0) {
-        int e = errno;
-        close(p[0]);
-        close(p[1]);
-        return e ? e : EIO;
-    }
-    ph->ino = st.st_ino;
-    return 0;
-}
-
-bool sv_idle(struct sv *sv)
-{
-    if (npool < POOL && make_placeholder(sv, &pool[npool], false) == 0)
-        npool++;
-    return npool < POOL;
-}
-
 static struct desc *desc_by_ours(int fd)
 {
     return (size_t)fd < nby_ours ? by_ours[fd] : NULL;
 }
 
 static void store_escaped(struct desc *d);
+
+/* Opened for writing: the agent gets the write end of the placeholder (sv_placeholder_make). */
+static bool placeholder_writes(int flags)
+{
+    return (flags & O_ACCMODE) == O_WRONLY && !(flags & O_PATH);
+}
 
 static void desc_free(struct desc *d)
 {
@@ -179,7 +139,8 @@ static void desc_free(struct desc *d)
             break;
         }
     by_ours[d->ours] = NULL;
-    close(d->ours); /* leaves the epoll set */
+    if (placeholder_writes(d->flags) || !sv_pool_discard(d->ours))
+        close(d->ours); /* leaves the epoll set */
     nlive--;
     free(d);
 }
@@ -209,14 +170,16 @@ int sv_answer_init(struct sv *sv)
 {
     sv_target_init();
     sv->lifetimes = epoll_create1(EPOLL_CLOEXEC);
-    return sv->lifetimes < 0 ? errno : 0;
+    sv->closings = epoll_create1(EPOLL_CLOEXEC);
+    return sv->lifetimes < 0 || sv->closings < 0 ? errno : 0;
 }
 
-void sv_reap(struct sv *sv)
+/* Forgets at most `most` descriptions of one set, those no process holds any more. */
+static void reap_set(int set, int most)
 {
     struct epoll_event ev[64];
     int n;
-    while ((n = epoll_wait(sv->lifetimes, ev, 64, 0)) > 0)
+    while (most > 0 && (n = epoll_wait(set, ev, most < 64 ? most : 64, 0)) > 0)
         for (int i = 0; i < n; i++) {
             if (ev[i].events & EPOLLIN) {
                 /* written through a copy that left the window (a shell's `echo 1 > file`): kept
@@ -242,13 +205,24 @@ void sv_reap(struct sv *sv)
             if (d)
                 desc_free(d);
             else
-                epoll_ctl(sv->lifetimes, EPOLL_CTL_DEL, ev[i].data.fd, NULL);
+                epoll_ctl(set, EPOLL_CTL_DEL, ev[i].data.fd, NULL);
         }
+}
+
+void sv_reap(struct sv *sv)
+{
+    reap_set(sv->lifetimes, INT_MAX);
+}
+
+void sv_reap_closings(struct sv *sv, int most)
+{
+    reap_set(sv->closings, most);
 }
 
 void sv_answer_fini(struct sv *sv)
 {
     sv_reap(sv);
+    sv_reap_closings(sv, INT_MAX);
     for (uint32_t b = 0; b < BUCKETS; b++)
         for (struct desc *d = buckets[b]; d; d = d->next)
             if (d->nescaped)
@@ -366,11 +340,9 @@ static int64_t inject(const struct sv_call *c, uint32_t entry, enum emu_root roo
     struct placeholder ph;
     struct desc *d = calloc(1, sizeof *d);
     int e = d ? 0 : ENOMEM;
-    bool for_writing = (flags & O_ACCMODE) == O_WRONLY && !(flags & O_PATH);
-    if (!e && npool && !for_writing)
-        ph = pool[--npool];
-    else if (!e)
-        e = make_placeholder(c->sv, &ph, for_writing);
+    bool for_writing = placeholder_writes(flags);
+    if (!e && (for_writing || !sv_pool_take(&ph)))
+        e = sv_placeholder_make(&ph, for_writing, for_writing ? c->sv->lifetimes : c->sv->closings);
     if (e || !set_ours(ph.keep, d)) {
         if (!e) {
             close(ph.give);

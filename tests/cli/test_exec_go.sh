@@ -104,6 +104,10 @@ X -- "$tmp/static_agent" redirect $Z/constraint_0_power_limit_uw 130000001 && sl
 err=$(X -- "$tmp/static_agent" redirect $Z/constraint_0_power_limit_uw abc 2>&1; sleep 0.2)
 grep -q "constraint_0_power_limit_uw: write error: Invalid argument" <<<"$err" && ok || bad "refused redirection: $err"
 [ "$(X -- "$tmp/static_agent" stdin $Z/name)" = "stdin package-0" ] && ok || bad "a file redirected to stdin"
+# Thousands of opens (more than the placeholders made ahead), 200 held at once: right answers,
+# and every description forgotten once closed.
+out=$(HWEMU_SV_TRACE=stats X -- "$tmp/static_agent" churn 3000 2>&1)
+grep -q "^churn ok$" <<<"$out" && grep -q "3200 emulated opens, 0 still open" <<<"$out" && ok || bad "churn: $out"
 reset_pl1
 host_cpus=$(grep -c '^processor' /proc/cpuinfo)
 X --intercept=preload -- "$tmp/static_agent" 2>&1 | grep -q "^cpuinfo processors $host_cpus\$" && ok \

@@ -8,7 +8,10 @@
  * `redirect FILE VALUE` and `stdin FILE` do what a static shell does for `echo VALUE > FILE` and
  * `cat < FILE`: the file is dup2'ed onto 1 (or 0) and used through that number, outside the
  * supervisor's descriptor window.
- * Usage: static_agent [child | redirect FILE VALUE | stdin FILE] */
+ * `churn N` opens, reads and closes energy_uj N times and holds 200 zone names open at once, as
+ * a long-running agent does over hours: every read must be a counter or the name, whichever
+ * placeholder the supervisor had ready (made ahead, made at the open, closed and reused).
+ * Usage: static_agent [child | redirect FILE VALUE | stdin FILE | churn N] */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +42,34 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int churn(int n)
+{
+    char buf[64];
+    for (int i = 0; i < n; i++)
+        if (read_file(Z "energy_uj", buf, sizeof buf) < 0 || !buf[0] || strspn(buf, "0123456789") != strlen(buf)) {
+            printf("churn: read %d of energy_uj gave \"%s\"\n", i, buf);
+            return 1;
+        }
+    enum { HELD = 200 };
+    int fds[HELD];
+    for (int i = 0; i < HELD; i++)
+        if ((fds[i] = open(Z "name", O_RDONLY)) < 0) {
+            printf("churn: open %d of name: %s\n", i, strerror(errno));
+            return 1;
+        }
+    for (int i = 0; i < HELD; i++) {
+        ssize_t k = pread(fds[i], buf, sizeof buf, 0);
+        if (k != 10 || memcmp(buf, "package-0\n", 10)) {
+            printf("churn: descriptor %d (%d) read %zd bytes\n", i, fds[i], k);
+            return 1;
+        }
+    }
+    for (int i = 0; i < HELD; i++)
+        close(fds[i]);
+    printf("churn ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char buf[256], path[512];
@@ -65,6 +96,8 @@ int main(int argc, char **argv)
         printf("stdin %s", buf);
         return 0;
     }
+    if (argc > 2 && !strcmp(argv[1], "churn"))
+        return churn(atoi(argv[2]));
     DIR *d = opendir(PC);
     char *names[64];
     int n = 0;
