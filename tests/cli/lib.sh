@@ -1,6 +1,8 @@
 # Shared by the CLI tests (sourced, not run): counters, the closing line ctest and CI read,
 # and starting `hwemu serve` in the background until it answers.
 pass=0 fail=0
+# The tests' inline Python imports exposition.py from here.
+export PYTHONPATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 # Prints "N passed, N failed" and exits non-zero on any failure.

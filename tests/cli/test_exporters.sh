@@ -60,6 +60,7 @@ code=$(curl -s -o "$root/body" -w '%{http_code}' -X POST "$url/exporters/kepler-
 # energy of each zone (power x 0.2 s, 5 % margin).
 "$py" - "$url" <<'EOF' && ok || bad "counters disagree across formats"
 import json, re, sys, urllib.request
+from exposition import fails, report
 url = sys.argv[1]
 get = lambda p: urllib.request.urlopen(url + p).read().decode()
 tel = json.loads(get("/telemetry/intel-0"))
@@ -78,7 +79,6 @@ def val(text, name, **labels):
     assert seen, (name, labels)
     return tot
 tick = 0.2 * 1.05
-fails = []
 def near(what, a, b, watts):
     if abs(a - b) > watts * tick + 1e-5:
         fails.append(f"{what}: {a} vs {b} (one tick: {watts * tick:.3f} J)")
@@ -103,9 +103,7 @@ near("/metrics vs 0.7 package+dram", val(met, "joulie_sim_node_energy_joules_tot
 w12 = val(k12, "kepler_node_cpu_watts", zone="package")
 if abs(w12 - tel["cpu"]["packagePowerWatts"]) > 0.1 * w12:
     fails.append(f"0.12 package watts {w12} vs {tel['cpu']['packagePowerWatts']}")
-for f in fails:
-    print("FAIL detail:", f)
-sys.exit(1 if fails else 0)
+report()
 EOF
 
 # Debian's prometheus scrapes /metrics and each exporter endpoint of intel-0 every second.
@@ -213,21 +211,15 @@ for x in kepler-0.7 kepler-0.12; do
     [ "$n" = 0 ] && ok || bad "$x: vm-0 exports $n kepler_node_ series"
 done
 "$py" - "$url" "$root/e" "$hwemu" <<'EOF' && ok || bad "Kepler on energy-only nodes (above)"
-import json, re, subprocess, sys, time, urllib.request
+import json, sys, time, urllib.request
+from exposition import cat, fails, report, series
 url, root, hwemu = sys.argv[1:4]
-def series(path):
+def scrape(path):
     global scraped
     scraped = time.time()
-    out = {}
-    for line in urllib.request.urlopen(url + path).read().decode().splitlines():
-        m = re.match(r'^(\w+)\{(.*)\} (\S+)$', line)
-        if m:
-            out.setdefault(m.group(1), []).append((dict(re.findall(r'(\w+)="([^"]*)"', m.group(2))), float(m.group(3))))
-    return out
+    return series(url + path)
 def uj(node, zone):
-    return int(subprocess.run([hwemu, "cat", "--root", root, "--node", node, f"/sys/class/powercap/{zone}/energy_uj"],
-                              capture_output=True, text=True, check=True).stdout) / 1e6
-fails = []
+    return int(cat(hwemu, root, node, f"/sys/class/powercap/{zone}/energy_uj")) / 1e6
 def near(what, later, earlier, watts, since=0.0):
     # later read within one tick (200 ms, 20 % margin) of earlier; a file read is computed when it
     # is made, so it is ahead by the time since the earlier scrape too
@@ -237,9 +229,9 @@ def zones(s, name):
     return {l["zone"]: (l["path"], v) for l, v in s[name] if l["node_name"] == node}
 # amd-0: 0.7 core and package (no DRAM), 0.12 zones package and core, aggregated over the sockets.
 node = "amd-0"
-k07 = series("/exporters/kepler-0.7/amd-0/metrics")
+k07 = scrape("/exporters/kepler-0.7/amd-0/metrics")
 t07 = scraped
-k12 = series("/exporters/kepler-0.12/amd-0/metrics")
+k12 = scrape("/exporters/kepler-0.12/amd-0/metrics")
 tel = json.load(urllib.request.urlopen(url + "/telemetry/amd-0"))
 core = [uj("amd-0", "intel-rapl:0:0"), uj("amd-0", "intel-rapl:1:0")]
 since07, since12 = time.time() - t07, time.time() - scraped
@@ -259,12 +251,12 @@ if not 0 < w12["core"][1] < w12["package"][1]:
     fails.append(f"core {w12['core']} W, package {w12['package']} W")
 # amd1-0: one socket, so each zone's own directory.
 node = "amd1-0"
-j12 = zones(series("/exporters/kepler-0.12/amd1-0/metrics"), "kepler_node_cpu_joules_total")
+j12 = zones(scrape("/exporters/kepler-0.12/amd1-0/metrics"), "kepler_node_cpu_joules_total")
 if {z: p for z, (p, _) in j12.items()} != {"package": "/sys/class/powercap/intel-rapl:0", "core": "/sys/class/powercap/intel-rapl:0:0"}:
     fails.append(f"one socket: {j12}")
 # psys-0: zone psys at its own directory (intel-rapl:2, after the packages); power = the node's.
 node = "psys-0"
-k12 = series("/exporters/kepler-0.12/psys-0/metrics")
+k12 = scrape("/exporters/kepler-0.12/psys-0/metrics")
 tel = json.load(urllib.request.urlopen(url + "/telemetry/psys-0"))
 j12, w12 = zones(k12, "kepler_node_cpu_joules_total"), zones(k12, "kepler_node_cpu_watts")
 if j12.get("psys", ("",))[0] != "/sys/class/powercap/intel-rapl:2" or set(j12) != {"package", "psys"}:
@@ -274,8 +266,6 @@ else:
     near("0.12 psys", later, j12["psys"][1], w12["psys"][1], time.time() - scraped)
     if abs(w12["psys"][1] - tel["nodePowerWatts"]) > 1e-3 * tel["nodePowerWatts"]:
         fails.append(f"psys {w12['psys'][1]} W vs nodePowerWatts {tel['nodePowerWatts']}")
-for f in fails:
-    print("FAIL detail:", f)
-sys.exit(1 if fails else 0)
+report()
 EOF
 finish

@@ -42,9 +42,9 @@ sleep 1.5 # the NVML draw is a 1 s mean: let it fill
 # /telemetry: gpus[] per GPU, the gpu totals, and the node's power and energy include them.
 "$py" - "$url" <<'EOF' && ok || bad "/telemetry GPU fields (above)"
 import json, sys, urllib.request
+from exposition import fails, report
 url = sys.argv[1]
 want = {"sxm-0": ("nvidia", 8), "mi300x-0": ("amd", 8), "w7900-0": ("amd", 4), "flex-0": ("intel", 4), "l40s-0": ("nvidia", 4)}
-fails = []
 for node, (vendor, count) in want.items():
     d = json.load(urllib.request.urlopen(f"{url}/telemetry/{node}"))
     g, gs = d["gpu"], d["gpus"]
@@ -68,9 +68,7 @@ e = json.load(urllib.request.urlopen(f"{url}/debug/energy"))
 n = next(x for x in e["nodes"] if x["node"] == "sxm-0")
 if len(n["gpus"]) != 8:
     fails.append(f"/debug/energy sxm-0: {n}")
-for f in fails:
-    print("FAIL detail:", f)
-sys.exit(1 if fails else 0)
+report()
 EOF
 
 # /metrics: promtool clean; the per-GPU series as /telemetry read right after (energy within a
@@ -125,25 +123,11 @@ uuid=$("$hwemu" cat --root "$root/r" --node sxm-0 state/nvml/gpu3/uuid)
 grep -q "^DCGM_FI_DEV_POWER_USAGE{gpu=\"3\",UUID=\"$uuid\",pci_bus_id=\"00000000:13:00.0\",device=\"nvidia3\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"sxm-0\",DCGM_FI_DRIVER_VERSION=\"590.48.01\"} [0-9]*\.[0-9]\{6\}$" \
     "$root/dcgm-exporter-sxm-0.txt" && ok || bad "DCGM label set: $(grep -m1 '^DCGM_FI_DEV_POWER_USAGE{gpu="3"' "$root/dcgm-exporter-sxm-0.txt")"
 "$py" - "$url" "$root" "$hwemu" <<'EOF' && ok || bad "GPU exporter values (above)"
-import json, re, subprocess, sys, urllib.request
+import json, re, sys, urllib.request
+from exposition import cat, check, report, series
 url, root, hwemu = sys.argv[1:4]
-def series(path):
-    out = {}
-    for line in urllib.request.urlopen(url + path).read().decode().splitlines():
-        m = re.match(r'^(\w+)\{(.*)\} (\S+)$', line)
-        if m:
-            labels = re.findall(r'(\w+)="([^"]*)"', m.group(2))
-            out.setdefault(m.group(1), []).append((dict(labels), [k for k, _ in labels], m.group(3)))
-    return out
-def cat(node, path):
-    return subprocess.run([hwemu, "cat", "--root", root + "/r", "--node", node, path], capture_output=True,
-                          text=True, check=True).stdout.strip()
-fails = []
-def check(ok, what):
-    if not ok:
-        fails.append(what)
 # dcgm-exporter of sxm-0, then /telemetry (the same tick or a later one).
-d = series("/exporters/dcgm-exporter/sxm-0/metrics")
+d = series(url + "/exporters/dcgm-exporter/sxm-0/metrics", raw=True)
 tel = json.load(urllib.request.urlopen(url + "/telemetry/sxm-0"))
 check(sorted(d) == sorted("DCGM_FI_DEV_" + n for n in ("SM_CLOCK", "MEM_CLOCK", "MEMORY_TEMP", "GPU_TEMP", "POWER_USAGE",
       "TOTAL_ENERGY_CONSUMPTION", "GPU_UTIL", "MEM_COPY_UTIL", "FB_FREE", "FB_USED")) and all(len(v) == 8 for v in d.values()),
@@ -161,15 +145,15 @@ for name, key in (("DCGM_FI_DEV_SM_CLOCK", "clockMHz"), ("DCGM_FI_DEV_MEM_CLOCK"
     for labels, _, v in d[name]:
         check(re.fullmatch(r"\d+", v) and abs(int(v) - tel["gpus"][int(labels["gpu"])][key]) <= 1, f"{name} {v}")
 check([x[2] for x in d["DCGM_FI_DEV_GPU_UTIL"]] == ["100"] * 8, d["DCGM_FI_DEV_GPU_UTIL"][0])
-total = int(cat("sxm-0", "state/nvml/gpu0/memory_total_mib"))
+total = int(cat(hwemu, root + "/r", "sxm-0", "state/nvml/gpu0/memory_total_mib"))
 check(int(d["DCGM_FI_DEV_FB_USED"][0][2]) + int(d["DCGM_FI_DEV_FB_FREE"][0][2]) == total, f"FB used + free vs {total} MiB")
-check(abs(int(d["DCGM_FI_DEV_MEMORY_TEMP"][0][2]) - int(cat("sxm-0", "state/nvml/gpu0/temperature_memory_c"))) <= 1,
+check(abs(int(d["DCGM_FI_DEV_MEMORY_TEMP"][0][2]) - int(cat(hwemu, root + "/r", "sxm-0", "state/nvml/gpu0/temperature_memory_c"))) <= 1,
       d["DCGM_FI_DEV_MEMORY_TEMP"][0])
 # ROCm: the MI3xx names on the MI300X, the MI2xx ones on the Radeon; labels sorted; energy in uJ.
 want = {"mi300x-0": ("gpu_package_power", "gpu_junction_temperature"),
         "w7900-0": ("gpu_average_package_power", "gpu_edge_temperature")}
 for node, (power, hot) in want.items():
-    r = series(f"/exporters/rocm-device-metrics/{node}/metrics")
+    r = series(f"{url}/exporters/rocm-device-metrics/{node}/metrics", raw=True)
     tel = json.load(urllib.request.urlopen(f"{url}/telemetry/{node}"))
     n = tel["gpu"]["count"]
     check(set(r) == {power, hot, "gpu_power_usage", "gpu_energy_consumed", "gpu_memory_temperature", "gpu_gfx_activity",
@@ -188,9 +172,7 @@ for node, (power, hot) in want.items():
         check(v == u and abs(float(v) - w) <= 0.02 * w, f"{node}: {power} {v}, gpu_power_usage {u} vs {w}")
     t = float(r[hot][0][2])
     check(t == int(t) and 0 <= t - int(tel["gpus"][0]["temperatureC"]) <= 15, f"{node}: {hot} {t} vs {tel['gpus'][0]}")
-for f in fails:
-    print("FAIL detail:", f)
-sys.exit(1 if fails else 0)
+report()
 EOF
 
 # Kepler's GPU series, NVIDIA only (Kepler reads GPUs through NVML): promtool-clean; on sxm-0 the
@@ -205,25 +187,12 @@ for x in kepler-0.7 kepler-0.12; do
     done
 done
 "$py" - "$url" "$root" "$hwemu" <<'EOF' && ok || bad "Kepler GPU series (above)"
-import json, re, subprocess, sys, urllib.request
+import json, sys, urllib.request
+from exposition import cat, check, report, series
 url, root, hwemu = sys.argv[1:4]
-def series(path):
-    out = {}
-    for line in urllib.request.urlopen(url + path).read().decode().splitlines():
-        m = re.match(r'^(\w+)\{(.*)\} (\S+)$', line)
-        if m:
-            out.setdefault(m.group(1), []).append((dict(re.findall(r'(\w+)="([^"]*)"', m.group(2))), float(m.group(3))))
-    return out
-def cat(path):
-    return subprocess.run([hwemu, "cat", "--root", root + "/r", "--node", "sxm-0", path], capture_output=True, text=True,
-                          check=True).stdout.strip()
-k12 = series("/exporters/kepler-0.12/sxm-0/metrics")
-k07 = series("/exporters/kepler-0.7/sxm-0/metrics")
+k12 = series(url + "/exporters/kepler-0.12/sxm-0/metrics")
+k07 = series(url + "/exporters/kepler-0.7/sxm-0/metrics")
 tel = json.load(urllib.request.urlopen(url + "/telemetry/sxm-0"))
-fails = []
-def check(ok, what):
-    if not ok:
-        fails.append(what)
 fams = ["kepler_node_gpu_" + f for f in ("joules_total", "active_joules_total", "idle_joules_total", "watts",
                                          "active_watts", "idle_watts", "info")]
 check(all(len(k12.get(f, [])) == 8 for f in fams), {f: len(k12.get(f, [])) for f in fams})
@@ -231,7 +200,8 @@ for g in tel["gpus"]:
     k = str(g["index"])
     one = {f: [v for l, v in k12[f] if l["gpu"] == k] for f in fams}
     labels = next(l for l, _ in k12["kepler_node_gpu_joules_total"] if l["gpu"] == k)
-    check(labels == {"gpu": k, "gpu_name": cat(f"state/nvml/gpu{k}/name"), "gpu_uuid": cat(f"state/nvml/gpu{k}/uuid"),
+    check(labels == {"gpu": k, "gpu_name": cat(hwemu, root + "/r", "sxm-0", f"state/nvml/gpu{k}/name"),
+                     "gpu_uuid": cat(hwemu, root + "/r", "sxm-0", f"state/nvml/gpu{k}/uuid"),
                      "node_name": "sxm-0", "vendor": "nvidia"}, labels)
     j = one["kepler_node_gpu_joules_total"][0]
     check(-1e-5 <= g["energyJoules"] - j <= g["powerWatts"] * 0.2 * 1.2, f"gpu {k}: 0.12 {j} J vs /telemetry {g['energyJoules']} J")
@@ -245,9 +215,7 @@ for g in tel["gpus"]:
     modes = {l["mode"]: v for l, v in k07["kepler_node_gpu_joules_total"] if l["package"] == k and l["source"] == "NVML"}
     check(set(modes) == {"dynamic", "idle"} and -1e-5 <= g["energyJoules"] - sum(modes.values()) <= g["powerWatts"] * 0.2 * 1.2,
           f"gpu {k}: 0.7 {modes} vs /telemetry {g['energyJoules']} J")
-for f in fails:
-    print("FAIL detail:", f)
-sys.exit(1 if fails else 0)
+report()
 EOF
 
 # Another vendor's node: a 404 saying which format serves it.
