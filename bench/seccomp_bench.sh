@@ -18,9 +18,9 @@
 #                    os.ReadFile, ReadAt at 0 on a kept file, under the supervisor
 #   go tmpfs orc     the Go orc on the tmpfs file without the supervisor
 #   floor trip / floor orc
-#                    bench/seccomp_floor.c: the kernel's own cost for one notification round
-#                    trip and for an open (descriptor injected) + read + close, with a
-#                    supervisor that does no work: what no supervisor can beat on this machine
+#                    bench/seccomp_floor.c: with a supervisor that does no work, one
+#                    notification round trip (the kernel's own cost: the floor of every
+#                    intercepted call) and an open (descriptor injected) + read + close
 # Each row is measured ROUNDS times, interleaved, and the median of the rounds is printed (the
 # machine is shared: interleaving spreads the noise over all rows alike).
 # Usage: bench/seccomp_bench.sh BUILD_DIR [ROUNDS]     (figures go to bench/README.md)
