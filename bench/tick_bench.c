@@ -7,6 +7,7 @@
  * Usage: tick_bench ROOT_PARENT [TICKS] [N...]   (defaults: 50 ticks; 200 1000 10000 nodes)
  * Figures go to bench/README.md with the machine and the command. */
 #include "engine.h"
+#include "otlp.h"
 
 #include <malloc.h>
 #include <stdio.h>
@@ -57,6 +58,12 @@ static int run(const char *parent, int n, int ticks)
     size_t heap0 = mallinfo2().uordblks;
     if (engine_start(&e, &cfg))
         return 1;
+    char err[1024];
+    struct otlp *otlp = otlp_attach(&e, err, sizeof err); /* runs when OTEL_EXPORTER_OTLP_ENDPOINT is set */
+    if (!otlp && *err) {
+        fprintf(stderr, "tick_bench: %s\n", err);
+        return 1;
+    }
     double fresh = e.start_seconds;
     long rss1 = rss_kib();
     size_t heap1 = mallinfo2().uordblks;
@@ -71,6 +78,7 @@ static int run(const char *parent, int n, int ticks)
     char seg[700];
     snprintf(seg, sizeof seg, "%s/node-0.seg", root);
     long seg_size = stat(seg, &st) == 0 ? (long)st.st_size : 0;
+    otlp_detach(&e, otlp);
     engine_stop(&e);
     if (engine_start(&e, &cfg))
         return 1;

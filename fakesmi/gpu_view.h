@@ -1,6 +1,6 @@
 /* gpu_view: fakesmi's window on one node's files. It maps the node's segment the way the shim
  * does (HWEMU_SEGMENT, or HWEMU_NODE under HWEMU_ROOT, default /dev/shm/hwemu), reads files
- * by their node-relative paths (engine/gpu_files.h lists the GPU files), and writes through
+ * by their node-relative paths (engine/segment/gpu_files.h lists the GPU files), and writes through
  * the attribute's validator exactly as a file write would: refused with the driver's errno,
  * or stored and in effect at once, and an event of the next tick naming the tool's pid. No
  * allocation; a read is a few hundred nanoseconds. */

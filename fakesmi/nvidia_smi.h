@@ -2,7 +2,7 @@
  * command line, GPU selection, -L and --query-gpu; nvidia_smi_set.c the commands that change
  * a GPU; nvidia_smi_query.c the two reports, `-q` and the summary table. Everything is
  * printed into nv_out, which the command writes to stdout in one piece at the end, and
- * read from the node's state/nvml and state/gpu/field_support files (engine/gpu_files.h),
+ * read from the node's state/nvml and state/gpu/field_support files (engine/segment/gpu_files.h),
  * never from anywhere else. */
 #ifndef HWEMU_FAKESMI_NVIDIA_SMI_H
 #define HWEMU_FAKESMI_NVIDIA_SMI_H

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU nodes at the kernel's boundary (engine/gpu_files.h), read by programs no one here wrote:
+# GPU nodes at the kernel's boundary (engine/segment/gpu_files.h), read by programs no one here wrote:
 # lm-sensors' `sensors` names and reads the amdgpu and i915 hwmon chips; an MI300X capped
 # through hwmon power1_cap settles under the cap; the W7900 refuses every cap but 241 W; the
 # Flex 170's power1_max is taken whole and clamped by the next tick (i915 and xe layouts);

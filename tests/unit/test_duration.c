@@ -1,4 +1,4 @@
-/* Unit tests of engine/duration.c: Go-style durations. */
+/* Unit tests of engine/model/duration.c: Go-style durations. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

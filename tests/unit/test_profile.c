@@ -1,4 +1,4 @@
-/* Unit tests of engine/profile.c: builtins, provenance resolution and the extends merge. */
+/* Unit tests of engine/model/profile.c: builtins, provenance resolution and the extends merge. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

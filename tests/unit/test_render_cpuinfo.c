@@ -1,4 +1,4 @@
-/* Unit tests of engine/render_cpuinfo.c: the /proc/cpuinfo text of the builtin profiles
+/* Unit tests of engine/render/render_cpuinfo.c: the /proc/cpuinfo text of the builtin profiles
  * (upstream-hwemu.md §d, sysfs-abi.md §13), the socket-major-smt-last numbering, the flags the
  * facts imply, verbatim corpus cpuinfo, and the cpu MHz rounding against libc's "%.3f". */
 #include <setjmp.h>

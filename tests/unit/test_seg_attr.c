@@ -1,4 +1,4 @@
-/* Unit tests of engine/seg_attr.c: each writable attribute refuses and normalises writes as
+/* Unit tests of engine/segment/seg_attr.c: each writable attribute refuses and normalises writes as
  * the kernel does (expected values from the kernel's formulas in sysfs-abi.md §1.4-§6). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -51,7 +51,7 @@ static int setup(void **st)
                  SV_UINT_CLAMP01, SEG_NONE);
     segb_dynamic(b, "sys/devices/system/cpu/intel_pstate/status", 0644, SEG_A, segb_value_text(b, "active\n"),
                  SV_IGNORE, SEG_NONE);
-    /* GPUs (engine/gpu_files.h): an H100 SXM's NVML limit 200-700 W, one whose limit is a token,
+    /* GPUs (engine/segment/gpu_files.h): an H100 SXM's NVML limit 200-700 W, one whose limit is a token,
      * its clock locks (graphics 210-1980 MHz, memory 2619 MHz only), a MI300X cap (0-750 W), a
      * W7900 cap pinned at 241 W, the amdgpu performance level, an i915 PL1 and its window. */
     segb_dynamic(b, "state/nvml/gpu0/power_limit_mw", 0644, SEG_A, segb_value_text(b, "400000\n"), SV_NVML_LIMIT,

@@ -1,4 +1,4 @@
-/* Unit tests of engine/segment.c and engine/seg_build.c: layout, lookup, reads of static,
+/* Unit tests of engine/segment/segment.c and engine/segment/seg_build.c: layout, lookup, reads of static,
  * text and counter values, slots, events, and readers hammering while the engine publishes
  * (no torn value, no decrease). */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests of engine/spec.c and engine/nodeobject.c: pool expansion, baseLoad merging,
+/* Unit tests of engine/model/spec.c and engine/model/nodeobject.c: pool expansion, baseLoad merging,
  * overrides, and the Node object's labels and resources. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests of engine/ytree.c: locations, scalar conversions, and parse errors. */
+/* Unit tests of engine/model/ytree.c: locations, scalar conversions, and parse errors. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,0 +1,29 @@
+/* cli: what every `hwemu` subcommand shares: exit codes, the SIM_* environment defaults and
+ * usage errors. One file per command (cli_<command>.c); main.c dispatches.
+ *
+ * Exit codes (docs/cli.md "Exit codes"):
+ *   0  success
+ *   1  the input is invalid (spec or profile errors, each printed on stderr) or the
+ *      command failed at run time
+ *   2  usage error: unknown command or option, missing argument, bad environment value
+ * Options are GNU-style long options; the seed's single-dash spelling (-spec) works too. */
+#ifndef HWEMU_CLI_H
+#define HWEMU_CLI_H
+#include <stdbool.h>
+
+enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
+
+#define HWEMU_VERSION "0.1.0"
+
+/* The value of an environment variable, or NULL when unset or empty. */
+const char *cli_env(const char *name);
+/* Prints "hwemu CMD: MSG" and a hint to --help on stderr; returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int cmd_clusterspec(int argc, char **argv);
+int cmd_profiles(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_node(const char *what, int argc, char **argv);
+int cmd_exec(int argc, char **argv);
+
+#endif

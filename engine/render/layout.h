@@ -1,0 +1,70 @@
+/* layout: what rendering a node produces besides its files: one binding per dynamic value,
+ * saying which physics quantity the value shows (S) or carries to the physics (A).
+ * Owns the binding kinds and the value table the render files fill (layout.c). The renderers
+ * (render*.c) and the runtime (runtime/node.c) share it; it never includes either of them.
+ *
+ * Bindings. Every dynamic value of the segment is bound to one physics quantity: an S value
+ * is published from the physics each tick (energy counters, running frequency, ...), an A
+ * value carries what agents wrote into the physics state (limits, governor, ...). */
+#ifndef HWEMU_LAYOUT_H
+#define HWEMU_LAYOUT_H
+#include "seg_build.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum bind_kind {
+    BK_STATIC = 0,   /* A value with no physics effect (a disabled DRAM limit, ...) */
+    BK_ENERGY,       /* S counter: zone, pkg */
+    BK_CUR_FREQ,     /* S: scaling_cur_freq of pkg */
+    BK_CPUINFO_MAX,  /* S: cpuinfo_max_freq (follows turbo) */
+    BK_HSMP_POWER,   /* S: HSMP power1_input of pkg, uW */
+    BK_PL_LIMIT,     /* A: constraint power limit: pkg, pl */
+    BK_PL1_WINDOW,   /* A: PL1 time window of pkg */
+    BK_ZONE_ENABLED, /* A: package zone enabled */
+    BK_GOVERNOR,     /* A: scaling_governor of a policy of pkg */
+    BK_MIN_FREQ,     /* A: scaling_min_freq of a policy of pkg */
+    BK_MAX_FREQ,     /* A: scaling_max_freq of a policy of pkg */
+    BK_EPP,          /* A: energy_performance_preference of a policy of pkg */
+    BK_BOOST,        /* A: cpufreq/boost (1 = turbo on) */
+    BK_NO_TURBO,     /* A: intel_pstate/no_turbo (1 = turbo off) */
+    BK_HSMP_CAP,     /* A: HSMP power1_cap of pkg */
+    BK_GPU,          /* S: quantity zone (enum gpu_quantity) of GPU pkg */
+    BK_GPU_ENERGY,   /* S counter: energy of GPU pkg */
+    BK_GPU_IDENT,    /* S: per-node identity zone (enum gpu_quantity) of GPU pkg, set at open */
+    BK_GPU_SET,      /* A: setting zone (enum gpu_setting) of GPU pkg */
+};
+
+/* The GPU values published each tick (BK_GPU) or once at open (BK_GPU_IDENT). */
+enum gpu_quantity {
+    GQ_ENFORCED_MW, GQ_DRAW_MW, GQ_INSTANT_MW, GQ_UTIL_GPU, GQ_UTIL_MEM, GQ_TEMP_C, GQ_TEMP_MEM_C, GQ_PSTATE,
+    GQ_CLK_GFX, GQ_CLK_SM, GQ_CLK_MEM, GQ_CLK_VIDEO, GQ_REASONS, GQ_PEER_RX, GQ_PEER_TX, GQ_MEM_USED_MIB,
+    GQ_HWMON_AVG_UW, GQ_HWMON_INPUT_UW, GQ_TEMP_EDGE_MC, GQ_TEMP_JUNCTION_MC, GQ_TEMP_HBM_MC, GQ_SCLK_HZ,
+    GQ_BUSY_PCT, GQ_VRAM_USED_B, GQ_PP_SCLK, GQ_PP_MCLK,
+    GQ_UUID, GQ_SERIAL, /* identity */
+};
+
+/* What agents and tools write to a GPU. */
+enum gpu_setting { GS_LIMIT_MW, GS_LOCK_GFX, GS_LOCK_MEM, GS_PERSISTENCE, GS_CAP_UW, GS_PERF_LEVEL, GS_INTEL_PL1_UW };
+
+struct binding {
+    uint8_t kind;    /* enum bind_kind */
+    uint8_t zone;    /* enum phys_zone */
+    uint8_t pkg;
+    uint8_t pl;      /* enum phys_pl */
+};
+
+/* What render fills in: the builder plus one binding per value (index = value index). */
+struct node_layout {
+    struct seg_builder *b;
+    struct binding *binds;
+    uint32_t nbinds, cap;
+};
+
+uint32_t layout_value(struct node_layout *l, const char *text, struct binding bind);
+uint32_t layout_counter(struct node_layout *l, uint32_t unit_nj, struct binding bind);
+/* A counter of another width (64: never wraps), optionally showing its register count. */
+uint32_t layout_counter_ex(struct node_layout *l, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count,
+                           struct binding bind);
+
+#endif

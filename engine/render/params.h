@@ -1,0 +1,25 @@
+/* params: a merged profile tree (pool overrides included) as physics parameters, and the
+ * names the profile format and sysfs use for the physics' enums. Model -> physics; never
+ * includes the runtime. */
+#ifndef HWEMU_PARAMS_H
+#define HWEMU_PARAMS_H
+#include "physics_cpu.h"
+#include "physics_gpu.h"
+
+#include <stdbool.h>
+
+struct yt_node;
+
+/* Governor name (a prefix of a line is fine) as enum phys_governor. */
+int node_governor_of(const char *g);
+
+/* Constraint name -> enum phys_pl (long_term, short_term, peak_power), -1 for others; zone
+ * name -> enum phys_zone (package-N only as a top-level zone), -1 for others. */
+int node_pl_of(const char *constraint_name);
+int node_zone_of(const char *zone_name, bool top);
+
+/* Physics parameters from a merged profile tree (pool overrides included). */
+void node_params(const struct yt_node *tree, double ambient_c, struct phys_cpu_params *p);
+void node_gpu_params(const struct yt_node *tree, double ambient_c, struct phys_gpu_params *g);
+
+#endif

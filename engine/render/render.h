@@ -1,0 +1,23 @@
+/* render: turning a node's merged profile and physics parameters into its files (the
+ * segment's entries) and their bindings. render.c lays out the node root, topology and
+ * cpuinfo and calls the per-subsystem renderers below, which only call layout.h and the
+ * segment builder: never the runtime, the engine or anything above. */
+#ifndef HWEMU_RENDER_H
+#define HWEMU_RENDER_H
+#include "layout.h"
+#include "physics_cpu.h"
+#include "physics_gpu.h"
+
+struct yt_node;
+
+/* Renders every file of a node of this profile (sys/, cpuinfo, state/) into l. */
+void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile,
+                 const struct phys_cpu_params *p, const struct phys_gpu_params *g);
+void render_powercap(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+/* The GPUs (engine/segment/gpu_files.h): PCI devices, the vendor's sysfs and state files, tool facts. */
+void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p,
+                 const struct phys_gpu_params *g);
+
+#endif

@@ -1,0 +1,205 @@
+/* render_cpufreq: the cpufreq tree of a node (sysfs-abi.md §4-6; upstream-hwemu.md c0).
+ *
+ *   sys/devices/system/cpu/cpufreq/policy<P>/   one per CPU (per-cpu) or per core (per-core),
+ *                                               named after its first CPU
+ *   sys/devices/system/cpu/cpu<c>/cpufreq       -> ../cpufreq/policy<P>
+ *   sys/devices/system/cpu/cpufreq/boost        when the profile sources boost (A)
+ *   sys/devices/system/cpu/intel_pstate/        intel_pstate and intel_cpufreq: status (A,
+ *                                               taken, no effect), no_turbo (A)
+ *   sys/devices/system/cpu/amd_pstate/status    amd-pstate drivers (A, taken, no effect)
+ * Per policy: scaling_driver, scaling_available_governors (setpolicy drivers without the
+ * trailing space), scaling_governor (A), cpuinfo_min_freq, cpuinfo_max_freq (S: follows
+ * turbo), cpuinfo_transition_latency, scaling_min_freq / scaling_max_freq (A, clamped),
+ * scaling_cur_freq (S), scaling_setspeed (A: EINVAL unless userspace), affected_cpus,
+ * related_cpus, scaling_available_frequencies (table drivers), and with HWP (intel_pstate) or
+ * amd-pstate-epp: energy_performance_preference (A) and its available list; base_frequency on
+ * intel_pstate with HWP.
+ * A policy belongs to the package of its first CPU; what agents write to a policy goes to its
+ * package's physics (the physics runs one frequency per package). */
+#include "params.h"
+#include "render.h"
+#include "profile.h"
+#include "render_cpuinfo.h"
+#include "seg_attr.h"
+#include "ytree.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CPU "sys/devices/system/cpu"
+#define EPP_WORDS "default performance balance_performance balance_power power"
+
+static void stat_file(struct seg_builder *b, const char *dir, const char *file, uint16_t mode, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    segb_static(b, path, mode, text, strlen(text));
+}
+
+static bool setpolicy(int driver)
+{
+    return driver == PHYS_DRV_INTEL_PSTATE || driver == PHYS_DRV_AMD_PSTATE_EPP;
+}
+
+static long long latency_ns(int driver)
+{
+    return driver == PHYS_DRV_INTEL_CPUFREQ || driver == PHYS_DRV_AMD_PSTATE ? 20000 : 0;
+}
+
+void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p)
+{
+    const struct yt_node *cf = yt_get(tree, "cpufreq");
+    if (!cf)
+        return;
+    struct seg_builder *b = l->b;
+    const char *driver = prof_str(cf, "driver", "");
+    bool minimal = prof_bool(cf, "minimal", false);
+    bool per_core = !strcmp(prof_str(cf, "policyGrouping", "per-cpu"), "per-core");
+    bool hwp = prof_bool(cf, "hwp", false);
+    char text[256], dir[256], path[512];
+
+    /* Shared values: one per package for scaling_cur_freq, one for cpuinfo_max_freq. */
+    uint32_t cur_value[PHYS_MAX_PKGS];
+    for (int k = 0; k < PHYS_MAX_PKGS; k++)
+        cur_value[k] = SEG_NONE;
+    snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_max_khz);
+    uint32_t max_value = layout_value(l, text, (struct binding){.kind = BK_CPUINFO_MAX});
+
+    /* Governor list as scaling_available_governors shows it. */
+    const char *avail = prof_str(cf, "availableGovernors", "performance powersave");
+    char govs[256];
+    snprintf(govs, sizeof govs, "%s%s\n", avail, setpolicy(p->driver) ? "" : " ");
+    const char *gov0 = prof_str(cf, "governor", "performance");
+    char table[64 * 12] = "";
+    for (int i = 0; i < p->freq_n; i++) {
+        size_t used = strlen(table);
+        snprintf(table + used, sizeof table - used, "%lld ", (long long)p->freq_khz[i]);
+    }
+
+    /* CPUs by number, each with its policy: the CPU itself, or per core the first CPU of the
+     * core (the list is sorted by number, so the first one met is the lowest). */
+    struct cpuinfo_cpu *cpus = NULL;
+    int ncpu = cpuinfo_cpus(tree, &cpus);
+    if (ncpu < 0)
+        abort();
+    int *policy_of = malloc(sizeof *policy_of * (size_t)(ncpu > 0 ? ncpu : 1));
+    if (!policy_of)
+        abort();
+    for (int i = 0; i < ncpu; i++) {
+        policy_of[i] = i;
+        for (int o = 0; per_core && o < i; o++)
+            if (cpus[o].socket == cpus[i].socket && cpus[o].core == cpus[i].core) {
+                policy_of[i] = policy_of[o];
+                break;
+            }
+    }
+    for (int i = 0; i < ncpu; i++) {
+        int c = cpus[i].id;
+        snprintf(path, sizeof path, CPU "/cpu%d/cpufreq", c);
+        snprintf(text, sizeof text, "../cpufreq/policy%d", cpus[policy_of[i]].id);
+        segb_link(b, path, text);
+        if (policy_of[i] != i)
+            continue;
+        int s = cpus[i].socket;
+        int pkg = s < 0 ? 0 : s < PHYS_MAX_PKGS ? s : PHYS_MAX_PKGS - 1;
+        snprintf(dir, sizeof dir, CPU "/cpufreq/policy%d", c);
+        segb_dir(b, dir, 0755);
+        snprintf(text, sizeof text, "%s\n", driver);
+        stat_file(b, dir, "scaling_driver", 0444, text);
+        if (minimal)
+            continue;
+        stat_file(b, dir, "scaling_available_governors", 0444, govs);
+        char list[4096] = "";
+        for (int o = i; o < ncpu; o++) {
+            if (policy_of[o] != i)
+                continue;
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s%d", used ? " " : "", cpus[o].id);
+        }
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "\n");
+        stat_file(b, dir, "affected_cpus", 0444, list);
+        stat_file(b, dir, "related_cpus", 0444, list);
+        snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_min_khz);
+        stat_file(b, dir, "cpuinfo_min_freq", 0444, text);
+        snprintf(path, sizeof path, "%s/cpuinfo_max_freq", dir);
+        segb_dynamic(b, path, 0444, SEG_S, max_value, SV_NONE, SEG_NONE);
+        snprintf(text, sizeof text, "%lld\n", latency_ns(p->driver));
+        stat_file(b, dir, "cpuinfo_transition_latency", 0444, text);
+        if (p->freq_n) {
+            snprintf(text, sizeof text, "%s\n", table);
+            stat_file(b, dir, "scaling_available_frequencies", 0444, text);
+        }
+
+        snprintf(text, sizeof text, "%s\n", gov0);
+        snprintf(path, sizeof path, "%s/scaling_governor", dir);
+        uint32_t gov = segb_dynamic(b, path, 0644, SEG_A, layout_value(l, text, (struct binding){.kind = BK_GOVERNOR,
+                                                                                           .pkg = (uint8_t)pkg}),
+                                    SV_GOVERNOR, segb_param(b, (struct seg_param){.related = SEG_NONE}, avail));
+        snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_max_khz);
+        snprintf(path, sizeof path, "%s/scaling_max_freq", dir);
+        uint32_t mx = segb_dynamic(b, path, 0644, SEG_A,
+                                   layout_value(l, text, (struct binding){.kind = BK_MAX_FREQ, .pkg = (uint8_t)pkg}),
+                                   SV_FREQ_MAX,
+                                   segb_param(b, (struct seg_param){.a = p->cpuinfo_min_khz, .b = p->cpuinfo_max_khz,
+                                                                    .related = SEG_NONE}, NULL));
+        snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_min_khz);
+        snprintf(path, sizeof path, "%s/scaling_min_freq", dir);
+        segb_dynamic(b, path, 0644, SEG_A,
+                     layout_value(l, text, (struct binding){.kind = BK_MIN_FREQ, .pkg = (uint8_t)pkg}), SV_FREQ_MIN,
+                     segb_param(b, (struct seg_param){.a = p->cpuinfo_min_khz, .b = p->cpuinfo_max_khz, .related = mx},
+                                NULL));
+        if (cur_value[pkg] == SEG_NONE) {
+            long long cur = !strcmp(gov0, "performance") ? p->cpuinfo_max_khz : p->cpuinfo_min_khz;
+            snprintf(text, sizeof text, "%lld\n", cur);
+            cur_value[pkg] = layout_value(l, text, (struct binding){.kind = BK_CUR_FREQ, .pkg = (uint8_t)pkg});
+        }
+        snprintf(path, sizeof path, "%s/scaling_cur_freq", dir);
+        segb_dynamic(b, path, 0444, SEG_S, cur_value[pkg], SV_NONE, SEG_NONE);
+        snprintf(path, sizeof path, "%s/scaling_setspeed", dir);
+        segb_dynamic(b, path, 0644, SEG_A, layout_value(l, "<unsupported>\n", (struct binding){.kind = BK_STATIC}),
+                     SV_SETSPEED, segb_param(b, (struct seg_param){.related = gov}, NULL));
+
+        bool intel_hwp = hwp && (p->driver == PHYS_DRV_INTEL_PSTATE || p->driver == PHYS_DRV_INTEL_CPUFREQ);
+        if (intel_hwp || p->driver == PHYS_DRV_AMD_PSTATE_EPP) {
+            bool perf = !strcmp(gov0, "performance");
+            stat_file(b, dir, "energy_performance_available_preferences", 0444,
+                      perf && !intel_hwp ? "performance\n" : EPP_WORDS " \n");
+            snprintf(path, sizeof path, "%s/energy_performance_preference", dir);
+            /* intel_pstate takes raw 0..255 too; the EBUSY rule is active mode's (§5.2, §6.2). */
+            bool active = p->driver != PHYS_DRV_INTEL_CPUFREQ;
+            segb_dynamic(b, path, 0644, SEG_A,
+                         layout_value(l, perf ? "performance\n" : "balance_performance\n",
+                                      (struct binding){.kind = BK_EPP, .pkg = (uint8_t)pkg}),
+                         SV_EPP, segb_param(b, (struct seg_param){.c = intel_hwp, .d = active, .related = gov},
+                                            EPP_WORDS));
+        }
+        if (intel_hwp && p->base_khz > 0) {
+            snprintf(text, sizeof text, "%lld\n", (long long)p->base_khz);
+            stat_file(b, dir, "base_frequency", 0444, text);
+        }
+    }
+    free(policy_of);
+    free(cpus);
+    if (minimal)
+        return;
+    if (yt_get(cf, "boost") && yt_get(cf, "boost")->src) {
+        snprintf(text, sizeof text, "%d\n", p->boost ? 1 : 0);
+        segb_dynamic(b, CPU "/cpufreq/boost", 0644, SEG_A, layout_value(l, text, (struct binding){.kind = BK_BOOST}),
+                     SV_BOOL01, SEG_NONE);
+    }
+    if (p->driver == PHYS_DRV_INTEL_PSTATE || p->driver == PHYS_DRV_INTEL_CPUFREQ) {
+        const char *mode = p->driver == PHYS_DRV_INTEL_PSTATE ? "active\n" : "passive\n";
+        segb_dynamic(b, CPU "/intel_pstate/status", 0644, SEG_A,
+                     layout_value(l, mode, (struct binding){.kind = BK_STATIC}), SV_IGNORE, SEG_NONE);
+        snprintf(text, sizeof text, "%d\n", p->boost ? 0 : 1);
+        segb_dynamic(b, CPU "/intel_pstate/no_turbo", 0644, SEG_A,
+                     layout_value(l, text, (struct binding){.kind = BK_NO_TURBO}), SV_UINT_CLAMP01, SEG_NONE);
+    }
+    if (p->driver == PHYS_DRV_AMD_PSTATE_EPP || p->driver == PHYS_DRV_AMD_PSTATE) {
+        const char *mode = p->driver == PHYS_DRV_AMD_PSTATE_EPP ? "active\n" : "passive\n";
+        segb_dynamic(b, CPU "/amd_pstate/status", 0644, SEG_A,
+                     layout_value(l, mode, (struct binding){.kind = BK_STATIC}), SV_IGNORE, SEG_NONE);
+    }
+}

@@ -1,0 +1,44 @@
+/* render_hsmp: AMD HSMP socket power caps in the platform-device hwmon layout
+ * (sysfs-abi.md §11.2; upstream-hwemu.md c0), one hwmon device per socket:
+ *   sys/devices/platform/amd_hsmp/hwmon/hwmon<s>/  name (R "amd_hsmp_hwmon"),
+ *       power1_input (S, uW), power1_cap (A, clamped to [0, power1_cap_max]), power1_cap_max (R)
+ *   sys/class/hwmon/hwmon<s> -> ../../devices/platform/amd_hsmp/hwmon/hwmon<s> */
+#include "params.h"
+#include "render.h"
+#include "profile.h"
+#include "seg_attr.h"
+#include "ytree.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p)
+{
+    if (!yt_get(tree, "hsmp"))
+        return;
+    struct seg_builder *b = l->b;
+    long long cap_max = prof_int(tree, "hsmp.capMaxUW", 0), cap = prof_int(tree, "hsmp.capDefaultUW", 0);
+    for (int s = 0; s < p->sockets && s < PHYS_MAX_PKGS; s++) {
+        char dir[256], path[512], text[64];
+        snprintf(dir, sizeof dir, "sys/devices/platform/amd_hsmp/hwmon/hwmon%d", s);
+        segb_dir(b, dir, 0755);
+        snprintf(path, sizeof path, "sys/class/hwmon/hwmon%d", s);
+        snprintf(text, sizeof text, "../../devices/platform/amd_hsmp/hwmon/hwmon%d", s);
+        segb_link(b, path, text);
+        snprintf(path, sizeof path, "%s/name", dir);
+        segb_static(b, path, 0444, "amd_hsmp_hwmon\n", 15);
+        snprintf(path, sizeof path, "%s/power1_input", dir);
+        snprintf(text, sizeof text, "%lld\n", (long long)(p->idle_pkg_w * 1000) * 1000);
+        segb_dynamic(b, path, 0444, SEG_S, layout_value(l, text, (struct binding){.kind = BK_HSMP_POWER,
+                                                                                  .pkg = (uint8_t)s}),
+                     SV_NONE, SEG_NONE);
+        snprintf(path, sizeof path, "%s/power1_cap", dir);
+        snprintf(text, sizeof text, "%lld\n", cap);
+        segb_dynamic(b, path, 0644, SEG_A, layout_value(l, text, (struct binding){.kind = BK_HSMP_CAP,
+                                                                                  .pkg = (uint8_t)s}),
+                     SV_UW_CLAMP, segb_param(b, (struct seg_param){.a = 0, .b = cap_max, .related = SEG_NONE}, NULL));
+        snprintf(path, sizeof path, "%s/power1_cap_max", dir);
+        snprintf(text, sizeof text, "%lld\n", cap_max);
+        segb_static(b, path, 0444, text, strlen(text));
+    }
+}

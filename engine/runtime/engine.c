@@ -1,0 +1,377 @@
+/* engine: start, tick loop, snapshot; see engine.h.
+ * The tick thread sleeps to each absolute tick deadline (CLOCK_MONOTONIC), releases the
+ * workers, waits for them, publishes the telemetry snapshot and records the tick's cost. A
+ * tick that ends past the next deadline is an overrun: the loop skips to the next deadline
+ * in the future, so nodes are always stepped to wall time, never replayed. */
+#include "engine.h"
+
+#include "load.h"
+#include "events.h"
+#include "ytree.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+const double tick_bucket_le[TICK_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                             0.1,   0.25,   0.5,   1,    2.5,   5};
+
+static int64_t now_of(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static const char *const class_names[] = {"cpu.compute_bound", "cpu.memory_bound", "cpu.io_bound", "cpu.mixed"};
+
+static int class_of(const char *c)
+{
+    for (int i = 0; i < 4; i++)
+        if (c && !strcmp(c, class_names[i]))
+            return i;
+    return PHYS_CLASS_COMPUTE_BOUND;
+}
+
+double engine_ambient_c(const struct engine *e, int pool, int64_t wall_ns)
+{
+    const struct facility *f = &e->spec.facility;
+    double hours = (double)wall_ns / 3.6e12;
+    double c = f->ambient_c + f->amplitude_c * sin(2 * M_PI * hours / f->period_h);
+    const char *zone = pool >= 0 ? e->spec.pools[pool].cooling_zone : NULL;
+    for (int i = 0; zone && i < f->nzones; i++)
+        if (!strcmp(f->zones[i].name, zone))
+            c += f->zones[i].offset_c;
+    return c;
+}
+
+int engine_find(const struct engine *e, const char *name)
+{
+    const struct spec_node *n = spec_find_node(&e->spec, name);
+    return n ? (int)(n - e->spec.nodes) : -1;
+}
+
+static void fill_telemetry(const struct engine *e, int i, struct node_telemetry *t, double ambient)
+{
+    const struct node *n = &e->nodes[i];
+    const struct spec_pool *pool = &e->spec.pools[e->spec.nodes[i].pool];
+    const struct phys_cpu_state *s = &n->state;
+    memset(t, 0, sizeof *t);
+    t->name = n->name;
+    t->pool = pool->name;
+    t->profile = n->profile;
+    t->npkgs = s->npkgs;
+    t->ambient_c = ambient;
+    t->cpu_util = n->load.cpu_util;
+    t->memory_intensity = n->load.memory_intensity;
+    t->cpu_class = class_names[n->load.cpu_class & 3];
+    for (int k = 0; k < s->npkgs; k++) {
+        const struct phys_pkg_state *p = &s->pkg[k];
+        t->pkg_power_w[k] = p->power_w;
+        t->pkg_temp_c[k] = p->temp_c;
+        t->pkg_cap_w[k] = isfinite(p->cap_w) ? p->cap_w : 0;
+        t->pkg_capped[k] = p->capped;
+        t->pkg_freq_khz[k] = phys_cpu_cur_freq_khz(&n->params, s, k);
+        t->pkg_pl1_uw[k] = p->pl_limit_uw[PHYS_PL1];
+        t->pkg_pl2_uw[k] = p->pl_limit_uw[PHYS_PL2];
+        t->pkg_energy_uj[k] = phys_energy_total_uj(s, PHYS_ZONE_PACKAGE, k);
+        t->dram_energy_uj[k] = phys_energy_total_uj(s, PHYS_ZONE_DRAM, k);
+        t->cpu_power_w += p->power_w;
+        t->pkg_dram_power_w[k] = (double)p->energy[PHYS_ZONE_DRAM].power_uw / 1e6;
+        t->dram_power_w += t->pkg_dram_power_w[k];
+        t->node_energy_uj += t->pkg_energy_uj[k] + t->dram_energy_uj[k];
+        t->core_power_w[k] = (double)p->energy[PHYS_ZONE_CORE].power_uw / 1e6;
+        t->core_energy_uj[k] = phys_energy_total_uj(s, PHYS_ZONE_CORE, k);
+        if (n->params.pkg[k].rapl_present)
+            t->has_rapl_limits = true;
+    }
+    t->node_power_w = t->cpu_power_w + t->dram_power_w + n->params.platform_other_w;
+    t->platform_power_w = (double)s->psys.power_uw / 1e6;
+    t->platform_energy_uj = phys_energy_total_uj(s, PHYS_ZONE_PSYS, 0);
+    /* the zones the node renders an energy_uj for: its energy counters (a few per node) */
+    for (uint32_t c = 0; c < n->ncounters; c++) {
+        const struct binding *b = &n->binds[n->counters[c]];
+        if (b->kind != BK_ENERGY)
+            continue;
+        t->has_energy_zones = true;
+        if (b->zone == PHYS_ZONE_PSYS)
+            t->has_psys = true;
+        else if (b->pkg < PHYS_MAX_PKGS)
+            t->pkg_zones[b->pkg] |= (uint8_t)(1u << b->zone);
+    }
+    const struct phys_gpu_params *gp = &n->gparams;
+    static const char *const vendors[] = {"", "nvidia", "amd", "intel"};
+    t->ngpus = gp->vendor == PHYS_GPU_NONE ? 0 : gp->count;
+    t->gpu_vendor = vendors[gp->vendor & 3];
+    t->gpu_product = n->gpu_product;
+    t->gpu_util = n->gload.util;
+    for (int k = 0; k < t->ngpus; k++) {
+        const struct phys_gpu *g = &n->gstate.g[k];
+        t->gpu_power_w[k] = g->power_w;
+        t->gpu_draw_w[k] = gp->vendor == PHYS_GPU_AMD ? g->avg_amd_w : g->draw_w;
+        t->gpu_limit_w[k] = g->limit_w;
+        t->gpu_enforced_w[k] = g->enforced_w;
+        t->gpu_temp_c[k] = g->temp_c;
+        t->gpu_clock_mhz[k] = g->gfx_mhz;
+        t->gpu_mem_clock_mhz[k] = g->mem_mhz;
+        t->gpu_energy_uj[k] = phys_gpu_total_uj(&n->gstate, k);
+        t->gpu_power_total_w += g->power_w;
+        t->node_energy_uj += t->gpu_energy_uj[k];
+    }
+    t->node_power_w += t->gpu_power_total_w;
+}
+
+static void tick_slice(struct engine *e, int w)
+{
+    int nw = e->cfg.workers;
+    int from = (int)((long)e->nnodes * w / nw), to = (int)((long)e->nnodes * (w + 1) / nw);
+    for (int i = from; i < to; i++) {
+        double amb = engine_ambient_c(e, e->spec.nodes[i].pool, e->tick_wall);
+        node_tick(&e->nodes[i], e->tick_mono, e->tick_wall, amb, e->events);
+        if (e->next)
+            fill_telemetry(e, i, &e->next->nodes[i], amb);
+    }
+}
+
+struct worker_arg {
+    struct engine *e;
+    int w;
+};
+
+static void *worker(void *arg)
+{
+    struct worker_arg *a = arg;
+    for (;;) {
+        pthread_barrier_wait(&a->e->start);
+        if (a->e->stop == 2)
+            break;
+        tick_slice(a->e, a->w);
+        pthread_barrier_wait(&a->e->done);
+    }
+    free(a);
+    return NULL;
+}
+
+static void free_telemetry(struct rcu_head *h)
+{
+    free(caa_container_of(h, struct telemetry, rcu));
+}
+
+static struct telemetry *new_telemetry(int n)
+{
+    struct telemetry *t = calloc(1, sizeof *t + sizeof t->nodes[0] * (size_t)(n ? n : 1));
+    if (!t)
+        abort();
+    t->n = n;
+    return t;
+}
+
+static void publish_telemetry(struct engine *e)
+{
+    struct telemetry *old = e->telemetry;
+    e->next->wall_ns = e->tick_wall;
+    e->next->tick = atomic_load(&e->ticks);
+    e->next->cluster = e->spec.name;
+    e->next->facility = &e->spec.facility;
+    e->next->ambient_c = engine_ambient_c(e, -1, e->tick_wall);
+    rcu_assign_pointer(e->telemetry, e->next);
+    e->next = new_telemetry(e->nnodes);
+    if (old)
+        call_rcu(&old->rcu, free_telemetry);
+}
+
+static void record_tick(struct engine *e, int64_t ns)
+{
+    atomic_fetch_add(&e->ticks, 1);
+    atomic_fetch_add(&e->tick_sum_ns, (uint64_t)ns);
+    double s = (double)ns / 1e9;
+    int b = 0;
+    while (b < TICK_BUCKETS && s > tick_bucket_le[b])
+        b++;
+    atomic_fetch_add(&e->tick_bucket[b], 1);
+}
+
+/* One tick of every node, on the workers (or this thread with one worker). */
+static void tick_all(struct engine *e)
+{
+    e->tick_mono = now_of(CLOCK_MONOTONIC);
+    e->tick_wall = now_of(CLOCK_REALTIME);
+    if (!e->threads) { /* one worker, or before the workers start */
+        for (int w = 0; w < e->cfg.workers; w++)
+            tick_slice(e, w);
+    } else {
+        pthread_barrier_wait(&e->start);
+        tick_slice(e, 0);
+        pthread_barrier_wait(&e->done);
+    }
+    publish_telemetry(e);
+}
+
+int64_t engine_tick(struct engine *e)
+{
+    int64_t t0 = now_of(CLOCK_MONOTONIC);
+    tick_all(e);
+    int64_t took = now_of(CLOCK_MONOTONIC) - t0;
+    record_tick(e, took);
+    return took;
+}
+
+void engine_run(struct engine *e)
+{
+    int64_t deadline = now_of(CLOCK_MONOTONIC) + e->cfg.tick_ns;
+    while (!e->stop) {
+        struct timespec ts = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !e->stop)
+           ;
+        if (e->stop)
+            break;
+        engine_tick(e);
+        deadline += e->cfg.tick_ns;
+        int64_t now = now_of(CLOCK_MONOTONIC);
+        if (now >= deadline) {
+            uint64_t missed = (uint64_t)((now - deadline) / e->cfg.tick_ns) + 1;
+            atomic_fetch_add(&e->overruns, missed);
+            deadline += (int64_t)missed * e->cfg.tick_ns;
+        }
+    }
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0755) && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+static struct phys_load base_load(const struct spec_pool *p)
+{
+    return (struct phys_load){.cpu_util = p->base.cpu_util, .memory_intensity = p->base.memory_intensity,
+                              .cpu_class = class_of(p->base.cpu_class)};
+}
+
+static struct phys_gpu_load gpu_load(const struct spec_pool *p)
+{
+    const char *c = p->base.gpu_class ? p->base.gpu_class : "";
+    struct phys_gpu_load l = {.util = p->base.gpu_util, .memory_intensity = p->base.memory_intensity,
+                              .cls = !strcmp(c, "gpu.compute_bound")                                     ? PHYS_GPU_CLASS_COMPUTE
+                                     : !strcmp(c, "gpu.memory_bound") || !strcmp(c, "gpu.bandwidth_bound") ? PHYS_GPU_CLASS_MEMORY
+                                                                                                        : PHYS_GPU_CLASS_OTHER};
+    for (int k = 0; k < p->base.nxfer && k < PHYS_GPU_MAX_XFER; k++)
+        l.xfer[l.nxfer++] = (struct phys_gpu_xfer){p->base.xfer[k].from, p->base.xfer[k].to, p->base.xfer[k].gbps};
+    return l;
+}
+
+int engine_start(struct engine *e, const struct engine_config *cfg)
+{
+    memset(e, 0, sizeof *e);
+    e->cfg = *cfg;
+    int rc = model_load_profiles(&e->profiles, cfg->profiles_dir);
+    if (rc == 0)
+        rc = model_load_spec(&e->spec, cfg->spec_path, &e->profiles);
+    if (rc)
+        return rc;
+    if (mkdir_p(cfg->root)) {
+        fprintf(stderr, "hwemu serve: cannot create the root %s: %s (set --root or SIM_HWEMU_ROOT to a writable "
+                "directory)\n", cfg->root, strerror(errno));
+        return -1;
+    }
+    char path[4096], err[1024];
+    snprintf(path, sizeof path, "%s/events.jsonl", cfg->root);
+    e->events = events_open(path, err, sizeof err);
+    if (!e->events) {
+        fprintf(stderr, "hwemu serve: %s\n", err);
+        return -1;
+    }
+    e->nnodes = e->spec.nnodes;
+    e->nodes = calloc((size_t)(e->nnodes ? e->nnodes : 1), sizeof *e->nodes);
+    if (!e->nodes)
+        abort();
+    int64_t t0 = now_of(CLOCK_MONOTONIC), wall = now_of(CLOCK_REALTIME);
+    int failed = 0;
+    e->templates = calloc((size_t)(e->spec.npools ? e->spec.npools : 1), sizeof *e->templates);
+    if (!e->templates)
+        abort();
+    for (int p = 0; p < e->spec.npools; p++) {
+        const struct spec_pool *pool = &e->spec.pools[p];
+        if (!pool->count)
+            continue;
+        if (node_template_build(&e->templates[p], pool->profile->name, pool->tree, engine_ambient_c(e, p, wall),
+                                cfg->tick_ns, err, sizeof err)) {
+            fprintf(stderr, "hwemu serve: pool %s: %s\n", pool->name, err);
+            return -1;
+        }
+    }
+    for (int i = 0; i < e->nnodes; i++) {
+        const struct spec_node *sn = &e->spec.nodes[i];
+        const struct spec_pool *p = &e->spec.pools[sn->pool];
+        struct phys_load load = base_load(p);
+        struct phys_gpu_load gload = gpu_load(p);
+        if (node_open(&e->nodes[i], &e->templates[sn->pool], cfg->root, sn->name, &load, &gload, cfg->tick_ns, err,
+                      sizeof err)) {
+            fprintf(stderr, "hwemu serve: %s\n", err);
+            failed++;
+            continue;
+        }
+        e->resumed += e->nodes[i].resumed;
+    }
+    e->start_seconds = (double)(now_of(CLOCK_MONOTONIC) - t0) / 1e9;
+    if (failed) {
+        fprintf(stderr, "hwemu serve: %d node%s could not start; nothing was changed for the others\n", failed,
+                failed == 1 ? "" : "s");
+        return -1;
+    }
+    e->next = new_telemetry(e->nnodes);
+    tick_all(e); /* a first snapshot, so that HTTP has something from the start */
+    if (cfg->workers > 1) {
+        pthread_barrier_init(&e->start, NULL, (unsigned)cfg->workers);
+        pthread_barrier_init(&e->done, NULL, (unsigned)cfg->workers);
+        e->threads = calloc((size_t)cfg->workers, sizeof *e->threads);
+        for (int w = 1; w < cfg->workers; w++) {
+            struct worker_arg *a = malloc(sizeof *a);
+            a->e = e;
+            a->w = w;
+            pthread_create(&e->threads[w], NULL, worker, a);
+        }
+    }
+    return 0;
+}
+
+void engine_stop(struct engine *e)
+{
+    if (e->threads) {
+        e->stop = 2;
+        pthread_barrier_wait(&e->start);
+        for (int w = 1; w < e->cfg.workers; w++)
+            pthread_join(e->threads[w], NULL);
+        free(e->threads);
+        pthread_barrier_destroy(&e->start);
+        pthread_barrier_destroy(&e->done);
+    }
+    for (int i = 0; i < e->nnodes; i++)
+        node_close(&e->nodes[i]);
+    free(e->nodes);
+    for (int p = 0; e->templates && p < e->spec.npools; p++)
+        node_template_free(&e->templates[p]);
+    free(e->templates);
+    struct telemetry *t = e->telemetry;
+    rcu_assign_pointer(e->telemetry, NULL);
+    synchronize_rcu();
+    rcu_barrier();
+    free(t);
+    free(e->next);
+    events_close(e->events);
+    spec_free(&e->spec);
+    profiles_free(&e->profiles);
+}

@@ -1,0 +1,121 @@
+/* engine: `hwemu serve`: the cluster's nodes, the tick loop and what the engine's own readers
+ * (HTTP, metrics) see.
+ * Owns: starting every node of a spec (render or resume), the tick loop that steps every node
+ * to wall time on the worker threads, tick statistics, the facility's ambient temperature,
+ * and the immutable per-tick telemetry snapshot published with RCU (urcu-bp). A request never
+ * steps a node: HTTP reads the latest snapshot only. */
+#ifndef HWEMU_ENGINE_H
+#define HWEMU_ENGINE_H
+#include "node.h"
+#include "profile.h"
+#include "spec.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <urcu-bp.h>
+
+struct event_log;
+
+struct engine_config {
+    const char *spec_path;    /* NULL: the embedded specs/smoke.yaml */
+    const char *profiles_dir; /* NULL: builtins only */
+    const char *root;         /* segments and events.jsonl */
+    const char *addr;         /* HTTP listen address host:port */
+    int64_t tick_ns;
+    int workers;
+    unsigned exporters; /* SIM_EXPORTERS: 1u << enum exporter (exporters.h) */
+};
+
+/* What one node looked like at the last tick. */
+struct node_telemetry {
+    const char *name, *pool, *profile;
+    int npkgs;
+    double node_power_w, cpu_power_w, dram_power_w;
+    double pkg_power_w[PHYS_MAX_PKGS], pkg_temp_c[PHYS_MAX_PKGS], pkg_cap_w[PHYS_MAX_PKGS];
+    double pkg_dram_power_w[PHYS_MAX_PKGS];
+    int64_t pkg_freq_khz[PHYS_MAX_PKGS], pkg_pl1_uw[PHYS_MAX_PKGS], pkg_pl2_uw[PHYS_MAX_PKGS];
+    uint64_t pkg_energy_uj[PHYS_MAX_PKGS], dram_energy_uj[PHYS_MAX_PKGS];
+    uint64_t node_energy_uj;
+    bool has_rapl_limits; /* a package zone has constraints: PL1/PL2 mean something */
+    bool pkg_capped[PHYS_MAX_PKGS];
+    /* What a real collector can read: the powercap zones that count energy (an energy_uj file).
+     * A VM has none; an AMD energy-only host has package and core zones without limits. */
+    bool has_energy_zones;
+    uint8_t pkg_zones[PHYS_MAX_PKGS]; /* 1u << enum phys_zone: PACKAGE, DRAM, CORE */
+    bool has_psys;
+    double core_power_w[PHYS_MAX_PKGS];
+    uint64_t core_energy_uj[PHYS_MAX_PKGS];
+    /* The platform as a psys zone counts it: packages, DRAM and the rest of the platform (no
+     * GPUs), whether or not the node has a psys zone; its counter starts again at a restart
+     * unless the node has one. */
+    double platform_power_w;
+    uint64_t platform_energy_uj;
+    double cpu_util, memory_intensity, ambient_c;
+    const char *cpu_class;
+    /* GPUs (none: ngpus 0); node_power_w and node_energy_uj include them */
+    int ngpus;
+    const char *gpu_vendor;      /* "nvidia", "amd", "intel" */
+    const char *gpu_product;
+    double gpu_util;
+    double gpu_power_w[PHYS_GPU_MAX];     /* held power of the interval */
+    double gpu_draw_w[PHYS_GPU_MAX];      /* what the vendor's tools report (NVML 1 s mean, amdgpu average) */
+    double gpu_limit_w[PHYS_GPU_MAX];     /* requested limit (Intel: 0 = off) */
+    double gpu_enforced_w[PHYS_GPU_MAX];  /* the limit in force */
+    double gpu_temp_c[PHYS_GPU_MAX];
+    int gpu_clock_mhz[PHYS_GPU_MAX], gpu_mem_clock_mhz[PHYS_GPU_MAX];
+    uint64_t gpu_energy_uj[PHYS_GPU_MAX];
+    double gpu_power_total_w;
+};
+
+struct telemetry {
+    struct rcu_head rcu;
+    int64_t wall_ns;
+    uint64_t tick;
+    const char *cluster;             /* the spec's metadata.name */
+    const struct facility *facility; /* its cooling zones */
+    double ambient_c;                /* the facility's ambient before cooling-zone offsets */
+    int n;
+    struct node_telemetry nodes[];
+};
+
+#define TICK_BUCKETS 12
+extern const double tick_bucket_le[TICK_BUCKETS];
+
+struct engine {
+    struct engine_config cfg;
+    struct profile_set profiles;
+    struct cluster_spec spec;
+    struct node_template *templates; /* per pool */
+    struct node *nodes;
+    int nnodes;
+    struct event_log *events;
+    struct telemetry *telemetry; /* RCU pointer */
+    struct telemetry *next;      /* being filled by the workers */
+    /* tick statistics (written by the tick thread, read by HTTP) */
+    _Atomic uint64_t ticks, overruns;
+    _Atomic uint64_t tick_bucket[TICK_BUCKETS + 1];
+    _Atomic uint64_t tick_sum_ns;
+    _Atomic uint64_t requests[8];
+    /* workers */
+    pthread_t *threads;
+    pthread_barrier_t start, done;
+    int64_t tick_mono, tick_wall;
+    volatile sig_atomic_t stop;
+    double start_seconds;       /* render/resume time of every node */
+    int resumed;
+};
+
+/* Loads profiles and spec, prepares the root, opens every node. 0, or -1 with every problem
+ * printed on stderr. */
+int engine_start(struct engine *e, const struct engine_config *cfg);
+/* One tick of every node now, on the workers; returns how long it took (ns). */
+int64_t engine_tick(struct engine *e);
+/* The tick loop, until e->stop is set (by a signal handler). */
+void engine_run(struct engine *e);
+void engine_stop(struct engine *e);
+int engine_find(const struct engine *e, const char *name);
+/* The ambient of a pool's cooling zone at wall_ns; pool < 0: the facility's, before any offset. */
+double engine_ambient_c(const struct engine *e, int pool, int64_t wall_ns);
+
+#endif

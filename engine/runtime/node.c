@@ -1,0 +1,588 @@
+/* node: a node's life in the engine: render or resume its segment, and each tick drain what
+ * agents wrote, step the physics, publish. See node.h.
+ *
+ * Resume rules (emulate-mode.md "Restarts and recovery"): an existing segment is resumed when
+ * it was rendered for the same node, profile and profile values (the layout hash covers the
+ * entries and the profile tree); anything else stops the start with an error naming the node
+ * and the remedy. On resume every counter continues from max(ledger, read high-water mark),
+ * so no counter ever decreases, and no energy accrues for the time the engine was down; the
+ * limits and settings agents wrote are read back from the segment and applied. */
+#include "node.h"
+#include "params.h"
+#include "render.h"
+
+#include "events.h"
+#include "profile.h"
+#include "seg_attr.h"
+#include "ytree.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    return seg_hash_bytes(h, s, strlen(s) + 1);
+}
+
+static uint64_t hash_node(uint64_t h, const struct yt_node *n)
+{
+    if (!n)
+        return fnv(h, "~");
+    switch (n->kind) {
+    case YT_SCALAR:
+        return fnv(h, n->text);
+    case YT_SEQ:
+        h = fnv(h, "[");
+        for (int i = 0; i < n->n; i++)
+            h = hash_node(h, n->vals[i]);
+        return fnv(h, "]");
+    case YT_MAP:
+        h = fnv(h, "{");
+        for (int i = 0; i < n->n; i++)
+            h = hash_node(fnv(h, n->keys[i]->text), n->vals[i]);
+        return fnv(h, "}");
+    }
+    return h;
+}
+
+uint64_t node_tree_hash(const struct yt_node *tree)
+{
+    return hash_node(1469598103934665603ULL, tree);
+}
+
+/* --- agent writes into the physics -------------------------------------------------------- */
+
+static int epp_value(const char *t)
+{
+    static const struct {
+        const char *name;
+        int v;
+    } names[] = {{"performance", 0}, {"balance_performance", 128}, {"balance_power", 192}, {"power", 255},
+                 {"default", 128}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strncmp(t, names[i].name, strlen(names[i].name)) && (t[strlen(names[i].name)] == '\n'))
+            return names[i].v;
+    return atoi(t);
+}
+
+static void apply_gpu(struct node *n, const struct binding *b, const char *text, long long v)
+{
+    if (b->pkg >= PHYS_GPU_MAX)
+        return;
+    struct phys_gpu *g = &n->gstate.g[b->pkg];
+    int lo = 0, hi = 0;
+    switch (b->zone) {
+    case GS_LIMIT_MW:
+        if (text[0] != '[') /* a token: the limit is not supported */
+            g->limit_w = (double)v / 1000;
+        break;
+    case GS_CAP_UW: g->limit_w = (double)v / 1e6; break;
+    case GS_INTEL_PL1_UW: g->limit_w = (double)v / 1e6; break;
+    case GS_PERSISTENCE: g->persistence = v != 0; break;
+    case GS_LOCK_GFX:
+    case GS_LOCK_MEM:
+        if (sscanf(text, "%d %d", &lo, &hi) != 2)
+            lo = hi = 0; /* "none" */
+        if (b->zone == GS_LOCK_GFX)
+            g->lock_gfx_max = hi;
+        else
+            g->lock_mem_max = hi;
+        break;
+    default: break; /* the performance level is kept by its file; it changes no physics */
+    }
+}
+
+static void apply(struct node *n, const struct binding *b, const char *text)
+{
+    struct phys_pkg_state *k = &n->state.pkg[b->pkg < PHYS_MAX_PKGS ? b->pkg : 0];
+    long long v = strtoll(text, NULL, 10);
+    switch (b->kind) {
+    case BK_PL_LIMIT: k->pl_limit_uw[b->pl < PHYS_NPL ? b->pl : 0] = v; break;
+    case BK_PL1_WINDOW: k->pl1_window_us = v; break;
+    case BK_ZONE_ENABLED: k->rapl_enabled = v != 0; break;
+    case BK_GOVERNOR: k->governor = node_governor_of(text); break;
+    case BK_MIN_FREQ: k->scaling_min_khz = v; break;
+    case BK_MAX_FREQ: k->scaling_max_khz = v; break;
+    case BK_EPP: k->epp = epp_value(text); break;
+    case BK_BOOST: n->state.boost = v != 0; break;
+    case BK_NO_TURBO: n->state.boost = v == 0; break;
+    case BK_HSMP_CAP: k->hsmp_cap_uw = v; break;
+    case BK_GPU_SET: apply_gpu(n, b, text, v); break;
+    default: break;
+    }
+}
+
+/* --- publication --------------------------------------------------------------------------- */
+
+struct change {
+    uint32_t value;
+    struct seg_value v;
+};
+
+static void text_value(struct seg_value *v, const char *text)
+{
+    size_t n = strlen(text);
+    if (n > sizeof v->text)
+        n = sizeof v->text;
+    memcpy(v->text, text, n);
+    v->len = (uint8_t)n;
+}
+
+static void publish(struct node *n, struct change *ch, uint32_t nch, int64_t now_mono)
+{
+    struct seg *s = &n->seg;
+    seg_publish_begin(s);
+    for (int copy = 0; copy < 2; copy++) {
+        struct seg_value *c = seg_writable_copy(s);
+        for (uint32_t i = 0; i < nch; i++)
+            c[ch[i].value] = ch[i].v;
+        if (!copy)
+            seg_publish_flip(s);
+    }
+    seg_publish_end(s, now_mono);
+}
+
+/* The S values of this tick, plus the A values in changes[0..*nch) already. */
+static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, int64_t until_ns)
+{
+    const struct seg_value *cur = n->seg.copy[0];
+    char text[SEG_TEXT_MAX];
+    for (uint32_t i = 0; i < n->nsvalues; i++) {
+        uint32_t v = n->svalues[i];
+        const struct binding *b = &n->binds[v];
+        struct change c = {.value = v, .v = cur[v]};
+        switch (b->kind) {
+        case BK_ENERGY: {
+            struct phys_energy_pub pub;
+            phys_energy_publish(&n->state, (enum phys_zone)b->zone, b->pkg, until_ns, &pub);
+            c.v.ctr.acc_uj = pub.acc_uj;
+            c.v.ctr.rem_nj = (uint32_t)pub.rem_nj;
+            c.v.ctr.power_uw = pub.power_uw;
+            c.v.ctr.unit_nj = (uint32_t)pub.unit_nj;
+            c.v.ctr.seed_raw = (uint32_t)pub.seed_raw;
+            c.v.ctr.start_uj = b->zone == PHYS_ZONE_PSYS ? n->state.psys.start_uj
+                                                         : n->state.pkg[b->pkg].energy[b->zone].start_uj;
+            c.v.ctr.t0_ns = n->mono_origin + pub.grid_ns;
+            c.v.nsub = (uint32_t)((pub.until_ns - pub.grid_ns) / PHYS_SUBSTEP_NS);
+            break;
+        }
+        case BK_CUR_FREQ:
+            snprintf(text, sizeof text, "%lld\n", (long long)phys_cpu_cur_freq_khz(&n->params, &n->state, b->pkg));
+            text_value(&c.v, text);
+            break;
+        case BK_CPUINFO_MAX:
+            snprintf(text, sizeof text, "%lld\n", (long long)phys_cpu_cpuinfo_max_khz(&n->params, &n->state));
+            text_value(&c.v, text);
+            break;
+        case BK_HSMP_POWER:
+            snprintf(text, sizeof text, "%lld\n", (long long)(n->state.pkg[b->pkg].power_w * 1000) * 1000);
+            text_value(&c.v, text);
+            break;
+        case BK_GPU:
+            node_gpu_text(n, b, text, sizeof text);
+            text_value(&c.v, text);
+            break;
+        case BK_GPU_ENERGY: {
+            const struct phys_gpu *g = &n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0];
+            int64_t grid = n->gstate.now_ns / PHYS_SUBSTEP_NS * PHYS_SUBSTEP_NS;
+            c.v.ctr.acc_uj = g->acc_uj;
+            c.v.ctr.rem_nj = (uint32_t)g->rem_nj;
+            c.v.ctr.power_uw = g->power_uw;
+            c.v.ctr.start_uj = (uint64_t)g->start_uj;
+            /* the register continues from the energy before this start (a resume) */
+            uint64_t seed = (uint64_t)((unsigned __int128)(uint64_t)g->start_uj * 1000 / (c.v.ctr.unit_nj ? c.v.ctr.unit_nj : 1000));
+            c.v.ctr.seed_raw = (uint32_t)seed;
+            c.v.ctr.seed_raw_hi = (uint32_t)(seed >> 32);
+            c.v.ctr.t0_ns = n->mono_origin + grid;
+            c.v.nsub = (uint32_t)((until_ns - grid) / PHYS_SUBSTEP_NS);
+            break;
+        }
+        default:
+            continue;
+        }
+        ch[(*nch)++] = c;
+    }
+}
+
+/* --- events --------------------------------------------------------------------------------- */
+
+static const char *errno_type(int e)
+{
+    switch (e) {
+    case EINVAL: return "einval";
+    case ENODATA: return "enodata";
+    case EBUSY: return "ebusy";
+    case ENOSYS: return "enosys";
+    case ERANGE: return "erange";
+    case EACCES: return "eacces";
+    case EIO: return "eio";
+    case EPERM: return "eperm";
+    default: return "error";
+    }
+}
+
+static char *trimmed(const char *t, size_t len, char *buf, size_t cap)
+{
+    while (len && (t[len - 1] == '\n' || t[len - 1] == ' '))
+        len--;
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(buf, t, len);
+    buf[len] = 0;
+    return buf;
+}
+
+static void drain_events(struct node *n, int64_t now_mono, int64_t now_wall, struct event_log *log)
+{
+    struct seg_event ev;
+    uint64_t lost_before = n->ev_lost;
+    while (seg_event_pop(&n->seg, &n->ev_tail, &ev, &n->ev_lost)) {
+        if (!log || ev.entry >= n->seg.h->n_entries)
+            continue;
+        char written[SEG_TEXT_MAX + 1], eff[SEG_TEXT_MAX + 1], out[SEG_TEXT_MAX];
+        cJSON *a = cJSON_CreateObject();
+        cJSON_AddStringToObject(a, "file", seg_path(&n->seg, ev.entry));
+        cJSON_AddStringToObject(a, "written", trimmed(ev.text, ev.len, written, sizeof written));
+        cJSON_AddNumberToObject(a, "pid", ev.pid);
+        const char *name = "joulie.sim.write.accepted";
+        if (ev.err) {
+            name = "joulie.sim.write.rejected";
+            cJSON_AddStringToObject(a, "error.type", errno_type(ev.err));
+        } else {
+            size_t olen;
+            bool changes;
+            if (!seg_attr_store(&n->seg, ev.entry, ev.text, ev.len, now_mono, out, &olen, &changes)) {
+                out[olen < SEG_TEXT_MAX ? olen : SEG_TEXT_MAX - 1] = 0;
+                char clamped[SEG_TEXT_MAX];
+                const struct seg_entry *en = &n->seg.entries[ev.entry];
+                size_t c = en->value < n->nvalues ? node_gpu_effective(n, &n->binds[en->value], out, clamped,
+                                                                       sizeof clamped) : 0;
+                if (c)
+                    memcpy(out, clamped, olen = c);
+                trimmed(out, changes ? olen : 0, eff, sizeof eff);
+                if (changes && strcmp(eff, written))
+                    name = "joulie.sim.write.normalized";
+                cJSON_AddStringToObject(a, "effective", changes ? eff : written);
+            }
+        }
+        int64_t ago = now_mono - ev.time_ns;
+        events_emit(log, now_wall - (ago > 0 ? ago : 0), n->name, name, a);
+    }
+    if (log && n->ev_lost > lost_before) {
+        cJSON *a = cJSON_CreateObject();
+        cJSON_AddNumberToObject(a, "lost", (double)(n->ev_lost - lost_before));
+        events_emit(log, now_wall, n->name, "joulie.sim.write.events_lost", a);
+    }
+}
+
+/* Agent writes since the last tick: validated again (the slot is untrusted), applied, and
+ * queued as A values of the next publication. */
+static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_t now_mono, int64_t now_wall,
+                        struct event_log *log)
+{
+    uint64_t writes = atomic_load_explicit(&n->seg.h->slot_writes, memory_order_acquire);
+    if (writes == n->slot_writes_seen)
+        return; /* nobody wrote since the last drain */
+    n->slot_writes_seen = writes;
+    for (uint32_t i = 0; i < n->seg.h->n_slots; i++) {
+        uint64_t seq;
+        size_t len;
+        char text[SEG_TEXT_MAX];
+        if (!seg_slot_load(&n->seg, i, &seq, text, &len) || seq <= n->slot_applied[i])
+            continue;
+        n->slot_applied[i] = seq;
+        uint32_t e = n->slot_entry[i];
+        uint32_t v = n->seg.entries[e].value;
+        char out[SEG_TEXT_MAX];
+        size_t olen;
+        bool changes;
+        int rc = seg_attr_store(&n->seg, e, text, len, now_mono, out, &olen, &changes);
+        struct change c = {.value = v, .v = n->seg.copy[0][v]};
+        if (rc || !changes) {
+            /* Only a tampered slot gets here: the writer's store validated it. Put it back. */
+            if (log) {
+                cJSON *a = cJSON_CreateObject();
+                cJSON_AddStringToObject(a, "file", seg_path(&n->seg, e));
+                cJSON_AddStringToObject(a, "reason", "the slot held a value the attribute refuses");
+                events_emit(log, now_wall, n->name, "joulie.sim.write.reverted", a);
+            }
+        } else {
+            out[olen < SEG_TEXT_MAX ? olen : SEG_TEXT_MAX - 1] = 0;
+            apply(n, &n->binds[v], out);
+            char clamped[SEG_TEXT_MAX];
+            size_t eff = node_gpu_effective(n, &n->binds[v], out, clamped, sizeof clamped);
+            if (eff)
+                memcpy(out, clamped, olen = eff);
+            size_t l = olen < sizeof c.v.a.text ? olen : sizeof c.v.a.text;
+            memcpy(c.v.a.text, out, l);
+            c.v.len = (uint8_t)l;
+        }
+        c.v.a.applied = seq;
+        ch[(*nch)++] = c;
+    }
+}
+
+/* Persistence mode off: an idle GPU drops the limit agents wrote back to its default, as the
+ * driver does when it unloads with no client (emulate-mode.md). The file reads the default from
+ * this tick on, whatever a slot held. */
+static void reset_idle_limits(struct node *n, struct change *ch, uint32_t *nch, int64_t now_wall,
+                              struct event_log *log)
+{
+    if (n->gparams.vendor != PHYS_GPU_NVIDIA || n->gload.util > 0)
+        return;
+    for (int i = 0; i < n->gparams.count; i++) {
+        struct phys_gpu *g = &n->gstate.g[i];
+        uint32_t e = n->gpu_limit_entry[i];
+        if (g->persistence || e == SEG_NONE || fabs(g->limit_w - n->gparams.default_w) < 1e-9)
+            continue;
+        char old[SEG_TEXT_MAX], text[SEG_TEXT_MAX];
+        size_t len;
+        const char *t = seg_read(&n->seg, e, seg_now_ns(), old, &len);
+        char was[SEG_TEXT_MAX + 1];
+        trimmed(t, len, was, sizeof was);
+        g->limit_w = n->gparams.default_w;
+        uint32_t v = n->seg.entries[e].value, slot = n->seg.entries[e].slot;
+        struct change c = {.value = v, .v = n->seg.copy[0][v]};
+        int l = snprintf(text, sizeof text, "%lld\n", llround(g->limit_w * 1000));
+        memcpy(c.v.a.text, text, (size_t)l);
+        c.v.len = (uint8_t)l;
+        uint64_t seq;
+        char st[SEG_TEXT_MAX];
+        if (slot != SEG_NONE && seg_slot_load(&n->seg, slot, &seq, st, &len)) {
+            c.v.a.applied = seq;
+            n->slot_applied[slot] = seq;
+        }
+        ch[(*nch)++] = c;
+        if (log) {
+            cJSON *a = cJSON_CreateObject();
+            cJSON_AddStringToObject(a, "file", seg_path(&n->seg, e));
+            cJSON_AddNumberToObject(a, "gpu", i);
+            cJSON_AddStringToObject(a, "from", was);
+            cJSON_AddStringToObject(a, "to", trimmed(text, (size_t)l, was, sizeof was));
+            cJSON_AddStringToObject(a, "reason", "persistence mode is disabled and the GPU is idle");
+            events_emit(log, now_wall, n->name, "joulie.sim.cap.reset", a);
+        }
+    }
+}
+
+static void write_ledger(struct node *n, int64_t now_wall)
+{
+    for (uint32_t k = 0; k < n->ncounters; k++) {
+        const struct binding *b = &n->binds[n->counters[k]];
+        n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
+                                                : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
+    }
+    seg_ledger_write(&n->seg, ++n->ledger_seq, n->totals, now_wall);
+}
+
+void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log)
+{
+    int64_t dt = (now_mono - n->mono_origin) - n->state.now_ns;
+    phys_cpu_step(&n->params, &n->state, &n->load, ambient_c, dt);
+    phys_gpu_step(&n->gparams, &n->gstate, ambient_c, n->state.now_ns);
+    uint32_t cap = n->nvalues + n->seg.h->n_slots;
+    struct change *ch = malloc(sizeof *ch * (cap ? cap : 1));
+    if (!ch)
+        return;
+    uint32_t nch = 0;
+    drain_slots(n, ch, &nch, now_mono, now_wall, log);
+    drain_events(n, now_mono, now_wall, log);
+    reset_idle_limits(n, ch, &nch, now_wall, log);
+    phys_cpu_begin_interval(&n->params, &n->state, &n->load);
+    phys_gpu_begin_interval(&n->gparams, &n->gstate, &n->gload, n->tick_ns);
+    collect_s_values(n, ch, &nch, n->state.now_ns + n->tick_ns);
+    publish(n, ch, nch, now_mono);
+    free(ch);
+    write_ledger(n, now_wall);
+}
+
+/* --- open / resume ------------------------------------------------------------------------- */
+
+/* The values that name this node's hardware (GPU UUIDs, serials): the template's texts are
+ * the pool's, so each node publishes its own once. */
+static void publish_identity(struct node *n)
+{
+    struct change *ch = malloc(sizeof *ch * (n->nvalues ? n->nvalues : 1));
+    if (!ch)
+        abort();
+    uint32_t nch = 0;
+    char text[SEG_TEXT_MAX];
+    for (uint32_t v = 0; v < n->nvalues; v++) {
+        if (n->binds[v].kind != BK_GPU_IDENT || !node_gpu_text(n, &n->binds[v], text, sizeof text))
+            continue;
+        struct change c = {.value = v, .v = n->seg.copy[0][v]};
+        text_value(&c.v, text);
+        ch[nch++] = c;
+    }
+    if (nch)
+        publish(n, ch, nch, seg_now_ns());
+    free(ch);
+}
+
+static int resume_counters(struct node *n, struct phys_cpu_params *p)
+{
+    const struct seg_ledger *led = seg_ledger_read(&n->seg);
+    n->ledger_seq = led ? led->seq : 0;
+    for (uint32_t k = 0; k < n->ncounters; k++) {
+        uint32_t v = n->counters[k];
+        const struct binding *b = &n->binds[v];
+        uint64_t total = led ? led->total_uj[k] : 0;
+        uint64_t hwm = atomic_load(&n->seg.hwm[v]);
+        if (hwm > total)
+            total = hwm;
+        if (b->kind == BK_GPU_ENERGY) {
+            n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0].start_uj = (int64_t)total;
+            continue;
+        }
+        struct phys_counter *c = b->zone == PHYS_ZONE_PSYS ? &p->psys : &p->pkg[b->pkg].counter[b->zone];
+        c->start_uj = (int64_t)total;
+    }
+    return 0;
+}
+
+static void resume_writes(struct node *n)
+{
+    /* Every A value as a reader sees it now (slot if newer) goes into the physics. */
+    for (uint32_t i = 0; i < n->seg.h->n_slots; i++) {
+        uint32_t e = n->slot_entry[i];
+        char tmp[SEG_TEXT_MAX + 1];
+        size_t len;
+        const char *t = seg_read(&n->seg, e, seg_now_ns(), tmp, &len);
+        char text[SEG_TEXT_MAX + 1];
+        memcpy(text, t, len < SEG_TEXT_MAX ? len : SEG_TEXT_MAX);
+        text[len < SEG_TEXT_MAX ? len : SEG_TEXT_MAX] = 0;
+        apply(n, &n->binds[n->seg.entries[e].value], text);
+        uint64_t seq;
+        char st[SEG_TEXT_MAX];
+        n->slot_applied[i] = seg_slot_load(&n->seg, i, &seq, st, &len) ? seq : 0;
+    }
+}
+
+int node_template_build(struct node_template *t, const char *profile, const struct yt_node *tree, double ambient_c,
+                        int64_t tick_ns, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    t->profile = profile;
+    node_params(tree, ambient_c, &t->params);
+    node_gpu_params(tree, ambient_c, &t->gparams);
+    t->gpu_product = prof_str(tree, "gpus.product", "");
+    struct node_layout l = {.b = segb_new()};
+    render_node(&l, tree, profile, &t->params, &t->gparams);
+    uint64_t extra = fnv(node_tree_hash(tree), profile);
+    int rc = segb_image(l.b, profile, extra, tick_ns, &t->image, err, errlen);
+    segb_free(l.b);
+    t->binds = l.binds;
+    t->nbinds = l.nbinds;
+    return rc;
+}
+
+void node_template_free(struct node_template *t)
+{
+    seg_image_free(&t->image);
+    free(t->binds);
+    memset(t, 0, sizeof *t);
+}
+
+int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
+              const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
+              size_t errlen)
+{
+    memset(n, 0, sizeof *n);
+    n->seg.fd = -1;
+    n->name = name;
+    n->profile = t->profile;
+    n->gpu_product = t->gpu_product;
+    n->tick_ns = tick_ns;
+    n->load = *load;
+    n->gload = *gload;
+    n->params = t->params;
+    n->gparams = t->gparams;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.seg", root, name);
+    int rc;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        rc = seg_open(&n->seg, path, err, errlen);
+        if (rc) {
+            size_t used = strlen(err);
+            snprintf(err + used, errlen - used, " (node %s: make sure no agent uses it, remove %s and start again)",
+                     name, path);
+        } else if (strcmp(n->seg.h->node, name) || strcmp(n->seg.h->profile, t->profile) ||
+                   n->seg.h->layout_hash != t->image.layout_hash) {
+            snprintf(err, errlen,
+                     "node %s: %s was rendered for node %s, profile %s%s; make sure no agent uses node %s, remove "
+                     "%s and start again: the node is rendered fresh, its counters back at zero",
+                     name, path, n->seg.h->node, n->seg.h->profile,
+                     strcmp(n->seg.h->profile, t->profile) ? "" : " with other profile values", name, path);
+            seg_close(&n->seg);
+            rc = EEXIST;
+        } else {
+            n->resumed = true;
+        }
+    } else {
+        rc = seg_image_write(&t->image, path, name, &n->seg, err, errlen);
+    }
+    if (rc)
+        return rc;
+    n->seg.h->tick_ns = tick_ns;
+    n->seg.h->engine_pid = (uint32_t)getpid();
+    n->binds = t->binds;
+    n->nvalues = t->nbinds;
+    n->slot_entry = calloc(n->seg.h->n_slots + 1, sizeof *n->slot_entry);
+    n->slot_applied = calloc(n->seg.h->n_slots + 1, sizeof *n->slot_applied);
+    n->totals = calloc(n->nvalues + 1, sizeof *n->totals);
+    n->counters = calloc(n->nvalues + 1, sizeof *n->counters);
+    n->svalues = calloc(n->nvalues + 1, sizeof *n->svalues);
+    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues)
+        abort();
+    for (uint32_t v = 0; v < n->nvalues; v++) {
+        uint8_t k = n->binds[v].kind;
+        if (k == BK_ENERGY || k == BK_GPU_ENERGY)
+            n->counters[n->ncounters++] = v;
+        if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
+            k == BK_GPU_ENERGY)
+            n->svalues[n->nsvalues++] = v;
+    }
+    for (int i = 0; i < PHYS_GPU_MAX; i++)
+        n->gpu_limit_entry[i] = SEG_NONE;
+    n->slot_writes_seen = (uint64_t)-1; /* drain once at the start */
+    for (uint32_t i = 0; i < n->seg.h->n_entries; i++)
+        if (n->seg.entries[i].slot != SEG_NONE) {
+            n->slot_entry[n->seg.entries[i].slot] = i;
+            const struct binding *b = &n->binds[n->seg.entries[i].value];
+            if (b->kind == BK_GPU_SET && b->zone == GS_LIMIT_MW && b->pkg < PHYS_GPU_MAX)
+                n->gpu_limit_entry[b->pkg] = i;
+        }
+    phys_gpu_init(&n->gparams, &n->gstate);
+    if (n->resumed)
+        resume_counters(n, &n->params);
+    phys_cpu_init(&n->params, &n->state);
+    if (n->resumed)
+        resume_writes(n);
+    n->ev_tail = atomic_load(&n->seg.h->ring_head);
+    n->mono_origin = seg_now_ns();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    node_tick(n, n->mono_origin, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, n->params.ambient_init_c, NULL);
+    publish_identity(n);
+    return 0;
+}
+
+void node_close(struct node *n)
+{
+    if (!n->seg.base)
+        return; /* never opened */
+    seg_close(&n->seg);
+    free(n->slot_entry);
+    free(n->counters);
+    free(n->svalues);
+    free(n->slot_applied);
+    free(n->totals);
+    memset(n, 0, sizeof *n);
+}

@@ -1,0 +1,84 @@
+/* node: one emulated node at run time: its physics state, its segment, and the bindings between
+ * the two. Owns: a pool's template (parameters from render/params.c, files from
+ * render/render.c), opening or resuming a node's segment, and each tick's drain of agent
+ * writes, physics step and publication (node.c, node_gpu.c). A node never blocks on a reader and never trusts what agents
+ * wrote into its segment: every slot is validated again before it reaches the physics. */
+#ifndef HWEMU_NODE_H
+#define HWEMU_NODE_H
+#include "layout.h"
+#include "physics_cpu.h"
+#include "physics_gpu.h"
+#include "segment.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct spec_pool;
+struct yt_node;
+
+struct event_log;
+
+/* What every node of a pool shares: the physics parameters, the laid-out segment and the
+ * bindings of its values. Rendering once per pool is what makes starting thousands of nodes
+ * cheap: a node's segment is a copy of the image with its name in the header. */
+struct node_template {
+    const char *profile;
+    const char *gpu_product;
+    struct phys_cpu_params params;
+    struct phys_gpu_params gparams;
+    struct seg_image image;
+    struct binding *binds;
+    uint32_t nbinds;
+};
+
+int node_template_build(struct node_template *t, const char *profile, const struct yt_node *tree, double ambient_c,
+                        int64_t tick_ns, char *err, size_t errlen);
+void node_template_free(struct node_template *t);
+
+/* One node as the engine holds it. */
+struct node {
+    const char *name, *profile;
+    const char *gpu_product;     /* gpus.product, or "" */
+    struct phys_cpu_params params;
+    struct phys_cpu_state state;
+    struct phys_load load;
+    struct phys_gpu_params gparams;
+    struct phys_gpu_state gstate;
+    struct phys_gpu_load gload;
+    struct seg seg;
+    const struct binding *binds; /* per value (the template's) */
+    uint32_t nvalues;
+    uint32_t *slot_entry;        /* per slot: its entry */
+    uint64_t *slot_applied;      /* per slot: the last sequence applied to the physics */
+    uint32_t *counters, ncounters; /* the counter values, in value order (ledger order) */
+    uint32_t *svalues, nsvalues;   /* the values published from the physics each tick */
+    uint64_t *totals;              /* per counter: ledger scratch */
+    uint64_t ledger_seq;           /* the last ledger copy written */
+    uint64_t slot_writes_seen;     /* header slot_writes at the last drain */
+    uint64_t ev_tail, ev_lost;
+    uint32_t gpu_limit_entry[PHYS_GPU_MAX]; /* per GPU: its NVML power_limit_mw entry, or SEG_NONE */
+    int64_t mono_origin;         /* CLOCK_MONOTONIC at physics time 0 */
+    int64_t tick_ns;
+    bool resumed;
+};
+
+/* Creates <root>/<name>.seg from the template or, when it exists and was rendered from the
+ * same template, resumes it. Returns 0, or an errno with a message naming the node and the
+ * remedy in err. */
+int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
+              const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
+              size_t errlen);
+void node_close(struct node *n);
+/* One tick at now_mono: step to it, drain agent writes (events to log), begin the next
+ * interval at load, publish, write the ledger. */
+void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log);
+/* The text of a GPU value (BK_GPU, BK_GPU_IDENT) now: false for other bindings. */
+bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_t len);
+/* The text a GPU setting reads after the tick applied text when the hardware changes it (an
+ * Intel limit clamped to the hardware's range) into out: its length, or 0 when it reads as
+ * written. */
+size_t node_gpu_effective(const struct node *n, const struct binding *b, const char *text, char *out, size_t cap);
+/* A stable hash of a profile tree's values (keys, values, order), for the layout hash. */
+uint64_t node_tree_hash(const struct yt_node *tree);
+
+#endif
