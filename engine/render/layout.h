@@ -16,16 +16,16 @@
 enum bind_kind {
     BK_STATIC = 0,   /* A value with no physics effect (a disabled DRAM limit, ...) */
     BK_ENERGY,       /* S counter: zone, pkg */
-    BK_CUR_FREQ,     /* S: scaling_cur_freq of pkg */
+    BK_CUR_FREQ,     /* S: scaling_cur_freq of the policy whose first CPU (index) is cpu */
     BK_CPUINFO_MAX,  /* S: cpuinfo_max_freq (follows turbo) */
     BK_HSMP_POWER,   /* S: HSMP power1_input of pkg, uW */
     BK_PL_LIMIT,     /* A: constraint power limit: pkg, pl */
     BK_PL1_WINDOW,   /* A: PL1 time window of pkg */
     BK_ZONE_ENABLED, /* A: package zone enabled */
-    BK_GOVERNOR,     /* A: scaling_governor of a policy of pkg */
-    BK_MIN_FREQ,     /* A: scaling_min_freq of a policy of pkg */
-    BK_MAX_FREQ,     /* A: scaling_max_freq of a policy of pkg */
-    BK_EPP,          /* A: energy_performance_preference of a policy of pkg */
+    BK_GOVERNOR,     /* A: scaling_governor of the policy of cpu (every CPU of the policy) */
+    BK_MIN_FREQ,     /* A: scaling_min_freq of the policy of cpu */
+    BK_MAX_FREQ,     /* A: scaling_max_freq of the policy of cpu */
+    BK_EPP,          /* A: energy_performance_preference of the policy of cpu */
     BK_BOOST,        /* A: cpufreq/boost (1 = turbo on) */
     BK_NO_TURBO,     /* A: intel_pstate/no_turbo (1 = turbo off) */
     BK_HSMP_CAP,     /* A: HSMP power1_cap of pkg */
@@ -52,6 +52,7 @@ struct binding {
     uint8_t zone;    /* enum phys_zone */
     uint8_t pkg;
     uint8_t pl;      /* enum phys_pl */
+    uint16_t cpu;    /* CPU index (position in the node's CPU list) for per-CPU values */
 };
 
 /* What render fills in: the builder plus one binding per value (index = value index). */

@@ -14,8 +14,8 @@
  * related_cpus, scaling_available_frequencies (table drivers), and with HWP (intel_pstate) or
  * amd-pstate-epp: energy_performance_preference (A) and its available list; base_frequency on
  * intel_pstate with HWP.
- * A policy belongs to the package of its first CPU; what agents write to a policy goes to its
- * package's physics (the physics runs one frequency per package). */
+ * What agents write to a policy goes to every CPU of the policy in the physics, which runs each
+ * CPU's own frequency; scaling_cur_freq shows the policy's first CPU. */
 #include "params.h"
 #include "render.h"
 #include "profile.h"
@@ -59,10 +59,7 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
     bool hwp = prof_bool(cf, "hwp", false);
     char text[256], dir[256], path[512];
 
-    /* Shared values: one per package for scaling_cur_freq, one for cpuinfo_max_freq. */
-    uint32_t cur_value[PHYS_MAX_PKGS];
-    for (int k = 0; k < PHYS_MAX_PKGS; k++)
-        cur_value[k] = SEG_NONE;
+    /* Shared value: cpuinfo_max_freq. */
     snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_max_khz);
     uint32_t max_value = layout_value(l, text, (struct binding){.kind = BK_CPUINFO_MAX});
 
@@ -135,28 +132,28 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
         snprintf(text, sizeof text, "%s\n", gov0);
         snprintf(path, sizeof path, "%s/scaling_governor", dir);
         uint32_t gov = segb_dynamic(b, path, 0644, SEG_A, layout_value(l, text, (struct binding){.kind = BK_GOVERNOR,
-                                                                                           .pkg = (uint8_t)pkg}),
+                                                                                           .pkg = (uint8_t)pkg, .cpu = (uint16_t)i}),
                                     SV_GOVERNOR, segb_param(b, (struct seg_param){.related = SEG_NONE}, avail));
         snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_max_khz);
         snprintf(path, sizeof path, "%s/scaling_max_freq", dir);
         uint32_t mx = segb_dynamic(b, path, 0644, SEG_A,
-                                   layout_value(l, text, (struct binding){.kind = BK_MAX_FREQ, .pkg = (uint8_t)pkg}),
+                                   layout_value(l, text, (struct binding){.kind = BK_MAX_FREQ, .pkg = (uint8_t)pkg, .cpu = (uint16_t)i}),
                                    SV_FREQ_MAX,
                                    segb_param(b, (struct seg_param){.a = p->cpuinfo_min_khz, .b = p->cpuinfo_max_khz,
                                                                     .related = SEG_NONE}, NULL));
         snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_min_khz);
         snprintf(path, sizeof path, "%s/scaling_min_freq", dir);
         segb_dynamic(b, path, 0644, SEG_A,
-                     layout_value(l, text, (struct binding){.kind = BK_MIN_FREQ, .pkg = (uint8_t)pkg}), SV_FREQ_MIN,
+                     layout_value(l, text, (struct binding){.kind = BK_MIN_FREQ, .pkg = (uint8_t)pkg, .cpu = (uint16_t)i}), SV_FREQ_MIN,
                      segb_param(b, (struct seg_param){.a = p->cpuinfo_min_khz, .b = p->cpuinfo_max_khz, .related = mx},
                                 NULL));
-        if (cur_value[pkg] == SEG_NONE) {
-            long long cur = !strcmp(gov0, "performance") ? p->cpuinfo_max_khz : p->cpuinfo_min_khz;
-            snprintf(text, sizeof text, "%lld\n", cur);
-            cur_value[pkg] = layout_value(l, text, (struct binding){.kind = BK_CUR_FREQ, .pkg = (uint8_t)pkg});
-        }
+        long long cur = !strcmp(gov0, "performance") ? p->cpuinfo_max_khz : p->cpuinfo_min_khz;
+        snprintf(text, sizeof text, "%lld\n", cur);
         snprintf(path, sizeof path, "%s/scaling_cur_freq", dir);
-        segb_dynamic(b, path, 0444, SEG_S, cur_value[pkg], SV_NONE, SEG_NONE);
+        segb_dynamic(b, path, 0444, SEG_S,
+                     layout_value(l, text, (struct binding){.kind = BK_CUR_FREQ, .pkg = (uint8_t)pkg,
+                                                            .cpu = (uint16_t)i}),
+                     SV_NONE, SEG_NONE);
         snprintf(path, sizeof path, "%s/scaling_setspeed", dir);
         segb_dynamic(b, path, 0644, SEG_A, layout_value(l, "<unsupported>\n", (struct binding){.kind = BK_STATIC}),
                      SV_SETSPEED, segb_param(b, (struct seg_param){.related = gov}, NULL));
@@ -171,7 +168,7 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
             bool active = p->driver != PHYS_DRV_INTEL_CPUFREQ;
             segb_dynamic(b, path, 0644, SEG_A,
                          layout_value(l, perf ? "performance\n" : "balance_performance\n",
-                                      (struct binding){.kind = BK_EPP, .pkg = (uint8_t)pkg}),
+                                      (struct binding){.kind = BK_EPP, .pkg = (uint8_t)pkg, .cpu = (uint16_t)i}),
                          SV_EPP, segb_param(b, (struct seg_param){.c = intel_hwp, .d = active, .related = gov},
                                             EPP_WORDS));
         }

@@ -18,6 +18,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,18 +99,27 @@ static void apply_gpu(struct node *n, const struct binding *b, const char *text,
     }
 }
 
+/* A policy's setting goes to every CPU of the policy. */
+#define SET_POLICY(n, b, field, value)                                                                \
+    do {                                                                                              \
+        for (int i_ = 0; i_ < (n)->state.ncpus; i_++)                                                \
+            if ((n)->params.cpu_policy[i_] == (b)->cpu)                                               \
+                (n)->state.cpu[i_].field = (value);                                                   \
+    } while (0)
+
 static void apply(struct node *n, const struct binding *b, const char *text)
 {
     struct phys_pkg_state *k = &n->state.pkg[b->pkg < PHYS_MAX_PKGS ? b->pkg : 0];
     long long v = strtoll(text, NULL, 10);
+    int32_t khz = v < 0 ? 0 : v > INT32_MAX ? INT32_MAX : (int32_t)v;
     switch (b->kind) {
     case BK_PL_LIMIT: k->pl_limit_uw[b->pl < PHYS_NPL ? b->pl : 0] = v; break;
     case BK_PL1_WINDOW: k->pl1_window_us = v; break;
     case BK_ZONE_ENABLED: k->rapl_enabled = v != 0; break;
-    case BK_GOVERNOR: k->governor = node_governor_of(text); break;
-    case BK_MIN_FREQ: k->scaling_min_khz = v; break;
-    case BK_MAX_FREQ: k->scaling_max_khz = v; break;
-    case BK_EPP: k->epp = epp_value(text); break;
+    case BK_GOVERNOR: SET_POLICY(n, b, governor, node_governor_of(text)); break;
+    case BK_MIN_FREQ: SET_POLICY(n, b, scaling_min_khz, khz); break;
+    case BK_MAX_FREQ: SET_POLICY(n, b, scaling_max_khz, khz); break;
+    case BK_EPP: SET_POLICY(n, b, epp, epp_value(text)); break;
     case BK_BOOST: n->state.boost = v != 0; break;
     case BK_NO_TURBO: n->state.boost = v == 0; break;
     case BK_HSMP_CAP: k->hsmp_cap_uw = v; break;
@@ -172,10 +182,16 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
             c.v.nsub = (uint32_t)((pub.until_ns - pub.grid_ns) / PHYS_SUBSTEP_NS);
             break;
         }
-        case BK_CUR_FREQ:
-            snprintf(text, sizeof text, "%lld\n", (long long)phys_cpu_cur_freq_khz(&n->params, &n->state, b->pkg));
+        case BK_CUR_FREQ: {
+            /* one value per policy: published only when the shown kHz moved */
+            int64_t khz = phys_cpu_cpu_freq_khz(&n->params, &n->state, b->cpu);
+            if (n->shown[v] == khz)
+                continue;
+            n->shown[v] = khz;
+            snprintf(text, sizeof text, "%lld\n", (long long)khz);
             text_value(&c.v, text);
             break;
+        }
         case BK_CPUINFO_MAX:
             snprintf(text, sizeof text, "%lld\n", (long long)phys_cpu_cpuinfo_max_khz(&n->params, &n->state));
             text_value(&c.v, text);
@@ -539,7 +555,8 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->totals = calloc(n->nvalues + 1, sizeof *n->totals);
     n->counters = calloc(n->nvalues + 1, sizeof *n->counters);
     n->svalues = calloc(n->nvalues + 1, sizeof *n->svalues);
-    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues)
+    n->shown = malloc((n->nvalues + 1) * sizeof *n->shown);
+    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues || !n->shown)
         abort();
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
@@ -549,6 +566,8 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
             k == BK_GPU_ENERGY)
             n->svalues[n->nsvalues++] = v;
     }
+    for (uint32_t v = 0; v <= n->nvalues; v++)
+        n->shown[v] = -1; /* nothing shown yet: the first tick publishes every value */
     for (int i = 0; i < PHYS_GPU_MAX; i++)
         n->gpu_limit_entry[i] = SEG_NONE;
     n->slot_writes_seen = (uint64_t)-1; /* drain once at the start */
@@ -582,6 +601,7 @@ void node_close(struct node *n)
     free(n->slot_entry);
     free(n->counters);
     free(n->svalues);
+    free(n->shown);
     free(n->slot_applied);
     free(n->totals);
     memset(n, 0, sizeof *n);
