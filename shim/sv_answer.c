@@ -133,6 +133,7 @@ static void desc_free(struct desc *d)
     if (d->nescaped)
         store_escaped(d);
     free(d->escaped);
+    emu_show_release(&d->show);
     for (struct desc **p = &buckets[d->ino % BUCKETS]; *p; p = &(*p)->next)
         if (*p == d) {
             *p = d->next;

@@ -33,6 +33,10 @@ enum bind_kind {
     BK_GPU_ENERGY,   /* S counter: energy of GPU pkg */
     BK_GPU_IDENT,    /* S: per-node identity zone (enum gpu_quantity) of GPU pkg, set at open */
     BK_GPU_SET,      /* A: setting zone (enum gpu_setting) of GPU pkg */
+    BK_ELAPSED,      /* S counter: the node's elapsed time (seg_view.h units), republished every tick */
+    BK_CPU_BUSY,     /* S counter: busy time of CPU index cpu, republished when its utilisation changes */
+    BK_LOADAVG,      /* S: /proc/loadavg */
+    BK_MEM_USED,     /* S: used memory in kB, for the meminfo view */
 };
 
 /* The GPU values published each tick (BK_GPU) or once at open (BK_GPU_IDENT). */

@@ -16,6 +16,10 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
 void render_powercap(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+/* /proc/stat, uptime, loadavg, meminfo and their values (render_proc.c). */
+void render_proc(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+/* The logical CPUs the physics runs and /proc/stat shows (0 without a CPU topology). */
+int render_proc_ncpus(const struct phys_cpu_params *p);
 /* The GPUs (engine/segment/gpu_files.h): PCI devices, the vendor's sysfs and state files, tool facts. */
 void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p,
                  const struct phys_gpu_params *g);

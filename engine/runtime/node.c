@@ -196,6 +196,58 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
             snprintf(text, sizeof text, "%lld\n", (long long)phys_cpu_cpuinfo_max_khz(&n->params, &n->state));
             text_value(&c.v, text);
             break;
+        case BK_ELAPSED: {
+            int64_t grid = n->state.now_ns - n->state.carry_ns;
+            c.v.ctr.acc_uj = n->state.substeps * 1000;
+            c.v.ctr.rem_nj = 0;
+            c.v.ctr.power_uw = 1000000;
+            c.v.ctr.start_uj = n->cstart[v];
+            c.v.ctr.t0_ns = n->mono_origin + grid;
+            c.v.nsub = (uint32_t)((until_ns - grid) / PHYS_SUBSTEP_NS);
+            break;
+        }
+        case BK_CPU_BUSY: {
+            /* a line: republished only when the CPU's utilisation (its rate) changed */
+            const struct phys_core_state *cs = &n->state.cpu[b->cpu < PHYS_MAX_CPUS ? b->cpu : 0];
+            if (n->shown[v] == (int64_t)cs->busy_rate_ns && n->shown_base[v] == cs->busy_base_sub)
+                continue;
+            n->shown[v] = (int64_t)cs->busy_rate_ns;
+            n->shown_base[v] = cs->busy_base_sub;
+            c.v.ctr.acc_uj = cs->busy_base_ns / 1000;
+            c.v.ctr.rem_nj = (uint32_t)(cs->busy_base_ns % 1000);
+            c.v.ctr.power_uw = cs->busy_rate_ns;
+            c.v.ctr.start_uj = n->cstart[v];
+            c.v.ctr.t0_ns = n->mono_origin + (int64_t)cs->busy_base_sub * PHYS_SUBSTEP_NS;
+            c.v.nsub = UINT32_MAX;
+            break;
+        }
+        case BK_LOADAVG: {
+            /* fs/proc/loadavg.c: avenrun + FIXED_1/200, LOAD_INT, LOAD_FRAC; running/threads and
+             * the last pid (threads assumed: 200 + 4 per CPU; pids follow /proc/stat processes) */
+            unsigned long a[3];
+            for (int m = 0; m < 3; m++)
+                a[m] = (unsigned long)n->state.avenrun[m] + 2048 / 200;
+            int running = n->state.nr_active > 0 ? n->state.nr_active : 1;
+            long long pid = 1000 + (n->state.substeps + (uint64_t)n->cstart_elapsed_us / 1000) / 100;
+            snprintf(text, sizeof text, "%lu.%02lu %lu.%02lu %lu.%02lu %d/%d %lld\n", a[0] >> 11,
+                     ((a[0] & 2047) * 100) >> 11, a[1] >> 11, ((a[1] & 2047) * 100) >> 11, a[2] >> 11,
+                     ((a[2] & 2047) * 100) >> 11, running, 200 + 4 * n->state.ncpus, pid % 4194304);
+            if (cur[v].len == strlen(text) && !memcmp(cur[v].text, text, cur[v].len))
+                continue;
+            text_value(&c.v, text);
+            break;
+        }
+        case BK_MEM_USED: {
+            /* used share (ppm): 4 % idle, up to 84 % at memory intensity 1 (assumed) */
+            double mi = n->load.memory_intensity > 0 ? (n->load.memory_intensity < 1 ? n->load.memory_intensity : 1) : 0;
+            long long ppm = (long long)((0.04 + 0.80 * mi) * 1e6 + 0.5);
+            if (n->shown[v] == ppm)
+                continue;
+            n->shown[v] = ppm;
+            snprintf(text, sizeof text, "%lld\n", ppm);
+            text_value(&c.v, text);
+            break;
+        }
         case BK_HSMP_POWER:
             snprintf(text, sizeof text, "%lld\n", (long long)(n->state.pkg[b->pkg].power_w * 1000) * 1000);
             text_value(&c.v, text);
@@ -387,12 +439,21 @@ static void reset_idle_limits(struct node *n, struct change *ch, uint32_t *nch, 
     }
 }
 
+/* Time counters go to the ledger at the freeze horizon: the most any reader can have seen, so
+ * a restart resumes them where no reader was ahead. */
 static void write_ledger(struct node *n, int64_t now_wall)
 {
+    uint64_t until_sub = (uint64_t)((n->state.now_ns + n->tick_ns) / PHYS_SUBSTEP_NS);
     for (uint32_t k = 0; k < n->ncounters; k++) {
-        const struct binding *b = &n->binds[n->counters[k]];
-        n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
-                                                : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
+        uint32_t v = n->counters[k];
+        const struct binding *b = &n->binds[v];
+        if (b->kind == BK_ELAPSED)
+            n->totals[k] = n->cstart[v] + until_sub * 1000;
+        else if (b->kind == BK_CPU_BUSY)
+            n->totals[k] = n->cstart[v] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
+        else
+            n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
+                                                    : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
     }
     seg_ledger_write(&n->seg, ++n->ledger_seq, n->totals, now_wall);
 }
@@ -454,6 +515,12 @@ static int resume_counters(struct node *n, struct phys_cpu_params *p)
             total = hwm;
         if (b->kind == BK_GPU_ENERGY) {
             n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0].start_uj = (int64_t)total;
+            continue;
+        }
+        if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY) {
+            n->cstart[v] = total;
+            if (b->kind == BK_ELAPSED)
+                n->cstart_elapsed_us = total;
             continue;
         }
         struct phys_counter *c = b->zone == PHYS_ZONE_PSYS ? &p->psys : &p->pkg[b->pkg].counter[b->zone];
@@ -556,14 +623,17 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->counters = calloc(n->nvalues + 1, sizeof *n->counters);
     n->svalues = calloc(n->nvalues + 1, sizeof *n->svalues);
     n->shown = malloc((n->nvalues + 1) * sizeof *n->shown);
-    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues || !n->shown)
+    n->shown_base = calloc(n->nvalues + 1, sizeof *n->shown_base);
+    n->cstart = calloc(n->nvalues + 1, sizeof *n->cstart);
+    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues || !n->shown ||
+        !n->shown_base || !n->cstart)
         abort();
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
-        if (k == BK_ENERGY || k == BK_GPU_ENERGY)
+        if (k == BK_ENERGY || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY)
             n->counters[n->ncounters++] = v;
         if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
-            k == BK_GPU_ENERGY)
+            k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY || k == BK_LOADAVG || k == BK_MEM_USED)
             n->svalues[n->nsvalues++] = v;
     }
     for (uint32_t v = 0; v <= n->nvalues; v++)
@@ -602,6 +672,8 @@ void node_close(struct node *n)
     free(n->counters);
     free(n->svalues);
     free(n->shown);
+    free(n->shown_base);
+    free(n->cstart);
     free(n->slot_applied);
     free(n->totals);
     memset(n, 0, sizeof *n);

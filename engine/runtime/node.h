@@ -53,6 +53,9 @@ struct node {
     uint32_t *counters, ncounters; /* the counter values, in value order (ledger order) */
     uint32_t *svalues, nsvalues;   /* the values published from the physics each tick */
     int64_t *shown;                /* per value: the number it shows, for values published on change */
+    uint64_t *shown_base;          /* per busy-time value: the line base it shows */
+    uint64_t *cstart;              /* per time counter value: its total before this start (ledger) */
+    uint64_t cstart_elapsed_us;    /* the elapsed counter's */
     uint64_t *totals;              /* per counter: ledger scratch */
     uint64_t ledger_seq;           /* the last ledger copy written */
     uint64_t slot_writes_seen;     /* header slot_writes at the last drain */
