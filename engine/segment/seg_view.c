@@ -292,10 +292,10 @@ static size_t render_meminfo(const struct seg *s, const struct seg_param *pa, in
         if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
             break;
     }
-    for (const char *c = text; *c >= '0' && *c <= '9'; c++)
-        used = used * 10 + (uint64_t)(*c - '0');
-    if (used > total)
-        used = total;
+    uint64_t ppm = 0;
+    for (const char *c = text; *c >= '0' && *c <= '9' && ppm <= 1000000; c++)
+        ppm = ppm * 10 + (uint64_t)(*c - '0');
+    used = ppm >= 1000000 ? total : total / 1000000 * ppm + total % 1000000 * ppm / 1000000;
     /* The split of what is not application memory (assumed, typical of an idle server's
      * meminfo): page cache 6 % of the total minus what the applications took beyond 80 %, slab
      * 1 %, kernel stacks and page tables small; no swap (a server without swap). */

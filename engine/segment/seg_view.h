@@ -9,7 +9,8 @@
  *       counter, c = number of CPUs (their busy counters are the values b .. b+c-1, CPU numbers
  *       0 .. c-1).
  *   SEG_VIEW_PROC_MEMINFO
- *       a = MemTotal in kB, b = value index of a text value holding the used kB ("123\n").
+ *       a = MemTotal in kB, b = value index of a text value holding the share of it applications
+ *       use, in parts per million ("280000\n").
  * Time counters are SEG_V_COUNTER values read as lines (segment.h "Counters") in these units:
  * acc_uj is µs, rem_nj the sub-µs ns, power_uw the ns added per 1 ms substep, start_uj the µs
  * before the engine's start. The elapsed counter (power 1e6: wall time of the node) is

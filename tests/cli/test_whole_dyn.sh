@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The node's load, memory and per-CPU frequency as stock tools read them (issue 14), through both
+# routes (the shim for psutil and coreutils, the seccomp supervisor for node_exporter, a Go binary):
+#   - /proc/stat, /proc/uptime, /proc/loadavg, /proc/meminfo: psutil 5.9.4 (Debian python3-psutil)
+#     cpu_percent per CPU = the 60 % baseLoad of tests/specs/whole-dyn.yaml on every CPU;
+#     virtual_memory total = node.capacity.memoryKi × 1024 and percent = 100 - available/total
+#     follows memoryIntensity 0.25 (used share 0.04 + 0.8·0.25 = 24 %, render_proc/node.c);
+#     boot_time = now - uptime; getloadavg rising from 0 toward the 58 running tasks (96 × 0.6)
+#   - prometheus-node-exporter's cpu, meminfo, loadavg collectors under hwemu exec (seccomp):
+#     node_cpu_seconds_total for 96 CPUs with idle/(idle+busy) = 0.4, node_memory_MemTotal_bytes
+#     = memoryKi × 1024 (procfs parses `kB` × 1024), node_load1 = /proc/loadavg's first field
+#   - counters never go back across an engine restart (ledger at the freeze horizon)
+#   - DVFS: throttling one CPU, then every CPU of package 0, through scaling_max_freq files (as
+#     an agent writes them), lowers package 0's power by about the throttled share and leaves
+#     package 1 unchanged (physics_cpu.c: package power = Σ CPUs' share of the model)
+# Usage: test_whole_dyn.sh HWEMU_BINARY   (run from the source tree)
+set -u
+hwemu=$1
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d)
+pid= bg=
+trap '[ -n "$bg" ] && kill $bg 2>/dev/null; [ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+for tool in curl prometheus-node-exporter nproc; do
+    command -v $tool >/dev/null || { bad "$tool is not installed (scripts/install-deps.sh installs it)"; finish; }
+done
+/usr/bin/python3 -c 'import psutil' 2>/dev/null || { bad "python3-psutil is not installed"; finish; }
+port=$(free_port)
+url=http://127.0.0.1:$port
+start() {
+    serve_start "$url" "$tmp/err" --spec tests/specs/whole-dyn.yaml --root "$tmp/r" --addr 127.0.0.1:$port --tick 200ms ||
+        { bad "serve: $(cat "$tmp/err")"; finish; }
+}
+start
+X() { "$hwemu" exec --root "$tmp/r" --node "$@"; }
+mem_ki=$(awk '/memoryKi/ {gsub(/[{},]/, " "); for (i = 1; i <= NF; i++) if ($i == "v:") print $(i+1)}' \
+    profiles/intel-xeon-2s-rapl.yaml)
+
+# psutil through the shim
+X intel-0 -- /usr/bin/python3 - "$mem_ki" >"$tmp/ps" 2>&1 <<'PY' || bad "psutil: $(cat "$tmp/ps")"
+import psutil, sys, time
+want_total = int(sys.argv[1]) * 1024
+pc = psutil.cpu_percent(interval=0.6, percpu=True)
+assert len(pc) == 96, len(pc)
+assert all(abs(p - 60) <= 2.5 for p in pc), pc
+vm = psutil.virtual_memory()
+assert vm.total == want_total, (vm.total, want_total)
+assert abs(vm.percent - 24) < 3, vm
+up = float(open("/proc/uptime").read().split()[0])
+assert abs(psutil.boot_time() - (time.time() - up)) <= 2, (psutil.boot_time(), time.time(), up)
+la = psutil.getloadavg()
+assert 0 <= la[0] <= 58, la
+stat = open("/proc/stat").read().splitlines()
+assert stat[0].startswith("cpu  ") and stat[96].startswith("cpu95 ") and not stat[97].startswith("cpu"), stat[:2]
+print("ok")
+PY
+[ "$(tail -1 "$tmp/ps")" = ok ] && ok
+
+# the AMD node: 384 CPUs, and the same numbers from /proc/stat twice in a row never go back
+X amd-0 -- /usr/bin/python3 - >"$tmp/ps2" 2>&1 <<'PY' || bad "psutil amd: $(cat "$tmp/ps2")"
+import psutil
+a = psutil.cpu_times(percpu=True)
+assert len(a) == 384, len(a)
+b = psutil.cpu_times(percpu=True)
+assert all(y.idle >= x.idle and y.user >= x.user for x, y in zip(a, b))
+print("ok")
+PY
+[ "$(tail -1 "$tmp/ps2")" = ok ] && ok
+
+# node_exporter (seccomp route): cpu, meminfo, loadavg collectors
+np=$(free_port)
+X intel-0 --intercept seccomp -- prometheus-node-exporter --web.listen-address=127.0.0.1:$np \
+    --collector.disable-defaults --collector.cpu --collector.meminfo --collector.loadavg >"$tmp/ne.log" 2>&1 &
+bg=$!
+for _ in $(seq 200); do curl -sf http://127.0.0.1:$np/metrics >"$tmp/m1" && break; sleep 0.05; done
+kill -TERM $bg; wait $bg 2>/dev/null; bg=
+for c in cpu meminfo loadavg; do
+    grep -q "^node_scrape_collector_success{collector=\"$c\"} 1$" "$tmp/m1" && ok || bad "$c collector failed: $(tail -3 "$tmp/ne.log")"
+done
+[ "$(grep -c '^node_cpu_seconds_total{cpu="[0-9]*",mode="idle"}' "$tmp/m1")" = 96 ] && ok ||
+    bad "node_cpu_seconds_total idle of 96 CPUs: $(grep -c 'mode="idle"' "$tmp/m1")"
+awk '/^node_cpu_seconds_total\{cpu="3",/ { if ($1 ~ /idle/) i = $2; else b += $2 } END { exit !(i > 0 && (i / (i + b) - 0.4) ^ 2 < 0.01 ^ 2) }' "$tmp/m1" \
+    && ok || bad "cpu 3 idle share is not 0.4: $(grep 'cpu="3"' "$tmp/m1")"
+awk -v w="$mem_ki" '$1 == "node_memory_MemTotal_bytes" { g = $2 } END { exit !(g == w * 1024) }' "$tmp/m1" \
+    && ok || bad "node_memory_MemTotal_bytes: $(grep MemTotal "$tmp/m1") want $((mem_ki * 1024))"
+grep -q '^node_load1 ' "$tmp/m1" && ok || bad "no node_load1"
+
+# nproc's sysconf path (glibc reads /sys/devices/system/cpu/online through the shim)
+# counters across a restart
+before=$(X intel-0 -- sh -c 'head -1 /proc/stat')
+kill $pid; wait $pid 2>/dev/null; pid=
+start
+after=$(X intel-0 -- sh -c 'head -1 /proc/stat')
+/usr/bin/python3 -c '
+import sys
+a = [int(x) for x in sys.argv[1].split()[1:]]; b = [int(x) for x in sys.argv[2].split()[1:]]
+assert all(y >= x for x, y in zip(a, b)) and sum(b) > 0, (a, b)' "$before" "$after" \
+    && ok || bad "/proc/stat went back across a restart: $before -> $after"
+
+# DVFS through the files: one CPU, then every CPU of package 0
+pkgw() { curl -s "$url/telemetry/intel-0" | /usr/bin/python3 -c '
+import json, sys; d = json.load(sys.stdin); print(" ".join("%.6f" % p["powerWatts"] for p in d["packages"]))'; }
+P=/sys/devices/system/cpu/cpufreq
+for i in $(seq 0 95); do "$hwemu" write --root "$tmp/r" --node intel-0 $P/policy$i/scaling_governor performance || bad "governor $i"; done
+sleep 4 # the frequency ramp (physics.cpu.freqRampMS 500) settles: e^-8
+read -r p0 p1 <<<"$(pkgw)"
+"$hwemu" write --root "$tmp/r" --node intel-0 $P/policy0/scaling_max_freq 1000000 || bad "write policy0"
+sleep 3
+read -r q0 q1 <<<"$(pkgw)"
+pkg0=$(for i in $(seq 0 95); do [ "$("$hwemu" cat --root "$tmp/r" --node intel-0 /sys/devices/system/cpu/cpu$i/topology/physical_package_id)" = 0 ] && echo $i; done)
+for i in $pkg0; do "$hwemu" write --root "$tmp/r" --node intel-0 $P/policy$i/scaling_max_freq 1000000 || bad "write policy$i"; done
+sleep 3
+read -r r0 r1 <<<"$(pkgw)"
+n0=$(echo $pkg0 | wc -w)
+/usr/bin/python3 -c '
+import sys
+p0, p1, q0, q1, r0, r1, n = map(float, sys.argv[1:])
+one = (p0 - q0) / (p0 - r0)   # the share one throttled CPU takes of the whole package drop
+assert p0 > r0 + 10, (p0, r0)
+assert abs(one - 1 / n) < 0.2 / n, (one, 1 / n)
+assert abs(q1 - p1) < 0.05 and abs(r1 - p1) < 0.05, (p1, q1, r1)
+' "$p0" "$p1" "$q0" "$q1" "$r0" "$r1" "$n0" && ok || bad "DVFS: package 0 $p0 -> $q0 -> $r0 W, package 1 $p1 -> $q1 -> $r1 W ($n0 CPUs in package 0)"
+finish
