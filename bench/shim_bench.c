@@ -8,17 +8,19 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: shim_bench PATH [BATCHES] [PER_BATCH]\n");
+        fprintf(stderr, "usage: shim_bench PATH [BATCHES] [PER_BATCH] [whole]\n");
         return 2;
     }
     int batches = argc > 2 ? atoi(argv[2]) : 41, per = argc > 3 ? atoi(argv[3]) : 20000;
     double *ns = malloc(sizeof *ns * (size_t)batches);
-    char buf[128];
+    static char buf[256 * 1024];
+    size_t want = argc > 4 && !strcmp(argv[4], "whole") ? sizeof buf : 128; /* whole: read to EOF */
     long sink = 0;
     for (int b = 0; b < batches; b++) {
         double t0 = bench_now_ns();
@@ -28,7 +30,9 @@ int main(int argc, char **argv)
                 perror(argv[1]);
                 return 1;
             }
-            ssize_t n = read(fd, buf, sizeof buf);
+            ssize_t n;
+            while ((n = read(fd, buf, want)) > 0 && want > 128)
+                sink += n;
             sink += n;
             close(fd);
         }
