@@ -585,25 +585,28 @@ struct run {
     int n;
 };
 
-static int package_runs(const struct phys_cpu_params *p, const struct phys_cpu_state *s, const struct phys_load *load,
-                        int k, struct run *runs)
+/* The runs of every package in one pass over the CPUs: runs[k][..], counts in nr[k]. A new run
+ * starts when a CPU differs from the package's last one (CPUs with the same settings are usually
+ * neighbours, so a package has a few runs; it is exact whatever their number). */
+static void package_runs(const struct phys_cpu_params *p, const struct phys_cpu_state *s, const struct phys_load *load,
+                         struct run *runs, int *nr)
 {
-    const double fmax = (double)p->cpuinfo_max_khz;
-    int nr = 0;
-    for (int i = 0; i < s->ncpus; i++) {
-        if (phys_cpu_pkg_of(p, s, i) != k)
-            continue;
-        double u = phys_load_util(load, i), f = fmax > 0 ? s->cpu[i].freq_khz / fmax : 1;
-        int j = 0;
-        for (; j < nr && j < 8; j++) /* the few distinct settings a package has in practice */
-            if (runs[nr - 1 - j].util == u && runs[nr - 1 - j].f == f)
-                break;
-        if (j < nr && j < 8)
-            runs[nr - 1 - j].n++;
-        else
-            runs[nr++] = (struct run){u, f, 1};
+    const double inv_fmax = p->cpuinfo_max_khz > 0 ? 1.0 / (double)p->cpuinfo_max_khz : 0;
+    int base[PHYS_MAX_PKGS], used = 0;
+    for (int k = 0; k < s->npkgs; k++) {
+        base[k] = used;
+        used += s->pkg[k].ncpus;
+        nr[k] = 0;
     }
-    return nr;
+    for (int i = 0; i < s->ncpus; i++) {
+        int k = phys_cpu_pkg_of(p, s, i);
+        struct run *r = runs + base[k];
+        double u = phys_load_util(load, i), f = inv_fmax > 0 ? s->cpu[i].freq_khz * inv_fmax : 1;
+        if (nr[k] > 0 && r[nr[k] - 1].util == u && r[nr[k] - 1].f == f)
+            r[nr[k] - 1].n++;
+        else
+            r[nr[k]++] = (struct run){u, f, 1};
+    }
 }
 
 /* Package power: Σ over runs of (CPUs in the run / CPUs in the package) · model power at the
@@ -651,12 +654,15 @@ void phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_st
     const double ms = min_scale(p);
     const uint64_t dram_uw = watts_to_uw(p->dram_w_per_socket);
     uint64_t psys_uw = watts_to_uw(p->platform_other_w);
-    struct run runs[PHYS_MAX_CPUS];
-    for (int k = 0; k < s->npkgs; k++) {
+    struct run all_runs[PHYS_MAX_CPUS + PHYS_MAX_PKGS];
+    int nruns[PHYS_MAX_PKGS];
+    package_runs(p, s, load, all_runs, nruns);
+    for (int k = 0, at = 0; k < s->npkgs; at += s->pkg[k].ncpus, k++) {
         struct phys_pkg_state *ps = &s->pkg[k];
-        int nr = package_runs(p, s, load, k, runs);
+        struct run *runs = all_runs + at, idle_run = {0, ms, 1};
+        int nr = nruns[k];
         if (nr == 0) /* a package without CPUs draws what an idle one does */
-            runs[nr++] = (struct run){0, ms, 1};
+            runs = &idle_run, nr = 1;
         double nat = runs_power(p, load, runs, nr, 1);
         double f_max_run = 0;
         for (int r = 0; r < nr; r++)
@@ -771,17 +777,32 @@ static uint64_t calc_load(uint64_t load, uint64_t exp, uint64_t active)
     return next / 2048;
 }
 
-/* n substeps of x += (target - x)·a, stopping early at the fixed point (where a further substep
- * changes nothing, so every later one would not either: the result is the same bits). */
-static double settle(double x, double target, double a, int64_t n)
+/* n substeps of x += (target - x)·a on m independent lanes, four at a time (their chains run
+ * side by side), stopping a group early at its fixed point: where a further substep changes no
+ * lane, every later one would not either, so the result is the same bits. */
+static void settle_lanes(double *x, const double *target, const double *a, int m, int64_t n)
 {
-    for (int64_t i = 0; i < n; i++) {
-        double next = x + (target - x) * a;
-        if (next == x)
-            break;
-        x = next;
+    for (int g = 0; g < m; g += 4) {
+        double v[4], t[4], f[4];
+        int w = m - g < 4 ? m - g : 4;
+        for (int j = 0; j < 4; j++) {
+            v[j] = j < w ? x[g + j] : 0;
+            t[j] = j < w ? target[g + j] : 0;
+            f[j] = j < w ? a[g + j] : 0;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            double n0 = v[0] + (t[0] - v[0]) * f[0], n1 = v[1] + (t[1] - v[1]) * f[1];
+            double n2 = v[2] + (t[2] - v[2]) * f[2], n3 = v[3] + (t[3] - v[3]) * f[3];
+            if (n0 == v[0] && n1 == v[1] && n2 == v[2] && n3 == v[3])
+                break;
+            v[0] = n0;
+            v[1] = n1;
+            v[2] = n2;
+            v[3] = n3;
+        }
+        for (int j = 0; j < w; j++)
+            x[g + j] = v[j];
     }
-    return x;
 }
 
 void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, const struct phys_load *load,
@@ -801,33 +822,61 @@ void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
     const double t_a = settle_factor(thermal_tau_s(p));
     const double f_a = settle_factor(p->freq_ramp_ms / 1000.0);
 
-    /* Each CPU's frequency ramp; neighbours with the same start and target share the work. */
-    double prev_f = -1, prev_t = -1, prev_out = 0;
+    /* The first-order laws as lanes: three per package (PL1, HSMP, temperature), then one per run
+     * of neighbouring CPUs with the same frequency and target (they share the work). Targets are
+     * taken at the start of the call, as before the interval's substeps. */
+    double x[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4], tg[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4],
+        fa[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4];
+    int16_t lane_of[PHYS_MAX_CPUS];
+    int nl = 0;
+    for (int k = 0; k < s->npkgs; k++) /* lanes 0..npkgs-1: temperatures */
+        x[nl] = s->pkg[k].temp_c, tg[nl] = ambient_c + thermal_c_per_w(p) * s->pkg[k].power_w, fa[nl++] = t_a;
+    int first_cpu_lane = nl;
+    const struct phys_core_state *prev = NULL;
+    double prev_u = -1;
+    for (int i = 0; i < s->ncpus; i++) {
+        const struct phys_core_state *c = &s->cpu[i];
+        double u = phys_load_util(load, i);
+        /* a neighbour with the same policy settings, utilisation and frequency: the same lane */
+        if (prev && u == prev_u && c->freq_khz == prev->freq_khz && c->governor == prev->governor &&
+            c->scaling_min_khz == prev->scaling_min_khz && c->scaling_max_khz == prev->scaling_max_khz) {
+            lane_of[i] = (int16_t)(nl - 1);
+            continue;
+        }
+        double ft = freq_target(p, s, i, u);
+        prev = c;
+        prev_u = u;
+        if (nl > first_cpu_lane && x[nl - 1] == c->freq_khz && tg[nl - 1] == ft) {
+            lane_of[i] = (int16_t)(nl - 1);
+            continue;
+        }
+        x[nl] = c->freq_khz, tg[nl] = ft, fa[nl] = f_a;
+        lane_of[i] = (int16_t)nl++;
+    }
+    /* pad to a group of four so PL1 and HSMP, which have usually settled, form groups of their own */
+    while ((nl - 0) % 4)
+        x[nl] = tg[nl] = 0, fa[nl++] = 0;
+    int first_cap_lane = nl;
+    for (int k = 0; k < s->npkgs; k++) {
+        struct phys_pkg_state *ps = &s->pkg[k];
+        x[nl] = ps->pl1_settled_w, tg[nl] = pl_target_w(p, s, k, PHYS_PL1), fa[nl++] = settle_factor(pl1_tau_s(p, s, k));
+        x[nl] = ps->hsmp_settled_w, tg[nl] = hsmp_target_w(p, s, k), fa[nl++] = hs_a;
+    }
+    settle_lanes(x, tg, fa, nl, n);
+
     double sum_f[PHYS_MAX_PKGS] = {0};
     for (int i = 0; i < s->ncpus; i++) {
-        struct phys_core_state *c = &s->cpu[i];
-        double ft = freq_target(p, s, i, phys_load_util(load, i));
-        if (c->freq_khz == prev_f && ft == prev_t) {
-            c->freq_khz = prev_out;
-        } else {
-            prev_f = c->freq_khz;
-            prev_t = ft;
-            c->freq_khz = prev_out = settle(c->freq_khz, ft, f_a, n);
-        }
-        sum_f[phys_cpu_pkg_of(p, s, i)] += c->freq_khz;
+        s->cpu[i].freq_khz = x[lane_of[i]];
+        sum_f[phys_cpu_pkg_of(p, s, i)] += s->cpu[i].freq_khz;
     }
-
     for (int k = 0; k < s->npkgs; k++) {
         struct phys_pkg_state *ps = &s->pkg[k];
         energy_add(&ps->energy[PHYS_ZONE_PACKAGE], (uint64_t)n);
         energy_add(&ps->energy[PHYS_ZONE_DRAM], (uint64_t)n);
         energy_add(&ps->energy[PHYS_ZONE_CORE], (uint64_t)n);
-        /* The first-order laws, one substep at a time (bit-identical however the time is cut);
-         * each is independent of the others within the call. */
-        ps->pl1_settled_w = settle(ps->pl1_settled_w, pl_target_w(p, s, k, PHYS_PL1),
-                                   settle_factor(pl1_tau_s(p, s, k)), n);
-        ps->hsmp_settled_w = settle(ps->hsmp_settled_w, hsmp_target_w(p, s, k), hs_a, n);
-        ps->temp_c = settle(ps->temp_c, ambient_c + thermal_c_per_w(p) * ps->power_w, t_a, n);
+        ps->temp_c = x[k];
+        ps->pl1_settled_w = x[first_cap_lane + 2 * k];
+        ps->hsmp_settled_w = x[first_cap_lane + 2 * k + 1];
         ps->freq_khz = ps->ncpus ? sum_f[k] / ps->ncpus : 0;
     }
     energy_add(&s->psys, (uint64_t)n);

@@ -144,6 +144,8 @@ struct phys_cpu_params {
     /* For the write path, not the physics: the CPU index of the first CPU of each CPU's cpufreq
      * policy (a write to a policy sets every CPU whose cpu_policy is that CPU). */
     uint16_t cpu_policy[PHYS_MAX_CPUS];
+    int32_t policy_span; /* most CPUs in one policy (1: every policy is one CPU) */
+    int32_t reserved3;
 
     /* analytic model (c.2) */
     double idle_pkg_w, max_pkg_w;

@@ -117,6 +117,10 @@ static void cpu_map(const struct yt_node *t, struct phys_cpu_params *p)
                 break;
             }
     }
+    p->policy_span = 1;
+    for (int i = 0; i < p->cpu_pkg_n; i++)
+        if (p->cpu_policy[i] != i)
+            p->policy_span = 2; /* grouped policies: a write walks the CPUs */
     free(cpus);
 }
 

@@ -102,7 +102,8 @@ static void apply_gpu(struct node *n, const struct binding *b, const char *text,
 /* A policy's setting goes to every CPU of the policy. */
 #define SET_POLICY(n, b, field, value)                                                                \
     do {                                                                                              \
-        for (int i_ = 0; i_ < (n)->state.ncpus; i_++)                                                \
+        int end_ = (n)->params.policy_span > 1 ? (n)->state.ncpus : (b)->cpu + 1;                     \
+        for (int i_ = (b)->cpu; i_ < end_ && i_ < (n)->state.ncpus; i_++)                            \
             if ((n)->params.cpu_policy[i_] == (b)->cpu)                                               \
                 (n)->state.cpu[i_].field = (value);                                                   \
     } while (0)
@@ -166,6 +167,25 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
     for (uint32_t i = 0; i < n->nsvalues; i++) {
         uint32_t v = n->svalues[i];
         const struct binding *b = &n->binds[v];
+        if (b->kind == BK_CUR_FREQ) {
+            /* one value per policy, published only when the shown kHz moved; a fresh text value
+             * (nothing of the old one is kept), formatted without stdio */
+            int64_t khz = phys_cpu_cpu_freq_khz(&n->params, &n->state, b->cpu);
+            if (n->shown[v] == khz)
+                continue;
+            n->shown[v] = khz;
+            struct change c = {.value = v, .v = {.type = SEG_V_TEXT}};
+            char *e = c.v.text + sizeof c.v.text, *q = e;
+            uint64_t u = khz > 0 ? (uint64_t)khz : 0;
+            *--q = '\n';
+            do
+                *--q = (char)('0' + u % 10);
+            while ((u /= 10) && q > c.v.text);
+            c.v.len = (uint8_t)(e - q);
+            memmove(c.v.text, q, c.v.len);
+            ch[(*nch)++] = c;
+            continue;
+        }
         struct change c = {.value = v, .v = cur[v]};
         switch (b->kind) {
         case BK_ENERGY: {
@@ -182,16 +202,6 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
             c.v.nsub = (uint32_t)((pub.until_ns - pub.grid_ns) / PHYS_SUBSTEP_NS);
             break;
         }
-        case BK_CUR_FREQ: {
-            /* one value per policy: published only when the shown kHz moved */
-            int64_t khz = phys_cpu_cpu_freq_khz(&n->params, &n->state, b->cpu);
-            if (n->shown[v] == khz)
-                continue;
-            n->shown[v] = khz;
-            snprintf(text, sizeof text, "%lld\n", (long long)khz);
-            text_value(&c.v, text);
-            break;
-        }
         case BK_CPUINFO_MAX:
             snprintf(text, sizeof text, "%lld\n", (long long)phys_cpu_cpuinfo_max_khz(&n->params, &n->state));
             text_value(&c.v, text);
@@ -204,21 +214,6 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
             c.v.ctr.start_uj = n->cstart[v];
             c.v.ctr.t0_ns = n->mono_origin + grid;
             c.v.nsub = (uint32_t)((until_ns - grid) / PHYS_SUBSTEP_NS);
-            break;
-        }
-        case BK_CPU_BUSY: {
-            /* a line: republished only when the CPU's utilisation (its rate) changed */
-            const struct phys_core_state *cs = &n->state.cpu[b->cpu < PHYS_MAX_CPUS ? b->cpu : 0];
-            if (n->shown[v] == (int64_t)cs->busy_rate_ns && n->shown_base[v] == cs->busy_base_sub)
-                continue;
-            n->shown[v] = (int64_t)cs->busy_rate_ns;
-            n->shown_base[v] = cs->busy_base_sub;
-            c.v.ctr.acc_uj = cs->busy_base_ns / 1000;
-            c.v.ctr.rem_nj = (uint32_t)(cs->busy_base_ns % 1000);
-            c.v.ctr.power_uw = cs->busy_rate_ns;
-            c.v.ctr.start_uj = n->cstart[v];
-            c.v.ctr.t0_ns = n->mono_origin + (int64_t)cs->busy_base_sub * PHYS_SUBSTEP_NS;
-            c.v.nsub = UINT32_MAX;
             break;
         }
         case BK_LOADAVG: {
@@ -274,6 +269,29 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
         default:
             continue;
         }
+        ch[(*nch)++] = c;
+    }
+}
+
+/* The busy-time lines of the CPUs whose utilisation changed (seg_view.h): a line is republished
+ * only when its CPU starts a new one, so a steady load publishes nothing here. */
+static void collect_busy_lines(struct node *n, struct change *ch, uint32_t *nch)
+{
+    const struct seg_value *cur = n->seg.copy[0];
+    for (uint32_t i = 0; i < n->nbusy; i++) {
+        uint32_t v = n->busy_values[i];
+        const struct phys_core_state *cs = &n->state.cpu[i < PHYS_MAX_CPUS ? i : 0];
+        if (n->shown[v] == (int64_t)cs->busy_rate_ns && n->shown_base[v] == cs->busy_base_sub)
+            continue;
+        n->shown[v] = (int64_t)cs->busy_rate_ns;
+        n->shown_base[v] = cs->busy_base_sub;
+        struct change c = {.value = v, .v = cur[v]};
+        c.v.ctr.acc_uj = cs->busy_base_ns / 1000;
+        c.v.ctr.rem_nj = (uint32_t)(cs->busy_base_ns % 1000);
+        c.v.ctr.power_uw = cs->busy_rate_ns;
+        c.v.ctr.start_uj = n->cstart[v];
+        c.v.ctr.t0_ns = n->mono_origin + (int64_t)cs->busy_base_sub * PHYS_SUBSTEP_NS;
+        c.v.nsub = UINT32_MAX;
         ch[(*nch)++] = c;
     }
 }
@@ -474,6 +492,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
     phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     phys_gpu_begin_interval(&n->gparams, &n->gstate, &n->gload, n->tick_ns);
     collect_s_values(n, ch, &nch, n->state.now_ns + n->tick_ns);
+    collect_busy_lines(n, ch, &nch);
     publish(n, ch, nch, now_mono);
     free(ch);
     write_ledger(n, now_wall);
@@ -625,16 +644,19 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->shown = malloc((n->nvalues + 1) * sizeof *n->shown);
     n->shown_base = calloc(n->nvalues + 1, sizeof *n->shown_base);
     n->cstart = calloc(n->nvalues + 1, sizeof *n->cstart);
+    n->busy_values = calloc(n->nvalues + 1, sizeof *n->busy_values);
     if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues || !n->shown ||
-        !n->shown_base || !n->cstart)
+        !n->shown_base || !n->cstart || !n->busy_values)
         abort();
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
         if (k == BK_ENERGY || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY)
             n->counters[n->ncounters++] = v;
         if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
-            k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY || k == BK_LOADAVG || k == BK_MEM_USED)
+            k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_LOADAVG || k == BK_MEM_USED)
             n->svalues[n->nsvalues++] = v;
+        if (k == BK_CPU_BUSY && n->binds[v].cpu == n->nbusy)
+            n->busy_values[n->nbusy++] = v; /* by CPU index (render_proc makes them in order) */
     }
     for (uint32_t v = 0; v <= n->nvalues; v++)
         n->shown[v] = -1; /* nothing shown yet: the first tick publishes every value */
@@ -674,6 +696,7 @@ void node_close(struct node *n)
     free(n->shown);
     free(n->shown_base);
     free(n->cstart);
+    free(n->busy_values);
     free(n->slot_applied);
     free(n->totals);
     memset(n, 0, sizeof *n);
