@@ -36,7 +36,8 @@ enum bind_kind {
     BK_ELAPSED,      /* S counter: the node's elapsed time (seg_view.h units), republished every tick */
     BK_CPU_BUSY,     /* S counter: busy time of CPU index cpu, republished when its utilisation changes */
     BK_LOADAVG,      /* S: /proc/loadavg */
-    BK_MEM_USED,     /* S: used memory in kB, for the meminfo view */
+    BK_MEM_USED,     /* S: the applications' share of memory in ppm, for the meminfo view */
+    BK_PKG_TEMP,     /* S: package pkg's temperature in m°C, in steps of 1 °C (zone 0) or 0.125 °C (zone 1) */
 };
 
 /* The GPU values published each tick (BK_GPU) or once at open (BK_GPU_IDENT). */

@@ -243,6 +243,19 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
             text_value(&c.v, text);
             break;
         }
+        case BK_PKG_TEMP: {
+            /* coretemp: whole degrees; k10temp: 0.125 °C steps; published when the shown value moves */
+            int64_t step = b->zone ? 125 : 1000;
+            double tc = n->state.pkg[b->pkg < PHYS_MAX_PKGS ? b->pkg : 0].temp_c;
+            int64_t mc = tc > 0 ? (int64_t)(tc * 1000) / step * step : 0;
+            if (n->shown[v] == mc)
+                continue;
+            n->shown[v] = mc;
+            snprintf(text, sizeof text, "%lld\n", (long long)mc);
+            c.v = (struct seg_value){.type = SEG_V_TEXT};
+            text_value(&c.v, text);
+            break;
+        }
         case BK_HSMP_POWER:
             snprintf(text, sizeof text, "%lld\n", (long long)(n->state.pkg[b->pkg].power_w * 1000) * 1000);
             text_value(&c.v, text);
@@ -653,7 +666,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         if (k == BK_ENERGY || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY)
             n->counters[n->ncounters++] = v;
         if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
-            k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_LOADAVG || k == BK_MEM_USED)
+            k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_LOADAVG || k == BK_MEM_USED || k == BK_PKG_TEMP)
             n->svalues[n->nsvalues++] = v;
         if (k == BK_CPU_BUSY && n->binds[v].cpu == n->nbusy)
             n->busy_values[n->nbusy++] = v; /* by CPU index (render_proc makes them in order) */

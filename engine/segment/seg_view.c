@@ -4,6 +4,8 @@
 #include "seg_view.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -17,8 +19,7 @@ int seg_view_of(const struct seg *s, uint32_t entry)
     const struct seg_entry *e = &s->entries[entry];
     if (e->kind != SEG_FILE || e->cls != SEG_S || e->param >= s->h->n_params)
         return SEG_VIEW_NONE;
-    return e->validator >= SEG_VIEW_PROC_STAT && e->validator <= SEG_VIEW_PROC_MEMINFO ? e->validator
-                                                                                         : SEG_VIEW_NONE;
+    return e->validator >= SEG_VIEW_PROC_STAT && e->validator <= SEG_VIEW_TEMP ? e->validator : SEG_VIEW_NONE;
 }
 
 static const struct seg_param *param_of(const struct seg *s, uint32_t entry)
@@ -38,6 +39,8 @@ size_t seg_view_bound(const struct seg *s, uint32_t entry)
         return 128;
     if (kind == SEG_VIEW_PROC_MEMINFO)
         return 4096;
+    if (kind == SEG_VIEW_TEMP)
+        return 32;
     return 0;
 }
 
@@ -370,12 +373,45 @@ static size_t render_meminfo(const struct seg *s, const struct seg_param *pa, in
     return (size_t)(p - buf);
 }
 
+/* The decimal number at the start of a text value, read under the latch. */
+static int64_t value_number(const struct seg *s, uint32_t v)
+{
+    char text[SEG_TEXT_MAX + 1];
+    for (;;) {
+        uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+        const struct seg_value *sv = &s->copy[g & 1][v];
+        size_t l = sv->len < SEG_TEXT_MAX ? sv->len : SEG_TEXT_MAX;
+        memcpy(text, sv->text, l);
+        text[l] = 0;
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
+            break;
+    }
+    int64_t n = 0;
+    bool neg = text[0] == '-';
+    for (const char *c = text + neg; *c >= '0' && *c <= '9' && n < INT64_MAX / 10; c++)
+        n = n * 10 + (*c - '0');
+    return neg ? -n : n;
+}
+
+static size_t render_temp(const struct seg *s, const struct seg_param *pa, char *buf, size_t cap)
+{
+    if (cap < 32 || pa->a < 0 || pa->a >= s->h->n_values || pa->c <= 0)
+        return 0;
+    int64_t t = value_number(s, (uint32_t)pa->a) - pa->b;
+    t = t > 0 ? t / pa->c * pa->c : 0;
+    char *p = put_u(buf, (uint64_t)t);
+    *p++ = '\n';
+    return (size_t)(p - buf);
+}
+
 size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char *buf, size_t cap)
 {
     switch (seg_view_of(s, entry)) {
     case SEG_VIEW_PROC_STAT: return render_stat(s, param_of(s, entry), now_ns, buf, cap);
     case SEG_VIEW_PROC_UPTIME: return render_uptime(s, param_of(s, entry), now_ns, buf, cap);
     case SEG_VIEW_PROC_MEMINFO: return render_meminfo(s, param_of(s, entry), now_ns, buf, cap);
+    case SEG_VIEW_TEMP: return render_temp(s, param_of(s, entry), buf, cap);
     default: return 0;
     }
 }

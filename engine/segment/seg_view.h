@@ -11,6 +11,9 @@
  *   SEG_VIEW_PROC_MEMINFO
  *       a = MemTotal in kB, b = value index of a text value holding the share of it applications
  *       use, in parts per million ("280000\n").
+ *   SEG_VIEW_TEMP (a hwmon tempN_input of a core or CCD)
+ *       a = value index of the package's temperature text (m°C, "45000\n"), b = m°C below it,
+ *       c = step in m°C: shows ⌊(package - b) / c⌋·c, at least 0.
  * Time counters are SEG_V_COUNTER values read as lines (segment.h "Counters") in these units:
  * acc_uj is µs, rem_nj the sub-µs ns, power_uw the ns added per 1 ms substep, start_uj the µs
  * before the engine's start. The elapsed counter (power 1e6: wall time of the node) is
@@ -36,7 +39,13 @@
 #define HWEMU_SEG_VIEW_H
 #include "segment.h"
 
-enum seg_view { SEG_VIEW_NONE = 0, SEG_VIEW_PROC_STAT = 1, SEG_VIEW_PROC_UPTIME, SEG_VIEW_PROC_MEMINFO };
+enum seg_view {
+    SEG_VIEW_NONE = 0,
+    SEG_VIEW_PROC_STAT = 1,
+    SEG_VIEW_PROC_UPTIME,
+    SEG_VIEW_PROC_MEMINFO,
+    SEG_VIEW_TEMP,
+};
 
 /* The view kind of an entry, SEG_VIEW_NONE when it is not a view. */
 int seg_view_of(const struct seg *s, uint32_t entry);

@@ -84,7 +84,42 @@ awk -v w="$mem_ki" '$1 == "node_memory_MemTotal_bytes" { g = $2 } END { exit !(g
     && ok || bad "node_memory_MemTotal_bytes: $(grep MemTotal "$tmp/m1") want $((mem_ki * 1024))"
 grep -q '^node_load1 ' "$tmp/m1" && ok || bad "no node_load1"
 
-# nproc's sysconf path (glibc reads /sys/devices/system/cpu/online through the shim)
+# temperatures: lm-sensors 3.6.0 names the chips from the device and subsystem links as the
+# kernel's coretemp and k10temp do (coretemp-isa-0000/0001, k10temp-pci-00c3/00cb for 00:18.3 and
+# 00:19.3, whole-node.md §7.3); coretemp has the package and 24 cores with high/crit (TjMax 100 °C
+# assumed), k10temp Tctl and Tccd1..12 (EPYC 9654: 12 CCDs); psutil sees the same chips
+X intel-0 -- sensors -j >"$tmp/sj" 2>&1 || bad "sensors -j intel: $(head -3 "$tmp/sj")"
+/usr/bin/python3 - "$tmp/sj" <<'PY' && ok || bad "sensors -j intel: $(head -c 400 "$tmp/sj")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert {"coretemp-isa-0000", "coretemp-isa-0001"} <= set(d), list(d)
+c = d["coretemp-isa-0000"]
+assert c["Adapter"] == "ISA adapter" and len([k for k in c if k.startswith("Core ")]) == 24, c.keys()
+p = c["Package id 0"]
+assert p["temp1_crit"] == 100 and p["temp1_max"] == 90 and 15 < p["temp1_input"] < 100, p
+assert all(c[k][[f for f in c[k] if f.endswith("_input")][0]] <= p["temp1_input"] for k in c if k.startswith("Core ")), c
+PY
+X amd-0 -- sensors -j >"$tmp/sa" 2>&1 || bad "sensors -j amd: $(head -3 "$tmp/sa")"
+/usr/bin/python3 - "$tmp/sa" <<'PY' && ok || bad "sensors -j amd: $(head -c 400 "$tmp/sa")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert {"k10temp-pci-00c3", "k10temp-pci-00cb"} <= set(d), list(d)
+c = d["k10temp-pci-00c3"]
+assert c["Adapter"] == "PCI adapter" and "Tctl" in c and "Tccd12" in c and "Tccd13" not in c, c.keys()
+assert (c["Tctl"]["temp1_input"] * 8) % 1 == 0, c["Tctl"]  # 0.125 °C steps
+PY
+X intel-0 -- /usr/bin/python3 -c '
+import psutil
+t = psutil.sensors_temperatures()
+assert len(t["coretemp"]) == 2 * 25 and t["coretemp"][0].label == "Package id 0" and t["coretemp"][0].critical == 100, t
+print("ok")' 2>&1 | grep -qx ok && ok || bad "psutil sensors_temperatures"
+
+# nproc and Python's os.sched_getaffinity: the node's CPUs (the shim answers sched_getaffinity),
+# and a Go program's runtime.NumCPU through the supervisor is checked by node_exporter's
+# node_cpu lines above (96 CPUs from /proc/stat)
+[ "$(X intel-0 -- nproc)" = 96 ] && [ "$(X amd-0 -- nproc)" = 384 ] && ok || bad "nproc: $(X intel-0 -- nproc) $(X amd-0 -- nproc)"
+[ "$(X amd-0 -- /usr/bin/python3 -c 'import os; print(len(os.sched_getaffinity(0)))')" = 384 ] && ok || bad "os.sched_getaffinity"
+
 # counters across a restart
 before=$(X intel-0 -- sh -c 'head -1 /proc/stat')
 kill $pid; wait $pid 2>/dev/null; pid=
