@@ -312,8 +312,14 @@ static struct freq_limits freq_limits(const struct phys_cpu_params *p, const str
 {
     const struct phys_core_state *c = &s->cpu[i];
     double lo = (double)p->cpuinfo_min_khz, hi = (double)phys_cpu_cpuinfo_max_khz(p, s);
-    double eff_max = resolve(p, clamp((double)c->scaling_max_khz, lo, hi), true);
-    double eff_min = resolve(p, clamp((double)c->scaling_min_khz, lo, hi), false);
+    double smax = (double)c->scaling_max_khz, smin = (double)c->scaling_min_khz;
+    if (s->max_perf_pct > 0 && s->max_perf_pct < 100) /* intel_pstate's global limits */
+        smax = smax < (double)p->cpuinfo_max_khz * s->max_perf_pct / 100 ? smax
+                                                                         : (double)p->cpuinfo_max_khz * s->max_perf_pct / 100;
+    if (s->min_perf_pct > 0 && (double)p->cpuinfo_max_khz * s->min_perf_pct / 100 > smin)
+        smin = (double)p->cpuinfo_max_khz * s->min_perf_pct / 100;
+    double eff_max = resolve(p, clamp(smax, lo, hi), true);
+    double eff_min = resolve(p, clamp(smin, lo, hi), false);
     if (eff_min > eff_max)
         eff_min = eff_max;
     double ceiling = eff_max;
@@ -732,6 +738,8 @@ void phys_cpu_init(const struct phys_cpu_params *p, struct phys_cpu_state *s)
     s->npkgs = npkgs_of(p);
     s->ncpus = p->cpus < s->npkgs ? s->npkgs : p->cpus > PHYS_MAX_CPUS ? PHYS_MAX_CPUS : p->cpus;
     s->boost = p->boost != 0;
+    s->max_perf_pct = 100;
+    s->min_perf_pct = 0;
     for (int i = 0; i < s->ncpus; i++) {
         struct phys_core_state *c = &s->cpu[i];
         c->governor = p->governor;

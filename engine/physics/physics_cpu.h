@@ -241,6 +241,7 @@ struct phys_cpu_state {
     int32_t npkgs;       /* packages simulated (sockets clamped to 1..PHYS_MAX_PKGS) */
     int32_t boost;       /* turbo/boost on (agent-writable) */
     int32_t ncpus;       /* logical CPUs simulated (cpus clamped to npkgs..PHYS_MAX_CPUS) */
+    int32_t max_perf_pct, min_perf_pct; /* intel_pstate global limits (agent-writable), % of cpuinfo_max */
     int32_t nr_active;   /* tasks running this interval: round(Σ utilisation), load-average input */
     uint64_t avenrun[3]; /* load averages 1, 5, 15 min, kernel fixed point (11 bits) */
     struct phys_pkg_state pkg[PHYS_MAX_PKGS];

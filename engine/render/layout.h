@@ -28,6 +28,8 @@ enum bind_kind {
     BK_EPP,          /* A: energy_performance_preference of the policy of cpu */
     BK_BOOST,        /* A: cpufreq/boost (1 = turbo on) */
     BK_NO_TURBO,     /* A: intel_pstate/no_turbo (1 = turbo off) */
+    BK_MAX_PERF_PCT, /* A: intel_pstate/max_perf_pct */
+    BK_MIN_PERF_PCT, /* A: intel_pstate/min_perf_pct */
     BK_HSMP_CAP,     /* A: HSMP power1_cap of pkg */
     BK_GPU,          /* S: quantity zone (enum gpu_quantity) of GPU pkg */
     BK_GPU_ENERGY,   /* S counter: energy of GPU pkg */

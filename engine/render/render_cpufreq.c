@@ -5,7 +5,11 @@
  *   sys/devices/system/cpu/cpu<c>/cpufreq       -> ../cpufreq/policy<P>
  *   sys/devices/system/cpu/cpufreq/boost        when the profile sources boost (A)
  *   sys/devices/system/cpu/intel_pstate/        intel_pstate and intel_cpufreq: status (A,
- *                                               taken, no effect), no_turbo (A)
+ *                                               taken, no effect), no_turbo (A), max_perf_pct and
+ *                                               min_perf_pct (A: limit every CPU's frequency),
+ *                                               turbo_pct and num_pstates (R, from the 100 MHz
+ *                                               ratios), hwp_dynamic_boost (A, active with HWP,
+ *                                               no effect on power)
  *   sys/devices/system/cpu/amd_pstate/status    amd-pstate drivers (A, taken, no effect)
  * Per policy: scaling_driver, scaling_available_governors (setpolicy drivers without the
  * trailing space), scaling_governor (A), cpuinfo_min_freq, cpuinfo_max_freq (S: follows
@@ -193,6 +197,29 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
         snprintf(text, sizeof text, "%d\n", p->boost ? 0 : 1);
         segb_dynamic(b, CPU "/intel_pstate/no_turbo", 0644, SEG_A,
                      layout_value(l, text, (struct binding){.kind = BK_NO_TURBO}), SV_UINT_CLAMP01, SEG_NONE);
+        /* intel_pstate.c show_num_pstates / show_turbo_pct, in P-state ratios (100 MHz): min
+         * (cpuinfo_min), max (base, non-turbo) and turbo (cpuinfo_max); min_perf_pct starts at
+         * min·100/turbo (intel_pstate_init_limits); writes are clamped, never refused for range. */
+        long long pmin = p->cpuinfo_min_khz / 100000, pturbo = p->cpuinfo_max_khz / 100000;
+        long long pmax = p->base_khz > 0 ? p->base_khz / 100000 : pturbo;
+        if (pturbo > 0 && pturbo >= pmin) {
+            long long total = pturbo - pmin + 1, no_turbo = pmax - pmin + 1;
+            snprintf(text, sizeof text, "%lld\n", total);
+            segb_static(b, CPU "/intel_pstate/num_pstates", 0444, text, strlen(text));
+            snprintf(text, sizeof text, "%lld\n", 100 - no_turbo * 100 / total);
+            segb_static(b, CPU "/intel_pstate/turbo_pct", 0444, text, strlen(text));
+            long long min_pct = pmin * 100 / pturbo;
+            segb_dynamic(b, CPU "/intel_pstate/max_perf_pct", 0644, SEG_A,
+                         layout_value(l, "100\n", (struct binding){.kind = BK_MAX_PERF_PCT}), SV_UW_CLAMP,
+                         segb_param(b, (struct seg_param){.a = min_pct, .b = 100, .related = SEG_NONE}, NULL));
+            snprintf(text, sizeof text, "%lld\n", min_pct);
+            segb_dynamic(b, CPU "/intel_pstate/min_perf_pct", 0644, SEG_A,
+                         layout_value(l, text, (struct binding){.kind = BK_MIN_PERF_PCT}), SV_UW_CLAMP,
+                         segb_param(b, (struct seg_param){.a = min_pct, .b = 100, .related = SEG_NONE}, NULL));
+        }
+        if (hwp && p->driver == PHYS_DRV_INTEL_PSTATE)
+            segb_dynamic(b, CPU "/intel_pstate/hwp_dynamic_boost", 0644, SEG_A,
+                         layout_value(l, "0\n", (struct binding){.kind = BK_STATIC}), SV_UINT_CLAMP01, SEG_NONE);
     }
     if (p->driver == PHYS_DRV_AMD_PSTATE_EPP || p->driver == PHYS_DRV_AMD_PSTATE) {
         const char *mode = p->driver == PHYS_DRV_AMD_PSTATE_EPP ? "active\n" : "passive\n";

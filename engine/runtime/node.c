@@ -123,6 +123,8 @@ static void apply(struct node *n, const struct binding *b, const char *text)
     case BK_EPP: SET_POLICY(n, b, epp, epp_value(text)); break;
     case BK_BOOST: n->state.boost = v != 0; break;
     case BK_NO_TURBO: n->state.boost = v == 0; break;
+    case BK_MAX_PERF_PCT: n->state.max_perf_pct = (int32_t)(v < 0 ? 0 : v > 100 ? 100 : v); break;
+    case BK_MIN_PERF_PCT: n->state.min_perf_pct = (int32_t)(v < 0 ? 0 : v > 100 ? 100 : v); break;
     case BK_HSMP_CAP: k->hsmp_cap_uw = v; break;
     case BK_GPU_SET: apply_gpu(n, b, text, v); break;
     default: break;

@@ -20,7 +20,7 @@ hwemu=$1
 tmp=$(mktemp -d)
 pid= bg=
 trap '[ -n "$bg" ] && kill $bg 2>/dev/null; [ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-for tool in curl prometheus-node-exporter nproc; do
+for tool in curl prometheus-node-exporter nproc sensors tlp-stat; do
     command -v $tool >/dev/null || { bad "$tool is not installed (scripts/install-deps.sh installs it)"; finish; }
 done
 /usr/bin/python3 -c 'import psutil' 2>/dev/null || { bad "python3-psutil is not installed"; finish; }
@@ -119,6 +119,25 @@ print("ok")' 2>&1 | grep -qx ok && ok || bad "psutil sensors_temperatures"
 # node_cpu lines above (96 CPUs from /proc/stat)
 [ "$(X intel-0 -- nproc)" = 96 ] && [ "$(X amd-0 -- nproc)" = 384 ] && ok || bad "nproc: $(X intel-0 -- nproc) $(X amd-0 -- nproc)"
 [ "$(X amd-0 -- /usr/bin/python3 -c 'import os; print(len(os.sched_getaffinity(0)))')" = 384 ] && ok || bad "os.sched_getaffinity"
+
+# tlp-stat -p (Debian tlp 1.5.0) shows the intel_pstate globals: num_pstates and turbo_pct from
+# the 100 MHz ratios min 10, base 24, turbo 39 (intel_pstate.c: 39-10+1 = 30 P-states, turbo
+# share 100 - 15·100/30 = 50 %), min_perf_pct 10·100/39 = 25; max_perf_pct written through the
+# file limits the running frequency of every CPU (3.9 GHz · 50 % = 1.95 GHz)
+X intel-0 -- tlp-stat -p >"$tmp/tlp" 2>&1
+grep -Eq '^/sys/devices/system/cpu/intel_pstate/num_pstates += +30$' "$tmp/tlp" &&
+    grep -Eq '^/sys/devices/system/cpu/intel_pstate/turbo_pct += +50 \[%\]$' "$tmp/tlp" &&
+    grep -Eq '^/sys/devices/system/cpu/intel_pstate/min_perf_pct += +25 \[%\]$' "$tmp/tlp" &&
+    grep -Eq '^/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver += intel_pstate$' "$tmp/tlp" && ok ||
+    bad "tlp-stat -p: $(grep intel_pstate "$tmp/tlp")"
+X intel-0 -- sh -c 'echo 50 > /sys/devices/system/cpu/intel_pstate/max_perf_pct' || bad "max_perf_pct write"
+for _ in $(seq 100); do
+    f=$("$hwemu" cat --root "$tmp/r" --node intel-0 /sys/devices/system/cpu/cpufreq/policy7/scaling_cur_freq)
+    [ "$f" -le 1950000 ] && break
+    sleep 0.1
+done
+[ "$f" -le 1950000 ] && ok || bad "max_perf_pct 50 did not bring policy7 to 1.95 GHz: $f"
+X intel-0 -- sh -c 'echo 100 > /sys/devices/system/cpu/intel_pstate/max_perf_pct' || bad "max_perf_pct back"
 
 # counters across a restart
 before=$(X intel-0 -- sh -c 'head -1 /proc/stat')
