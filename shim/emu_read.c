@@ -12,7 +12,7 @@
 /* View buffers: static (untouched pages cost nothing), claimed by compare-and-swap. Each holds
  * a 512-CPU /proc/stat (seg_view_bound). */
 #define EMU_VIEW_BUFS 32
-#define EMU_VIEW_SIZE (160 * 1024)
+#define EMU_VIEW_SIZE SEG_VIEW_MAX_TEXT
 static char view_bufs[EMU_VIEW_BUFS][EMU_VIEW_SIZE];
 static _Atomic int view_taken[EMU_VIEW_BUFS];
 

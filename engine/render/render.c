@@ -92,12 +92,6 @@ static void render_cpu_topology(struct node_layout *l, const struct yt_node *tre
 void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile,
                  const struct phys_cpu_params *p, const struct phys_gpu_params *g)
 {
-    size_t len = 0;
-    char *cpuinfo = render_cpuinfo(tree, &len);
-    if (!cpuinfo)
-        abort();
-    segb_static(l->b, "cpuinfo", 0444, cpuinfo, len);
-    free(cpuinfo);
     char json[512];
     int n = snprintf(json, sizeof json, "{\"schemaVersion\":1,\"profile\":\"%s\",\"substep\":\"1ms\"}\n", profile);
     segb_static(l->b, "state/hwemu.json", 0444, json, (size_t)n);
@@ -111,6 +105,7 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_powercap(l, tree, p);
     render_cpufreq(l, tree, p);
     render_hsmp(l, tree, p);
+    render_cpuinfo_entry(l, tree, p->cpu_policy, p->cpu_pkg_n);
     render_proc(l, tree, p);
     render_coretemp(l, tree, p);
     render_gpus(l, tree, p, g);

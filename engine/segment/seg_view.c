@@ -19,7 +19,7 @@ int seg_view_of(const struct seg *s, uint32_t entry)
     const struct seg_entry *e = &s->entries[entry];
     if (e->kind != SEG_FILE || e->cls != SEG_S || e->param >= s->h->n_params)
         return SEG_VIEW_NONE;
-    return e->validator >= SEG_VIEW_PROC_STAT && e->validator <= SEG_VIEW_TEMP ? e->validator : SEG_VIEW_NONE;
+    return e->validator >= SEG_VIEW_PROC_STAT && e->validator <= SEG_VIEW_CPUINFO ? e->validator : SEG_VIEW_NONE;
 }
 
 static const struct seg_param *param_of(const struct seg *s, uint32_t entry)
@@ -41,6 +41,12 @@ size_t seg_view_bound(const struct seg *s, uint32_t entry)
         return 4096;
     if (kind == SEG_VIEW_TEMP)
         return 32;
+    if (kind == SEG_VIEW_CPUINFO) { /* each marker (≥ 3 bytes) becomes at most 24 */
+        const struct seg_param *pa = param_of(s, entry);
+        return pa->a > 0 && pa->a < (int64_t)s->h->strings_size && pa->b >= 0 && pa->b <= pa->a
+                   ? (size_t)pa->a + (size_t)pa->b * 24 + 64
+                   : 0;
+    }
     return 0;
 }
 
@@ -405,6 +411,38 @@ static size_t render_temp(const struct seg *s, const struct seg_param *pa, char 
     return (size_t)(p - buf);
 }
 
+static size_t render_cpuinfo(const struct seg *s, const struct seg_param *pa, char *buf, size_t cap)
+{
+    if (pa->words_off >= s->h->strings_size || pa->a <= 0 || (uint64_t)pa->a > s->h->strings_size - pa->words_off ||
+        pa->b < 0 || pa->b > pa->a || cap < (size_t)pa->a + (size_t)pa->b * 24 + 64)
+        return 0;
+    const char *t = s->strings + pa->words_off, *end = t + pa->a;
+    char *p = buf;
+    while (t < end) {
+        const char *m = memchr(t, '\x01', (size_t)(end - t));
+        size_t run = (size_t)((m ? m : end) - t);
+        memcpy(p, t, run);
+        p += run;
+        if (!m)
+            break;
+        uint64_t v = 0;
+        for (t = m + 1; t < end && *t >= '0' && *t <= '9'; t++)
+            v = v * 10 + (uint64_t)(*t - '0');
+        if (t < end && *t == '\x02')
+            t++;
+        int64_t khz = v < s->h->n_values ? value_number(s, (uint32_t)v) : 0;
+        if (khz < 0)
+            khz = 0;
+        p = put_u(p, (uint64_t)khz / 1000);
+        *p++ = '.';
+        uint64_t frac = (uint64_t)khz % 1000;
+        *p++ = (char)('0' + frac / 100);
+        *p++ = (char)('0' + frac / 10 % 10);
+        *p++ = (char)('0' + frac % 10);
+    }
+    return (size_t)(p - buf);
+}
+
 size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char *buf, size_t cap)
 {
     switch (seg_view_of(s, entry)) {
@@ -412,6 +450,7 @@ size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char
     case SEG_VIEW_PROC_UPTIME: return render_uptime(s, param_of(s, entry), now_ns, buf, cap);
     case SEG_VIEW_PROC_MEMINFO: return render_meminfo(s, param_of(s, entry), now_ns, buf, cap);
     case SEG_VIEW_TEMP: return render_temp(s, param_of(s, entry), buf, cap);
+    case SEG_VIEW_CPUINFO: return render_cpuinfo(s, param_of(s, entry), buf, cap);
     default: return 0;
     }
 }

@@ -14,6 +14,10 @@
  *   SEG_VIEW_TEMP (a hwmon tempN_input of a core or CCD)
  *       a = value index of the package's temperature text (m°C, "45000\n"), b = m°C below it,
  *       c = step in m°C: shows ⌊(package - b) / c⌋·c, at least 0.
+ *   SEG_VIEW_CPUINFO (/proc/cpuinfo with each CPU's running frequency)
+ *       words_off = the text with every `cpu MHz` value replaced by "\x01<value index>\x02",
+ *       the index of that CPU's scaling_cur_freq value (kHz, "2400000\n"), shown as the kernel
+ *       prints kHz: "%u.%03u" (arch/x86/kernel/cpu/proc.c); a = the text's length, b = the number of markers.
  * Time counters are SEG_V_COUNTER values read as lines (segment.h "Counters") in these units:
  * acc_uj is µs, rem_nj the sub-µs ns, power_uw the ns added per 1 ms substep, start_uj the µs
  * before the engine's start. The elapsed counter (power 1e6: wall time of the node) is
@@ -45,7 +49,12 @@ enum seg_view {
     SEG_VIEW_PROC_UPTIME,
     SEG_VIEW_PROC_MEMINFO,
     SEG_VIEW_TEMP,
+    SEG_VIEW_CPUINFO,
 };
+
+/* The longest view text a reader must be able to hold (the shim's view buffers); a renderer makes
+ * no view whose seg_view_bound exceeds it. */
+#define SEG_VIEW_MAX_TEXT (160 * 1024)
 
 /* The view kind of an entry, SEG_VIEW_NONE when it is not a view. */
 int seg_view_of(const struct seg *s, uint32_t entry);

@@ -160,6 +160,15 @@ read -r p0 p1 <<<"$(pkgw)"
 "$hwemu" write --root "$tmp/r" --node intel-0 $P/policy0/scaling_max_freq 1000000 || bad "write policy0"
 sleep 3
 read -r q0 q1 <<<"$(pkgw)"
+# /proc/cpuinfo's cpu MHz follows each CPU's running frequency (psutil cpu_freq(percpu) reads it
+# when there are as many lines as policies: psutil/_pslinux.py cpu_freq)
+X intel-0 -- /usr/bin/python3 -c '
+import psutil
+f = psutil.cpu_freq(percpu=True)
+assert len(f) == 96 and f[0].current == 1000.0 and f[1].current == 3900.0, f[:2]
+mhz = [l for l in open("/proc/cpuinfo") if l.startswith("cpu MHz")]
+assert mhz[0] == "cpu MHz\t\t: 1000.000\n" and mhz[1] == "cpu MHz\t\t: 3900.000\n", mhz[:2]
+print("ok")' 2>&1 | grep -qx ok && ok || bad "cpu MHz per CPU: $(X intel-0 -- grep -m2 MHz /proc/cpuinfo)"
 pkg0=$(for i in $(seq 0 95); do [ "$("$hwemu" cat --root "$tmp/r" --node intel-0 /sys/devices/system/cpu/cpu$i/topology/physical_package_id)" = 0 ] && echo $i; done)
 for i in $pkg0; do "$hwemu" write --root "$tmp/r" --node intel-0 $P/policy$i/scaling_max_freq 1000000 || bad "write policy$i"; done
 sleep 3
