@@ -108,6 +108,7 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_cpuinfo_entry(l, tree, p->cpu_policy, p->cpu_pkg_n);
     render_proc(l, tree, p);
     render_coretemp(l, tree, p);
+    render_cpuidle(l, tree, p);
     render_gpus(l, tree, p, g);
     /* What the node owns whole: the host's own files there never show through. */
     static const char *const owned[] = {

@@ -19,7 +19,7 @@ int seg_view_of(const struct seg *s, uint32_t entry)
     const struct seg_entry *e = &s->entries[entry];
     if (e->kind != SEG_FILE || e->cls != SEG_S || e->param >= s->h->n_params)
         return SEG_VIEW_NONE;
-    return e->validator >= SEG_VIEW_PROC_STAT && e->validator <= SEG_VIEW_CPUINFO ? e->validator : SEG_VIEW_NONE;
+    return e->validator >= SEG_VIEW_PROC_STAT && e->validator <= SEG_VIEW_IDLE ? e->validator : SEG_VIEW_NONE;
 }
 
 static const struct seg_param *param_of(const struct seg *s, uint32_t entry)
@@ -39,7 +39,7 @@ size_t seg_view_bound(const struct seg *s, uint32_t entry)
         return 128;
     if (kind == SEG_VIEW_PROC_MEMINFO)
         return 4096;
-    if (kind == SEG_VIEW_TEMP)
+    if (kind == SEG_VIEW_TEMP || kind == SEG_VIEW_IDLE)
         return 32;
     if (kind == SEG_VIEW_CPUINFO) { /* each marker (≥ 3 bytes) becomes at most 24 */
         const struct seg_param *pa = param_of(s, entry);
@@ -443,6 +443,20 @@ static size_t render_cpuinfo(const struct seg *s, const struct seg_param *pa, ch
     return (size_t)(p - buf);
 }
 
+static size_t render_idle(const struct seg *s, const struct seg_param *pa, int64_t now_ns, char *buf, size_t cap)
+{
+    uint64_t busy, elapsed, rates;
+    int64_t boot;
+    /* the times of one CPU: the elapsed counter and this CPU's busy counter as a one-CPU view */
+    struct seg_param one = {.a = pa->a, .b = pa->b, .c = 1};
+    if (cap < 32 || pa->c < 0 || pa->c > 1000 || pa->d < 0 || read_times(s, &one, now_ns, &elapsed, &busy, &rates, &boot) != 1)
+        return 0;
+    uint64_t us = (elapsed - busy) / 1000 / 1000 * (uint64_t)pa->c + (elapsed - busy) / 1000 % 1000 * (uint64_t)pa->c / 1000;
+    char *p = put_u(buf, pa->d ? us / (uint64_t)pa->d : us);
+    *p++ = '\n';
+    return (size_t)(p - buf);
+}
+
 size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char *buf, size_t cap)
 {
     switch (seg_view_of(s, entry)) {
@@ -451,6 +465,7 @@ size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char
     case SEG_VIEW_PROC_MEMINFO: return render_meminfo(s, param_of(s, entry), now_ns, buf, cap);
     case SEG_VIEW_TEMP: return render_temp(s, param_of(s, entry), buf, cap);
     case SEG_VIEW_CPUINFO: return render_cpuinfo(s, param_of(s, entry), buf, cap);
+    case SEG_VIEW_IDLE: return render_idle(s, param_of(s, entry), now_ns, buf, cap);
     default: return 0;
     }
 }

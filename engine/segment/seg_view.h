@@ -18,6 +18,10 @@
  *       words_off = the text with every `cpu MHz` value replaced by "\x01<value index>\x02",
  *       the index of that CPU's scaling_cur_freq value (kHz, "2400000\n"), shown as the kernel
  *       prints kHz: "%u.%03u" (arch/x86/kernel/cpu/proc.c); a = the text's length, b = the number of markers.
+ *   SEG_VIEW_IDLE (cpuidle stateK/usage and stateK/time of one CPU)
+ *       a = the elapsed counter, b = the CPU's busy counter, c = the state's share of the idle
+ *       time in permille, d = 0 for `time` (µs: ⌊idle µs · c / 1000⌋), else the mean µs of one
+ *       entry for `usage` (⌊state time / d⌋).
  * Time counters are SEG_V_COUNTER values read as lines (segment.h "Counters") in these units:
  * acc_uj is µs, rem_nj the sub-µs ns, power_uw the ns added per 1 ms substep, start_uj the µs
  * before the engine's start. The elapsed counter (power 1e6: wall time of the node) is
@@ -50,6 +54,7 @@ enum seg_view {
     SEG_VIEW_PROC_MEMINFO,
     SEG_VIEW_TEMP,
     SEG_VIEW_CPUINFO,
+    SEG_VIEW_IDLE,
 };
 
 /* The longest view text a reader must be able to hold (the shim's view buffers); a renderer makes

@@ -120,6 +120,21 @@ print("ok")' 2>&1 | grep -qx ok && ok || bad "psutil sensors_temperatures"
 [ "$(X intel-0 -- nproc)" = 96 ] && [ "$(X amd-0 -- nproc)" = 384 ] && ok || bad "nproc: $(X intel-0 -- nproc) $(X amd-0 -- nproc)"
 [ "$(X amd-0 -- /usr/bin/python3 -c 'import os; print(len(os.sched_getaffinity(0)))')" = 384 ] && ok || bad "os.sched_getaffinity"
 
+# cpupower idle-info (linux-cpupower 6.1): intel_idle/menu with skx_cstates on the 8260 (POLL,
+# C1 2 µs, C1E 10 µs, C6 133 µs: drivers/idle/intel_idle.c), acpi_idle with POLL C1 C2 on EPYC;
+# usage and time grow between two reads by the idle share (0.4 of the time)
+X intel-0 -- cpupower idle-info >"$tmp/ii" 2>/dev/null
+grep -qx 'CPUidle driver: intel_idle' "$tmp/ii" && grep -qx 'CPUidle governor: menu' "$tmp/ii" &&
+    grep -qx 'Available idle states: POLL C1 C1E C6' "$tmp/ii" && grep -A2 -x 'C6:' "$tmp/ii" | grep -qx 'Latency: 133' &&
+    ok || bad "cpupower idle-info intel: $(head -8 "$tmp/ii")"
+X amd-0 -- cpupower idle-info >"$tmp/ia" 2>/dev/null
+grep -qx 'CPUidle driver: acpi_idle' "$tmp/ia" && grep -qx 'Available idle states: POLL C1 C2' "$tmp/ia" &&
+    grep -A1 -x 'C1:' "$tmp/ia" | grep -qx 'Flags/Description: ACPI FFH MWAIT 0x0' && ok || bad "cpupower idle-info amd: $(head -8 "$tmp/ia")"
+C6=/sys/devices/system/cpu/cpu5/cpuidle/state3/time
+t1=$("$hwemu" cat --root "$tmp/r" --node intel-0 $C6); sleep 1; t2=$("$hwemu" cat --root "$tmp/r" --node intel-0 $C6)
+# 1 s · 0.4 idle · 69.5 % in C6 = 278000 µs, within the read's timing
+awk -v a="$t1" -v b="$t2" 'BEGIN { d = b - a; exit !(d > 200000 && d < 400000) }' && ok || bad "C6 time of cpu5: $t1 -> $t2"
+
 # tlp-stat -p (Debian tlp 1.5.0) shows the intel_pstate globals: num_pstates and turbo_pct from
 # the 100 MHz ratios min 10, base 24, turbo 39 (intel_pstate.c: 39-10+1 = 30 P-states, turbo
 # share 100 - 15·100/30 = 50 %), min_perf_pct 10·100/39 = 25; max_perf_pct written through the
