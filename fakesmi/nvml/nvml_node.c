@@ -119,8 +119,6 @@ static int map_node(void)
             g->bus = b;
         g->subsystem = pci_hex(g->bus, "subsystem_device") << 16 | pci_hex(g->bus, "subsystem_vendor");
     }
-    const char *u = getenv("HWEMU_UNPRIVILEGED");
-    unprivileged = u && !strcmp(u, "1");
     return 0;
 }
 
@@ -129,6 +127,8 @@ nvmlReturn_t nv_init(void)
     pthread_mutex_lock(&init_lock);
     if (!mapped && map_node() == 0)
         mapped = true;
+    const char *u = getenv("HWEMU_UNPRIVILEGED"); /* each init: the user the process runs as now */
+    unprivileged = u && !strcmp(u, "1");
     nvmlReturn_t rc = mapped ? NVML_SUCCESS : NVML_ERROR_DRIVER_NOT_LOADED;
     if (mapped)
         atomic_fetch_add(&refs, 1);

@@ -40,7 +40,7 @@ unsigned nv_count(void);
 struct nvmlDevice_st *nv_gpu(unsigned index);
 /* The common checks of a device call: SUCCESS, UNINITIALIZED or INVALID_ARGUMENT. */
 nvmlReturn_t nv_check(nvmlDevice_t dev, const void *out);
-/* Is the process running as a user without root (HWEMU_UNPRIVILEGED=1 at init)? */
+/* Is the process running as a user without root (HWEMU_UNPRIVILEGED=1 at the last init)? */
 bool nv_unprivileged(void);
 
 /* A GPU file's text, without its newline, into buf (NUL-terminated). SUCCESS, or
