@@ -529,14 +529,14 @@ static int list_gpus(const struct nv_sel *s)
 
 /* ---- argument values ---- */
 
-/* Watts ("300", "290.5") as integer mW, round(W * 1000). */
+/* Watts ("300", "290.5") as integer mW, truncated as the real tool does (333.9999 -> 333999). */
 static bool parse_watts(const char *text, long long *mw)
 {
     char *end;
     double w = strtod(text, &end);
     if (end == text || *end || !isfinite(w) || w < 0 || w > 1e9)
         return false;
-    *mw = llround(w * 1000);
+    *mw = (long long)(w * 1000);
     return true;
 }
 
