@@ -106,7 +106,8 @@ int nv_set_power_limit(const struct nv_sel *s, long long mw, bool eow)
             fputs("Terminating early due to previous errors.\n", nv_out);
             return 3;
         }
-    for (int k = 0; k < s->n; k++)
+    /* the first GPU out of range stops the command, before any write */
+    for (int k = 0; k < s->n && !out_of_range; k++)
         if (!g[k].unsupported && (mw < g[k].min || mw > g[k].max)) {
             fprintf(nv_out,
                     "Provided power limit %s W is not a valid power limit which should be between %s W and %s W "

@@ -125,5 +125,6 @@ _Static_assert(sizeof(nvmlFieldValue_t) == 40 && offsetof(nvmlFieldValue_t, valu
 
 /* Entry points the library's own files call. */
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t dev, unsigned int *limit);
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t dev, unsigned int *index);
 
 #endif

@@ -275,7 +275,8 @@ NVML_API nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t dev, nvmlUtiliz
     return NVML_SUCCESS;
 }
 
-/* Encoder and decoder are idle (fakesmi prints 0 %); the sampling period is NVML's 167 ms. */
+/* Encoder, decoder, JPEG and OFA engines are idle (fakesmi prints 0 %); the sampling period
+ * is NVML's 167 ms. */
 static nvmlReturn_t idle_engine(nvmlDevice_t dev, unsigned int *util, unsigned int *period)
 {
     CHECK(dev, util);
@@ -292,6 +293,16 @@ NVML_API nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t dev, unsigned
 }
 
 NVML_API nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t dev, unsigned int *util, unsigned int *period)
+{
+    return idle_engine(dev, util, period);
+}
+
+NVML_API nvmlReturn_t nvmlDeviceGetJpgUtilization(nvmlDevice_t dev, unsigned int *util, unsigned int *period)
+{
+    return idle_engine(dev, util, period);
+}
+
+NVML_API nvmlReturn_t nvmlDeviceGetOfaUtilization(nvmlDevice_t dev, unsigned int *util, unsigned int *period)
 {
     return idle_engine(dev, util, period);
 }

@@ -8,6 +8,8 @@
  * entry answers NOT_SUPPORTED without touching its arguments (nvidia-smi then prints N/A, falls
  * back to the public call, or lists no processes), except:
  *   108 (device, unsigned *mW)   the enforced power limit: --query-gpu=enforced.power.limit
+ *   243 (device, unsigned *mode) Sparse Operation Mode: 0, which -q prints "Disabled" (7 was
+ *                                seen to print "Enabled"); as fakesmi prints it
  * Any other id gets NOT_SUPPORTED; a NULL pointer or id INVALID_ARGUMENT. */
 #include <string.h>
 
@@ -16,6 +18,7 @@
 
 #define EXPORT_WORDS 245
 #define ET_ENFORCED_POWER_LIMIT 108
+#define ET_SPARSE_OPERATION_MODE 243
 
 /* 6c3efec4-8fc9-4e6c-a327-ee696e12f7c4, as nvidia-smi 535 passes it. */
 static const unsigned char smi_table_id[16] = {0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8f, 0x6c, 0x4e,
@@ -32,6 +35,18 @@ static nvmlReturn_t et_enforced_power_limit(nvmlDevice_t dev, unsigned int *mw)
     return nvmlDeviceGetEnforcedPowerLimit(dev, mw);
 }
 
+static nvmlReturn_t et_sparse_operation_mode(nvmlDevice_t dev, unsigned int *mode)
+{
+    unsigned index;
+    nvmlReturn_t rc = nvmlDeviceGetIndex(dev, &index);
+    if (rc)
+        return rc;
+    if (!mode)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *mode = 0;
+    return NVML_SUCCESS;
+}
+
 static const void *table[EXPORT_WORDS];
 
 static void build_table(void)
@@ -40,6 +55,7 @@ static void build_table(void)
     for (int i = 1; i < EXPORT_WORDS; i++)
         table[i] = (const void *)(uintptr_t)et_not_supported;
     table[ET_ENFORCED_POWER_LIMIT] = (const void *)(uintptr_t)et_enforced_power_limit;
+    table[ET_SPARSE_OPERATION_MODE] = (const void *)(uintptr_t)et_sparse_operation_mode;
 }
 
 NVML_API nvmlReturn_t nvmlInternalGetExportTable(const void **ppExportTable, const void *pExportTableId)

@@ -114,10 +114,10 @@ done
 smi sxm-0 -i 0 -q -d POWER
 grep -q "^        Requested Power Limit  *: 300.00 W$" <<<"$out" && ok || bad "-q -d POWER after -pl: $out"
 
-# Out of range: every GPU named, nothing written.
+# Out of range: the first GPU named, nothing written.
 smi sxm-0 -pl 50
 first="Provided power limit 50.00 W is not a valid power limit which should be between 200.00 W and 700.00 W for GPU 00000000:10:00.0"
-[ "$rc" = 2 ] && [ "$(head -1 <<<"$out")" = "$first" ] && [ "$(wc -l <<<"$out")" = 9 ] &&
+[ "$rc" = 2 ] && [ "$(head -1 <<<"$out")" = "$first" ] && [ "$(wc -l <<<"$out")" = 2 ] &&
     [ "$(tail -1 <<<"$out")" = "Terminating early due to previous errors." ] && ok || bad "-pl 50: rc=$rc $out"
 [ "$(q sxm-0 0,1 power.limit | tr '\n' ' ')" = "300.00 400.00 " ] && ok || bad "-pl 50 wrote something"
 
@@ -215,7 +215,8 @@ pid_fs=$pid pid=$pid_main
 [ $up = 0 ] || bad "fieldSupport serve did not come up: $(cat "$root/serve_fs.err")"
 fs() { out=$(HWEMU_ROOT=$root/fs HWEMU_NODE=fs-0 "$fakesmi" nvidia-smi "$@" 2>&1); rc=$?; err=; }
 fs -i 0 --query-gpu=index,power.min_limit,power.max_limit,power.limit,name --format=csv,noheader,nounits
-expect "fieldSupport token" 0 "0, [N/A], 400.00, 400.00, NVIDIA H100 NVL"
+# power.min_limit and power.max_limit are one NVML call: the real tool prints the token for both
+expect "fieldSupport token" 0 "0, [N/A], [N/A], 400.00, NVIDIA H100 NVL"
 fs -i 0,1 -pl 300
 expect "-pl on a token" 0 "Changing power management limit is not supported in current scope for GPU: 00000000:10:00.0.
 Changing power management limit is not supported in current scope for GPU: 00000000:11:00.0.

@@ -421,8 +421,11 @@ static void test_export_table(void **st)
     unsigned mw = 0;
     assert_int_equal(((nvmlReturn_t(*)(nvmlDevice_t, unsigned *))(uintptr_t)table[108])(gpu(0), &mw), NVML_SUCCESS);
     assert_int_equal(mw, 700000);
+    unsigned mode = 7;
+    assert_int_equal(((nvmlReturn_t(*)(nvmlDevice_t, unsigned *))(uintptr_t)table[243])(gpu(0), &mode), NVML_SUCCESS);
+    assert_int_equal(mode, 0);
     for (int i = 1; i < 245; i++)
-        if (i != 108)
+        if (i != 108 && i != 243)
             assert_int_equal(((nvmlReturn_t(*)(void))(uintptr_t)table[i])(), NVML_ERROR_NOT_SUPPORTED);
 }
 
