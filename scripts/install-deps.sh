@@ -8,6 +8,7 @@ packages=(
   libcmocka-dev
   python3 python3-yaml curl prometheus
   powercap-utils linux-cpupower python3-psutil golang-go prometheus-node-exporter lm-sensors
+  python3-venv tmux librust-nvml-wrapper-dev
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -15,6 +16,8 @@ for p in "${packages[@]}"; do
 done
 # Node.js and npm: Debian's, unless a Node.js with its own npm is there (they conflict).
 command -v npm >/dev/null || missing+=(nodejs npm)
+# cargo (the Rust NVML client): Debian's, unless a Rust toolchain of its own is there (rustup's).
+command -v cargo >/dev/null || [ -x "$HOME/.cargo/bin/cargo" ] || missing+=(cargo)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "hwemu: installing ${missing[*]}" >&2
 sudo=()
