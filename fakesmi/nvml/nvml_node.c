@@ -107,10 +107,14 @@ static int map_node(void)
             break;
         struct nvmlDevice_st *g = &gpus[n_gpus++];
         g->index = i;
+        g->counters = 0;
         for (int f = 0; f < NF_COUNT; f++) {
             char p[96];
             snprintf(p, sizeof p, "%s/%s", dir, file_names[f]);
             g->entry[f] = lookup(p);
+            uint32_t v = g->entry[f] == SEG_NONE ? SEG_NONE : the_seg.entries[g->entry[f]].value;
+            if (v != SEG_NONE && v < the_seg.h->n_values && the_seg.copy[0][v].type == SEG_V_COUNTER)
+                g->counters |= UINT64_C(1) << f;
         }
         g->bus = GPU_PCI_BUS_BASE + i;
         char bus_id[64];
@@ -175,11 +179,12 @@ bool nv_unprivileged(void)
     return unprivileged;
 }
 
-static size_t read_entry(uint32_t e, char *buf, unsigned cap)
+/* A text value's read does not depend on the time: only a counter's needs the clock. */
+static size_t read_entry(uint32_t e, bool counter, char *buf, unsigned cap)
 {
     char tmp[SEG_TEXT_MAX];
     size_t len;
-    const char *t = seg_read(&the_seg, e, seg_now_ns(), tmp, &len);
+    const char *t = seg_read(&the_seg, e, counter ? seg_now_ns() : 0, tmp, &len);
     if (len && t[len - 1] == '\n')
         len--;
     if (len >= cap)
@@ -196,7 +201,7 @@ nvmlReturn_t nv_text(const struct nvmlDevice_st *g, enum nv_file f, char *buf, u
             buf[0] = 0;
         return NVML_ERROR_NOT_SUPPORTED;
     }
-    read_entry(g->entry[f], buf, cap);
+    read_entry(g->entry[f], g->counters >> f & 1, buf, cap);
     return NVML_SUCCESS;
 }
 
@@ -205,7 +210,7 @@ nvmlReturn_t nv_node_text(const char *path, char *buf, unsigned cap)
     uint32_t e = lookup(path);
     if (e == SEG_NONE)
         return NVML_ERROR_NOT_FOUND;
-    read_entry(e, buf, cap);
+    read_entry(e, true, buf, cap);
     return NVML_SUCCESS;
 }
 

@@ -22,10 +22,13 @@ enum nv_file {
     NF_LOCKED_MEMORY, NF_PERSISTENCE, NF_REASONS, NF_COUNT
 };
 
+_Static_assert(NF_COUNT <= 64, "nvmlDevice_st.counters has a bit per file");
+
 /* A device handle points at one of these. */
 struct nvmlDevice_st {
     unsigned index;
     uint32_t entry[NF_COUNT];   /* segment entry of each file, SEG_NONE when the node has none */
+    uint64_t counters;          /* bit f: file f is a counter (only its read needs the clock) */
     unsigned bus;               /* PCI bus of the GPU */
     unsigned subsystem;         /* pciSubSystemId: subsystem device << 16 | subsystem vendor */
 };
