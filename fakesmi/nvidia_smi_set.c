@@ -4,8 +4,8 @@
  * of Debian's nvidia-smi 535 run on the node's NVML, tests/cli/test_nvml.sh): a line per GPU,
  * then "All done.", or at the first GPU that refuses, the NVML error and "Terminating early
  * due to previous errors." with the NVML code as exit code. A setting a GPU does not support
- * is a warning (an error with -eow). -pl checks every selected GPU before its first write, so
- * an out-of-range limit changes nothing; a GPU whose limits cannot be read is "not supported in
+ * is a warning (an error with -eow). -pl checks every selected GPU before its first write and
+ * names the first out of range, so such a limit changes nothing; a GPU whose limits cannot be read is "not supported in
  * current scope" and skipped. The success lines show the request as given (the real tool
  * prints what it asked for, not a re-read), then the persistence warning when persistence is
  * off. Under HWEMU_UNPRIVILEGED=1 every write is refused with Insufficient Permissions and
