@@ -142,11 +142,13 @@ nvmlReturn_t nv_init(void)
 
 nvmlReturn_t nv_shutdown(void)
 {
-    /* The mapping stays: a later init, and handles a client kept, find the same GPUs. */
+    /* The mapping stays: a later init, and handles a client kept, find the same GPUs. A surplus
+     * shutdown is no error (the header says so; the real library answers SUCCESS without init,
+     * and nvidia-smi shuts down on every exit path, a failed init's too). */
     int r = atomic_load(&refs);
     while (r > 0 && !atomic_compare_exchange_weak(&refs, &r, r - 1))
         ;
-    return r > 0 ? NVML_SUCCESS : NVML_ERROR_UNINITIALIZED;
+    return NVML_SUCCESS;
 }
 
 bool nv_ready(void)

@@ -34,7 +34,8 @@ struct nvmlDevice_st {
 };
 
 /* nvmlInit*: maps the node on the first call; NVML_SUCCESS or DRIVER_NOT_LOADED (no emulated
- * node, or one without NVIDIA GPUs: the reason goes to stderr once). Reference-counted. */
+ * node, or one without NVIDIA GPUs: the reason goes to stderr once). Reference-counted; a
+ * surplus nv_shutdown is SUCCESS. */
 nvmlReturn_t nv_init(void);
 nvmlReturn_t nv_shutdown(void);
 /* Is the library initialised? */

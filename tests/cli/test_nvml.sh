@@ -172,6 +172,13 @@ expect "-pm 0" 0 $'Disabled persistence mode for GPU 00000000:10:00.0.\nAll done
 real amd-0 -L
 [ "$rc" = 12 ] && grep -q "^NVIDIA-SMI couldn't find libnvidia-ml.so library in your system." <<<"$out" && ok ||
     bad "nvidia-smi on the AMD node: rc=$rc $out"
+# The library without a node: the driver "not loaded" (the real tool's message, exit 9), and why
+# on stderr.
+out=$(env -u HWEMU_NODE -u HWEMU_SEGMENT LD_LIBRARY_PATH=$root/r/l40s-0.lib "$smi" -L 2>"$root/err")
+rc=$?
+[ "$rc" = 9 ] && grep -q "^NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver" <<<"$out" &&
+    grep -q "^hwemu-nvml: no emulated node (HWEMU_NODE is not set)" "$root/err" && ok ||
+    bad "nvidia-smi without a node: rc=$rc $out $(cat "$root/err")"
 # A dlopen by absolute path gets the node's NVML (the shim): a path that does not exist here.
 out=$("$hwemu" exec --root "$root/r" --node l40s-0 -- python3 -c '
 import ctypes

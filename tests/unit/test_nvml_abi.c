@@ -148,6 +148,8 @@ static void test_init(void **st)
     assert_string_equal(CALL(const char *(*)(int), "nvmlErrorString", 28), "Unknown Error");
     setenv("HWEMU_SEGMENT", "/nonexistent/hwemu.seg", 1);
     assert_int_equal(CALL(fn_v, "nvmlInit_v2"), NVML_ERROR_DRIVER_NOT_LOADED);
+    assert_int_equal(CALL(fn_v, "nvmlShutdown"), NVML_SUCCESS); /* surplus: no error */
+    assert_int_equal(CALL(fn_pu, "nvmlDeviceGetCount_v2", &n), NVML_ERROR_UNINITIALIZED);
     setenv("HWEMU_SEGMENT", path, 1);
     assert_int_equal(CALL(fn_u, "nvmlInitWithFlags", 0), NVML_SUCCESS);
     assert_int_equal(CALL(fn_v, "nvmlInit"), NVML_SUCCESS);
