@@ -113,6 +113,12 @@ int cmd_node(const char *what, int argc, char **argv)
                 rc = EXIT_INVALID;
                 continue;
             }
+            if (s.entries[e].cls == SEG_M || s.entries[e].cls == SEG_I) {
+                fprintf(stderr, "hwemu cat: %s: a character device, not text (node %s); read it with its tools "
+                        "under hwemu exec (rdmsr, ipmitool: docs/interfaces.md)\n", argv[a], node);
+                rc = EXIT_INVALID;
+                continue;
+            }
             if (seg_view_of(&s, e)) { /* computed at read time (seg_view.h) */
                 size_t cap = seg_view_bound(&s, e);
                 char *buf = malloc(cap ? cap : 1);

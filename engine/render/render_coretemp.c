@@ -7,7 +7,7 @@
  *   AMD:   sys/devices/pci0000:00/0000:00:<18+pkg>.3/hwmon/hwmon<N>/ per socket: name "k10temp",
  *          temp1 = Tctl, temp3.. = Tccd1..Tccd<n> (family 19h: one per CCD, 8 cores each; family
  *          1Ah has none in 6.12), labels, 0.125 °C steps, no _max/_crit on Zen
- * (sysfs-abi.md-era facts: kernel 6.12 coretemp.c, k10temp.c; lm-sensors names the chips
+ * (Linux 6.12 drivers/hwmon/coretemp.c and k10temp.c; lm-sensors 3.6.0 lib/sysfs.c names the chips
  * coretemp-isa-000<pkg> and k10temp-pci-00c3/00cb from the device and subsystem links). TjMax
  * of these Xeons is not published: 100 °C assumed (the node_exporter fixture's crit 100000).
  * Each package's temperature is one S value (published when its shown value moves); a core or

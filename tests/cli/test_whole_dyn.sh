@@ -86,7 +86,7 @@ grep -q '^node_load1 ' "$tmp/m1" && ok || bad "no node_load1"
 
 # temperatures: lm-sensors 3.6.0 names the chips from the device and subsystem links as the
 # kernel's coretemp and k10temp do (coretemp-isa-0000/0001, k10temp-pci-00c3/00cb for 00:18.3 and
-# 00:19.3, whole-node.md §7.3); coretemp has the package and 24 cores with high/crit (TjMax 100 °C
+# 00:19.3: lm-sensors 3.6.0 lib/sysfs.c, lib/data.c); coretemp has the package and 24 cores with high/crit (TjMax 100 °C
 # assumed), k10temp Tctl and Tccd1..12 (EPYC 9654: 12 CCDs); psutil sees the same chips
 X intel-0 -- sensors -j >"$tmp/sj" 2>&1 || bad "sensors -j intel: $(head -3 "$tmp/sj")"
 /usr/bin/python3 - "$tmp/sj" <<'PY' && ok || bad "sensors -j intel: $(head -c 400 "$tmp/sj")"
