@@ -30,8 +30,11 @@ emu=$("$build/hwemu" exec --root "$root/r" --node intel-0 -- "$build/shim_bench"
 tmpfs=$("$build/shim_bench" "$root/tmpfs_file")
 pass=$("$build/hwemu" exec --root "$root/r" --node intel-0 -- "$build/shim_bench" "$root/tmpfs_file")
 stat=$("$build/hwemu" exec --root "$root/r" --node amd-0 -- "$build/shim_bench" /proc/stat 41 2000 whole)
+statcpu=$(HWEMU_BENCH_CPU=1 "$build/hwemu" exec --root "$root/r" --node amd-0 -- "$build/shim_bench" /proc/stat 41 2000 whole)
+emucpu=$(HWEMU_BENCH_CPU=1 "$build/hwemu" exec --root "$root/r" --node intel-0 -- "$build/shim_bench" $file)
 echo "emulated energy_uj through the shim: $emu ns per open+read+close"
 echo "/proc/stat of 384 CPUs (whole):      $stat ns per open+read to EOF+close"
+echo "the same two in CPU time:            $emucpu ns (energy_uj), $statcpu ns (/proc/stat)"
 echo "tmpfs file without the shim:         $tmpfs ns"
 echo "tmpfs file with the shim loaded:     $pass ns"
 awk -v e="$emu" -v t="$tmpfs" -v p="$pass" 'BEGIN {

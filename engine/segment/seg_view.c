@@ -56,25 +56,42 @@ static const char digits2[201] = "0001020304050607080910111213141516171819202122
                                  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                  "8081828384858687888990919293949596979899";
 
-static char *put_u(char *p, uint64_t v)
+static int ndigits(uint64_t v)
 {
-    char tmp[24];
-    char *e = tmp + sizeof tmp, *q = e;
-    while (v >= 100) {
-        uint64_t r = v % 100;
+    int n = 1;
+    while (v >= 10000) {
+        v /= 10000;
+        n += 4;
+    }
+    return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* v in decimal at p, written back to front in place (two digits a step); the end. */
+static inline char *put_u(char *p, uint64_t v)
+{
+    if (v < 10) {
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    char *e = p + ndigits(v), *q = e;
+    while (v > UINT32_MAX) {
+        q -= 2;
+        memcpy(q, digits2 + 2 * (v % 100), 2);
         v /= 100;
-        q -= 2;
-        memcpy(q, digits2 + 2 * r, 2);
     }
-    if (v >= 10) {
+    uint32_t w = (uint32_t)v; /* the rest in 32-bit arithmetic: cheaper divisions */
+    while (w >= 100) {
         q -= 2;
-        memcpy(q, digits2 + 2 * v, 2);
+        memcpy(q, digits2 + 2 * (w % 100), 2);
+        w /= 100;
+    }
+    if (w >= 10) {
+        q -= 2;
+        memcpy(q, digits2 + 2 * w, 2);
     } else {
-        *--q = (char)('0' + v);
+        *--q = (char)('0' + w);
     }
-    size_t n = (size_t)(e - q);
-    memcpy(p, q, n);
-    return p + n;
+    return e;
 }
 
 static char *put_s(char *p, const char *t)
@@ -139,6 +156,11 @@ static int read_times(const struct seg *s, const struct seg_param *pa, int64_t n
 static char *put_cpu_fields(char *p, const uint64_t f[10])
 {
     for (int k = 0; k < 10; k++) {
+        if (f[k] == 0) { /* most columns of a busy server's line */
+            memcpy(p, " 0", 2);
+            p += 2;
+            continue;
+        }
         *p++ = ' ';
         p = put_u(p, f[k]);
     }
@@ -168,14 +190,29 @@ static size_t render_stat(const struct seg *s, const struct seg_param *pa, int64
     /* the cpu line goes first but sums every CPU: leave room for it, then move it in place */
     char *p = buf + 256;
     uint64_t sum[10] = {0}, f[10], busy_ticks = 0;
+    const char *prev = NULL; /* the previous CPU's columns, reused when its busy time is the same */
+    size_t prev_len = 0;
     for (int i = 0; i < n; i++) {
-        cpu_fields(busy[i], elapsed, f);
-        for (int k = 0; k < 10; k++)
-            sum[k] += f[k];
+        memcpy(p, "cpu", 3);
+        p = put_u(p + 3, (uint64_t)i);
+        if (i > 0 && busy[i] == busy[i - 1]) {
+            memmove(p, prev, prev_len); /* the same numbers: copy them rather than format them */
+            prev = p;
+            p += prev_len;
+        } else {
+            cpu_fields(busy[i], elapsed, f);
+            char *at = p;
+            p = put_cpu_fields(p, f);
+            prev = at;
+            prev_len = (size_t)(p - at);
+        }
+        /* the non-zero columns one by one (a vector sum of f would stall on its scalar stores) */
+        sum[0] += f[0];
+        sum[2] += f[2];
+        sum[3] += f[3];
+        sum[5] += f[5];
+        sum[6] += f[6];
         busy_ticks += busy[i] / TICK_NS;
-        p = put_s(p, "cpu");
-        p = put_u(p, (uint64_t)i);
-        p = put_cpu_fields(p, f);
     }
     char head[256], *h = head;
     h = put_s(h, "cpu ");
