@@ -258,6 +258,69 @@ static void pm_text(const struct node *n, const struct binding *b, int64_t now_w
         snprintf(t, len, "%.0f W %lld us\n", w, us);
 }
 
+/* The node-wide values computed here: the elapsed-time counter (every tick), the load averages,
+ * the memory share and the package temperatures (when the shown text moves). Fills v whole;
+ * false when it shows what it showed. */
+static bool fresh_value(struct node *n, const struct binding *b, uint32_t v, struct seg_value *out, int64_t until_ns)
+{
+    char text[SEG_TEXT_MAX];
+    switch (b->kind) {
+    case BK_ELAPSED: {
+        int64_t grid = n->state.now_ns - n->state.carry_ns;
+        *out = (struct seg_value){.type = SEG_V_COUNTER, .wrap_bits = 64};
+        out->ctr.acc_uj = n->state.substeps * 1000;
+        out->ctr.power_uw = 1000000;
+        out->ctr.unit_nj = 1000;
+        out->ctr.start_uj = n->cstart[v];
+        out->ctr.t0_ns = n->mono_origin + grid;
+        out->nsub = (uint32_t)((until_ns - grid) / PHYS_SUBSTEP_NS);
+        return true;
+    }
+    case BK_LOADAVG: {
+        /* fs/proc/loadavg.c: avenrun + FIXED_1/200, LOAD_INT, LOAD_FRAC; running/threads and the
+         * last pid (threads assumed: 200 + 4 per CPU; pids follow /proc/stat processes) */
+        unsigned long a[3];
+        for (int m = 0; m < 3; m++)
+            a[m] = (unsigned long)n->state.avenrun[m] + 2048 / 200;
+        int running = n->state.nr_active > 0 ? n->state.nr_active : 1;
+        long long pid = 1000 + (n->state.substeps + (uint64_t)n->cstart_elapsed_us / 1000) / 100;
+        int64_t key = (int64_t)(a[0] ^ a[1] << 20 ^ a[2] << 40) ^ (int64_t)running << 56 ^ pid << 8;
+        if (n->shown[v] == key)
+            return false;
+        n->shown[v] = key;
+        snprintf(text, sizeof text, "%lu.%02lu %lu.%02lu %lu.%02lu %d/%d %lld\n", a[0] >> 11,
+                 ((a[0] & 2047) * 100) >> 11, a[1] >> 11, ((a[1] & 2047) * 100) >> 11, a[2] >> 11,
+                 ((a[2] & 2047) * 100) >> 11, running, 200 + 4 * n->state.ncpus, pid % 4194304);
+        break;
+    }
+    case BK_MEM_USED: {
+        /* used share (ppm): 4 % idle, up to 84 % at memory intensity 1 (assumed) */
+        double mi = n->load.memory_intensity > 0 ? (n->load.memory_intensity < 1 ? n->load.memory_intensity : 1) : 0;
+        long long ppm = (long long)((0.04 + 0.80 * mi) * 1e6 + 0.5);
+        if (n->shown[v] == ppm)
+            return false;
+        n->shown[v] = ppm;
+        snprintf(text, sizeof text, "%lld\n", ppm);
+        break;
+    }
+    case BK_PKG_TEMP: {
+        /* coretemp: whole degrees; k10temp: 0.125 °C steps */
+        int64_t step = b->zone ? 125 : 1000;
+        double tc = n->state.pkg[b->pkg < PHYS_MAX_PKGS ? b->pkg : 0].temp_c;
+        int64_t mc = tc > 0 ? (int64_t)(tc * 1000) / step * step : 0;
+        if (n->shown[v] == mc)
+            return false;
+        n->shown[v] = mc;
+        snprintf(text, sizeof text, "%lld\n", (long long)mc);
+        break;
+    }
+    default:
+        return false;
+    }
+    text_value(out, text);
+    return true;
+}
+
 /* The S values of this tick, plus the A values in changes[0..*nch) already. */
 static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, int64_t until_ns, int64_t now_wall)
 {
@@ -285,6 +348,15 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
             ch[(*nch)++] = c;
             continue;
         }
+        /* values rebuilt whole or published on change: decided without reading the segment,
+         * whose pages are cold when a worker steps thousands of nodes */
+        if (b->kind == BK_PKG_TEMP || b->kind == BK_MEM_USED || b->kind == BK_LOADAVG || b->kind == BK_ELAPSED) {
+            struct change c = {.value = v, .v = {.type = SEG_V_TEXT}};
+            if (!fresh_value(n, b, v, &c.v, until_ns))
+                continue;
+            ch[(*nch)++] = c;
+            continue;
+        }
         struct change c = {.value = v, .v = cur[v]};
         switch (b->kind) {
         case BK_ENERGY: {
@@ -305,56 +377,6 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
             snprintf(text, sizeof text, "%lld\n", (long long)phys_cpu_cpuinfo_max_khz(&n->params, &n->state));
             text_value(&c.v, text);
             break;
-        case BK_ELAPSED: {
-            int64_t grid = n->state.now_ns - n->state.carry_ns;
-            c.v.ctr.acc_uj = n->state.substeps * 1000;
-            c.v.ctr.rem_nj = 0;
-            c.v.ctr.power_uw = 1000000;
-            c.v.ctr.start_uj = n->cstart[v];
-            c.v.ctr.t0_ns = n->mono_origin + grid;
-            c.v.nsub = (uint32_t)((until_ns - grid) / PHYS_SUBSTEP_NS);
-            break;
-        }
-        case BK_LOADAVG: {
-            /* fs/proc/loadavg.c: avenrun + FIXED_1/200, LOAD_INT, LOAD_FRAC; running/threads and
-             * the last pid (threads assumed: 200 + 4 per CPU; pids follow /proc/stat processes) */
-            unsigned long a[3];
-            for (int m = 0; m < 3; m++)
-                a[m] = (unsigned long)n->state.avenrun[m] + 2048 / 200;
-            int running = n->state.nr_active > 0 ? n->state.nr_active : 1;
-            long long pid = 1000 + (n->state.substeps + (uint64_t)n->cstart_elapsed_us / 1000) / 100;
-            snprintf(text, sizeof text, "%lu.%02lu %lu.%02lu %lu.%02lu %d/%d %lld\n", a[0] >> 11,
-                     ((a[0] & 2047) * 100) >> 11, a[1] >> 11, ((a[1] & 2047) * 100) >> 11, a[2] >> 11,
-                     ((a[2] & 2047) * 100) >> 11, running, 200 + 4 * n->state.ncpus, pid % 4194304);
-            if (cur[v].len == strlen(text) && !memcmp(cur[v].text, text, cur[v].len))
-                continue;
-            text_value(&c.v, text);
-            break;
-        }
-        case BK_MEM_USED: {
-            /* used share (ppm): 4 % idle, up to 84 % at memory intensity 1 (assumed) */
-            double mi = n->load.memory_intensity > 0 ? (n->load.memory_intensity < 1 ? n->load.memory_intensity : 1) : 0;
-            long long ppm = (long long)((0.04 + 0.80 * mi) * 1e6 + 0.5);
-            if (n->shown[v] == ppm)
-                continue;
-            n->shown[v] = ppm;
-            snprintf(text, sizeof text, "%lld\n", ppm);
-            text_value(&c.v, text);
-            break;
-        }
-        case BK_PKG_TEMP: {
-            /* coretemp: whole degrees; k10temp: 0.125 °C steps; published when the shown value moves */
-            int64_t step = b->zone ? 125 : 1000;
-            double tc = n->state.pkg[b->pkg < PHYS_MAX_PKGS ? b->pkg : 0].temp_c;
-            int64_t mc = tc > 0 ? (int64_t)(tc * 1000) / step * step : 0;
-            if (n->shown[v] == mc)
-                continue;
-            n->shown[v] = mc;
-            snprintf(text, sizeof text, "%lld\n", (long long)mc);
-            c.v = (struct seg_value){.type = SEG_V_TEXT};
-            text_value(&c.v, text);
-            break;
-        }
         case BK_HSMP_POWER:
             snprintf(text, sizeof text, "%lld\n", (long long)(n->state.pkg[b->pkg].power_w * 1000) * 1000);
             text_value(&c.v, text);
@@ -400,12 +422,12 @@ static void collect_busy_lines(struct node *n, struct change *ch, uint32_t *nch)
 {
     const struct seg_value *cur = n->seg.copy[0];
     for (uint32_t i = 0; i < n->nbusy; i++) {
-        uint32_t v = n->busy_values[i];
         const struct phys_core_state *cs = &n->state.cpu[i < PHYS_MAX_CPUS ? i : 0];
-        if (n->shown[v] == (int64_t)cs->busy_rate_ns && n->shown_base[v] == cs->busy_base_sub)
+        if (n->busy_shown[i] == cs->busy_base_sub && n->busy_shown_rate[i] == cs->busy_rate_ns)
             continue;
-        n->shown[v] = (int64_t)cs->busy_rate_ns;
-        n->shown_base[v] = cs->busy_base_sub;
+        n->busy_shown[i] = cs->busy_base_sub;
+        n->busy_shown_rate[i] = cs->busy_rate_ns;
+        uint32_t v = n->busy_values[i];
         struct change c = {.value = v, .v = cur[v]};
         c.v.ctr.acc_uj = cs->busy_base_ns / 1000;
         c.v.ctr.rem_nj = (uint32_t)(cs->busy_base_ns % 1000);
@@ -764,11 +786,12 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->counters = calloc(n->nvalues + 1, sizeof *n->counters);
     n->svalues = calloc(n->nvalues + 1, sizeof *n->svalues);
     n->shown = malloc((n->nvalues + 1) * sizeof *n->shown);
-    n->shown_base = calloc(n->nvalues + 1, sizeof *n->shown_base);
+    n->busy_shown = malloc((n->nvalues + 1) * sizeof *n->busy_shown);
+    n->busy_shown_rate = calloc(n->nvalues + 1, sizeof *n->busy_shown_rate);
     n->cstart = calloc(n->nvalues + 1, sizeof *n->cstart);
     n->busy_values = calloc(n->nvalues + 1, sizeof *n->busy_values);
     if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues || !n->shown ||
-        !n->shown_base || !n->cstart || !n->busy_values)
+        !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->busy_values)
         abort();
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
@@ -781,8 +804,10 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         if (k == BK_CPU_BUSY && n->binds[v].cpu == n->nbusy)
             n->busy_values[n->nbusy++] = v; /* by CPU index (render_proc makes them in order) */
     }
-    for (uint32_t v = 0; v <= n->nvalues; v++)
+    for (uint32_t v = 0; v <= n->nvalues; v++) {
         n->shown[v] = -1; /* nothing shown yet: the first tick publishes every value */
+        n->busy_shown[v] = UINT64_MAX;
+    }
     for (int i = 0; i < PHYS_GPU_MAX; i++)
         n->gpu_limit_entry[i] = SEG_NONE;
     n->slot_writes_seen = (uint64_t)-1; /* drain once at the start */
@@ -817,7 +842,8 @@ void node_close(struct node *n)
     free(n->counters);
     free(n->svalues);
     free(n->shown);
-    free(n->shown_base);
+    free(n->busy_shown);
+    free(n->busy_shown_rate);
     free(n->cstart);
     free(n->busy_values);
     free(n->slot_applied);

@@ -53,7 +53,8 @@ struct node {
     uint32_t *counters, ncounters; /* the counter values, in value order (ledger order) */
     uint32_t *svalues, nsvalues;   /* the values published from the physics each tick */
     int64_t *shown;                /* per value: the number it shows, for values published on change */
-    uint64_t *shown_base;          /* per busy-time value: the line base it shows */
+    uint64_t *busy_shown;          /* per CPU index: the busy line's base substep it shows */
+    uint32_t *busy_shown_rate;     /* per CPU index: its rate */
     uint64_t *cstart;              /* per time counter value: its total before this start (ledger) */
     uint64_t cstart_elapsed_us;    /* the elapsed counter's */
     uint32_t *busy_values, nbusy;  /* the busy-time counter of each CPU index */
