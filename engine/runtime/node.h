@@ -60,6 +60,11 @@ struct node {
     int64_t mono_origin;         /* CLOCK_MONOTONIC at physics time 0 */
     int64_t tick_ns;
     bool resumed;
+    /* Called on the node's worker at every tick after the step and the agents' writes, before
+     * the next interval begins: it may set load and gload for that interval (a workload run
+     * does, engine/runs). NULL: the load stays as it is. */
+    void (*load_hook)(void *ctx, struct node *n);
+    void *load_ctx;
 };
 
 /* Creates <root>/<name>.seg from the template or, when it exists and was rendered from the

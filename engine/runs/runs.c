@@ -1,0 +1,376 @@
+/* runs: one run at a time on the engine; see runs.h. */
+#include "runs.h"
+
+#include "diag.h"
+#include "engine.h"
+#include "events.h"
+#include "run.h"
+#include "run_output.h"
+#include "trace.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct past {
+    char id[64];
+    char *status; /* its final status JSON */
+    int state;
+};
+
+struct runs {
+    struct engine *e;
+    pthread_mutex_t lock;
+    char *dir;
+    double base_speed;
+    struct run *active;            /* submitted or running */
+    struct run_output out;
+    bool announced;                /* the stalled-at-start jobs' events are out */
+    struct past *past;
+    int npast;
+    unsigned seq;
+    /* metrics over every run since the engine started */
+    uint64_t submitted[JOB_NCLASSES];
+    uint64_t *completed;           /* [node * JOB_NCLASSES + class] */
+    uint64_t bucket[RUN_COMPLETION_BUCKETS + 1];
+    double completion_sum;
+    uint64_t completion_count;
+};
+
+static cJSON *job_attrs(const struct run *r, const struct run_job *j)
+{
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "runId", r->id);
+    cJSON_AddStringToObject(a, "jobId", j->t->id);
+    cJSON_AddStringToObject(a, "class", job_class_names[j->t->cls]);
+    if (j->stall_reason)
+        cJSON_AddStringToObject(a, "reason", j->stall_reason);
+    if (j->state == JS_COMPLETED) {
+        cJSON_AddNumberToObject(a, "durationSec", (double)(j->end_ns - j->start_ns) / 1e9);
+        cJSON_AddNumberToObject(a, "energyJoules",
+                                (double)(j->energy_uj[EP_CPU] + j->energy_uj[EP_DRAM] + j->energy_uj[EP_GPU]) / 1e6);
+    }
+    if (j->state == JS_RUNNING) {
+        cJSON *c = cJSON_AddArrayToObject(a, "cpus");
+        for (int k = 0; k < j->t->cpus; k++)
+            cJSON_AddItemToArray(c, cJSON_CreateNumber(j->cpus[k]));
+        cJSON *g = cJSON_AddArrayToObject(a, "gpus");
+        for (int k = 0; k < j->ngpus; k++)
+            cJSON_AddItemToArray(g, cJSON_CreateNumber(j->gpus[k]));
+    }
+    return a;
+}
+
+/* on the tick thread, with the lock held */
+static void on_job(void *ctx, struct run *r, struct run_job *j)
+{
+    struct runs *m = ctx;
+    struct engine *e = m->e;
+    const char *node = j->node >= 0 ? e->nodes[j->node].name : NULL;
+    const char *ev = j->state == JS_RUNNING ? "joulie.sim.job.started"
+                     : j->state == JS_COMPLETED ? "joulie.sim.job.completed" : "joulie.sim.job.stalled";
+    events_emit(e->events, e->tick_wall, node, ev, job_attrs(r, j));
+    if (j->state == JS_COMPLETED) {
+        m->completed[j->node * JOB_NCLASSES + j->t->cls]++;
+        double s = (double)(j->end_ns - j->submit_ns) / 1e9;
+        int b = 0;
+        while (b < RUN_COMPLETION_BUCKETS && s > run_completion_le[b])
+            b++;
+        m->bucket[b]++;
+        m->completion_sum += s;
+        m->completion_count++;
+    }
+    if (j->state == JS_COMPLETED || j->state == JS_STALLED)
+        run_output_job(&m->out, e, r, j);
+}
+
+static void finish(struct runs *m)
+{
+    struct run *r = m->active;
+    run_output_close(&m->out, m->e, r);
+    cJSON *s = run_status_json(m->e, r);
+    m->past = realloc(m->past, sizeof *m->past * (size_t)(m->npast + 1));
+    struct past *p = &m->past[m->npast++];
+    snprintf(p->id, sizeof p->id, "%s", r->id);
+    p->status = cJSON_PrintUnformatted(s);
+    p->state = r->state;
+    cJSON_Delete(s);
+    run_free(r);
+    m->active = NULL;
+}
+
+static void before(void *ctx, struct engine *e)
+{
+    struct runs *m = ctx;
+    pthread_mutex_lock(&m->lock); /* held until after(): a status read sees whole ticks */
+    struct run *r = m->active;
+    if (!r)
+        return;
+    uint64_t before_sub[JOB_NCLASSES];
+    memcpy(before_sub, r->submitted, sizeof before_sub);
+    run_before(r, e);
+    if (!m->announced) {
+        m->announced = true;
+        for (int k = 0; k < r->njobs; k++)
+            if (r->jobs[k].state == JS_STALLED)
+                on_job(m, r, &r->jobs[k]);
+    }
+    for (int c = 0; c < JOB_NCLASSES; c++)
+        m->submitted[c] += r->submitted[c] - before_sub[c];
+}
+
+static void after(void *ctx, struct engine *e)
+{
+    struct runs *m = ctx;
+    struct run *r = m->active;
+    if (r) {
+        run_after(r, e);
+        if (r->ending && r->state != RUN_RUNNING)
+            finish(m);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_speed)
+{
+    struct runs *m = calloc(1, sizeof *m);
+    if (!m)
+        abort();
+    m->e = e;
+    pthread_mutex_init(&m->lock, NULL);
+    if (runs_dir && *runs_dir)
+        m->dir = strdup(runs_dir);
+    else if (asprintf(&m->dir, "%s/runs", e->cfg.root) < 0)
+        abort();
+    m->base_speed = base_speed;
+    m->completed = calloc((size_t)(e->nnodes ? e->nnodes : 1) * JOB_NCLASSES, sizeof *m->completed);
+    e->hooks = (struct engine_hooks){.ctx = m, .before = before, .after = after};
+    return m;
+}
+
+void runs_detach(struct runs *m)
+{
+    if (!m)
+        return;
+    if (m->active) {
+        struct run *r = m->active;
+        if (r->active) /* give the nodes back their load now: no tick runs */
+            for (int i = 0; i < r->nnodes; i++) {
+                struct node *nd = &m->e->nodes[i];
+                if (nd->load_hook) {
+                    nd->load = r->nodes[i].base;
+                    nd->gload = r->nodes[i].gbase;
+                    nd->load_hook = NULL;
+                    nd->load_ctx = NULL;
+                }
+            }
+        r->state = RUN_STOPPED;
+        finish(m);
+    }
+    m->e->hooks = (struct engine_hooks){0};
+    for (int i = 0; i < m->npast; i++)
+        free(m->past[i].status);
+    free(m->past);
+    free(m->completed);
+    free(m->dir);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+int runs_submit(struct runs *m, const char *label, const char *text, size_t len, char *id, size_t idlen,
+                struct diag *d)
+{
+    pthread_mutex_lock(&m->lock);
+    if (m->active) {
+        snprintf(id, idlen, "%s", m->active->id);
+        pthread_mutex_unlock(&m->lock);
+        return EBUSY;
+    }
+    pthread_mutex_unlock(&m->lock);
+    struct trace t;
+    if (trace_parse(&t, label, text, len, d))
+        return EINVAL;
+    char rid[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    pthread_mutex_lock(&m->lock);
+    unsigned seq = ++m->seq;
+    pthread_mutex_unlock(&m->lock);
+    snprintf(rid, sizeof rid, "run-%04d%02d%02dT%02d%02d%02dZ-%u", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec, seq);
+    struct run *r = run_create(m->e, &t, rid, m->base_speed);
+    struct run_output out;
+    char dir[4096], err[4200];
+    snprintf(dir, sizeof dir, "%s/%s", m->dir, rid);
+    if (run_output_open(&out, dir, text, len, err, sizeof err)) {
+        diag_add(d, NULL, "%s", err);
+        run_free(r);
+        return EIO;
+    }
+    pthread_mutex_lock(&m->lock);
+    if (m->active) { /* another came first */
+        snprintf(id, idlen, "%s", m->active->id);
+        pthread_mutex_unlock(&m->lock);
+        run_output_close(&out, m->e, r);
+        run_free(r);
+        return EBUSY;
+    }
+    r->on_job = on_job;
+    r->ctx = m;
+    m->active = r;
+    m->out = out;
+    m->announced = false;
+    snprintf(id, idlen, "%s", rid);
+    pthread_mutex_unlock(&m->lock);
+    return 0;
+}
+
+int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, struct diag *d)
+{
+    struct trace t;
+    char *raw = NULL;
+    size_t len = 0;
+    if (trace_load(&t, path, &raw, &len, d))
+        return EINVAL;
+    trace_free(&t);
+    int rc = runs_submit(m, path, raw, len, id, idlen, d);
+    free(raw);
+    return rc;
+}
+
+int runs_stop(struct runs *m, const char *id)
+{
+    pthread_mutex_lock(&m->lock);
+    int rc = ENOENT;
+    if (m->active && !strcmp(m->active->id, id)) {
+        run_stop(m->active);
+        rc = 0;
+    } else {
+        for (int i = 0; i < m->npast; i++)
+            if (!strcmp(m->past[i].id, id))
+                rc = EALREADY;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return rc;
+}
+
+cJSON *runs_list_json(struct runs *m)
+{
+    pthread_mutex_lock(&m->lock);
+    cJSON *o = cJSON_CreateObject();
+    cJSON *a = cJSON_AddArrayToObject(o, "runs");
+    for (int i = 0; i < m->npast; i++)
+        cJSON_AddItemToArray(a, cJSON_Parse(m->past[i].status));
+    if (m->active)
+        cJSON_AddItemToArray(a, run_status_json(m->e, m->active));
+    pthread_mutex_unlock(&m->lock);
+    return o;
+}
+
+cJSON *runs_get_json(struct runs *m, const char *id)
+{
+    pthread_mutex_lock(&m->lock);
+    cJSON *o = NULL;
+    if (m->active && !strcmp(m->active->id, id))
+        o = run_status_json(m->e, m->active);
+    for (int i = 0; !o && i < m->npast; i++)
+        if (!strcmp(m->past[i].id, id))
+            o = cJSON_Parse(m->past[i].status);
+    pthread_mutex_unlock(&m->lock);
+    return o;
+}
+
+bool runs_busy(struct runs *m)
+{
+    pthread_mutex_lock(&m->lock);
+    bool b = m->active != NULL;
+    pthread_mutex_unlock(&m->lock);
+    return b;
+}
+
+const char *runs_state(struct runs *m, const char *id)
+{
+    pthread_mutex_lock(&m->lock);
+    const char *s = NULL;
+    if (m->active && !strcmp(m->active->id, id))
+        s = run_state_names[m->active->state];
+    for (int i = 0; !s && i < m->npast; i++)
+        if (!strcmp(m->past[i].id, id))
+            s = run_state_names[m->past[i].state];
+    pthread_mutex_unlock(&m->lock);
+    return s;
+}
+
+struct text {
+    char *p;
+    size_t len, cap;
+};
+
+static void tprintf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tprintf(struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (t->len + (size_t)n + 1 > t->cap) {
+        t->cap = (t->len + (size_t)n + 1) * 2;
+        t->p = realloc(t->p, t->cap);
+        if (!t->p)
+            abort();
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->p + t->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+char *runs_metrics_text(struct runs *m)
+{
+    struct text t = {0};
+    tprintf(&t, "%s", "");
+    pthread_mutex_lock(&m->lock);
+    struct engine *e = m->e;
+    tprintf(&t, "# HELP joulie_sim_job_submitted_total Jobs submitted by workload runs, by class.\n"
+                "# TYPE joulie_sim_job_submitted_total counter\n");
+    for (int c = 0; c < JOB_NCLASSES; c++)
+        tprintf(&t, "joulie_sim_job_submitted_total{class=\"%s\"} %llu\n", job_class_names[c],
+                (unsigned long long)m->submitted[c]);
+    tprintf(&t, "# HELP joulie_sim_job_completed_total Jobs completed, by class and node.\n"
+                "# TYPE joulie_sim_job_completed_total counter\n");
+    for (int i = 0; i < e->nnodes; i++)
+        for (int c = 0; c < JOB_NCLASSES; c++)
+            if (m->completed[i * JOB_NCLASSES + c])
+                tprintf(&t, "joulie_sim_job_completed_total{class=\"%s\",node=\"%s\"} %llu\n", job_class_names[c],
+                        e->nodes[i].name, (unsigned long long)m->completed[i * JOB_NCLASSES + c]);
+    tprintf(&t, "# HELP joulie_sim_job_completion_seconds Emulated time from a job's submission to its completion.\n"
+                "# TYPE joulie_sim_job_completion_seconds histogram\n");
+    uint64_t cum = 0;
+    for (int b = 0; b < RUN_COMPLETION_BUCKETS; b++) {
+        cum += m->bucket[b];
+        tprintf(&t, "joulie_sim_job_completion_seconds_bucket{le=\"%g\"} %llu\n", run_completion_le[b],
+                (unsigned long long)cum);
+    }
+    cum += m->bucket[RUN_COMPLETION_BUCKETS];
+    tprintf(&t, "joulie_sim_job_completion_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+    tprintf(&t, "joulie_sim_job_completion_seconds_sum %.6f\njoulie_sim_job_completion_seconds_count %llu\n",
+            m->completion_sum, (unsigned long long)m->completion_count);
+    tprintf(&t, "# HELP joulie_sim_node_running_pods Jobs of the active run on the node.\n"
+                "# TYPE joulie_sim_node_running_pods gauge\n");
+    const struct run *r = m->active && m->active->active ? m->active : NULL;
+    for (int i = 0; i < e->nnodes; i++)
+        tprintf(&t, "joulie_sim_node_running_pods{node=\"%s\"} %d\n", e->nodes[i].name, r ? r->nodes[i].njobs : 0);
+    tprintf(&t, "# HELP joulie_sim_node_class_info The node's class: its pool in the cluster spec.\n"
+                "# TYPE joulie_sim_node_class_info gauge\n");
+    for (int i = 0; i < e->nnodes; i++)
+        tprintf(&t, "joulie_sim_node_class_info{node=\"%s\",class=\"%s\"} 1\n", e->nodes[i].name,
+                e->spec.pools[e->spec.nodes[i].pool].name);
+    pthread_mutex_unlock(&m->lock);
+    return t.p;
+}
