@@ -541,6 +541,7 @@ static void account(struct run *r, int i, struct node *nd)
         uint64_t delta = now[slot] - n->last_uj[slot];
         n->last_uj[slot] = now[slot];
         n->delta_uj += delta;
+        n->part_delta_uj[z >= 2 * n->npkgs ? EP_GPU : (z & 1) ? EP_DRAM : EP_CPU] += delta;
         if (!delta)
             continue;
         int pkg = z < 2 * n->npkgs ? z / 2 : -1;
@@ -654,9 +655,10 @@ static void node_hook(void *ctx, struct node *nd)
         n->started = true;
         read_counters(nd, n, n->last_uj);
         for (int z = 0; z < 2 * n->npkgs; z++)
-            n->start_uj += n->last_uj[z];
+            n->part_start_uj[(z & 1) ? EP_DRAM : EP_CPU] += n->last_uj[z];
         for (int g = 0; g < n->ngpus; g++)
-            n->start_uj += n->last_uj[2 * PHYS_MAX_PKGS + g];
+            n->part_start_uj[EP_GPU] += n->last_uj[2 * PHYS_MAX_PKGS + g];
+        n->start_uj = n->part_start_uj[EP_CPU] + n->part_start_uj[EP_DRAM] + n->part_start_uj[EP_GPU];
         n->last_ns = nd->state.now_ns;
     } else {
         double dt = (double)(nd->state.now_ns - n->last_ns) / 1e9;

@@ -83,6 +83,7 @@ struct run_node {
     uint64_t last_uj[2 * PHYS_MAX_PKGS + PHYS_GPU_MAX];
     uint64_t start_uj;               /* Σ counters when the run began on the node */
     uint64_t delta_uj;               /* Σ counter deltas since */
+    uint64_t part_start_uj[EP_N], part_delta_uj[EP_N]; /* the same per part: packages, DRAM, GPUs */
     uint64_t idle_uj, class_uj[JOB_NCLASSES];
     struct phys_load base;           /* the load before the run, restored at its end */
     struct phys_gpu_load gbase;

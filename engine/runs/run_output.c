@@ -160,6 +160,14 @@ void run_output_close(struct run_output *o, const struct engine *e, const struct
         cJSON_AddStringToObject(o2, "node", e->nodes[i].name);
         cJSON_AddNumberToObject(o2, "counterStartMicrojoules", (double)n->start_uj);
         cJSON_AddNumberToObject(o2, "counterDeltaMicrojoules", (double)n->delta_uj);
+        static const char *const parts[EP_N] = {"package", "dram", "gpu"};
+        for (int k = 0; k < EP_N; k++) {
+            char key[64];
+            snprintf(key, sizeof key, "%sStartMicrojoules", parts[k]);
+            cJSON_AddNumberToObject(o2, key, (double)n->part_start_uj[k]);
+            snprintf(key, sizeof key, "%sDeltaMicrojoules", parts[k]);
+            cJSON_AddNumberToObject(o2, key, (double)n->part_delta_uj[k]);
+        }
         cJSON_AddNumberToObject(o2, "idleMicrojoules", (double)n->idle_uj);
         for (int c = 0; c < JOB_NCLASSES; c++) {
             char k[64];

@@ -71,7 +71,7 @@ static void on_job(void *ctx, struct run *r, struct run_job *j)
 {
     struct runs *m = ctx;
     struct engine *e = m->e;
-    const char *node = j->node >= 0 ? e->nodes[j->node].name : NULL;
+    const char *node = j->node >= 0 ? e->nodes[j->node].name : ""; /* a job stalled before placement has none */
     const char *ev = j->state == JS_RUNNING ? "joulie.sim.job.started"
                      : j->state == JS_COMPLETED ? "joulie.sim.job.completed" : "joulie.sim.job.stalled";
     events_emit(e->events, e->tick_wall, node, ev, job_attrs(r, j));
