@@ -185,8 +185,12 @@ void run_output_close(struct run_output *o, const struct engine *e, const struct
     cJSON_AddNumberToObject(fac, "energyJoules", r->facility_j);
     cJSON_AddNumberToObject(fac, "pue", r->it_j > 0 ? r->facility_j / r->it_j : 0);
     cJSON_AddNumberToObject(x, "meanPowerWatts", span > 0 ? (double)tot / 1e6 / span : 0);
-    cJSON_AddNumberToObject(x, "placementMicrosecondsPerJob",
-                            r->placements ? r->place_ns / 1e3 / (double)r->placements : 0);
+    int placed = 0;
+    for (int k = 0; k < r->njobs; k++)
+        placed += r->jobs[k].start_ns >= 0;
+    /* the placement phase's time (submission, queue scan, choice) per job placed */
+    cJSON_AddNumberToObject(x, "placementMicrosecondsPerPlacedJob", placed ? r->place_ns / 1e3 / placed : 0);
+    cJSON_AddNumberToObject(x, "placementAttempts", (double)r->placements);
     char *s = cJSON_Print(x);
     cJSON_Delete(x);
     char p[4096];

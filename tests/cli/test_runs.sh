@@ -202,9 +202,9 @@ if serve_start "$url" "$tmp/h.err" --spec "$spec" --root "$tmp/rh" --addr "127.0
     [[ "$r" == *' 201' ]] && [ -n "$id" ] && ok || bad "POST trace: $r"
     r=$(curl -s -w ' %{http_code}' -X POST --data-binary @"$tmp/quick.jsonl" "$url/runs")
     [[ "$r" == *' 409' ]] && grep -qF "run $id is active" <<<"$r" && ok || bad "second POST: $r"
-    sleep 2.5
+    for _ in $(seq 100); do curl -s "$url/runs/$id" | grep -q '"ticks":[3-9]' && break; sleep 0.1; done
     r=$(curl -s "$url/runs/$id")
-    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["state"]=="running" and d["jobs"]["running"]==1 and d["timeSec"]>=1 and d["energyJoules"]["standard"]>0 else 1)' "$r" && ok || bad "GET run: $r"
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["state"]=="running" and d["jobs"]["running"]==1 and d["timeSec"]>=1.5 and d["energyJoules"]["standard"]>0 else 1)' "$r" && ok || bad "GET run: $r"
     m=$(curl -s "$url/metrics")
     grep -q '^joulie_sim_job_submitted_total{class="standard"} 1$' <<<"$m" && grep -q '^joulie_sim_node_running_pods{node="eco-0"} 1$' <<<"$m" &&
         grep -q '^joulie_sim_node_class_info{node="gpu-0",class="gpu"} 1$' <<<"$m" && ok || bad "metrics during the run: $(grep joulie_sim_job <<<"$m")"
