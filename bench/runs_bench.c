@@ -5,7 +5,8 @@
  * Reports: the median tick without a run (K ticks), the median and mean tick during the run,
  * the run's wall time, placement cost per placement attempt, and the wall time this scales to
  * for 5,000 nodes and 60 h (linear in nodes x ticks, which is what a tick costs).
- * Usage: runs_bench ROOT_PARENT N HOURS [TICK_S] [K]   (defaults: tick 1 s, K 20)
+ * Usage: runs_bench ROOT_PARENT N HOURS [TICK_S] [K] [MAX_TICKS]   (defaults: tick 1 s, K 20; MAX_TICKS:
+ * stop the run after that many ticks, to measure a large cluster's tick without running it all)
  * Figures go to bench/README.md with the machine and the command. */
 #include "engine.h"
 #include "runs.h"
@@ -36,12 +37,13 @@ static int cmp64(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: runs_bench ROOT_PARENT N HOURS [TICK_S] [K]\n");
+        fprintf(stderr, "usage: runs_bench ROOT_PARENT N HOURS [TICK_S] [K] [MAX_TICKS]\n");
         return 2;
     }
     int n = atoi(argv[2]);
     double hours = atof(argv[3]), tick_s = argc > 4 ? atof(argv[4]) : 1;
     int k = argc > 5 ? atoi(argv[5]) : 20;
+    long max_ticks = argc > 6 ? atol(argv[6]) : 0;
     char root[512], spec[600], trace[600];
     snprintf(root, sizeof root, "%s/hwemu-runs-bench-%d", argv[1], (int)getpid());
     snprintf(spec, sizeof spec, "%s.yaml", root);
@@ -97,6 +99,8 @@ int main(int argc, char **argv)
         if (nt == cap)
             rt = realloc(rt, (cap *= 2) * sizeof *rt);
         rt[nt++] = engine_tick(&e);
+        if (max_ticks && (long)nt == max_ticks)
+            runs_stop(m, id);
     }
     double wall = (double)(mono() - t0) / 1e9;
     double sum = 0;
