@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "node.h"
 #include "placement.h"
+#include "render_cpuinfo.h"
 #include "spec.h"
 #include "ytree.h"
 
@@ -160,11 +161,23 @@ struct run *run_create(struct engine *e, struct trace *t, const char *id, double
     if (!r->jobs || !r->queue || !r->nodes || !r->cands)
         abort();
     static const int vendor_map[] = {GPU_REQ_NONE, GPU_REQ_NVIDIA, GPU_REQ_AMD, GPU_REQ_INTEL};
+    r->pool_cpu_pkg = calloc((size_t)(e->spec.npools ? e->spec.npools : 1), sizeof *r->pool_cpu_pkg);
     for (int i = 0; i < r->nnodes; i++) {
         const struct node *n = &e->nodes[i];
         struct run_node *rn = &r->nodes[i];
         rn->ncpus = n->params.cpus > 0 ? n->params.cpus : 1;
         rn->npkgs = n->state.npkgs > 0 ? n->state.npkgs : 1;
+        int pool = e->spec.nodes[i].pool;
+        if (!r->pool_cpu_pkg[pool]) { /* the package of each logical CPU, as /proc/cpuinfo numbers them */
+            unsigned char *m = calloc((size_t)rn->ncpus, 1);
+            for (int c = 0; c < rn->ncpus; c++) {
+                int sock = -1;
+                cpuinfo_cpu_topology(e->spec.pools[pool].tree, c, &sock, NULL, NULL);
+                m[c] = (unsigned char)(sock < 0 ? 0 : sock >= rn->npkgs ? rn->npkgs - 1 : sock);
+            }
+            r->pool_cpu_pkg[pool] = m;
+        }
+        rn->cpu_pkg = r->pool_cpu_pkg[pool];
         rn->ngpus = n->gparams.vendor == PHYS_GPU_NONE ? 0 : n->gparams.count;
         rn->gpu_vendor = vendor_map[n->gparams.vendor & 3];
         const char *pp = label_of(e, i, "joulie.io/power-profile");
@@ -253,6 +266,9 @@ void run_free(struct run *r)
         free(r->nodes[i].jobs);
         free(r->nodes[i].done);
     }
+    for (int p = 0; r->pool_cpu_pkg && p < r->e->spec.npools; p++)
+        free(r->pool_cpu_pkg[p]);
+    free(r->pool_cpu_pkg);
     free(r->gangs);
     free(r->nodes);
     free(r->cands);
@@ -271,16 +287,16 @@ static void hold(struct run *r, struct run_job *j, int i)
     struct run_node *n = &r->nodes[i];
     const struct trace_job *t = j->t;
     j->cpus = malloc(sizeof *j->cpus * (size_t)t->cpus);
-    int per = n->ncpus / n->npkgs > 0 ? n->ncpus / n->npkgs : n->ncpus, got = 0;
+    int got = 0;
     /* the first package with room for all of them, else the lowest free CPUs */
     for (int k = 0; k < n->npkgs && !got; k++) {
-        int lo = k * per, hi = k == n->npkgs - 1 ? n->ncpus : lo + per, free_here = 0;
-        for (int c = lo; c < hi; c++)
-            free_here += !n->cpu_used[c];
+        int free_here = 0;
+        for (int c = 0; c < n->ncpus; c++)
+            free_here += !n->cpu_used[c] && n->cpu_pkg[c] == k;
         if (free_here < t->cpus)
             continue;
-        for (int c = lo; c < hi && got < t->cpus; c++)
-            if (!n->cpu_used[c])
+        for (int c = 0; c < n->ncpus && got < t->cpus; c++)
+            if (!n->cpu_used[c] && n->cpu_pkg[c] == k)
                 n->cpu_used[c] = 1, j->cpus[got++] = c;
     }
     for (int c = 0; c < n->ncpus && got < t->cpus; c++)
@@ -534,7 +550,9 @@ static void account(struct run *r, int i, struct node *nd)
         cu_sum += j->t->cpu_req * j->t->u_cpu;
         gu_sum += j->t->gpus * j->t->u_gpu;
     }
-    int per = n->ncpus / n->npkgs > 0 ? n->ncpus / n->npkgs : n->ncpus;
+    int cpus_in[PHYS_MAX_PKGS] = {0};
+    for (int c = 0; c < n->ncpus; c++)
+        cpus_in[n->cpu_pkg[c]]++;
     struct phys_load zero = {.cpu_util = 0, .memory_intensity = 0, .cpu_class = PHYS_CLASS_MIXED};
     for (int z = 0; z < 2 * n->npkgs + n->ngpus; z++) {
         int slot = z < 2 * n->npkgs ? z : 2 * PHYS_MAX_PKGS + (z - 2 * n->npkgs);
@@ -547,8 +565,7 @@ static void account(struct run *r, int i, struct node *nd)
         int pkg = z < 2 * n->npkgs ? z / 2 : -1;
         bool dram = pkg >= 0 && (z & 1);
         int gpu = pkg < 0 ? z - 2 * n->npkgs : -1;
-        int lo = pkg >= 0 ? pkg * per : 0, hi = pkg >= 0 ? (pkg == n->npkgs - 1 ? n->ncpus : lo + per) : 0;
-        int cpus_k = hi - lo > 0 ? hi - lo : 1;
+        int cpus_k = pkg >= 0 && cpus_in[pkg] > 0 ? cpus_in[pkg] : 1;
         double idle_frac = 1;
         if (pkg >= 0 && !dram) {
             const struct phys_pkg_state *ps = &nd->state.pkg[pkg];
@@ -570,7 +587,7 @@ static void account(struct run *r, int i, struct node *nd)
             if (pkg >= 0) {
                 int held = 0;
                 for (int c = 0; c < j->t->cpus; c++)
-                    held += j->cpus[c] >= lo && j->cpus[c] < hi;
+                    held += n->cpu_pkg[j->cpus[c]] == pkg;
                 w[k] = dram ? (double)held / cpus_k
                             : idle_frac * held / cpus_k + (1 - idle_frac) * j->t->cpu_req * j->t->u_cpu / cu_sum;
             } else {
@@ -595,7 +612,6 @@ static void progress(struct run *r, int i, struct node *nd, double dt)
     struct run_node *n = &r->nodes[i];
     const struct phys_cpu_params *p = &nd->params;
     double fmax = p->cpuinfo_max_khz > 0 ? (double)p->cpuinfo_max_khz : 1;
-    int per = n->ncpus / n->npkgs > 0 ? n->ncpus / n->npkgs : n->ncpus;
     for (int k = 0; k < n->njobs;) {
         struct run_job *j = &r->jobs[n->jobs[k]];
         if (j->fresh) {
@@ -604,10 +620,8 @@ static void progress(struct run *r, int i, struct node *nd, double dt)
         }
         const struct trace_job *t = j->t;
         double f = 0;
-        for (int c = 0; c < t->cpus; c++) {
-            int pkg = j->cpus[c] / per;
-            f += (double)phys_cpu_cur_freq_khz(p, &nd->state, pkg < n->npkgs ? pkg : n->npkgs - 1) / fmax;
-        }
+        for (int c = 0; c < t->cpus; c++)
+            f += (double)phys_cpu_cur_freq_khz(p, &nd->state, n->cpu_pkg[j->cpus[c]]) / fmax;
         f /= t->cpus;
         double cpu_mul = run_cpu_throughput(f, p->knee, t->cpu_class, t->mem_int, t->io_int);
         double impact = clamp01(0.60 * t->u_cpu + 0.25 * (1 - t->mem_int) + 0.15 * (1 - t->io_int));

@@ -72,6 +72,7 @@ struct run_gang {
 
 struct run_node {
     int ncpus, npkgs, ngpus, gpu_vendor;
+    const unsigned char *cpu_pkg;    /* package of each logical CPU (the profile's topology) */
     bool eco;
     unsigned char *cpu_used;
     int free_cpus, free_gpus;
@@ -103,6 +104,7 @@ struct run {
     struct run_node *nodes;
     int nnodes;
     struct place_node *cands;        /* placement's view, refreshed each tick */
+    unsigned char **pool_cpu_pkg;    /* per pool: package of each logical CPU */
     int *queue, nqueue;              /* waiting jobs in submit order */
     int next_submit;
     int state;                       /* enum run_state */

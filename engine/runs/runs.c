@@ -11,6 +11,8 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@ struct past {
 struct runs {
     struct engine *e;
     pthread_mutex_t lock;
+    atomic_int readers_waiting;    /* callers queued for the lock: the tick lets them in first */
     char *dir;
     double base_speed;
     struct run *active;            /* submitted or running */
@@ -104,9 +107,20 @@ static void finish(struct runs *m)
     m->active = NULL;
 }
 
+/* The lock for callers other than the tick: at --speed max the tick takes the lock back at once,
+ * so callers announce themselves and the tick yields to them (before()). */
+static void lock_caller(struct runs *m)
+{
+    atomic_fetch_add(&m->readers_waiting, 1);
+    pthread_mutex_lock(&m->lock);
+    atomic_fetch_sub(&m->readers_waiting, 1);
+}
+
 static void before(void *ctx, struct engine *e)
 {
     struct runs *m = ctx;
+    while (atomic_load(&m->readers_waiting) > 0)
+        sched_yield();
     pthread_mutex_lock(&m->lock); /* held until after(): a status read sees whole ticks */
     struct run *r = m->active;
     if (!r)
@@ -185,7 +199,7 @@ void runs_detach(struct runs *m)
 int runs_submit(struct runs *m, const char *label, const char *text, size_t len, char *id, size_t idlen,
                 struct diag *d)
 {
-    pthread_mutex_lock(&m->lock);
+    lock_caller(m);
     if (m->active) {
         snprintf(id, idlen, "%s", m->active->id);
         pthread_mutex_unlock(&m->lock);
@@ -199,7 +213,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
-    pthread_mutex_lock(&m->lock);
+    lock_caller(m);
     unsigned seq = ++m->seq;
     pthread_mutex_unlock(&m->lock);
     snprintf(rid, sizeof rid, "run-%04d%02d%02dT%02d%02d%02dZ-%u", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
@@ -213,7 +227,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
         run_free(r);
         return EIO;
     }
-    pthread_mutex_lock(&m->lock);
+    lock_caller(m);
     if (m->active) { /* another came first */
         snprintf(id, idlen, "%s", m->active->id);
         pthread_mutex_unlock(&m->lock);
@@ -246,7 +260,7 @@ int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, s
 
 int runs_stop(struct runs *m, const char *id)
 {
-    pthread_mutex_lock(&m->lock);
+    lock_caller(m);
     int rc = ENOENT;
     if (m->active && !strcmp(m->active->id, id)) {
         run_stop(m->active);
@@ -262,7 +276,7 @@ int runs_stop(struct runs *m, const char *id)
 
 cJSON *runs_list_json(struct runs *m)
 {
-    pthread_mutex_lock(&m->lock);
+    lock_caller(m);
     cJSON *o = cJSON_CreateObject();
     cJSON *a = cJSON_AddArrayToObject(o, "runs");
     for (int i = 0; i < m->npast; i++)
@@ -275,7 +289,7 @@ cJSON *runs_list_json(struct runs *m)
 
 cJSON *runs_get_json(struct runs *m, const char *id)
 {
-    pthread_mutex_lock(&m->lock);
+    lock_caller(m);
     cJSON *o = NULL;
     if (m->active && !strcmp(m->active->id, id))
         o = run_status_json(m->e, m->active);
@@ -288,7 +302,7 @@ cJSON *runs_get_json(struct runs *m, const char *id)
 
 bool runs_busy(struct runs *m)
 {
-    pthread_mutex_lock(&m->lock);
+    lock_caller(m);
     bool b = m->active != NULL;
     pthread_mutex_unlock(&m->lock);
     return b;
@@ -296,7 +310,7 @@ bool runs_busy(struct runs *m)
 
 const char *runs_state(struct runs *m, const char *id)
 {
-    pthread_mutex_lock(&m->lock);
+    lock_caller(m);
     const char *s = NULL;
     if (m->active && !strcmp(m->active->id, id))
         s = run_state_names[m->active->state];
@@ -335,7 +349,7 @@ char *runs_metrics_text(struct runs *m)
 {
     struct text t = {0};
     tprintf(&t, "%s", "");
-    pthread_mutex_lock(&m->lock);
+    lock_caller(m);
     struct engine *e = m->e;
     tprintf(&t, "# HELP joulie_sim_job_submitted_total Jobs submitted by workload runs, by class.\n"
                 "# TYPE joulie_sim_job_submitted_total counter\n");
