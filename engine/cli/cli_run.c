@@ -22,7 +22,8 @@ static const char help[] =
     "                 [--tick DURATION] [--workers N] [--speed N|max]\n"
     "\n"
     "Runs one workload trace on the cluster spec's nodes to its end (every job completed or\n"
-    "stalled) and prints the run's summary (JSON). Outputs go to the runs directory\n"
+    "stalled) and prints the run's summary (JSON); a run the engine was stopped in the middle of\n"
+    "(its state.json in the runs directory) resumes instead. Outputs go to the runs directory\n"
     "<runs-dir>/<runId>/: trace.jsonl, jobs.jsonl, summary.json. Exit 0 when every job\n"
     "completed, 1 when the trace is invalid or a job stalled, 2 on a usage error.\n"
     "\n"
@@ -127,7 +128,11 @@ int cmd_run(int argc, char **argv)
     struct runs *m = runs_attach(&eng, runs_dir, base);
     struct diag d = {0};
     char id[64];
-    int rc = runs_submit_path(m, trace, id, sizeof id, &d);
+    int rc = 0;
+    if (runs_active_id(m, id, sizeof id)) /* this root's runs directory had a run in the middle: it goes on */
+        fprintf(stderr, "hwemu run: run %s resumed; the trace %s is not started\n", id, trace);
+    else
+        rc = runs_submit_path(m, trace, id, sizeof id, &d);
     if (rc) {
         diag_print(&d, stderr);
         fprintf(stderr, "hwemu run: the trace was not started (%d problem%s); nothing ran\n", d.count,

@@ -129,7 +129,10 @@ int cmd_serve(int argc, char **argv)
     }
     struct runs *runs = runs_attach(&eng, cli_env("SIM_RUNS_DIR"), base_speed);
     const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH");
-    if (trace) {
+    if (trace && runs_busy(runs)) /* a run this engine stopped in the middle of resumed: not again */
+        fprintf(stderr, "hwemu serve: a resumed run is active; SIM_WORKLOAD_TRACE_PATH=%s is not started again\n",
+                trace);
+    else if (trace) {
         struct diag d = {0};
         char id[64];
         int rc = runs_submit_path(runs, trace, id, sizeof id, &d);

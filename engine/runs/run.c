@@ -387,7 +387,7 @@ void run_before(struct run *r, struct engine *e)
 {
     if (!r->active) { /* the first tick: attach every node */
         r->active = true;
-        r->start_mono = e->tick_mono;
+        r->start_mono = e->tick_mono - r->now_ns; /* a resumed run continues its clock */
         for (int i = 0; i < r->nnodes; i++) {
             struct run_node *rn = &r->nodes[i];
             rn->base = e->nodes[i].load;
@@ -674,6 +674,10 @@ static void node_hook(void *ctx, struct node *nd)
             n->part_start_uj[EP_GPU] += n->last_uj[2 * PHYS_MAX_PKGS + g];
         n->start_uj = n->part_start_uj[EP_CPU] + n->part_start_uj[EP_DRAM] + n->part_start_uj[EP_GPU];
         n->last_ns = nd->state.now_ns;
+    } else if (n->rebase) { /* after a restart: the counters continued, the node's clock did not */
+        n->rebase = false;
+        n->last_ns = nd->state.now_ns;
+        account(r, i, nd);
     } else {
         double dt = (double)(nd->state.now_ns - n->last_ns) / 1e9;
         n->last_ns = nd->state.now_ns;

@@ -80,6 +80,7 @@ struct run_node {
     int *jobs, njobs, cap;           /* running jobs */
     int *done, ndone, done_cap;      /* finished in this tick's hook */
     bool started, ended;
+    bool rebase;                     /* resumed: the node's clock restarted; next hook only accounts */
     int64_t last_ns;                 /* node time at the last hook */
     uint64_t last_uj[2 * PHYS_MAX_PKGS + PHYS_GPU_MAX];
     uint64_t start_uj;               /* Σ counters when the run began on the node */
@@ -109,6 +110,7 @@ struct run {
     int next_submit;
     int state;                       /* enum run_state */
     bool active;                     /* nodes are attached */
+    bool resumed;                    /* from a checkpoint (run_checkpoint.h) */
     bool ending;                     /* the next tick detaches the nodes */
     int end_state;
     int64_t start_mono;              /* engine tick time of the first tick */

@@ -52,6 +52,29 @@ int run_output_open(struct run_output *o, const char *dir, const char *trace, si
     return 0;
 }
 
+int run_output_reopen(struct run_output *o, const char *dir, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/jobs.jsonl", dir);
+    o->jobs = fopen(p, "a");
+    if (!o->jobs) {
+        snprintf(err, errlen, "cannot append to %s: %s", p, strerror(errno));
+        return -1;
+    }
+    o->dir = strdup(dir);
+    return 0;
+}
+
+void run_output_suspend(struct run_output *o)
+{
+    if (o->jobs && fclose(o->jobs) && !o->errors++)
+        fprintf(stderr, "hwemu: cannot write %s/jobs.jsonl: %s\n", o->dir, strerror(errno));
+    o->jobs = NULL;
+    free(o->dir);
+    o->dir = NULL;
+}
+
 static double secs(int64_t ns)
 {
     return ns < 0 ? -1 : (double)ns / 1e9;

@@ -23,6 +23,10 @@ int run_output_open(struct run_output *o, const char *dir, const char *trace, si
 void run_output_job(struct run_output *o, const struct engine *e, const struct run *r, const struct run_job *j);
 /* The run's status object (GET /runs/<id>, summary.json's base). */
 struct cJSON *run_status_json(const struct engine *e, const struct run *r);
+/* Continues a resumed run's outputs in dir (jobs.jsonl appended). 0, or -1 with a message. */
+int run_output_reopen(struct run_output *o, const char *dir, char *err, size_t errlen);
+/* Closes without a summary: the run is suspended (checkpointed) and resumes later. */
+void run_output_suspend(struct run_output *o);
 /* Writes the jobs not yet written, summary.json, closes. */
 void run_output_close(struct run_output *o, const struct engine *e, const struct run *r);
 

@@ -5,11 +5,14 @@
 #include "engine.h"
 #include "events.h"
 #include "run.h"
+#include "run_checkpoint.h"
 #include "run_output.h"
 #include "trace.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct past {
     char id[64];
@@ -34,6 +38,7 @@ struct runs {
     struct run *active;            /* submitted or running */
     struct run_output out;
     bool announced;                /* the stalled-at-start jobs' events are out */
+    int checkpoint_errors;
     struct past *past;
     int npast;
     unsigned seq;
@@ -95,6 +100,11 @@ static void on_job(void *ctx, struct run *r, struct run_job *j)
 static void finish(struct runs *m)
 {
     struct run *r = m->active;
+    if (m->out.dir) { /* an ended run is not resumed */
+        char p[4200];
+        snprintf(p, sizeof p, "%s/state.json", m->out.dir);
+        unlink(p);
+    }
     run_output_close(&m->out, m->e, r);
     cJSON *s = run_status_json(m->e, r);
     m->past = realloc(m->past, sizeof *m->past * (size_t)(m->npast + 1));
@@ -144,10 +154,75 @@ static void after(void *ctx, struct engine *e)
     struct run *r = m->active;
     if (r) {
         run_after(r, e);
-        if (r->ending && r->state != RUN_RUNNING)
+        if (r->ending && r->state != RUN_RUNNING) {
             finish(m);
+        } else if (r->ticks % RUN_CHECKPOINT_TICKS == 0 && m->out.dir) { /* for a restart after a crash */
+            char err[4400];
+            if (run_checkpoint_write(r, m->out.dir, err, sizeof err) && !m->checkpoint_errors++)
+                fprintf(stderr, "hwemu: run %s: %s\n", r->id, err);
+        }
     }
     pthread_mutex_unlock(&m->lock);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A run the engine stopped in the middle of (a state.json and no summary.json), the latest by
+ * name, continues. */
+static void resume(struct runs *m)
+{
+    DIR *d = opendir(m->dir);
+    if (!d)
+        return;
+    char **names = NULL;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char p[4400];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s/state.json", m->dir, de->d_name);
+        if (de->d_name[0] == '.' || stat(p, &st))
+            continue;
+        snprintf(p, sizeof p, "%s/%s/summary.json", m->dir, de->d_name);
+        if (!stat(p, &st))
+            continue;
+        names = realloc(names, sizeof *names * (size_t)(n + 1));
+        names[n++] = strdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, by_name);
+    for (int i = 0; i < n; i++) {
+        if (i == n - 1) {
+            char dir[4400], path[4500], err[4600];
+            snprintf(dir, sizeof dir, "%s/%s", m->dir, names[i]);
+            snprintf(path, sizeof path, "%s/trace.jsonl", dir);
+            struct trace t;
+            struct diag dg = {0};
+            if (trace_load(&t, path, NULL, NULL, &dg)) {
+                fprintf(stderr, "hwemu: cannot resume run %s: its trace.jsonl does not load:\n", names[i]);
+                diag_print(&dg, stderr);
+            } else {
+                struct run *r = run_create(m->e, &t, names[i], m->base_speed);
+                if (run_checkpoint_apply(r, dir, err, sizeof err) || run_output_reopen(&m->out, dir, err, sizeof err)) {
+                    fprintf(stderr, "hwemu: cannot resume run %s: %s\n", names[i], err);
+                    run_free(r);
+                } else {
+                    r->on_job = on_job;
+                    r->ctx = m;
+                    m->active = r;
+                    m->announced = true;
+                    fprintf(stderr, "hwemu: run %s resumes at %.3f s (%d of %d jobs completed)\n", names[i],
+                            (double)r->now_ns / 1e9, r->count[JS_COMPLETED], r->njobs);
+                }
+            }
+            diag_free(&dg);
+        }
+        free(names[i]);
+    }
+    free(names);
 }
 
 struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_speed)
@@ -164,6 +239,7 @@ struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_spe
     m->base_speed = base_speed;
     m->completed = calloc((size_t)(e->nnodes ? e->nnodes : 1) * JOB_NCLASSES, sizeof *m->completed);
     e->hooks = (struct engine_hooks){.ctx = m, .before = before, .after = after};
+    resume(m);
     return m;
 }
 
@@ -173,18 +249,30 @@ void runs_detach(struct runs *m)
         return;
     if (m->active) {
         struct run *r = m->active;
-        if (r->active) /* give the nodes back their load now: no tick runs */
-            for (int i = 0; i < r->nnodes; i++) {
-                struct node *nd = &m->e->nodes[i];
-                if (nd->load_hook) {
-                    nd->load = r->nodes[i].base;
-                    nd->gload = r->nodes[i].gbase;
-                    nd->load_hook = NULL;
-                    nd->load_ctx = NULL;
-                }
+        for (int i = 0; r->active && i < r->nnodes; i++) { /* no tick runs any more */
+            struct node *nd = &m->e->nodes[i];
+            if (nd->load_hook) {
+                nd->load = r->nodes[i].base;
+                nd->gload = r->nodes[i].gbase;
+                nd->load_hook = NULL;
+                nd->load_ctx = NULL;
             }
-        r->state = RUN_STOPPED;
-        finish(m);
+        }
+        /* the engine stops: the run is suspended and the next start on this runs directory
+         * resumes it; if its state cannot be kept, it ends as stopped with its outputs */
+        char err[4400];
+        if (m->out.dir && !run_checkpoint_write(r, m->out.dir, err, sizeof err)) {
+            fprintf(stderr, "hwemu: run %s suspended at %.3f s; a restart on this root resumes it\n", r->id,
+                    (double)r->now_ns / 1e9);
+            run_output_suspend(&m->out);
+            run_free(r);
+            m->active = NULL;
+        } else {
+            if (m->out.dir)
+                fprintf(stderr, "hwemu: run %s: %s; it ends as stopped\n", r->id, err);
+            r->state = RUN_STOPPED;
+            finish(m);
+        }
     }
     m->e->hooks = (struct engine_hooks){0};
     for (int i = 0; i < m->npast; i++)
@@ -216,12 +304,15 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     lock_caller(m);
     unsigned seq = ++m->seq;
     pthread_mutex_unlock(&m->lock);
-    snprintf(rid, sizeof rid, "run-%04d%02d%02dT%02d%02d%02dZ-%u", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-             tm.tm_hour, tm.tm_min, tm.tm_sec, seq);
+    char dir[4096], err[4200];
+    struct stat st;
+    do { /* never an existing run's directory */
+        snprintf(rid, sizeof rid, "run-%04d%02d%02dT%02d%02d%02dZ-%u", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                 tm.tm_hour, tm.tm_min, tm.tm_sec, seq++);
+        snprintf(dir, sizeof dir, "%s/%s", m->dir, rid);
+    } while (!stat(dir, &st));
     struct run *r = run_create(m->e, &t, rid, m->base_speed);
     struct run_output out;
-    char dir[4096], err[4200];
-    snprintf(dir, sizeof dir, "%s/%s", m->dir, rid);
     if (run_output_open(&out, dir, text, len, err, sizeof err)) {
         diag_add(d, NULL, "%s", err);
         run_free(r);
@@ -298,6 +389,16 @@ cJSON *runs_get_json(struct runs *m, const char *id)
             o = cJSON_Parse(m->past[i].status);
     pthread_mutex_unlock(&m->lock);
     return o;
+}
+
+bool runs_active_id(struct runs *m, char *id, size_t idlen)
+{
+    lock_caller(m);
+    bool b = m->active != NULL;
+    if (b)
+        snprintf(id, idlen, "%s", m->active->id);
+    pthread_mutex_unlock(&m->lock);
+    return b;
 }
 
 bool runs_busy(struct runs *m)

@@ -29,6 +29,8 @@ int runs_stop(struct runs *m, const char *id);
 /* Status objects (caller deletes): every run, and one (NULL: no such run). */
 struct cJSON *runs_list_json(struct runs *m);
 struct cJSON *runs_get_json(struct runs *m, const char *id);
+/* The active (or submitted, or resumed) run's id into id: false when there is none. */
+bool runs_active_id(struct runs *m, char *id, size_t idlen);
 /* True while a run is submitted or active. */
 bool runs_busy(struct runs *m);
 /* The state of the run (its enum run_state name), or NULL. */

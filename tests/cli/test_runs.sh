@@ -254,4 +254,58 @@ print("emulated", d["timeSec"], "wall", w); sys.exit(0 if d["state"]=="completed
 else
     bad "serve --speed 10: $(cat "$tmp/j.err")"
 fi
+# --- K. an engine restart in the middle of a run resumes it -----------------------------------
+for i in 0 1 2; do
+    printf '{"type":"job","jobId":"r-%d","submitTimeOffsetSec":%d,"podTemplate":{"requests":{"cpu":"4"}},"work":{"cpuUnits":240},"sensitivity":{"cpu":0}}\n' $i $((i * 15))
+done >"$tmp/restart.jsonl"
+port=$(free_port); url=http://127.0.0.1:$port
+if SIM_WORKLOAD_TRACE_PATH="$tmp/restart.jsonl" serve_start "$url" "$tmp/k.err" --spec "$spec" --root "$tmp/rk" \
+    --addr "127.0.0.1:$port" --speed 10; then
+    for _ in $(seq 200); do
+        curl -s "$url/runs" | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["runs"][0]["timeSec"] >= 20 else 1)' && break
+        sleep 0.1
+    done
+    kill $pid; wait $pid; pid=
+    rdir=$(ls -d "$tmp"/rk/runs/*/ | head -1)
+    [ -s "$rdir/state.json" ] && [ ! -e "$rdir/summary.json" ] && grep -q 'suspended at' "$tmp/k.err" && ok ||
+        bad "no checkpoint at the stop: $(ls "$rdir"; cat "$tmp/k.err")"
+    # the rest at --speed max with `hwemu run`, which resumes the run and exits at its last tick,
+    # so the nodes' files then show exactly the run's end
+    if "$hwemu" run --spec "$spec" --root "$tmp/rk" --trace "$tmp/restart.jsonl" --speed max >/dev/null 2>"$tmp/k2.err"; then
+        grep -q 'resumes at' "$tmp/k2.err" && grep -q 'is not started' "$tmp/k2.err" && [ "$(ls "$tmp/rk/runs" | wc -l)" = 1 ] && ok ||
+            bad "resume: $(cat "$tmp/k2.err")"
+        readings=$(for z in 0 1; do p=sys/devices/virtual/powercap/intel-rapl/intel-rapl:$z
+            echo "$("$hwemu" cat --node eco-0 --root "$tmp/rk" $p/energy_uj) $("$hwemu" cat --node eco-0 --root "$tmp/rk" $p/intel-rapl:$z:0/energy_uj)"; done)
+        python3 - "$rdir" "$readings" <<'PY' && ok || bad "the resumed run (above)"
+import json, sys
+d = sys.argv[1]
+s = json.load(open(d + "/summary.json"))
+jobs = {j["jobId"]: j for j in map(json.loads, open(d + "/jobs.jsonl"))}
+fail = []
+if s["state"] != "completed" or sorted(jobs) != ["r-0", "r-1", "r-2"] or any(j["state"] != "completed" for j in jobs.values()):
+    fail.append("not every job completed once: %s %s" % (s["jobs"], sorted(jobs)))
+if not (jobs["r-0"]["startSec"] < 20 < jobs["r-0"]["endSec"]):
+    fail.append("r-0 did not span the restart: %s" % jobs["r-0"])
+for n in s["nodes"]:
+    tot = sum(sum(j["energyMicrojoules"].values()) for j in jobs.values() if j["node"] == n["node"])
+    if tot + n["idleMicrojoules"] != n["counterDeltaMicrojoules"]:
+        fail.append("%s: jobs %d + idle %d != counters %d" % (n["node"], tot, n["idleMicrojoules"], n["counterDeltaMicrojoules"]))
+eco = [n for n in s["nodes"] if n["node"] == "eco-0"][0]
+pkg = dram = 0
+for line in sys.argv[2].splitlines():
+    a, b = line.split()
+    pkg += int(a); dram += int(b)
+for part, got in (("package", pkg), ("dram", dram)):
+    end = eco[part + "StartMicrojoules"] + eco[part + "DeltaMicrojoules"]
+    if abs(got - end) > 2 * 62:
+        fail.append("eco-0 %s: files %d, run %d: the energy is not continuous over the restart" % (part, got, end))
+print("\n".join(fail))
+sys.exit(1 if fail else 0)
+PY
+    else
+        bad "the resumed run did not complete: $(cat "$tmp/k2.err")"
+    fi
+else
+    bad "serve for the restart: $(cat "$tmp/k.err")"
+fi
 finish
