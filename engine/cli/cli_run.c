@@ -5,6 +5,7 @@
 #include "diag.h"
 #include "duration.h"
 #include "engine.h"
+#include "run_otlp.h"
 #include "runs.h"
 
 #include <cjson/cJSON.h>
@@ -126,6 +127,7 @@ int cmd_run(int argc, char **argv)
         return EXIT_INVALID;
     }
     struct runs *m = runs_attach(&eng, runs_dir, base);
+    run_otlp_attach(m); /* the run's OTLP files */
     struct diag d = {0};
     char id[64];
     int rc = 0;
@@ -139,6 +141,7 @@ int cmd_run(int argc, char **argv)
                 d.count == 1 ? "" : "s");
         diag_free(&d);
         runs_detach(m);
+        run_otlp_close();
         engine_stop(&eng);
         return EXIT_INVALID;
     }
@@ -176,6 +179,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "hwemu run: %s ended %s (see jobs.jsonl: each stalled job says why)\n", id,
                 state ? state : "?");
     runs_detach(m);
+    run_otlp_close();
     engine_stop(&eng);
     return ok ? EXIT_OK : EXIT_INVALID;
 }

@@ -6,6 +6,7 @@
 #include "http.h"
 #include "http_runs.h"
 #include "diag.h"
+#include "run_otlp.h"
 #include "runs.h"
 #include "otlp.h"
 
@@ -128,6 +129,7 @@ int cmd_serve(int argc, char **argv)
         return EXIT_USAGE;
     }
     struct runs *runs = runs_attach(&eng, cli_env("SIM_RUNS_DIR"), base_speed);
+    run_otlp_attach(runs); /* the runs' OTLP files */
     const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH");
     if (trace && runs_busy(runs)) /* a run this engine stopped in the middle of resumed: not again */
         fprintf(stderr, "hwemu serve: a resumed run is active; SIM_WORKLOAD_TRACE_PATH=%s is not started again\n",
@@ -142,6 +144,7 @@ int cmd_serve(int argc, char **argv)
                     d.count, d.count == 1 ? "" : "s");
             diag_free(&d);
             runs_detach(runs);
+            run_otlp_close();
             otlp_detach(&eng, otlp);
             engine_stop(&eng);
             return EXIT_INVALID;
@@ -154,6 +157,7 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "hwemu serve: %s\n", err);
         http_runs_set(NULL);
         runs_detach(runs);
+        run_otlp_close();
         otlp_detach(&eng, otlp);
         engine_stop(&eng);
         return EXIT_INVALID;
@@ -170,7 +174,8 @@ int cmd_serve(int argc, char **argv)
             "resume\n", (unsigned long long)atomic_load(&eng.ticks), (unsigned long long)atomic_load(&eng.overruns));
     http_stop(h);
     http_runs_set(NULL);
-    runs_detach(runs); /* an active run ends as stopped, its outputs written */
+    runs_detach(runs); /* an active run is suspended (resumed at the next start) */
+    run_otlp_close();
     otlp_detach(&eng, otlp);
     engine_stop(&eng);
     return EXIT_OK;

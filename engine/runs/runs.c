@@ -39,6 +39,7 @@ struct runs {
     struct run_output out;
     bool announced;                /* the stalled-at-start jobs' events are out */
     int checkpoint_errors;
+    struct runs_tap tap;
     struct past *past;
     int npast;
     unsigned seq;
@@ -82,7 +83,10 @@ static void on_job(void *ctx, struct run *r, struct run_job *j)
     const char *node = j->node >= 0 ? e->nodes[j->node].name : ""; /* a job stalled before placement has none */
     const char *ev = j->state == JS_RUNNING ? "joulie.sim.job.started"
                      : j->state == JS_COMPLETED ? "joulie.sim.job.completed" : "joulie.sim.job.stalled";
-    events_emit(e->events, e->tick_wall, node, ev, job_attrs(r, j));
+    cJSON *attrs = job_attrs(r, j);
+    if (m->tap.event && m->out.dir)
+        m->tap.event(m->tap.ctx, m->out.dir, e->tick_wall, node, ev, attrs);
+    events_emit(e->events, e->tick_wall, node, ev, attrs);
     if (j->state == JS_COMPLETED) {
         m->completed[j->node * JOB_NCLASSES + j->t->cls]++;
         double s = (double)(j->end_ns - j->submit_ns) / 1e9;
@@ -97,8 +101,50 @@ static void on_job(void *ctx, struct run *r, struct run_job *j)
         run_output_job(&m->out, e, r, j);
 }
 
+static void lock_caller(struct runs *m);
+
+static void tap_metrics(struct runs *m, bool final)
+{
+    const struct run *r = m->active;
+    if (!m->tap.metrics || !m->out.dir || !r)
+        return;
+    struct engine *e = m->e;
+    unsigned long long sub[JOB_NCLASSES], *done = calloc((size_t)r->nnodes * JOB_NCLASSES + 1, sizeof *done);
+    unsigned long long *run = calloc((size_t)r->nnodes + 1, sizeof *run), b[RUN_COMPLETION_BUCKETS + 1];
+    const char **names = calloc((size_t)r->nnodes + 1, sizeof *names);
+    if (!done || !run || !names)
+        abort();
+    for (int c = 0; c < JOB_NCLASSES; c++)
+        sub[c] = r->submitted[c];
+    for (int i = 0; i < r->nnodes; i++) {
+        names[i] = e->nodes[i].name;
+        for (int c = 0; c < JOB_NCLASSES; c++)
+            done[i * JOB_NCLASSES + c] = r->nodes[i].completed[c];
+        run[i] = (unsigned long long)r->nodes[i].njobs;
+    }
+    for (int k = 0; k <= RUN_COMPLETION_BUCKETS; k++)
+        b[k] = r->completion_bucket[k];
+    struct runs_metrics x = {.run_id = r->id, .run_dir = m->out.dir, .wall_ns = e->tick_wall,
+                             .start_wall_ns = e->tick_wall - r->now_ns, .submitted = sub, .nnodes = r->nnodes,
+                             .node_names = names, .completed = done, .running = run, .le = run_completion_le,
+                             .buckets = b, .nle = RUN_COMPLETION_BUCKETS, .sum = r->completion_sum_s,
+                             .count = (unsigned long long)r->count[JS_COMPLETED], .final = final};
+    m->tap.metrics(m->tap.ctx, &x);
+    free(done);
+    free(run);
+    free(names);
+}
+
+void runs_set_tap(struct runs *m, const struct runs_tap *tap)
+{
+    lock_caller(m);
+    m->tap = tap ? *tap : (struct runs_tap){0};
+    pthread_mutex_unlock(&m->lock);
+}
+
 static void finish(struct runs *m)
 {
+    tap_metrics(m, true);
     struct run *r = m->active;
     if (m->out.dir) { /* an ended run is not resumed */
         char p[4200];
@@ -156,10 +202,14 @@ static void after(void *ctx, struct engine *e)
         run_after(r, e);
         if (r->ending && r->state != RUN_RUNNING) {
             finish(m);
-        } else if (r->ticks % RUN_CHECKPOINT_TICKS == 0 && m->out.dir) { /* for a restart after a crash */
-            char err[4400];
-            if (run_checkpoint_write(r, m->out.dir, err, sizeof err) && !m->checkpoint_errors++)
-                fprintf(stderr, "hwemu: run %s: %s\n", r->id, err);
+        } else {
+            if (r->ticks % RUN_CHECKPOINT_TICKS == 0 && m->out.dir) { /* for a restart after a crash */
+                char err[4400];
+                if (run_checkpoint_write(r, m->out.dir, err, sizeof err) && !m->checkpoint_errors++)
+                    fprintf(stderr, "hwemu: run %s: %s\n", r->id, err);
+            }
+            if (r->ticks % RUNS_METRICS_TICKS == 0)
+                tap_metrics(m, false);
         }
     }
     pthread_mutex_unlock(&m->lock);
@@ -193,7 +243,8 @@ static void resume(struct runs *m)
         names[n++] = strdup(de->d_name);
     }
     closedir(d);
-    qsort(names, (size_t)n, sizeof *names, by_name);
+    if (n > 1)
+        qsort(names, (size_t)n, sizeof *names, by_name);
     for (int i = 0; i < n; i++) {
         if (i == n - 1) {
             char dir[4400], path[4500], err[4600];
@@ -264,6 +315,7 @@ void runs_detach(struct runs *m)
         if (m->out.dir && !run_checkpoint_write(r, m->out.dir, err, sizeof err)) {
             fprintf(stderr, "hwemu: run %s suspended at %.3f s; a restart on this root resumes it\n", r->id,
                     (double)r->now_ns / 1e9);
+            tap_metrics(m, true);
             run_output_suspend(&m->out);
             run_free(r);
             m->active = NULL;

@@ -7,11 +7,40 @@
 #define HWEMU_RUNS_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct cJSON;
 struct diag;
 struct engine;
 struct runs;
+
+/* What a run's job metrics are now (for the run's OTLP files, engine/telemetry/run_otlp.c). */
+struct runs_metrics {
+    const char *run_id, *run_dir;
+    int64_t wall_ns, start_wall_ns;
+    const unsigned long long *submitted;   /* [class] */
+    int nnodes;
+    const char *const *node_names;
+    const unsigned long long *completed;   /* [node * 2 + class] */
+    const unsigned long long *running;     /* [node] */
+    const double *le;                      /* bucket bounds, nle of them, then +Inf */
+    const unsigned long long *buckets;     /* nle + 1 counts (not cumulative) */
+    int nle;
+    double sum;
+    unsigned long long count;
+    bool final;                            /* the run ended or was suspended: the last call for it */
+};
+/* A layer above may watch the runs: every job event (as it goes to the event log; attrs valid
+ * during the call) and the run's metrics every RUNS_METRICS_TICKS ticks and at its end. Called
+ * on the tick thread. */
+#define RUNS_METRICS_TICKS 60
+struct runs_tap {
+    void *ctx;
+    void (*event)(void *ctx, const char *run_dir, int64_t wall_ns, const char *node, const char *name,
+                  const struct cJSON *attrs);
+    void (*metrics)(void *ctx, const struct runs_metrics *m);
+};
+void runs_set_tap(struct runs *m, const struct runs_tap *tap);
 
 /* Installs the engine hooks. runs_dir NULL: <root>/runs. base_speed: SIM_BASE_SPEED_PER_CORE. */
 struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_speed);

@@ -4,7 +4,8 @@
 # per-job energies plus idle equal each node's counter deltas (and the counters agree with the
 # nodes' energy_uj files), a node with jobs draws more than idle ones, a RAPL cap written through
 # the shim slows CPU-bound sensitive jobs and lowers the energy, gangs that cannot run whole
-# stall, and the run API's answers and errors. Expected values: docs/runs.md and the trace
+# stall, the run API's answers and errors, the run's OTLP files (decoded by the receiver of
+# tests/otlp, the official OTLP definitions) and a restart in the middle of a run. Expected values: docs/runs.md and the trace
 # files written here; the energy files are read with `hwemu cat` (the shim's reader).
 # Usage: test_runs.sh HWEMU_BINARY   (run from the source tree)
 set -u
@@ -12,7 +13,8 @@ hwemu=$(realpath "$1")
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+rpid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$rpid" ] && kill "$rpid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 spec=tests/runs/cluster.yaml
 one=tests/runs/one.yaml
@@ -254,15 +256,46 @@ print("emulated", d["timeSec"], "wall", w); sys.exit(0 if d["state"]=="completed
 else
     bad "serve --speed 10: $(cat "$tmp/j.err")"
 fi
+# --- L. the run's OTLP files: every line a request the official OTLP definitions decode -------
+odir=$(ls -d "$tmp"/rd/runs/*/ | head -1)/otlp
+rport=$(free_port)
+if receiver_start "$tmp" "$rport" "$tmp/recv.jsonl" >"$tmp/recv.err"; then
+    codes=$( { while IFS= read -r l; do curl -s -o /dev/null -w '%{http_code}\n' -H 'Content-Type: application/json' \
+                   --data-binary "$l" "http://127.0.0.1:$rport/v1/logs"; done <"$odir/logs.jsonl"
+               while IFS= read -r l; do curl -s -o /dev/null -w '%{http_code}\n' -H 'Content-Type: application/json' \
+                   --data-binary "$l" "http://127.0.0.1:$rport/v1/metrics"; done <"$odir/metrics.jsonl"; } | sort | uniq -c)
+    kill $rpid; wait $rpid 2>/dev/null
+    python3 - "$odir" "$(ls -d "$tmp"/rd/runs/*/)" "$codes" <<'PY' && ok || bad "run OTLP files (above)"
+import json, sys
+odir, rdir, codes = sys.argv[1], sys.argv[2], sys.argv[3]
+jobs = sum(1 for _ in open(rdir + "/jobs.jsonl"))
+logs = [json.loads(l) for l in open(odir + "/logs.jsonl")]
+names = [r["logRecords"][0]["eventName"] for l in logs for rl in l["resourceLogs"] for r in rl["scopeLogs"]]
+last = json.loads(open(odir + "/metrics.jsonl").readlines()[-1])
+ms = {m["name"]: m for m in last["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]}
+sub = sum(int(p["asInt"]) for p in ms["joulie_sim_job_submitted_total"]["sum"]["dataPoints"])
+done = sum(int(p["asInt"]) for p in ms["joulie_sim_job_completed_total"]["sum"]["dataPoints"])
+hist = ms["joulie_sim_job_completion_seconds"]["histogram"]["dataPoints"][0]
+ok = (codes.split() == [str(len(logs) + sum(1 for _ in open(odir + "/metrics.jsonl"))), "200"]
+      and names.count("joulie.sim.job.started") == jobs and names.count("joulie.sim.job.completed") == jobs
+      and sub == jobs and done == jobs and int(hist["count"]) == jobs and sum(map(int, hist["bucketCounts"])) == jobs)
+print("codes", codes, "events", len(names), "jobs", jobs, "submitted", sub, "completed", done)
+sys.exit(0 if ok else 1)
+PY
+else
+    bad "OTLP receiver: $(cat "$tmp/recv.err")"
+fi
+
 # --- K. an engine restart in the middle of a run resumes it -----------------------------------
 for i in 0 1 2; do
-    printf '{"type":"job","jobId":"r-%d","submitTimeOffsetSec":%d,"podTemplate":{"requests":{"cpu":"4"}},"work":{"cpuUnits":240},"sensitivity":{"cpu":0}}\n' $i $((i * 15))
+    printf '{"type":"job","jobId":"r-%d","submitTimeOffsetSec":%d,"podTemplate":{"requests":{"cpu":"4"}},"work":{"cpuUnits":480},"sensitivity":{"cpu":0}}\n' $i $((i * 15))
 done >"$tmp/restart.jsonl"
 port=$(free_port); url=http://127.0.0.1:$port
 if SIM_WORKLOAD_TRACE_PATH="$tmp/restart.jsonl" serve_start "$url" "$tmp/k.err" --spec "$spec" --root "$tmp/rk" \
-    --addr "127.0.0.1:$port" --speed 10; then
-    for _ in $(seq 200); do
-        curl -s "$url/runs" | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["runs"][0]["timeSec"] >= 20 else 1)' && break
+    --addr "127.0.0.1:$port" --speed 4; then
+    for _ in $(seq 300); do # until 20 s of the run's 150 have passed
+        t=$(curl -s "$url/runs" | sed -n 's/.*"timeSec":\([0-9]*\).*/\1/p')
+        [ "${t:-0}" -ge 20 ] && break
         sleep 0.1
     done
     kill $pid; wait $pid; pid=
