@@ -25,7 +25,7 @@ static void cpu_list(const int *ids, int n, char *out, size_t len)
 }
 
 /* sys/devices/system/cpu: the online/possible/present masks, and per CPU its directory, its
- * online file (CPUs but 0) and its topology (sysfs-abi.md §4.1; Documentation/ABI/stable/
+ * online file (CPUs but 0) and its topology (sysfs §4.1; Documentation/ABI/stable/
  * sysfs-devices-system-cpu). */
 static void render_cpu_topology(struct node_layout *l, const struct yt_node *tree)
 {
