@@ -17,13 +17,14 @@ free_port() {
     /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 # serve_start URL ERRFILE ARGS...: starts `$hwemu serve ARGS...` in the background (pid in $pid)
-# and waits up to 15 s for URL/healthz. Returns 1 when it exits or never answers.
+# and waits up to $serve_wait seconds (default 15) for URL/healthz. Returns 1 when it exits or
+# never answers.
 serve_start() {
     local url=$1 errfile=$2
     shift 2
     "$hwemu" serve "$@" 2>>"$errfile" &
     pid=$!
-    for _ in $(seq 300); do
+    for _ in $(seq $((${serve_wait:-15} * 20))); do
         curl -sf "$url/healthz" >/dev/null 2>&1 && return 0
         kill -0 $pid 2>/dev/null || return 1
         sleep 0.05

@@ -16,6 +16,7 @@ trap '[ -n "$pid" ] && kill $pid 2>/dev/null && wait $pid 2>/dev/null; rm -rf "$
 port=$(free_port)
 url=http://127.0.0.1:$port
 tick=1
+serve_wait=60 # 1,000 nodes start in 2 s here, 8 s in the sanitizer build, more under load
 serve_start "$url" "$root/serve.err" --spec tests/specs/web.yaml --root "$root/r" --addr 127.0.0.1:$port \
     --tick ${tick}s || { echo "FAIL: serve did not start: $(cat "$root/serve.err")"; exit 1; }
 code=$(curl -s -o "$root/index" -w '%{http_code}' "$url/")
