@@ -458,7 +458,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             ret = b.p ? respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL) : MHD_NO;
         } else if (!strcmp(url, "/debug/nodes") || !strcmp(url, "/debug/history")) {
             char err[256];
-            cJSON *o = !strcmp(url, "/debug/nodes") ? web_nodes(e, t, query_arg, c, err, sizeof err)
+            cJSON *o = !strcmp(url, "/debug/nodes") ? web_nodes(t, query_arg, c, err, sizeof err)
                                                     : web_history(e, query_arg, c, err, sizeof err);
             ret = o ? send_json(c, 200, o) : json_error(c, 400, err, NULL, NULL);
         } else if (!strcmp(url, "/debug/cluster")) {

@@ -38,6 +38,7 @@ bool web_built(void)
 #endif
 }
 
+#ifdef HWEMU_WEB_UI
 static const char *type_of(const char *name)
 {
     const char *dot = strrchr(name, '.');
@@ -47,6 +48,7 @@ static const char *type_of(const char *name)
            : !strcmp(dot, ".js")   ? "text/javascript; charset=utf-8"
                                    : "application/octet-stream";
 }
+#endif
 
 bool web_file(const char *url, struct web_file *f)
 {
@@ -60,7 +62,6 @@ bool web_file(const char *url, struct web_file *f)
 #else
     (void)url;
     (void)f;
-    (void)type_of;
     return false;
 #endif
 }
@@ -185,18 +186,21 @@ static int by_key(const void *pa, const void *pb, void *ctx)
     const struct sorter *s = ctx;
     int a = *(const int *)pa, b = *(const int *)pb;
     const struct node_telemetry *x = &s->t->nodes[a], *y = &s->t->nodes[b];
-    int c = 0;
-    if (s->key == S_POOL)
+    int c;
+    if (s->key == S_NODE) {
+        c = a < b ? -1 : a > b; /* the spec's order, which keeps node-2 before node-10 */
+    } else if (s->key == S_POOL) {
         c = strcmp(x->pool, y->pool);
-    else if (s->key == S_PROFILE)
+    } else if (s->key == S_PROFILE) {
         c = strcmp(x->profile, y->profile);
-    else if (s->key != S_NODE) {
+    } else {
         double kx = key_of(x, s->key), ky = key_of(y, s->key);
         c = kx < ky ? -1 : kx > ky;
     }
-    if (!c) /* the spec's order, which keeps node-2 before node-10 */
+    c *= s->dir;
+    if (!c) /* ties keep the spec's order, whichever the direction */
         c = a < b ? -1 : a > b;
-    return c * s->dir;
+    return c;
 }
 
 /* A whole non-negative number parameter; false when present and not one. */
@@ -225,10 +229,8 @@ static bool matches(const struct node_telemetry *n, const char *q, const char *p
     return !q || strcasestr(n->name, q) || strcasestr(n->pool, q) || strcasestr(n->profile, q);
 }
 
-cJSON *web_nodes(const struct engine *e, const struct telemetry *t, web_arg_fn *arg, void *ctx, char *err,
-                 size_t errlen)
+cJSON *web_nodes(const struct telemetry *t, web_arg_fn *arg, void *ctx, char *err, size_t errlen)
 {
-    (void)e;
     long long offset = 0, limit = -1;
     if (!uint_arg(arg, ctx, "offset", &offset, err, errlen) || !uint_arg(arg, ctx, "limit", &limit, err, errlen))
         return NULL;

@@ -32,8 +32,7 @@ typedef const char *web_arg_fn(void *ctx, const char *name);
 /* GET /debug/cluster: the cluster at a glance, from snapshot t (NULL before the first). */
 struct cJSON *web_cluster(const struct engine *e, const struct telemetry *t);
 /* GET /debug/nodes: NULL with a message in err when a parameter is bad (a 400). */
-struct cJSON *web_nodes(const struct engine *e, const struct telemetry *t, web_arg_fn *arg, void *ctx, char *err,
-                        size_t errlen);
+struct cJSON *web_nodes(const struct telemetry *t, web_arg_fn *arg, void *ctx, char *err, size_t errlen);
 /* GET /debug/history: NULL with a message in err when a parameter is bad (a 400). */
 struct cJSON *web_history(const struct engine *e, web_arg_fn *arg, void *ctx, char *err, size_t errlen);
 

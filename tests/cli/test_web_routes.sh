@@ -45,6 +45,9 @@ check(page["matched"] == 3 and [n["node"] for n in page["nodes"]] == ["sxm-nopm-
 desc = js("/debug/nodes?sort=power&order=desc")["nodes"]
 check(all(desc[i]["powerWatts"] >= desc[i + 1]["powerWatts"] for i in range(len(desc) - 1)) and desc[0]["node"] == "sxm-nopm-0",
       "sort=power&order=desc: %s" % [(n["node"], n["powerWatts"]) for n in desc])
+lw = [n["node"] for n in js("/debug/nodes?sort=lastWrite&order=desc")["nodes"]]
+check(lw == ["intel-0", "sxm-nopm-0", "vm-0"], "sort=lastWrite&order=desc (ties in the spec's order): %s" % lw)
+check([n["node"] for n in js("/debug/nodes?order=desc")["nodes"]] == ["vm-0", "sxm-nopm-0", "intel-0"], "order=desc by node")
 q = js("/debug/nodes?q=SXM")
 check(q["matched"] == 1 and q["nodes"][0]["node"] == "sxm-nopm-0" and q["count"] == 3, "q=SXM: %s" % q)
 check(js("/debug/nodes?pool=vm")["matched"] == 1 and js("/debug/nodes?profile=nope")["matched"] == 0, "pool=, profile= filters")
