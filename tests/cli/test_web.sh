@@ -2,7 +2,8 @@
 # The page at GET / in headless Chromium (Debian's chromium, driven by playwright-core from
 # tests/web): on a 1,000-node engine (tests/specs/web.yaml) no console errors, the node count and
 # cluster power shown are /debug/nodes', the chart draws, a write through the shim reaches the
-# event feed within two ticks, the table pages, sorts and filters; the screenshot is kept as
+# event feed within two ticks (a refused one with its errno, a GPU cap reset too), the table
+# pages, sorts and filters; the screenshot is kept as
 # <build>/test-artifacts/web/page.png. Skips (exit 77) when chromium or node is missing, or when
 # the binary was built without the page. Usage: test_web.sh path/to/hwemu
 set -uo pipefail

@@ -117,6 +117,13 @@ async function main() {
       li.dataset.event === "joulie.sim.write.rejected" && li.textContent.includes(n) && li.textContent.includes("EINVAL")),
       node, { timeout: 2 * tick * 1000 + 2000 }).then(() => true, () => false);
     check(rejected, "the refused write is not in the feed as rejected EINVAL");
+    // A GPU limit written on the idle node without persistence mode goes back to its default: a cap reset.
+    await new Promise((resolve) => execFile(hwemu, ["write", "--node", "idle-0", "--root", root,
+      "state/nvml/gpu2/power_limit_mw", "300000"], { timeout: 10000 }, resolve));
+    const reset = await page.waitForFunction(() => [...document.querySelectorAll("#event-feed li")].some((li) =>
+      li.dataset.event === "joulie.sim.cap.reset" && li.textContent.includes("idle-0") && li.textContent.includes("300000 → 700000")),
+      null, { timeout: 2 * tick * 1000 + 2000 }).then(() => true, () => false);
+    check(reset, "the idle GPU's limit reset (300000 → 700000) is not in the feed as a cap reset");
     // ... and in the node's row as its last agent write
     await page.fill("#filter", node);
     const row = await page.waitForFunction((n) => {
