@@ -11,12 +11,16 @@ ssize_t emu_read_at(struct emu_show *sh, uint32_t entry, int flags, int64_t off,
     struct seg *s = emu_seg();
     if ((flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY)
         return -EBADF;
-    if (s->entries[entry].kind == SEG_DIR)
+    if (entry < s->n_entries && s->entries[entry].kind == SEG_DIR)
         return -EISDIR;
     if (off < 0)
         return -EINVAL;
+    if (entry >= s->n_entries)
+        return -EIO;
     if (off == 0 || !sh->content)
         sh->content = seg_read(s, entry, seg_now_ns(), sh->text, &sh->len);
+    if (!sh->content)
+        return -EIO; /* the segment shrank under us (a SIGBUS the guard caught) */
     if ((uint64_t)off > sh->len)
         return -EPERM; /* sysfs: a read past the end of what show() gave */
     size_t left = sh->len - (size_t)off;
