@@ -181,7 +181,6 @@ static uint32_t guard_cap;
 static _Atomic uint64_t guard_faults; /* any registered segment faulted, ever */
 static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction guard_prev;
-static _Atomic int guard_installed;
 
 static void guard_handler(int sig, siginfo_t *si, void *ctx)
 {
@@ -215,14 +214,21 @@ static void guard_handler(int sig, siginfo_t *si, void *ctx)
 
 void seg_guard_install(void)
 {
-    if (atomic_exchange(&guard_installed, 1))
+    /* Again whenever someone else took SIGBUS since (a test harness, an agent's own handler,
+     * which then becomes the one we pass faults outside segments to). */
+    pthread_mutex_lock(&guard_lock);
+    struct sigaction cur;
+    if (sigaction(SIGBUS, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == guard_handler) {
+        pthread_mutex_unlock(&guard_lock);
         return;
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = guard_handler;
     sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGBUS, &sa, &guard_prev);
+    pthread_mutex_unlock(&guard_lock);
 }
 
 void seg_guard_register(struct seg *s)
