@@ -703,9 +703,15 @@ static void resume_writes(struct node *n)
         size_t len, olen = 0;
         bool changes = false;
         const char *t = seg_read(&n->seg, e, seg_now_ns(), tmp, &len);
-        if (t && !seg_attr_store(&n->seg, e, t, len, seg_now_ns(), out, &olen, &changes) && changes) {
+        uint32_t v = n->seg.entries[e].value;
+        const struct seg_value *dflt = &img_values(n->t)[v];
+        if (t && len == dflt->len && !memcmp(t, dflt->a.text, len)) {
+            memcpy(out, t, len); /* the profile's own text (most of them): nothing to check */
+            out[len] = 0;
+            apply(n, &n->binds[v], out);
+        } else if (t && !seg_attr_store(&n->seg, e, t, len, seg_now_ns(), out, &olen, &changes) && changes) {
             out[olen < SEG_TEXT_MAX ? olen : SEG_TEXT_MAX] = 0;
-            apply(n, &n->binds[n->seg.entries[e].value], out);
+            apply(n, &n->binds[v], out);
         }
         uint64_t seq;
         char st[SEG_TEXT_MAX];
@@ -812,13 +818,7 @@ static int open_existing(struct node *n, char *err, size_t errlen, char *why, si
         snprintf(why, whylen, "its size or section table is not the template's (%lld bytes, %zu expected)",
                  (long long)st.st_size, (size_t)ih->file_size);
     } else {
-        adopt(n);
-        uint32_t from = ih->entries_off, to = ih->values_off[0];
-        if (memcmp(n->seg.base + from, n->t->image.bytes + from, to - from)) {
-            memcpy(n->seg.base + from, n->t->image.bytes + from, to - from);
-            report(n, DMG_STATIC, "its entries, strings or parameters were changed",
-                   "rewritten from the template; the engine never used them", 0, NULL);
-        }
+        adopt(n); /* its static part is compared chunk by chunk from the first tick on */
         return 0;
     }
     /* damaged: what can be read with the template's geometry is salvaged */

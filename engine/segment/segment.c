@@ -177,7 +177,7 @@ struct guard_ent {
 };
 static struct guard_ent *_Atomic guard_tab;
 static _Atomic uint32_t guard_n;
-static uint32_t guard_cap;
+static uint32_t guard_cap, guard_free; /* under guard_lock */
 static _Atomic uint64_t guard_faults; /* any registered segment faulted, ever */
 static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction guard_prev;
@@ -236,9 +236,10 @@ void seg_guard_register(struct seg *s)
     pthread_mutex_lock(&guard_lock);
     struct guard_ent *t = atomic_load(&guard_tab);
     uint32_t n = atomic_load(&guard_n), at = n;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; guard_free && i < n; i++) /* a free slot only when one was freed */
         if (!atomic_load(&t[i].hi)) {
             at = i;
+            guard_free--;
             break;
         }
     if (at == n && n == guard_cap) {
@@ -277,6 +278,7 @@ void seg_guard_unregister(struct seg *s)
     atomic_store(&t[s->guard].hi, 0);
     atomic_store(&t[s->guard].lo, 0);
     atomic_store(&t[s->guard].faulted, 0);
+    guard_free++;
     pthread_mutex_unlock(&guard_lock);
     s->guard = -1;
 }
