@@ -43,6 +43,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -555,23 +556,24 @@ static void repair_deleted(struct node *n, const char *how, int64_t now_wall, st
         report(n, DMG_DELETED, how, action, now_wall, log);
         return;
     }
-    struct seg *old = &n->seg;
+    struct seg *cur = &n->seg;
     uint32_t from = img_header(n->t)->values_off[0];
-    memcpy(fresh.base + from, old->base + from, old->size - from);
+    memcpy(fresh.base + from, cur->base + from, cur->size - from);
     fresh.h->tick_ns = n->tick_ns;
-    atomic_store(&fresh.h->gen, old->pub_gen);
-    atomic_store(&fresh.h->ring_head, atomic_load(&old->h->ring_head));
-    atomic_store(&fresh.h->slot_writes, atomic_load(&old->h->slot_writes));
-    atomic_store(&fresh.h->heartbeat_ns, atomic_load(&old->h->heartbeat_ns));
-    uint64_t gen = old->pub_gen;
-    seg_close(old);
-    *old = fresh;
-    seg_bind(old, img_header(n->t));
-    old->pub_gen = gen;
-    old->entries = (const struct seg_entry *)(n->t->image.bytes + img_header(n->t)->entries_off);
-    old->strings = (const char *)(n->t->image.bytes + img_header(n->t)->strings_off);
-    old->params = (const struct seg_param *)(n->t->image.bytes + img_header(n->t)->params_off);
-    seg_guard_register(old);
+    atomic_store(&fresh.h->gen, cur->pub_gen);
+    atomic_store(&fresh.h->ring_head, atomic_load(&cur->h->ring_head));
+    atomic_store(&fresh.h->slot_writes, atomic_load(&cur->h->slot_writes));
+    atomic_store(&fresh.h->heartbeat_ns, atomic_load(&cur->h->heartbeat_ns));
+    /* The new file takes the old one's addresses (HTTP threads may be reading them): nothing
+     * is unmapped, every pointer stays valid. */
+    if (mmap(cur->base, cur->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fresh.fd, 0) == MAP_FAILED) {
+        seg_close(&fresh);
+        report(n, DMG_DELETED, how, "cannot map the new file; the node runs on in the old one", now_wall, log);
+        return;
+    }
+    munmap(fresh.base, fresh.map_size);
+    close(cur->fd);
+    cur->fd = fresh.fd;
     report(n, DMG_DELETED, how,
            "put a new file in place with the node's state (counters and settings continue); agents that had the "
            "old one open keep its last values until they open the node again",
