@@ -1,4 +1,4 @@
-/* nvidia_smi_query: the two reports of the nvidia-smi personality (gpu-tools.md §1.9, §1.10):
+/* nvidia_smi_query: the two reports of the nvidia-smi personality (tools §1.9, §1.10):
  * `nvidia-smi -q [-d TYPES]` in the 590.48.01 layout (4 spaces a level, labels padded so
  * that " : " starts at column 54), and the 91-column summary table nvidia-smi prints without
  * arguments. Values come from the GPUs' state/nvml files; what the node does not model prints
@@ -88,6 +88,8 @@ static void identity(int g)
     kv(1, "Serial Number", "%s", text(g, "serial", b, sizeof b));
     kv(1, "GPU UUID", "%s", text(g, "uuid", b, sizeof b));
     kv(1, "Minor Number", "%d", g);
+    head(1, "GPU Virtualization Mode");
+    kv(2, "Virtualization Mode", "None");
     head(1, "PCI");
     if (nv_bus_id(nv_read(g, "pci_bus_id", b, sizeof b), bus)) {
         kv(2, "Bus", "0x%02X", bus[1]);
@@ -155,6 +157,9 @@ static void utilization(int g)
     kv(2, "Decoder", "0 %%");
     kv(2, "JPEG", "0 %%");
     kv(2, "OFA", "0 %%");
+    head(1, "ECC Mode"); /* as the table's ECC cell: enabled, no errors */
+    kv(2, "Current", "Enabled");
+    kv(2, "Pending", "Enabled");
 }
 
 static void temperature(int g)
@@ -171,7 +176,7 @@ static void temperature(int g)
     kv(2, "Memory Max Operating T.Limit Temp", "N/A");
 }
 
-/* Current = the limit in force, Requested = the one set with -pl (gpu-tools.md §1.10.1). The
+/* Current = the limit in force, Requested = the one set with -pl (tools §1.10.1). The
  * samples block is printed only for -d POWER, and the node keeps no samples. */
 static void power(int g, bool samples)
 {

@@ -520,9 +520,10 @@ static size_t put_u64(char *buf, uint64_t v)
     return n + 1;
 }
 
-uint64_t seg_counter_total(const struct seg_value *v, int64_t substep_ns, int64_t now_ns, uint64_t *shown)
+/* Counter value v at now_ns: its total (start_uj + acc) and its register count before the wrap
+ * in *raw. Unsigned arithmetic throughout: a damaged value gives a wrong number, never a trap. */
+static uint64_t counter_eval(const struct seg_value *v, int64_t substep_ns, int64_t now_ns, uint64_t *raw)
 {
-    /* Unsigned arithmetic throughout: a damaged value gives a wrong number, never a trap. */
     uint64_t n = 0;
     if (now_ns > v->ctr.t0_ns && substep_ns > 0)
         n = ((uint64_t)now_ns - (uint64_t)v->ctr.t0_ns) / (uint64_t)substep_ns;
@@ -531,14 +532,41 @@ uint64_t seg_counter_total(const struct seg_value *v, int64_t substep_ns, int64_
     unsigned __int128 nj = (unsigned __int128)v->ctr.power_uw * n + v->ctr.rem_nj;
     uint64_t acc = v->ctr.acc_uj + (uint64_t)(nj / 1000);
     uint64_t rem = (uint64_t)(nj % 1000);
-    if (shown) {
+    if (raw) {
         uint64_t unit = v->ctr.unit_nj ? v->ctr.unit_nj : 1000;
         uint64_t seed = (uint64_t)v->ctr.seed_raw_hi << 32 | v->ctr.seed_raw;
-        uint64_t raw = seed + (uint64_t)(((unsigned __int128)acc * 1000 + rem) / unit);
+        *raw = seed + (uint64_t)(((unsigned __int128)acc * 1000 + rem) / unit);
+    }
+    return v->ctr.start_uj + acc;
+}
+
+uint64_t seg_counter_total(const struct seg_value *v, int64_t substep_ns, int64_t now_ns, uint64_t *shown)
+{
+    uint64_t raw;
+    uint64_t total = counter_eval(v, substep_ns, now_ns, shown ? &raw : NULL);
+    if (shown) {
+        uint64_t unit = v->ctr.unit_nj ? v->ctr.unit_nj : 1000;
         uint64_t wrapped = v->wrap_bits >= 64 ? raw : raw & ((UINT64_C(1) << v->wrap_bits) - 1);
         *shown = v->shows_count ? wrapped : (uint64_t)((unsigned __int128)wrapped * unit / 1000);
     }
-    return v->ctr.start_uj + acc;
+    return total;
+}
+
+uint64_t seg_counter_raw(struct seg *s, uint32_t vi, int64_t now_ns, uint8_t *wrap_bits, uint32_t *unit_nj)
+{
+    struct seg_value v;
+    if (vi >= s->n_values)
+        return 0;
+    load_value(s, vi, &v);
+    if (v.type != SEG_V_COUNTER)
+        return 0;
+    if (wrap_bits)
+        *wrap_bits = v.wrap_bits;
+    if (unit_nj)
+        *unit_nj = v.ctr.unit_nj ? v.ctr.unit_nj : 1000;
+    uint64_t raw;
+    raise_hwm(s, vi, counter_eval(&v, s->substep_ns, now_ns, &raw));
+    return raw;
 }
 
 uint64_t seg_resume_total(bool have_ledger, uint64_t ledger_uj, const struct seg_value *visible, uint64_t hwm,
