@@ -121,6 +121,10 @@ for want in "Product Architecture *: Hopper" "Device Id *: 0x233010DE" "Bus Id *
     grep -qE "^ +$want$" "$root/real.txt" && ok || bad "real -q lacks '$want'"
 done
 
+# No processes run on the GPUs: the real tool's process query prints its header only.
+real sxm-0 --query-compute-apps=pid,used_memory --format=csv
+expect "--query-compute-apps" 0 "pid, used_gpu_memory [MiB]"
+
 # -pl as root: the message, the requested limit read back, the engine applies it (the enforced
 # limit follows within 3 s at a 200 ms tick, ET[108] in the real tool) and records the event.
 before=$(HWEMU_ROOT=$root/r HWEMU_NODE=sxm-0 "$fakesmi" nvidia-smi -i 0 --query-gpu=power.limit --format=csv,noheader)
