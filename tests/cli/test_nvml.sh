@@ -126,6 +126,8 @@ done
 # No processes run on the GPUs: the real tool's process query prints its header only.
 real sxm-0 --query-compute-apps=pid,used_memory --format=csv
 expect "--query-compute-apps" 0 "pid, used_gpu_memory [MiB]"
+same "--query-compute-apps" sxm-0 --query-compute-apps=timestamp,gpu_name,gpu_bus_id,gpu_serial,gpu_uuid,pid,name,used_memory --format=csv
+same "--query-compute-apps, an unknown field" sxm-0 --query-compute-apps=pid,bogus --format=csv
 
 # -pl as root: the message, the requested limit read back, the engine applies it (the enforced
 # limit follows within 3 s at a 200 ms tick, ET[108] in the real tool) and records the event.
