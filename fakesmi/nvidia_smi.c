@@ -1,6 +1,7 @@
 /* nvidia_smi: the nvidia-smi personality of fakesmi, as driver 590.48.01 answers
  * (tools §1): the command line and its checks, the choice of GPUs (-i), -L,
- * --query-gpu with --format=csv, and --query-compute-apps (no processes: its header). The commands that change a GPU are in nvidia_smi_set.c, the
+ * --query-gpu with --format=csv, and --query-compute-apps (no processes: its header). The
+ * commands that change a GPU are in nvidia_smi_set.c, the
  * two reports (-q, the summary table) in nvidia_smi_query.c. Every value is checked before
  * anything is read or written, with the real tool's messages and exit codes (§1.3). Output
  * is collected in nv_out and reaches stdout in one write; a node whose NVML files are
@@ -187,6 +188,8 @@ static void help(void)
           "                                Flags can be combined with comma e.g. CLOCK,POWER.\n"
           "    --query-gpu=                Comma separated list of properties of the GPUs.\n"
           "    --format=                   csv (MANDATORY with --query-gpu), noheader, nounits.\n"
+          "    --query-compute-apps=       Comma separated list of properties of the compute\n"
+          "                                    processes (none run on the emulated GPUs).\n"
           "    -i,   --id=                 Target GPUs: index, UUID, serial or PCI bus id,\n"
           "                                    comma separated.\n"
           "    -pm,  --persistence-mode=   Set persistence mode: 0/DISABLED, 1/ENABLED\n"
