@@ -1,9 +1,15 @@
-/* cli_serve: `hwemu serve`: run the engine on a cluster spec until SIGINT or SIGTERM. */
+/* cli_serve: `hwemu serve`: run the engine on a cluster spec until SIGINT or SIGTERM; on a
+ * terminal, the progress of a long start (the engine reports it through a callback and prints
+ * nothing itself). */
 #include "cli.h"
 #include "duration.h"
 #include "engine.h"
 #include "exporters.h"
 #include "http.h"
+#include "http_runs.h"
+#include "diag.h"
+#include "run_otlp.h"
+#include "runs.h"
 #include "otlp.h"
 
 #include <getopt.h>
@@ -11,16 +17,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char help[] =
     "Usage: hwemu serve [--spec FILE] [--profiles-dir DIR] [--root DIR] [--addr HOST:PORT]\n"
-    "                   [--tick DURATION] [--workers N] [--exporters LIST]\n"
+    "                   [--tick DURATION] [--workers N] [--exporters LIST] [--speed N|max]\n"
     "\n"
     "Runs every node of the cluster spec: renders (or resumes) one segment per node under the root,\n"
-    "steps every node each tick, and serves /telemetry/<node>, /control/<node>, /debug/nodes,\n"
-    "/debug/events, /debug/energy and /metrics over HTTP. Stops cleanly on SIGINT or SIGTERM; a\n"
-    "later start on the same root resumes every node where it stopped.\n"
+    "steps every node each tick, and serves a page at / and /telemetry/<node>, /control/<node>,\n"
+    "/debug/nodes, /debug/cluster, /debug/history, /debug/events, /debug/energy and /metrics over\n"
+    "HTTP. On a terminal, a long start shows its progress on stderr (nodes done, rate, time left).\n"
+    "Stops cleanly on SIGINT or SIGTERM; a later start on the same root resumes every node where it\n"
+    "stopped.\n"
     "\n"
     "Options (each also read from the environment variable shown):\n"
     "  --spec FILE          the cluster spec (SIM_CLUSTER_SPEC); default: the embedded specs/smoke.yaml\n"
@@ -32,9 +41,51 @@ static const char help[] =
     "  --workers N          tick worker threads (SIM_EMULATE_WORKERS); default the online CPUs, at most 12\n"
     "  --exporters LIST     exporter formats served per node at /exporters/<format>/<node>/metrics\n"
     "                       (SIM_EXPORTERS; default none): kepler-0.7, kepler-0.12, dcgm-exporter, rocm-device-metrics\n"
+    "  --speed N|max        emulated time per wall time (SIM_SPEED): 1 (default) wall time; N: N times\n"
+    "                       faster (agents see counters move N times faster); max: ticks back to back\n"
+    "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
+    "SIM_WORKLOAD_TRACE_PATH starts at startup; outputs under SIM_RUNS_DIR (default <root>/runs).\n"
     "  -h, --help           this text\n";
 
 static struct engine eng;
+
+/* The start's progress line on a terminal: nothing for a start shorter than PROGRESS_AFTER_NS,
+ * then one line rewritten in place at most every PROGRESS_EVERY_NS, erased when every node is up
+ * (the summary line says the rest). */
+#define PROGRESS_AFTER_NS 300000000LL
+#define PROGRESS_EVERY_NS 100000000LL
+
+struct progress {
+    int64_t t0, last;
+    bool shown;
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void show_progress(void *ctx, int done, int total, int resumed)
+{
+    struct progress *p = ctx;
+    int64_t now = mono_ns();
+    if (done == total) {
+        if (p->shown)
+            fputs("\r\033[K", stderr);
+        return;
+    }
+    if (now - p->t0 < PROGRESS_AFTER_NS || now - p->last < PROGRESS_EVERY_NS)
+        return;
+    p->last = now;
+    p->shown = true;
+    double secs = (double)(now - p->t0) / 1e9, rate = done / secs;
+    double left = rate > 0 ? (total - done) / rate : 0;
+    const char *what = resumed == 0 ? "rendering" : resumed == done ? "resuming" : "rendering and resuming";
+    fprintf(stderr, "\rhwemu serve: %s nodes: %d/%d (%.0f%%), %.0f nodes/s, %.0f s left\033[K", what, done, total,
+            100.0 * done / total, rate, left + 0.5);
+}
 
 static void on_signal(int sig)
 {
@@ -48,7 +99,7 @@ int cmd_serve(int argc, char **argv)
         {"spec", required_argument, 0, 's'}, {"profiles-dir", required_argument, 0, 'p'},
         {"root", required_argument, 0, 'r'}, {"addr", required_argument, 0, 'a'},
         {"tick", required_argument, 0, 't'}, {"workers", required_argument, 0, 'w'},
-        {"exporters", required_argument, 0, 'x'},
+        {"exporters", required_argument, 0, 'x'}, {"speed", required_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     struct engine_config cfg = {
         .spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
@@ -56,6 +107,7 @@ int cmd_serve(int argc, char **argv)
     const char *tick = cli_env("SIM_EMULATE_TICK"), *workers = cli_env("SIM_EMULATE_WORKERS");
     const char *tick_from = "SIM_EMULATE_TICK", *workers_from = "SIM_EMULATE_WORKERS";
     const char *exporters = cli_env("SIM_EXPORTERS"), *exporters_from = "SIM_EXPORTERS";
+    const char *speed = cli_env("SIM_SPEED"), *speed_from = "SIM_SPEED";
     int c;
     opterr = 0;
     optind = 1;
@@ -68,6 +120,7 @@ int cmd_serve(int argc, char **argv)
         case 't': tick = optarg, tick_from = "--tick"; break;
         case 'w': workers = optarg, workers_from = "--workers"; break;
         case 'x': exporters = optarg, exporters_from = "--exporters"; break;
+        case 'S': speed = optarg, speed_from = "--speed"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("serve", "unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -92,9 +145,26 @@ int cmd_serve(int argc, char **argv)
                                    workers);
         cfg.workers = (int)w;
     }
+    cfg.speed = 1;
+    if (speed && cli_parse_speed(speed, &cfg.speed))
+        return cli_usage_error("serve", "%s=\"%s\" is not a speed: a number from 1 to 1000000, or max", speed_from,
+                               speed);
+    double base_speed = 1;
+    const char *bs = cli_env("SIM_BASE_SPEED_PER_CORE");
+    if (bs) {
+        char *end;
+        base_speed = strtod(bs, &end);
+        if (*end || !(base_speed > 0) || base_speed > 1e6)
+            return cli_usage_error("serve", "SIM_BASE_SPEED_PER_CORE=\"%s\" is not a positive number", bs);
+    }
     char xerr[256];
     if (exporters_parse(exporters, &cfg.exporters, xerr, sizeof xerr))
         return cli_usage_error("serve", "%s=\"%s\": %s", exporters_from, exporters, xerr);
+    struct progress progress = {.t0 = mono_ns()};
+    if (isatty(STDERR_FILENO)) {
+        cfg.progress = show_progress;
+        cfg.progress_ctx = &progress;
+    }
     if (engine_start(&eng, &cfg)) {
         engine_stop(&eng);
         return EXIT_INVALID;
@@ -106,9 +176,36 @@ int cmd_serve(int argc, char **argv)
         engine_stop(&eng);
         return EXIT_USAGE;
     }
+    struct runs *runs = runs_attach(&eng, cli_env("SIM_RUNS_DIR"), base_speed);
+    run_otlp_attach(runs); /* the runs' OTLP files */
+    const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH");
+    if (trace && runs_busy(runs)) /* a run this engine stopped in the middle of resumed: not again */
+        fprintf(stderr, "hwemu serve: a resumed run is active; SIM_WORKLOAD_TRACE_PATH=%s is not started again\n",
+                trace);
+    else if (trace) {
+        struct diag d = {0};
+        char id[64];
+        int rc = runs_submit_path(runs, trace, id, sizeof id, &d);
+        if (rc) {
+            diag_print(&d, stderr);
+            fprintf(stderr, "hwemu serve: SIM_WORKLOAD_TRACE_PATH=%s was not started (%d problem%s)\n", trace,
+                    d.count, d.count == 1 ? "" : "s");
+            diag_free(&d);
+            runs_detach(runs);
+            run_otlp_close();
+            otlp_detach(&eng, otlp);
+            engine_stop(&eng);
+            return EXIT_INVALID;
+        }
+        fprintf(stderr, "hwemu serve: run %s of %s starts now\n", id, trace);
+    }
+    http_runs_set(runs);
     struct http *h = http_start(&eng, otlp, cfg.addr, err, sizeof err);
     if (!h) {
         fprintf(stderr, "hwemu serve: %s\n", err);
+        http_runs_set(NULL);
+        runs_detach(runs);
+        run_otlp_close();
         otlp_detach(&eng, otlp);
         engine_stop(&eng);
         return EXIT_INVALID;
@@ -124,6 +221,9 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "hwemu serve: stopping after %llu ticks (%llu overruns); the root keeps every node for a "
             "resume\n", (unsigned long long)atomic_load(&eng.ticks), (unsigned long long)atomic_load(&eng.overruns));
     http_stop(h);
+    http_runs_set(NULL);
+    runs_detach(runs); /* an active run is suspended (resumed at the next start) */
+    run_otlp_close();
     otlp_detach(&eng, otlp);
     engine_stop(&eng);
     return EXIT_OK;

@@ -123,8 +123,34 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
         t->gpu_clock_mhz[k] = g->gfx_mhz;
         t->gpu_mem_clock_mhz[k] = g->mem_mhz;
         t->gpu_energy_uj[k] = phys_gpu_total_uj(&n->gstate, k);
+        t->gpu_capped[k] = g->capped;
         t->gpu_power_total_w += g->power_w;
         t->node_energy_uj += t->gpu_energy_uj[k];
+    }
+    t->last_write = n->last_write;
+}
+
+/* The cluster's totals, from a snapshot the workers filled. */
+static void sum_totals(const struct engine *e, struct telemetry *t)
+{
+    struct cluster_totals *c = &t->totals;
+    memset(c, 0, sizeof *c);
+    c->nodes = t->n;
+    c->ambient_c = t->ambient_c;
+    for (int i = 0; i < t->n; i++) {
+        const struct node_telemetry *n = &t->nodes[i];
+        c->power_w += n->node_power_w;
+        c->cpu_w += n->cpu_power_w;
+        c->dram_w += n->dram_power_w;
+        c->gpu_w += n->gpu_power_total_w;
+        c->other_w += e->nodes[i].params.platform_other_w;
+        c->energy_j += (double)n->node_energy_uj / 1e6;
+        bool capped = false;
+        for (int k = 0; k < n->npkgs; k++)
+            capped = capped || n->pkg_capped[k];
+        for (int k = 0; k < n->ngpus; k++)
+            capped = capped || n->gpu_capped[k];
+        c->capped += capped;
     }
 }
 
@@ -181,6 +207,9 @@ static void publish_telemetry(struct engine *e)
     e->next->cluster = e->spec.name;
     e->next->facility = &e->spec.facility;
     e->next->ambient_c = engine_ambient_c(e, -1, e->tick_wall);
+    e->next->seq = old ? old->seq + 1 : 1;
+    sum_totals(e, e->next);
+    history_push(e->history, e->tick_wall, &e->next->totals);
     rcu_assign_pointer(e->telemetry, e->next);
     e->next = new_telemetry(e->nnodes);
     if (old)
@@ -201,8 +230,22 @@ static void record_tick(struct engine *e, int64_t ns)
 /* One tick of every node, on the workers (or this thread with one worker). */
 static void tick_all(struct engine *e)
 {
-    e->tick_mono = now_of(CLOCK_MONOTONIC);
-    e->tick_wall = now_of(CLOCK_REALTIME);
+    /* emulated time: wall time at speed 1, N times as fast, or one tick per tick at max */
+    int64_t real = now_of(CLOCK_MONOTONIC);
+    if (!e->real_last) {
+        e->tick_mono = real;
+        e->wall_minus_mono = now_of(CLOCK_REALTIME) - real;
+    } else if (e->cfg.speed == ENGINE_SPEED_MAX) {
+        e->tick_mono += e->cfg.tick_ns;
+    } else if (e->cfg.speed > 1) {
+        e->tick_mono += (int64_t)((double)(real - e->real_last) * e->cfg.speed);
+    } else {
+        e->tick_mono += real - e->real_last;
+    }
+    e->real_last = real;
+    e->tick_wall = e->tick_mono + e->wall_minus_mono;
+    if (e->hooks.before)
+        e->hooks.before(e->hooks.ctx, e);
     if (!e->threads) { /* one worker, or before the workers start */
         for (int w = 0; w < e->cfg.workers; w++)
             tick_slice(e, w);
@@ -212,6 +255,8 @@ static void tick_all(struct engine *e)
         pthread_barrier_wait(&e->done);
     }
     publish_telemetry(e);
+    if (e->hooks.after)
+        e->hooks.after(e->hooks.ctx, e);
 }
 
 int64_t engine_tick(struct engine *e)
@@ -225,7 +270,15 @@ int64_t engine_tick(struct engine *e)
 
 void engine_run(struct engine *e)
 {
-    int64_t deadline = now_of(CLOCK_MONOTONIC) + e->cfg.tick_ns;
+    if (e->cfg.speed == ENGINE_SPEED_MAX) {
+        while (!e->stop)
+            engine_tick(e);
+        return;
+    }
+    int64_t period = e->cfg.speed > 1 ? (int64_t)((double)e->cfg.tick_ns / e->cfg.speed) : e->cfg.tick_ns;
+    if (period < 1)
+        period = 1;
+    int64_t deadline = now_of(CLOCK_MONOTONIC) + period;
     while (!e->stop) {
         struct timespec ts = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !e->stop)
@@ -233,12 +286,12 @@ void engine_run(struct engine *e)
         if (e->stop)
             break;
         engine_tick(e);
-        deadline += e->cfg.tick_ns;
+        deadline += period;
         int64_t now = now_of(CLOCK_MONOTONIC);
         if (now >= deadline) {
-            uint64_t missed = (uint64_t)((now - deadline) / e->cfg.tick_ns) + 1;
+            uint64_t missed = (uint64_t)((now - deadline) / period) + 1;
             atomic_fetch_add(&e->overruns, missed);
-            deadline += (int64_t)missed * e->cfg.tick_ns;
+            deadline += (int64_t)missed * period;
         }
     }
 }
@@ -325,16 +378,34 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
                       sizeof err)) {
             fprintf(stderr, "hwemu serve: %s\n", err);
             failed++;
-            continue;
+        } else {
+            e->resumed += e->nodes[i].resumed;
         }
-        e->resumed += e->nodes[i].resumed;
+        if (cfg->progress)
+            cfg->progress(cfg->progress_ctx, i + 1, e->nnodes, e->resumed);
     }
+    /* A node rendered fresh among resumed ones lost its segment while no engine ran (or never
+     * had one): said, so that counters back at zero are never silent. */
+    int fresh = 0;
+    const char *first_fresh = NULL;
+    for (int i = 0; i < e->nnodes && e->resumed; i++)
+        if (e->nodes[i].seg.base && !e->nodes[i].resumed && !fresh++)
+            first_fresh = e->nodes[i].name;
+    if (fresh)
+        fprintf(stderr, "hwemu serve: %d node%s had no segment in %s (%s%s) and start%s from zero while %d "
+                "resumed: a segment removed while the engine was down takes its counters with it\n", fresh,
+                fresh == 1 ? "" : "s", cfg->root, first_fresh, fresh > 1 ? ", ..." : "", fresh == 1 ? "s" : "",
+                e->resumed);
     e->start_seconds = (double)(now_of(CLOCK_MONOTONIC) - t0) / 1e9;
     if (failed) {
         fprintf(stderr, "hwemu serve: %d node%s could not start; nothing was changed for the others\n", failed,
                 failed == 1 ? "" : "s");
         return -1;
     }
+    e->history = malloc(sizeof *e->history);
+    if (!e->history)
+        abort();
+    history_init(e->history);
     e->next = new_telemetry(e->nnodes);
     tick_all(e); /* a first snapshot, so that HTTP has something from the start */
     if (cfg->workers > 1) {
@@ -374,6 +445,10 @@ void engine_stop(struct engine *e)
     rcu_barrier();
     free(t);
     free(e->next);
+    if (e->history) {
+        history_destroy(e->history);
+        free(e->history);
+    }
     events_close(e->events);
     spec_free(&e->spec);
     profiles_free(&e->profiles);

@@ -6,6 +6,7 @@
  * steps a node: HTTP reads the latest snapshot only. */
 #ifndef HWEMU_ENGINE_H
 #define HWEMU_ENGINE_H
+#include "history.h"
 #include "node.h"
 #include "profile.h"
 #include "spec.h"
@@ -25,6 +26,25 @@ struct engine_config {
     int64_t tick_ns;
     int workers;
     unsigned exporters; /* SIM_EXPORTERS: 1u << enum exporter (exporters.h) */
+    /* Emulated time per wall time: 0 or 1 wall time; N > 1 N times faster (a tick of tick_ns
+     * every tick_ns / N of wall time); ENGINE_SPEED_MAX ticks back to back, each tick_ns. */
+    double speed;
+    /* Called by engine_start after each node is rendered or resumed: done of total nodes so far,
+     * resumed of them resumed. NULL: none. The engine prints nothing of it (the CLI does, on a
+     * terminal). */
+    void (*progress)(void *ctx, int done, int total, int resumed);
+    void *progress_ctx;
+};
+#define ENGINE_SPEED_MAX (-1.0)
+
+struct engine;
+/* What a layer above (engine/runs) runs at every tick on the tick thread, with no worker
+ * running: before steps the nodes (it may install or remove nodes' load hooks, node.h), after
+ * follows the snapshot's publication. ctx is theirs. */
+struct engine_hooks {
+    void *ctx;
+    void (*before)(void *ctx, struct engine *e);
+    void (*after)(void *ctx, struct engine *e);
 };
 
 /* What one node looked like at the last tick. */
@@ -68,7 +88,9 @@ struct node_telemetry {
     double gpu_temp_c[PHYS_GPU_MAX];
     int gpu_clock_mhz[PHYS_GPU_MAX], gpu_mem_clock_mhz[PHYS_GPU_MAX];
     uint64_t gpu_energy_uj[PHYS_GPU_MAX];
+    bool gpu_capped[PHYS_GPU_MAX];        /* the limit holds the power below what the clocks would draw */
     double gpu_power_total_w;
+    struct node_write_note last_write; /* the last agent write's event (event NULL: none yet) */
 };
 
 struct telemetry {
@@ -78,6 +100,8 @@ struct telemetry {
     const char *cluster;             /* the spec's metadata.name */
     const struct facility *facility; /* its cooling zones */
     double ambient_c;                /* the facility's ambient before cooling-zone offsets */
+    uint64_t seq;                    /* 1 for the first snapshot, +1 each after (the history's seq) */
+    struct cluster_totals totals;    /* every node summed (what the history ring keeps) */
     int n;
     struct node_telemetry nodes[];
 };
@@ -99,14 +123,18 @@ struct engine {
     _Atomic uint64_t ticks, overruns;
     _Atomic uint64_t tick_bucket[TICK_BUCKETS + 1];
     _Atomic uint64_t tick_sum_ns;
-    _Atomic uint64_t requests[8];
+    _Atomic uint64_t requests[12]; /* per HTTP route (http.c checks it has room) */
     /* workers */
     pthread_t *threads;
     pthread_barrier_t start, done;
-    int64_t tick_mono, tick_wall;
+    int64_t tick_mono, tick_wall; /* emulated time of the tick (node clocks are CLOCK_MONOTONIC based) */
+    int64_t real_last;            /* CLOCK_MONOTONIC at the last tick */
+    int64_t wall_minus_mono;      /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
+    struct engine_hooks hooks;    /* set before engine_run or under no tick */
     volatile sig_atomic_t stop;
     double start_seconds;       /* render/resume time of every node */
     int resumed;
+    struct history *history;    /* the cluster totals of the last snapshots */
 };
 
 /* Loads profiles and spec, prepares the root, opens every node. 0, or -1 with every problem
@@ -114,7 +142,7 @@ struct engine {
 int engine_start(struct engine *e, const struct engine_config *cfg);
 /* One tick of every node now, on the workers; returns how long it took (ns). */
 int64_t engine_tick(struct engine *e);
-/* The tick loop, until e->stop is set (by a signal handler). */
+/* The tick loop, until e->stop is set (by a signal handler), at cfg.speed. */
 void engine_run(struct engine *e);
 void engine_stop(struct engine *e);
 int engine_find(const struct engine *e, const char *name);
