@@ -307,13 +307,12 @@ static bool fresh_value(struct node *n, const struct binding *b, uint32_t v, str
             a[m] = (unsigned long)n->state.avenrun[m] + 2048 / 200;
         int running = n->state.nr_active > 0 ? n->state.nr_active : 1;
         long long pid = 1000 + (n->state.substeps + (uint64_t)n->cstart_elapsed_us / 1000) / 100;
-        int64_t key = (int64_t)(a[0] ^ a[1] << 20 ^ a[2] << 40) ^ (int64_t)running << 56 ^ pid << 8;
-        if (n->shown[v] == key)
-            return false;
-        n->shown[v] = key;
         snprintf(text, sizeof text, "%lu.%02lu %lu.%02lu %lu.%02lu %d/%d %lld\n", a[0] >> 11,
                  ((a[0] & 2047) * 100) >> 11, a[1] >> 11, ((a[1] & 2047) * 100) >> 11, a[2] >> 11,
                  ((a[2] & 2047) * 100) >> 11, running, 200 + 4 * n->state.ncpus, pid % 4194304);
+        if (!strcmp(text, n->loadavg_shown))
+            return false;
+        snprintf(n->loadavg_shown, sizeof n->loadavg_shown, "%s", text);
         break;
     }
     case BK_MEM_USED: {

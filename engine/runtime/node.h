@@ -72,6 +72,7 @@ struct node {
     uint64_t *cstart;              /* per time counter value: its total before this start (ledger) */
     uint64_t cstart_elapsed_us;    /* the elapsed counter's */
     uint32_t *busy_values, nbusy;  /* the busy-time counter of each CPU index */
+    char loadavg_shown[SEG_TEXT_MAX]; /* the /proc/loadavg text published last */
     uint64_t *totals;              /* per counter: ledger scratch */
     uint64_t ledger_seq;           /* the last ledger copy written */
     uint64_t slot_writes_seen;     /* header slot_writes at the last drain */
