@@ -6,14 +6,9 @@
  * fdtable's: ipmitool and FreeIPMI wait for the answer with select(), which needs a kernel
  * descriptor below FD_SETSIZE. The descriptor is readable exactly while a message waits, as
  * ipmi_poll says. The ioctls (include/uapi/linux/ipmi.h):
- *   IPMICTL_SEND_COMMAND, _SEND_COMMAND_SETTIME   validated as the kernel does (address length
- *       8..40, system-interface channel 0x0F and LUN <= 3, a request netfn, no App Send/Get
- *       Message or Read Event Message Buffer: EINVAL; data over 272 bytes: EMSGSIZE); the BMC's
- *       answer is queued at once with the caller's msgid, netfn + 1, cc first. An IPMB address
- *       gets cc 0xC3 (timeout): the node has no IPMB devices.
- *   IPMICTL_RECEIVE_MSG, _RECEIVE_MSG_TRUNC   EAGAIN when empty; a buffer too small: EMSGSIZE,
- *       the message kept (RECEIVE_MSG) or truncated and taken (TRUNC); an address buffer
- *       under 8 bytes: EINVAL
+ *   IPMICTL_SEND_COMMAND, _SEND_COMMAND_SETTIME, IPMICTL_RECEIVE_MSG, _RECEIVE_MSG_TRUNC: the
+ *       message layer of emu_ipmi.h (the kernel's checks and errnos), its arguments copied in
+ *       and out here
  *   SET_GETS_EVENTS, SET/GET_MY_ADDRESS, _MY_LUN, _MY_CHANNEL_ADDRESS, _MY_CHANNEL_LUN,
  *   SET/GET_TIMING_PARMS, REGISTER/UNREGISTER_FOR_CMD(_CHANS), GET/SET_MAINTENANCE_MODE:
  *       remembered or accepted; no event and no command ever arrives
