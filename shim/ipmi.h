@@ -15,8 +15,9 @@
  *   any other: ENOTTY
  * read, write and fstat of the descriptor are the eventfd's (nothing these clients do). Not emulated: a
  * dup of the descriptor (the copy is a plain eventfd; a number closed behind the shim's back and
- * reused is recognised by fstat unless it is another eventfd), the seccomp route (static programs see
- * the host's /dev/ipmi0, or none), asynchronous notification (FASYNC). Unlike the rest of the
+ * reused is recognised by fstat unless it is another eventfd), asynchronous notification (FASYNC).
+ * The seccomp supervisor answers the same ioctls for static and Go programs (sv_answer.c's
+ * a_ioctl, over the same emu_ipmi.c). Unlike the rest of the
  * shim this file makes system calls (the eventfd); it never allocates. */
 #ifndef HWEMU_SHIM_IPMI_H
 #define HWEMU_SHIM_IPMI_H
