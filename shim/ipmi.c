@@ -215,7 +215,7 @@ static int dispatch(struct ipmi_file *f, int fd, unsigned long req, void *arg)
     case IPMICTL_GET_MAINTENANCE_MODE_CMD:
         return 0; /* the kernel returns the mode as the ioctl's value: 0, automatic */
     default:
-        return ENOTTY;
+        return -1; /* not an IPMI ioctl: the eventfd's (FIOCLEX and the generic ones; else ENOTTY) */
     }
 }
 
@@ -228,5 +228,7 @@ int ipmi_ioctl(int fd, unsigned long req, void *arg)
         ;
     int err = dispatch(f, fd, req, arg);
     atomic_flag_clear_explicit(&f->busy, memory_order_release);
+    if (err == -1)
+        return REAL(ioctl)(fd, req, arg);
     return err ? shim_fail(err) : 0;
 }

@@ -12,7 +12,7 @@
  *   SET_GETS_EVENTS, SET/GET_MY_ADDRESS, _MY_LUN, _MY_CHANNEL_ADDRESS, _MY_CHANNEL_LUN,
  *   SET/GET_TIMING_PARMS, REGISTER/UNREGISTER_FOR_CMD(_CHANS), GET/SET_MAINTENANCE_MODE:
  *       remembered or accepted; no event and no command ever arrives
- *   any other: ENOTTY
+ *   any other: the eventfd's (FIOCLEX, FIONBIO and the kernel's generic ones; else ENOTTY)
  * read, write and fstat of the descriptor are the eventfd's (nothing these clients do). Not emulated: a
  * dup of the descriptor (the copy is a plain eventfd; a number closed behind the shim's back and
  * reused is recognised by fstat unless it is another eventfd), asynchronous notification (FASYNC).

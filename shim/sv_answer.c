@@ -12,7 +12,7 @@
  *                buffers), any other path gets CONTINUE and the kernel answers it
  *   fd calls     read, pread64, readv, preadv, preadv2; write, pwrite64, writev, pwritev,
  *                pwritev2; lseek; fstat, fstatfs; getdents64; dup, dup2, dup3, fcntl(F_DUPFD*);
- *                ioctl (the OpenIPMI ioctls of /dev/ipmi0, emu_ipmi.c; ENOTTY for other files);
+ *                ioctl (the OpenIPMI ioctls of /dev/ipmi0, emu_ipmi.c; the kernel answers the rest);
  *                and copy_file_range, sendfile, splice (refused, so callers fall back to read):
  *                only descriptors in the window reach us (sv.h), only ours are answered
  *
@@ -784,16 +784,13 @@ static int64_t a_getdents64(const struct sv_call *c, int fd, uint64_t ubuf, uint
 
 /* The OpenIPMI ioctls on an emulated /dev/ipmi0, emu_ipmi.c's answers with the arguments copied
  * from and to the target. Its placeholder pipe holds a byte exactly while an answer waits, so
- * poll() and select() say what ipmi_poll says. Any other emulated file answers ENOTTY, as sysfs
- * and the shim do. */
+ * poll() and select() say what ipmi_poll says. The ioctls of other files reach the kernel. */
 static int64_t a_ioctl(const struct sv_call *c, int fd, unsigned long req, uint64_t arg)
 {
     struct desc *d = fd_desc(c, fd);
-    if (!d)
-        return SV_CONTINUE;
-    struct ipmi_queue *q = d->ipmi;
+    struct ipmi_queue *q = d ? d->ipmi : NULL;
     if (!q)
-        return -ENOTTY;
+        return SV_CONTINUE; /* not /dev/ipmi0: the kernel answers on the placeholder, as before */
     switch (req) {
     case IPMICTL_SEND_COMMAND:
     case IPMICTL_SEND_COMMAND_SETTIME: {
@@ -898,7 +895,9 @@ static int64_t a_ioctl(const struct sv_call *c, int fd, unsigned long req, uint6
     case IPMICTL_GET_MAINTENANCE_MODE_CMD:
         return 0;
     default:
-        return -ENOTTY;
+        /* FIOCLEX, FIONBIO and the other generic ioctls the kernel answers for any file (on the
+         * placeholder, as on the device); anything else is the pipe's ENOTTY, as ipmi_ioctl's */
+        return SV_CONTINUE;
     }
 }
 
