@@ -36,7 +36,8 @@ enum bind_kind {
     BK_GPU_IDENT,    /* S: per-node identity zone (enum gpu_quantity) of GPU pkg, set at open */
     BK_GPU_SET,      /* A: setting zone (enum gpu_setting) of GPU pkg */
     BK_PLATFORM,     /* S: state/platform/power, the node's power and its statistics */
-    BK_PM_COUNTER,   /* S: a Cray pm_counters file: zone = enum pm_file, pkg = accelerator */
+    BK_PM_COUNTER,   /* S: a Cray pm_counters file: zone = enum pm_file, pkg = accelerator
+                      * (PM_FRESHNESS: pkg = raw_scan_hz, 1..255) */
     BK_ELAPSED,      /* S counter: the node's elapsed time (seg_view.h units), republished every tick */
     BK_CPU_BUSY,     /* S counter: busy time of CPU index cpu, republished when its utilisation changes */
     BK_LOADAVG,      /* S: /proc/loadavg */
