@@ -649,7 +649,9 @@ static void reset_idle_limits(struct node *n, struct change *ch, uint32_t *nch, 
  * a restart resumes them where no reader was ahead. */
 static void write_ledger(struct node *n, int64_t now_wall)
 {
-    uint64_t until_sub = (uint64_t)((n->state.now_ns + n->tick_ns) / PHYS_SUBSTEP_NS);
+    /* the freeze horizon of this tick's publication (the elapsed counter's nsub) */
+    int64_t h = n->horizon_ns > n->state.now_ns ? n->horizon_ns : n->state.now_ns;
+    uint64_t until_sub = (uint64_t)((h - (n->state.now_ns - n->state.carry_ns)) / PHYS_SUBSTEP_NS) + n->state.substeps;
     for (uint32_t k = 0; k < n->ncounters; k++) {
         uint32_t v = n->counters[k];
         const struct binding *b = &n->binds[v];
@@ -859,7 +861,8 @@ static void check_health(struct node *n, int64_t now_wall, struct event_log *log
     }
 }
 
-void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log)
+void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
+               struct event_log *log)
 {
     check_health(n, now_wall, log);
     int64_t dt = (now_mono - n->mono_origin) - n->state.now_ns;
@@ -878,8 +881,10 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
     phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     phys_gpu_begin_interval(&n->gparams, &n->gstate, &n->gload, n->tick_ns);
     sample_power(n, now_mono, now_wall);
-    collect_s_values(n, ch, &nch, n->state.now_ns + n->tick_ns, now_wall);
+    int64_t horizon = until_mono > now_mono ? until_mono - n->mono_origin : n->state.now_ns;
+    collect_s_values(n, ch, &nch, horizon, now_wall);
     collect_busy_lines(n, ch, &nch);
+    n->horizon_ns = horizon; /* the time counters go to the ledger at it (write_ledger) */
     publish(n, ch, nch, now_mono);
     free(ch);
     write_ledger(n, now_wall);
@@ -1199,7 +1204,10 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->mono_origin = seg_now_ns();
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    node_tick(n, n->mono_origin, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, n->params.ambient_init_c, NULL);
+    /* the start's interval ends where it begins: until the engine's first tick the counters
+     * stand still, so no reader sees past what that tick will publish */
+    node_tick(n, n->mono_origin, n->mono_origin, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec,
+              n->params.ambient_init_c, NULL);
     publish_identity(n);
     return 0;
 }
