@@ -27,7 +27,9 @@ static const struct sfield node_fields[] = {
     PLAIN("extendedResources", SF_INTMAP),
     END};
 static const struct sfield pci_fields[] = {
-    FACT("class", SF_STR), FACT("vendor", SF_STR), FACT("device", SF_STR), PLAIN("drm", SF_BOOL), END};
+    FACT("class", SF_STR), FACT("vendor", SF_STR), FACT("device", SF_STR), PLAIN("drm", SF_BOOL),
+    FACT("revision", SF_STR), FACT("subsystemVendor", SF_STR), FACT("subsystemDevice", SF_STR),
+    FACT("driver", SF_STR), FACT("bars", SF_STR), END};
 static const struct sfield cache_fields[] = {
     PLAIN("level", SF_INT), PLAINW("type", "Data|Instruction|Unified"), FACT("sizeKB", SF_INT), FACT("ways", SF_INT),
     FACT("lineBytes", SF_INT), FACT("coresPerInstance", SF_INT), END};
