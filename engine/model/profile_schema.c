@@ -108,6 +108,7 @@ static const struct sfield gpu_fields[] = {
     OBJ("intel", gpu_intel_fields),
     FACT("unprivilegedSetIsNoop", SF_BOOL),
     FACT("thermalRiseC", SF_FLOAT),
+    FACT("computeUnits", SF_INT),
     END};
 static const struct sfield phys_cpu_fields[] = {
     PLAINW("model", "|analytic|catalog-curve"),

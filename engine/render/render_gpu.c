@@ -263,4 +263,6 @@ void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct
     /* hwmon numbers after the HSMP sockets' (render_hsmp.c), from 2 as upstream numbers them */
     int hwmon = yt_get(tree, "hsmp") && p->sockets > 2 ? p->sockets : 2;
     render_gpu_hwmon(l, gp, g, cards, hwmon);
+    if (g->vendor == PHYS_GPU_AMD)
+        render_kfd(l, tree, gp, g->count, cards);
 }
