@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct seg the_seg;
@@ -344,11 +345,28 @@ int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len)
     return n >= 0 && (size_t)n < len ? n : -1;
 }
 
+/* The host's boot time (CLOCK_REALTIME less CLOCK_BOOTTIME, both from the vDSO), in seconds,
+ * rounded so every stat agrees: sysfs and procfs inodes are made at or soon after boot. */
+static int64_t boot_time_s(void)
+{
+    static _Atomic int64_t cached;
+    int64_t b = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (b)
+        return b;
+    struct timespec rt, up;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_BOOTTIME, &up);
+    b = (int64_t)rt.tv_sec - (int64_t)up.tv_sec;
+    atomic_store_explicit(&cached, b, memory_order_relaxed);
+    return b;
+}
+
 void emu_stat(uint32_t entry, enum emu_root root, struct stat *st)
 {
     struct seg *s = emu_seg();
     const struct seg_entry *e = &s->entries[entry];
     memset(st, 0, sizeof *st);
+    st->st_atim.tv_sec = st->st_mtim.tv_sec = st->st_ctim.tv_sec = boot_time_s();
     /* sysfs (major 0, an anonymous device) and procfs each look like one file system */
     st->st_dev = root == EMU_ROOT_PROC ? makedev(0, 22) : makedev(0, 21);
     st->st_ino = 0x48570000u + entry;
@@ -380,6 +398,9 @@ void emu_stat_to_statx(const struct stat *st, struct statx *sx)
     sx->stx_dev_minor = minor(st->st_dev);
     sx->stx_rdev_major = major(st->st_rdev);
     sx->stx_rdev_minor = minor(st->st_rdev);
+    sx->stx_atime.tv_sec = st->st_atim.tv_sec;
+    sx->stx_mtime.tv_sec = st->st_mtim.tv_sec;
+    sx->stx_ctime.tv_sec = st->st_ctim.tv_sec;
 }
 
 void emu_stat_to64(const struct stat *s, struct stat64 *d)
