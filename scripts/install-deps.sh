@@ -7,7 +7,8 @@ packages=(
   libyaml-dev libcjson-dev liburcu-dev libmicrohttpd-dev libcurl4-openssl-dev libseccomp-dev
   libcmocka-dev
   python3 python3-yaml curl prometheus
-  powercap-utils linux-cpupower python3-psutil golang-go prometheus-node-exporter lm-sensors
+  powercap-utils linux-cpupower python3-psutil golang-go prometheus-node-exporter lm-sensors \
+  pciutils hwloc numactl rocm-smi
 )
 missing=()
 for p in "${packages[@]}"; do
