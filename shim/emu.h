@@ -79,7 +79,7 @@ int emu_write(uint32_t entry, const char *buf, size_t len, int pid);
  * the bits (open for writing a 0444 attribute still fails, in open), X_OK needs an execute bit
  * on a file. Other users are "others" of the root-owned files. */
 int emu_access(uint32_t entry, int mode, unsigned uid);
-/* sysfs's answer to opening an entry with these flags (sysfs-abi.md §1.2): 0, or EEXIST
+/* sysfs's answer to opening an entry with these flags (sysfs §1.2): 0, or EEXIST
  * (O_CREAT|O_EXCL), EISDIR (a directory for writing), ENOTDIR (O_DIRECTORY on a file), EACCES
  * (no write or read bit for the mode asked, even for root). */
 int emu_open_check(uint32_t entry, int flags);

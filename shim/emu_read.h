@@ -1,6 +1,6 @@
 /* emu_read: what read, pread and lseek answer on an open emulated file, for both front-ends
  * (the shim's read family and lseek in wrap_file.c, the seccomp supervisor's in sv_answer.c),
- * as sysfs and procfs answer them (sysfs-abi.md §1.3):
+ * as sysfs and procfs answer them (sysfs §1.3):
  *   read    a read at offset 0, or the first read of the description, computes the content
  *           (show, at the time of the call) and keeps it in the description; reads at other
  *           offsets continue in what was kept, then EOF; past its end EPERM (the kernel's

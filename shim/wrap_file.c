@@ -1,5 +1,5 @@
 /* wrap_file: opening emulated files and I/O on their descriptors, with sysfs semantics
- * (sysfs-abi.md §1.2-1.4):
+ * (sysfs §1.2-1.4):
  *   open     a file without write permission opened for writing: EACCES (even for root);
  *            O_CREAT of a new name: EACCES; O_CREAT|O_EXCL of an existing one: EEXIST;
  *            a directory for writing: EISDIR; O_DIRECTORY on a file: ENOTDIR; O_TRUNC and

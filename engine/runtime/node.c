@@ -1,7 +1,7 @@
 /* node: a node's life in the engine: render or resume its segment, and each tick drain what
  * agents wrote, step the physics, publish. See node.h.
  *
- * Resume rules (emulate-mode.md "Restarts and recovery"): an existing segment is resumed when
+ * Resume rules (Joulie emulate mode, "Restarts and recovery"; docs/sources.md): an existing segment is resumed when
  * it was rendered for the same node, profile and profile values (the layout hash covers the
  * entries and the profile tree); anything else stops the start with an error naming the node
  * and the remedy. On resume every counter continues from max(ledger, read high-water mark),
@@ -329,7 +329,7 @@ static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_
 }
 
 /* Persistence mode off: an idle GPU drops the limit agents wrote back to its default, as the
- * driver does when it unloads with no client (emulate-mode.md). The file reads the default from
+ * driver does when it unloads with no client (Joulie emulate mode). The file reads the default from
  * this tick on, whatever a slot held. */
 static void reset_idle_limits(struct node *n, struct change *ch, uint32_t *nch, int64_t now_wall,
                               struct event_log *log)
