@@ -89,6 +89,18 @@ for route in preload seccomp; do
         ok || bad "$route: lspci on the CPU-only 8260 node: $out"
     out=$(X clx dash -c 'cd /sys/class/powercap/intel-rapl:1 && cat name && cd ../intel-rapl:0 && cat name' 2>&1)
     [ "$out" = $'package-1\npackage-0' ] && ok || bad "$route: cd under dash: $out"
+    # openat relative to a real descriptor of the host's /proc and /sys (what lscpu and libudev do)
+    out=$(X clx /usr/bin/python3 -c 'import os
+p = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
+print(os.read(os.open("cpuinfo", os.O_RDONLY, dir_fd=p), 200).decode().split("\n")[1])
+s = os.open("/sys", os.O_RDONLY | os.O_DIRECTORY)
+print(os.read(os.open("devices/system/cpu/cpu95/topology/core_siblings_list", os.O_RDONLY, dir_fd=s), 99).decode().strip())' 2>&1)
+    [ "$out" = $'vendor_id\t: GenuineIntel\n24-47,72-95' ] && ok || bad "$route: openat relative to /proc and /sys: $out"
+    # lm-sensors names the two HSMP sockets apart (a platform device per socket)
+    out=$(X turin sensors 2>&1)
+    has "$out" "amd_hsmp_hwmon-isa-0000" "amd_hsmp_hwmon-isa-0001" && ok || bad "$route: sensors HSMP: $out"
+    out=$(X mi300x sensors -j amdgpu-pci-1000 2>&1)
+    grep -q '"temp2_crit": 110.000' <<<"$out" && grep -q '"in0_input": 0.800' <<<"$out" && ok || bad "$route: sensors amdgpu: $out"
     out=$(X clx stat -c %Y /sys/devices/system/cpu/cpu0/topology/core_id 2>&1)
     [ "$out" -gt 1500000000 ] 2>/dev/null && ok || bad "$route: stat time of an emulated file: $out"
 done
