@@ -1,6 +1,7 @@
 /* render: every file of one node, in the order the kernel would have them: the node root's
  * cpuinfo and state/, then the topology (render_topology.c), powercap, cpufreq, HSMP, the PCI
- * devices and GPUs. The value table lives in layout.c. */
+ * devices and GPUs, MSR devices and the platform (BMC, pm_counters). The value table lives in
+ * layout.c. */
 #include "render.h"
 #include "render_cpuinfo.h"
 #include "render_topology.h"
@@ -32,11 +33,13 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_cpufreq(l, tree, p);
     render_hsmp(l, tree, p);
     render_gpus(l, tree, p, g);
+    render_msr(l, tree, p);
+    render_platform(l, tree, g);
     /* What the node owns whole: the host's own files there never show through. */
     static const char *const owned[] = {
         "sys/class/powercap", "sys/devices/virtual/powercap", "sys/devices/system/cpu/cpufreq",
         "sys/devices/system/cpu/intel_pstate", "sys/devices/system/cpu/amd_pstate", "sys/devices/platform/amd_hsmp",
-        "sys/class/hwmon"};
+        "sys/class/hwmon", "dev/cpu"};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
         segb_own(l->b, owned[i]);
     /* Driver directories of other machines: absent here, whatever the host has. */
