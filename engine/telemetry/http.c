@@ -4,8 +4,13 @@
  *                           frequency, temperature; Joulie's packagePowerWatts (node total, W,
  *                           GPUs included)
  *   POST /control/<node>    409: an emulated node's limits are written to its files
- *   GET  /debug/nodes       every node with pool, profile, power and energy
- *   GET  /debug/events      recent joulie.sim.* events (?node=NAME to filter)
+ *   GET  /                  the page (web.c; the text saying how to build it when it was not built)
+ *   GET  /ui/NAME           the page's scripts and styles
+ *   GET  /debug/nodes       every node with pool, profile, power, energy, caps, frequency,
+ *                           temperature, the last agent write; paged, sorted, filtered (web.c)
+ *   GET  /debug/cluster     the cluster at a glance: totals, per pool and profile (web.c)
+ *   GET  /debug/history     the cluster's power per tick, the points after ?since= (web.c)
+ *   GET  /debug/events      recent joulie.sim.* events (?node=NAME, ?after=N, ?limit=N)
  *   GET  /debug/energy      energy per node, package and GPU, J
  *   GET  /metrics           Prometheus text format 0.0.4
  *   GET  /exporters/...     per-node exporter formats (SIM_EXPORTERS; exporters.c)
@@ -20,6 +25,7 @@
 #include "exporters.h"
 #include "otlp.h"
 #include "redfish.h"
+#include "web.h"
 
 #include <arpa/inet.h>
 #include <stdarg.h>
@@ -38,9 +44,11 @@ struct http {
     const struct otlp *otlp;
 };
 
-enum route { R_TELEMETRY, R_CONTROL, R_DEBUG, R_METRICS, R_HEALTH, R_EXPORTERS, R_REDFISH, R_OTHER, R_NROUTES };
-static const char *const route_names[R_NROUTES] = {"telemetry", "control",   "debug",   "metrics",
-                                                   "healthz",   "exporters", "redfish", "other"};
+enum route { R_TELEMETRY, R_CONTROL, R_DEBUG, R_METRICS, R_HEALTH, R_EXPORTERS, R_REDFISH, R_PAGE, R_OTHER, R_NROUTES };
+static const char *const route_names[R_NROUTES] = {"telemetry", "control", "debug",   "metrics", "healthz",
+                                                   "exporters", "redfish", "page",    "other"};
+_Static_assert(R_NROUTES <= sizeof ((struct engine *)0)->requests / sizeof ((struct engine *)0)->requests[0],
+               "engine.requests counts every route");
 
 struct buf {
     char *p;
@@ -86,6 +94,24 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned code, const ch
     enum MHD_Result ret = MHD_queue_response(c, code, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* A file embedded in the binary: served from where it is, never copied or freed. */
+static enum MHD_Result respond_static(struct MHD_Connection *c, const struct web_file *f)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(f->len, (void *)f->data, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", f->type);
+    MHD_add_response_header(r, "Cache-Control", "no-cache");
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static const char *query_arg(void *ctx, const char *name)
+{
+    return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
 }
 
 static enum MHD_Result send_json(struct MHD_Connection *c, unsigned code, cJSON *o)
@@ -375,7 +401,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                    : !strncmp(url, "/debug/", 7) ? R_DEBUG : !strcmp(url, "/metrics") ? R_METRICS
                    : !strcmp(url, "/healthz") ? R_HEALTH
                    : !strcmp(url, "/exporters") || !strncmp(url, "/exporters/", 11) ? R_EXPORTERS
-                   : !strcmp(url, "/redfish") || !strncmp(url, "/redfish/", 9) ? R_REDFISH : R_OTHER;
+                   : !strcmp(url, "/redfish") || !strncmp(url, "/redfish/", 9) ? R_REDFISH
+                   : !strcmp(url, "/") || !strncmp(url, "/ui/", 4) ? R_PAGE : R_OTHER;
     atomic_fetch_add(&e->requests[r], 1);
     enum MHD_Result ret;
     rcu_read_lock();
@@ -418,6 +445,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         unsigned code = get ? redfish_http(t, url, &body, &len) : 405;
         ret = code == 405 ? json_error(c, 405, "method not allowed: use GET", NULL, "GET, HEAD")
               : body      ? respond(c, code, "application/json", body, len, NULL) : MHD_NO;
+    } else if (r == R_PAGE) {
+        struct web_file f;
+        if (!get)
+            ret = json_error(c, 405, "method not allowed: use GET", NULL, "GET, HEAD");
+        else if (web_file(url, &f))
+            ret = respond_static(c, &f);
+        else if (!strcmp(url, "/"))
+            ret = respond(c, 404, "text/plain; charset=utf-8", strdup(web_not_built_text), strlen(web_not_built_text),
+                          NULL);
+        else
+            ret = json_error(c, 404, "no such file of the page", NULL, NULL);
     } else if (r == R_METRICS || r == R_HEALTH || r == R_DEBUG) {
         if (!get) {
             ret = json_error(c, 405, "method not allowed: use GET", NULL, "GET, HEAD");
@@ -427,8 +465,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             struct buf b = {0};
             metrics(e, h->otlp, t, &b);
             ret = b.p ? respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL) : MHD_NO;
-        } else if (!strcmp(url, "/debug/nodes") || !strcmp(url, "/debug/energy")) {
-            bool energy = !strcmp(url, "/debug/energy");
+        } else if (!strcmp(url, "/debug/nodes") || !strcmp(url, "/debug/history")) {
+            char err[256];
+            cJSON *o = !strcmp(url, "/debug/nodes") ? web_nodes(t, query_arg, c, err, sizeof err)
+                                                    : web_history(e, query_arg, c, err, sizeof err);
+            ret = o ? send_json(c, 200, o) : json_error(c, 400, err, NULL, NULL);
+        } else if (!strcmp(url, "/debug/cluster")) {
+            ret = send_json(c, 200, web_cluster(e, t));
+        } else if (!strcmp(url, "/debug/energy")) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "count", t ? t->n : 0);
             cJSON *arr = cJSON_AddArrayToObject(o, "nodes");
@@ -436,47 +480,53 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                 const struct node_telemetry *nt = &t->nodes[i];
                 cJSON *n = cJSON_CreateObject();
                 cJSON_AddStringToObject(n, "node", nt->name);
-                if (!energy) {
-                    cJSON_AddStringToObject(n, "pool", nt->pool);
-                    cJSON_AddStringToObject(n, "profile", nt->profile);
-                    cJSON_AddNumberToObject(n, "powerWatts", nt->node_power_w);
-                }
                 cJSON_AddNumberToObject(n, "energyJoules", (double)nt->node_energy_uj / 1e6);
-                if (energy) {
-                    cJSON *pk = cJSON_AddArrayToObject(n, "packages");
-                    for (int k = 0; k < nt->npkgs; k++) {
-                        cJSON *p = cJSON_CreateObject();
-                        cJSON_AddNumberToObject(p, "index", k);
-                        cJSON_AddNumberToObject(p, "energyJoules", (double)nt->pkg_energy_uj[k] / 1e6);
-                        cJSON_AddNumberToObject(p, "dramEnergyJoules", (double)nt->dram_energy_uj[k] / 1e6);
-                        cJSON_AddItemToArray(pk, p);
-                    }
-                    cJSON *gs = cJSON_AddArrayToObject(n, "gpus");
-                    for (int k = 0; k < nt->ngpus; k++) {
-                        cJSON *g = cJSON_CreateObject();
-                        cJSON_AddNumberToObject(g, "index", k);
-                        cJSON_AddNumberToObject(g, "energyJoules", (double)nt->gpu_energy_uj[k] / 1e6);
-                        cJSON_AddItemToArray(gs, g);
-                    }
+                cJSON *pk = cJSON_AddArrayToObject(n, "packages");
+                for (int k = 0; k < nt->npkgs; k++) {
+                    cJSON *p = cJSON_CreateObject();
+                    cJSON_AddNumberToObject(p, "index", k);
+                    cJSON_AddNumberToObject(p, "energyJoules", (double)nt->pkg_energy_uj[k] / 1e6);
+                    cJSON_AddNumberToObject(p, "dramEnergyJoules", (double)nt->dram_energy_uj[k] / 1e6);
+                    cJSON_AddItemToArray(pk, p);
+                }
+                cJSON *gs = cJSON_AddArrayToObject(n, "gpus");
+                for (int k = 0; k < nt->ngpus; k++) {
+                    cJSON *g = cJSON_CreateObject();
+                    cJSON_AddNumberToObject(g, "index", k);
+                    cJSON_AddNumberToObject(g, "energyJoules", (double)nt->gpu_energy_uj[k] / 1e6);
+                    cJSON_AddItemToArray(gs, g);
                 }
                 cJSON_AddItemToArray(arr, n);
             }
             ret = send_json(c, 200, o);
         } else if (!strcmp(url, "/debug/events")) {
             const char *node = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
-            char *arr = events_recent_json(e->events, node);
-            struct buf b = {0};
-            bprintf(&b, "{\"count\":%llu,\"events\":%s}\n", (unsigned long long)events_total(e->events),
-                    arr ? arr : "[]");
-            free(arr);
-            ret = b.p ? respond(c, 200, "application/json", b.p, b.len, NULL) : MHD_NO;
+            const char *after_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "after");
+            const char *limit_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+            char *end = NULL;
+            unsigned long long after = after_s ? strtoull(after_s, &end, 10) : 0;
+            bool bad = after_s && (!*after_s || *end || *after_s == '-');
+            unsigned long long limit = limit_s ? strtoull(limit_s, &end, 10) : 0;
+            bad = bad || (limit_s && (!*limit_s || *end || *limit_s == '-'));
+            if (bad) {
+                ret = json_error(c, 400, "after and limit are whole numbers >= 0 (after: the count of an earlier "
+                                         "answer, for only newer events)", NULL, NULL);
+            } else {
+                uint64_t total = 0;
+                char *arr = events_recent_json(e->events, node, after, (size_t)limit, &total);
+                struct buf b = {0};
+                bprintf(&b, "{\"count\":%llu,\"events\":%s}\n", (unsigned long long)total, arr ? arr : "[]");
+                free(arr);
+                ret = b.p ? respond(c, 200, "application/json", b.p, b.len, NULL) : MHD_NO;
+            }
         } else {
             ret = json_error(c, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, "
-                                     "/debug/events, /debug/energy, /metrics)", NULL, NULL);
+                                     "/debug/cluster, /debug/history, /debug/events, /debug/energy, /metrics; "
+                                     "the page at /)", NULL, NULL);
         }
     } else {
-        ret = json_error(c, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, /debug/events, "
-                                 "/debug/energy, /metrics)", NULL, NULL);
+        ret = json_error(c, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, /debug/cluster, "
+                                 "/debug/history, /debug/events, /debug/energy, /metrics; the page at /)", NULL, NULL);
     }
     rcu_read_unlock();
     return ret;

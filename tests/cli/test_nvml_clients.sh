@@ -4,6 +4,8 @@
 #   (tests/nvml/pynvml_client.py),
 # - Debian's nvml-wrapper 0.9 (librust-nvml-wrapper-dev), built offline against
 #   /usr/share/cargo/registry (tests/nvml/rust-client),
+# - NVIDIA's go-nvml v0.13.4-1 (the Go module proxy; tests/nvml/go-client), the binding Kepler
+#   uses: a Go binary, so `hwemu exec` runs it under the seccomp supervisor,
 # - Debian's nvtop 3.0.1 (contrib, scripts/fetch-nvidia-smi.sh) in tmux, its screen captured
 #   (3.0.1 has no snapshot mode).
 # Each reads power, energy and limits (equal to what fakesmi's nvidia-smi reads from the same
@@ -69,13 +71,20 @@ check_client() {
     client "$what" sxm-0 "$@" 1 350000 100000
     [ "$(key set_350000)" = ok ] && [ "$(key limit_after_mw)" = 350000 ] && [ "$(field sxm-0 1 power.limit)" = 350.00 ] &&
         ok || bad "$what: set 350 W: $out"
-    case "$(key set_100000)" in err:InvalidArg | err:NVMLError_InvalidArgument) ok ;; *) bad "$what: set 100 W: $out" ;; esac
+    case "$(key set_100000)" in
+    err:InvalidArg | err:NVMLError_InvalidArgument | "err:Invalid Argument") ok ;;
+    *) bad "$what: set 100 W: $out" ;;
+    esac
     out=$(HWEMU_UNPRIVILEGED=1 "$hwemu" exec --root "$root/r" --node sxm-0 -- "$@" 1 400000 2>&1)
-    case "$(key set_400000)" in err:NoPermission | err:NVMLError_NoPermission) ok ;; *) bad "$what: unprivileged: $out" ;; esac
+    case "$(key set_400000)" in
+    err:NoPermission | err:NVMLError_NoPermission | "err:Insufficient Permissions") ok ;;
+    *) bad "$what: unprivileged: $out" ;;
+    esac
     [ "$(field sxm-0 1 power.limit)" = 350.00 ] && ok || bad "$what: the refused set wrote"
     client "$what" fs-0 "$@" 0 300000
     case "$(key constraints_mw) $(key set_300000)" in
-    "err:NotSupported err:NotSupported" | "err:NVMLError_NotSupported err:NVMLError_NotSupported") ok ;;
+    "err:NotSupported err:NotSupported" | "err:NVMLError_NotSupported err:NVMLError_NotSupported" | \
+        "err:Not Supported err:Not Supported") ok ;;
     *) bad "$what: fieldSupport node: $out" ;;
     esac
     client "$what" l40s-0 "$@" 2
@@ -110,6 +119,21 @@ elif ! CARGO_TARGET_DIR=$build/nvml-rust-client CARGO_HOME=$build/cargo-home "$c
     bad "cargo build of tests/nvml/rust-client failed: $(tail -15 "$root/cargo.log")"
 else
     check_client nvml-wrapper "$build/nvml-rust-client/release/hwemu-nvml-rust-client"
+fi
+
+# Go: go-nvml (cgo; it dlopens libnvidia-ml.so.1 itself), built once per build tree.
+gobin=$build/nvml-go-client
+(
+    flock 9
+    [ "$gobin" -nt tests/nvml/go-client/main.go ] && exit 0
+    cd tests/nvml/go-client && CGO_ENABLED=1 go build -o "$gobin" .
+) 9>"$build/.nvml-go.lock" >"$root/gobuild.log" 2>&1
+if [ -x "$gobin" ]; then
+    check_client go-nvml "$gobin"
+    client go-nvml l40s-0 "$gobin" 0
+    [ "$(key processes)" = 0 ] && ok || bad "go-nvml processes: $out"
+else
+    bad "go build of tests/nvml/go-client failed: $(grep -v warning "$root/gobuild.log" | tail -10)"
 fi
 
 # nvtop: every GPU with its clocks, temperature, power draw / enforced limit and utilisation.
