@@ -19,6 +19,7 @@
  * Unknown node: 404 with a JSON error. A known route with another method: 405 with Allow.
  * Unknown route: 404. Never steps a node, never blocks the tick loop (RCU reads). */
 #include "http.h"
+#include "http_runs.h"
 
 #include "engine.h"
 #include "events.h"
@@ -259,6 +260,10 @@ static void metrics(const struct engine *e, const struct otlp *otlp, const struc
     bprintf(b, "# HELP joulie_sim_otlp_dropped_batches_total OTLP batches dropped while the collector was behind or down.\n"
                "# TYPE joulie_sim_otlp_dropped_batches_total counter\n"
                "joulie_sim_otlp_dropped_batches_total %llu\n", (unsigned long long)otlp_dropped_batches(otlp));
+    char *runs = http_runs_metrics(); /* the run metrics (http_runs.c) */
+    if (runs)
+        bprintf(b, "%s", runs);
+    free(runs);
     if (!t)
         return;
     bprintf(b, "# HELP joulie_sim_node_power_watts Node power: packages, DRAM, GPUs and the rest of the platform.\n"
@@ -388,6 +393,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
     struct http *h = cls;
     struct engine *e = h->e;
+    if (http_runs_route(url)) /* the run API collects its own body (http_runs.c) */
+        return http_runs_handle(c, url, method, upload, upload_size, state);
     if (!*state) { /* first call: headers only; a body (if any) follows */
         *state = (void *)1;
         return MHD_YES;
