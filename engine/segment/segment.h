@@ -46,7 +46,10 @@
  * and the file shows energy_uj, or (raw mod 2^wrap_bits) itself when shows_count is set.
  * which is what stepping the physics to t gives, bit for bit: on the grid, never decreasing
  * (until the register wraps, as hardware does), equal at the next tick to what the tick
- * computes, and frozen at the horizon if the engine stops. Before returning, a reader raises
+ * computes, and frozen at the horizon if the engine stops. The engine sets the horizon at the
+ * next tick's deadline, never later: the next tick restarts the line from its own time, which
+ * is at or after the deadline, so no read before that publication can run past it. Before
+ * returning, a reader raises
  * hwm[value] to start_uj + acc (the total energy it revealed).
  *
  * Resume (the rule that keeps counters from ever going back across crashes, seg_resume_total):
@@ -346,6 +349,8 @@ uint64_t seg_resume_total(bool have_ledger, uint64_t ledger_uj, const struct seg
  * read of its file computes it (raising its high-water mark); *wrap_bits and *unit_nj say how
  * the file shows it. Class M readers use it (seg_msr.h). */
 uint64_t seg_counter_raw(struct seg *s, uint32_t v, int64_t now_ns, uint8_t *wrap_bits, uint32_t *unit_nj);
+/* One consistent copy of snapshot value v (the latch read): false when v is out of range. */
+bool seg_value_load(const struct seg *s, uint32_t v, struct seg_value *out);
 
 /* --- agent side ---------------------------------------------------------------------------- */
 
