@@ -191,6 +191,11 @@ static void on_event(struct builder *b, const yaml_event_t *ev)
             too_big(b, m);
             return;
         }
+        if (memchr(ev->data.scalar.value, 0, ev->data.scalar.length)) {
+            fail_at(b, m, "a value holds a NUL character (a \\0 or \\x00 escape): no name, path or number can "
+                    "contain one; remove it");
+            return;
+        }
         struct yt_node *n = new_node(b, YT_SCALAR, m);
         n->text = arena_strndup(b->a, (const char *)ev->data.scalar.value, ev->data.scalar.length);
         n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;

@@ -42,4 +42,41 @@ run nest-map 1 "nest-map.yaml:4:260: the document nests deeper than 64 levels"
 run labels 0 ""
 run dup 1 "dup.yaml:100007:7: duplicate key \"l5.example.com/k\" (first at line 12); remove one of them"
 run bomb 1 "expands to more than 1000000 nodes (a recursive alias?)"
+
+# An extends chain of 40 profiles: refused for the profiles with more than 32 above them and
+# accepted for the others, the same whatever the file names (so whichever loads first): once
+# with names ascending along the chain, once descending.
+/usr/bin/python3 - "$tmp" <<'PY'
+import os, sys
+body = """description: A small test machine.
+sources:
+  doc: {kind: published, ref: "a data sheet"}
+node:
+  capacity: {src: "published:doc", cpu: 4, memoryKi: 1000000}
+cpu:
+  src: "published:doc"
+  vendorID: GenuineIntel
+  modelName: Test CPU
+  sockets: 1
+  coresPerSocket: 2
+  threadsPerCore: 2
+"""
+for order in ("up", "down"):
+    d = os.path.join(sys.argv[1], "chain-" + order)
+    os.mkdir(d)
+    for i in range(40):  # c00 is the root; c<i> extends c<i-1>
+        name = "c%02d" % i if order == "up" else "c%02d" % (39 - i)
+        parent = ("c%02d" % (i - 1) if order == "up" else "c%02d" % (40 - i)) if i else None
+        with open(os.path.join(d, name + ".yaml"), "w") as f:
+            f.write("schemaVersion: 1\nname: %s\n" % name + ("extends: %s\n" % parent if parent else "") + body)
+PY
+for order in up down; do
+    "$hwemu" profiles list --profiles-dir "$tmp/chain-$order" >"$tmp/chain-$order.out" 2>"$tmp/chain-$order.err"
+    echo "chain-$order: exit $?"
+    grep -c "its extends chain has more than 32 profiles above it" "$tmp/chain-$order.err" >"$tmp/chain-$order.n"
+done
+# profiles 33..39 along the chain have 33..39 above them: 7 refused, the 33 others listed
+[ "$(cat "$tmp/chain-up.n")" = 7 ] && ok || bad "chain up: $(cat "$tmp/chain-up.n") refused: $(head -3 "$tmp/chain-up.err")"
+[ "$(cat "$tmp/chain-down.n")" = 7 ] && ok || bad "chain down: $(cat "$tmp/chain-down.n") refused: $(head -3 "$tmp/chain-down.err")"
+grep -q "cycle" "$tmp"/chain-*.err && bad "a chain called a cycle: $(grep cycle "$tmp"/chain-*.err | head -2)" || ok
 finish
