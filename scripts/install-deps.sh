@@ -8,6 +8,7 @@ packages=(
   libcmocka-dev
   python3 python3-yaml curl prometheus
   powercap-utils linux-cpupower python3-psutil golang-go prometheus-node-exporter lm-sensors
+  clang-14 libclang-rt-14-dev openssl util-linux
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -41,7 +41,7 @@ static char *shorten(char *msg)
     return s;
 }
 
-static void vadd(struct diag *d, const char *where, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void vadd(struct diag *d, const char *where, const char *fmt, va_list ap)
 {
     char *body = NULL, *msg = NULL;
     if (vasprintf(&body, fmt, ap) < 0)

@@ -256,7 +256,8 @@ static void on_event(struct builder *b, const yaml_event_t *ev)
         } else {
             n->n = (int)count;
             n->vals = arena_alloc(b->a, sizeof *n->vals * (count ? count : 1));
-            memcpy(n->vals, b->kids + f.first, sizeof *n->vals * count);
+            if (count) /* kids is NULL until the first child */
+                memcpy(n->vals, b->kids + f.first, sizeof *n->vals * count);
         }
         b->nkids = f.first;
         if (f.anchor) {

@@ -491,7 +491,7 @@ static bool authorized(const struct http *h, struct MHD_Connection *c)
 {
     char *pass = NULL;
     char *user = MHD_basic_auth_get_username_password(c, &pass);
-    bool ok = user && pass && same(user, h->user) & same(pass, h->pass);
+    bool ok = user && pass && ((int)same(user, h->user) & (int)same(pass, h->pass)); /* both compared, always */
     MHD_free(user);
     MHD_free(pass);
     return ok;
@@ -541,7 +541,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 /* libmicrohttpd's own messages (a client that reset or timed out, a failed accept): at most
  * one line a minute with the count of those left out, so slow or hostile clients cannot fill
  * the log. */
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     struct http *h = cls;
     time_t now = time(NULL);
