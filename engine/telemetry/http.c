@@ -11,7 +11,10 @@
  *   GET  /exporters/...     per-node exporter formats (SIM_EXPORTERS; exporters.c)
  *   GET  /healthz           ok
  * Unknown node: 404 with a JSON error. A known route with another method: 405 with Allow.
- * Unknown route: 404. Never steps a node, never blocks the tick loop (RCU reads). */
+ * Unknown route: 404. With --http-auth-file, every route but /healthz answers 401 (with a
+ * Basic challenge) without the credentials. Never steps a node, never blocks the tick loop
+ * (RCU reads). The routes (http_route) take no socket; the rest of this file is the
+ * libmicrohttpd daemon around them: budget, timeouts, auth, TLS, the log's rate limit. */
 #include "http.h"
 
 #include "engine.h"
