@@ -14,7 +14,7 @@
 #   shim orc         the same program built dynamically, under hwemu exec's preload route (the
 #                    shim answers it, no supervisor)
 #   go orc / go readfile / go pread
-#                    bench/seccomp_bench.go (Debian's golang-go): os.Open + Read + Close,
+#                    bench/seccomp_bench.go (any Go: the machine's or Debian's golang-go): os.Open + Read + Close,
 #                    os.ReadFile, ReadAt at 0 on a kept file, under the supervisor
 #   go tmpfs orc     the Go orc on the tmpfs file without the supervisor
 #   floor trip / floor orc

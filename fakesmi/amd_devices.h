@@ -1,5 +1,5 @@
 /* amd_devices: the ground rocm-smi and amd-smi share. First, the node's AMD GPUs as both tools
- * number them (upstream-hwemu.md f.2): the entries of sys/class/drm named exactly card<n>, in
+ * number them (upstream f.2): the entries of sys/class/drm named exactly card<n>, in
  * n order, whose device/vendor is 0x1002; a GPU's index is its position in that list, so a BMC
  * VGA card0 makes card1 GPU 0. Everything here reads the node through gpu_view. (What both
  * tools inherit from being Python programs is pyargs.h's.) */

@@ -1,5 +1,5 @@
 /* amd_smi: the amd-smi personality, as amdsmi_cli of ROCm 7.1 and 7.2 behaves
- * (upstream-hwemu.md f.5, gpu-tools.md §3) over the node's amdgpu files. Modelled: list,
+ * (upstream f.5, tools §3) over the node's amdgpu files. Modelled: list,
  * static --limit, metric --power (human and --json), and the power cap commands set -o (7.1
  * "-o WATTS", 7.2 "-o ppt0|ppt1 WATTS") and reset -o, with -g, --json and --loglevel; anything
  * else a real amd-smi accepts is "not emulated" (exit 2). Several GPUs print as one output, as

@@ -1,5 +1,5 @@
 /* nvidia_smi: the nvidia-smi personality of fakesmi, as driver 590.48.01 answers
- * (gpu-tools.md §1): the command line and its checks, the choice of GPUs (-i), -L, and
+ * (tools §1): the command line and its checks, the choice of GPUs (-i), -L, and
  * --query-gpu with --format=csv. The commands that change a GPU are in nvidia_smi_set.c, the
  * two reports (-q, the summary table) in nvidia_smi_query.c. Every value is checked before
  * anything is read or written, with the real tool's messages and exit codes (§1.3). Output

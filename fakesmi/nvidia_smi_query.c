@@ -1,4 +1,4 @@
-/* nvidia_smi_query: the two reports of the nvidia-smi personality (gpu-tools.md §1.9, §1.10):
+/* nvidia_smi_query: the two reports of the nvidia-smi personality (tools §1.9, §1.10):
  * `nvidia-smi -q [-d TYPES]` in the 590.48.01 layout (4 spaces a level, labels padded so
  * that " : " starts at column 54), and the 91-column summary table nvidia-smi prints without
  * arguments. Values come from the GPUs' state/nvml files; what the node does not model prints
@@ -171,7 +171,7 @@ static void temperature(int g)
     kv(2, "Memory Max Operating T.Limit Temp", "N/A");
 }
 
-/* Current = the limit in force, Requested = the one set with -pl (gpu-tools.md §1.10.1). The
+/* Current = the limit in force, Requested = the one set with -pl (tools §1.10.1). The
  * samples block is printed only for -d POWER, and the node keeps no samples. */
 static void power(int g, bool samples)
 {

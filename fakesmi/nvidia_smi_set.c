@@ -1,4 +1,4 @@
-/* nvidia_smi_set: the nvidia-smi commands that change a GPU (gpu-tools.md §1.11-§1.13):
+/* nvidia_smi_set: the nvidia-smi commands that change a GPU (tools §1.11-§1.13):
  * -pl, -pm, -lgc/-lmc and -rgc/-rmc. Each writes the GPU's A file through gv_write, which
  * the engine validates as the driver would, and prints what the real tool prints: a line per
  * GPU, then "All done.", or at the first GPU that refuses, the NVML error and "Terminating

@@ -1,5 +1,5 @@
 /* rocm_smi: the rocm-smi personality, as python_smi_tools/rocm_smi.py of rocm_smi_lib behaves
- * (upstream-hwemu.md f.4, gpu-tools.md §2) over the node's amdgpu files. Variants: current,
+ * (upstream f.4, tools §2) over the node's amdgpu files. Variants: current,
  * and legacy-agent-contract, which registers --showpowercap after -M (no release has it; an
  * agent asks for it). Modelled: -P -M -t -u -c -p --showproductname (and --showpowercap), the
  * sets --setperflevel, --setpoweroverdrive and --resetpoweroverdrive, and -d, --json,

@@ -7,7 +7,8 @@ packages=(
   libyaml-dev libcjson-dev liburcu-dev libmicrohttpd-dev libcurl4-openssl-dev libseccomp-dev
   libcmocka-dev
   python3 python3-yaml curl prometheus
-  powercap-utils linux-cpupower python3-psutil golang-go prometheus-node-exporter lm-sensors
+  powercap-utils linux-cpupower python3-psutil prometheus-node-exporter lm-sensors
+  msr-tools ipmitool freeipmi-tools
   clang-14 libclang-rt-14-dev openssl util-linux
 )
 missing=()
@@ -16,6 +17,10 @@ for p in "${packages[@]}"; do
 done
 # Node.js and npm: Debian's, unless a Node.js with its own npm is there (they conflict).
 command -v npm >/dev/null || missing+=(nodejs npm)
+# Go (the Go agent and benchmarks): the machine's own toolchain when it has one (a newer Go from
+# go.dev, first on PATH), else Debian's golang-go.
+command -v go >/dev/null || dpkg-query -W -f='${Status}' golang-go 2>/dev/null | grep -q "install ok installed" ||
+  missing+=(golang-go)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "hwemu: installing ${missing[*]}" >&2
 sudo=()

@@ -4,6 +4,7 @@
 #include "emu.h"
 
 #include "seg_attr.h"
+#include "seg_msr.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -247,6 +248,18 @@ static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enu
         *root = EMU_ROOT_SYS;
         return resolve_in(s, rel, (size_t)n, follow, false, entry);
     }
+    if ((rest = under(abs, "/dev/cpu")) && seg_lookup(s, "dev/cpu", 7) != SEG_NONE) {
+        /* the node's MSR devices: the whole /dev/cpu is the node's (render_msr.c) */
+        int n = snprintf(rel, sizeof rel, "dev/cpu%s", rest);
+        if (n < 0 || (size_t)n >= sizeof rel)
+            return ENAMETOOLONG;
+        *root = EMU_ROOT_DEV;
+        return resolve_in(s, rel, (size_t)n, follow, true, entry);
+    }
+    if (!strcmp(abs, "/dev/ipmi0")) { /* a bare-metal node's BMC; absent on a VM, whatever the host has */
+        *root = EMU_ROOT_DEV;
+        return resolve_in(s, "dev/ipmi0", 9, follow, false, entry);
+    }
     if (!strcmp(abs, "/dev/nvidiactl")) { /* NVIDIA nodes have it; elsewhere it is the host's */
         *root = EMU_ROOT_DEV;
         uint32_t e = seg_lookup(s, "dev/nvidiactl", 13);
@@ -308,10 +321,14 @@ void emu_stat(uint32_t entry, enum emu_root root, struct stat *st)
     st->st_nlink = e->kind == SEG_DIR ? 2 : 1;
     st->st_blksize = 4096;
     st->st_mode = (e->kind == SEG_DIR ? S_IFDIR : e->kind == SEG_LINK ? S_IFLNK : S_IFREG) | e->mode;
-    if (root == EMU_ROOT_DEV) { /* /dev/nvidiactl: the NVIDIA control device, c 195:255 on devtmpfs */
+    if (root == EMU_ROOT_DEV) { /* character devices on devtmpfs (device numbers: emu.h) */
         st->st_dev = makedev(0, 5);
+        if (e->kind == SEG_DIR)
+            return;
         st->st_mode = S_IFCHR | e->mode;
-        st->st_rdev = makedev(195, 255);
+        st->st_rdev = e->cls == SEG_M ? makedev(SEG_MSR_MAJOR, (unsigned)seg_msr_cpu(s, entry))
+                    : e->cls == SEG_I ? makedev(EMU_IPMI_MAJOR, 0)
+                                      : makedev(195, 255);
         return;
     }
     if (e->kind == SEG_FILE)
@@ -390,6 +407,54 @@ int emu_access(uint32_t entry, int mode, unsigned uid)
     if (((mode & R_OK) && !(bits & 0004)) || ((mode & W_OK) && !(bits & 0002)) || ((mode & X_OK) && !(bits & 0001)))
         return EACCES;
     return 0;
+}
+
+int emu_device_check(uint32_t entry, unsigned euid)
+{
+    const struct seg_entry *e = &emu_seg()->entries[entry];
+    if (e->cls != SEG_M && e->cls != SEG_I)
+        return 0;
+    return euid == 0 || (e->mode & 0006) ? 0 : EACCES;
+}
+
+bool emu_is_msr(uint32_t entry)
+{
+    return emu_seg()->entries[entry].cls == SEG_M;
+}
+
+ssize_t emu_msr_read(uint32_t entry, int flags, int64_t off, size_t n, char *buf, size_t cap)
+{
+    if ((flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY)
+        return -EBADF;
+    if (n % 8)
+        return -EINVAL;
+    if (n == 0)
+        return 0;
+    uint64_t v;
+    int err = seg_msr_read(emu_seg(), entry, (uint32_t)off, seg_now_ns(), &v);
+    if (err)
+        return -err;
+    size_t k = 0;
+    for (; k + 8 <= n && k + 8 <= cap; k += 8)
+        for (int i = 0; i < 8; i++)
+            buf[k + (size_t)i] = (char)(v >> (8 * i)); /* u32 lo, u32 hi, little-endian */
+    return (ssize_t)k;
+}
+
+ssize_t emu_msr_write(uint32_t entry, int64_t off, const void *buf, size_t n, int pid)
+{
+    if (n % 8)
+        return -EINVAL;
+    const unsigned char *b = buf;
+    for (size_t k = 0; k + 8 <= n; k += 8) {
+        uint64_t v = 0;
+        for (int i = 7; i >= 0; i--)
+            v = v << 8 | b[k + (size_t)i];
+        int err = seg_msr_write(emu_seg(), entry, (uint32_t)off, v, pid);
+        if (err)
+            return k ? (ssize_t)k : -err;
+    }
+    return (ssize_t)n;
 }
 
 int emu_write(uint32_t entry, const char *buf, size_t len, int pid)

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/statfs.h>
 
 #define EMU_PASS (-4096) /* not the node's: hand the call to libc (never -1, a wrapper's failure) */
@@ -64,12 +65,27 @@ int emu_ncpus(void);
  * take the write and change nothing, as the seed describes), the event naming writer pid.
  * Returns 0 or the errno. */
 int emu_write(uint32_t entry, const char *buf, size_t len, int pid);
+/* The OpenIPMI device's major: dynamic on a real host (ipmi_devintf registers "ipmidev" with
+ * major 0); hwemu shows this one. */
+#define EMU_IPMI_MAJOR 239
+/* The permission check of a device node (mode 0600, root's) before its driver's open: EACCES for
+ * a user other than root, as the VFS answers before the driver sees the call; 0 for root (taken
+ * to hold CAP_SYS_RAWIO, which the msr driver checks next) and for any other entry. */
+int emu_device_check(uint32_t entry, unsigned euid);
+/* Is the entry an MSR device (class M)? Its reads never move the file position (msr.c). */
+bool emu_is_msr(uint32_t entry);
+/* pread of an MSR device: n bytes at offset off = MSR address, 8 a register (the same register
+ * again for every 8 bytes), into buf (cap bytes, at most that many copied): the count or -errno
+ * (EINVAL n % 8, EIO no such register, EBADF opened for writing only). */
+ssize_t emu_msr_read(uint32_t entry, int flags, int64_t off, size_t n, char *buf, size_t cap);
+/* pwrite of an MSR device by pid: the count, or -errno (EINVAL n % 8, EIO not writable). */
+ssize_t emu_msr_write(uint32_t entry, int64_t off, const void *buf, size_t n, int pid);
 /* access(2) of an entry for user uid: 0 or EACCES. It is the kernel's permission check, not
  * kernfs's open check: for root (CAP_DAC_OVERRIDE) reading and writing are allowed whatever
  * the bits (open for writing a 0444 attribute still fails, in open), X_OK needs an execute bit
  * on a file. Other users are "others" of the root-owned files. */
 int emu_access(uint32_t entry, int mode, unsigned uid);
-/* sysfs's answer to opening an entry with these flags (sysfs-abi.md §1.2): 0, or EEXIST
+/* sysfs's answer to opening an entry with these flags (sysfs §1.2): 0, or EEXIST
  * (O_CREAT|O_EXCL), EISDIR (a directory for writing), ENOTDIR (O_DIRECTORY on a file), EACCES
  * (no write or read bit for the mode asked, even for root). */
 int emu_open_check(uint32_t entry, int flags);

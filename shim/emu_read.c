@@ -13,6 +13,13 @@ ssize_t emu_read_at(struct emu_show *sh, uint32_t entry, int flags, int64_t off,
         return -EBADF;
     if (s->entries[entry].kind == SEG_DIR)
         return -EISDIR;
+    if (s->entries[entry].cls == SEG_M) {
+        ssize_t k = emu_msr_read(entry, flags, off, n, sh->text, sizeof sh->text);
+        *bytes = sh->text;
+        return k;
+    }
+    if (s->entries[entry].cls == SEG_I)
+        return -EINVAL; /* ipmi_devintf has no read: the messages come by ioctl */
     if (off < 0)
         return -EINVAL;
     if (off == 0 || !sh->content)
@@ -29,6 +36,11 @@ int64_t emu_read_seek(uint32_t entry, enum emu_root root, int flags, int64_t pos
     if (flags & O_PATH)
         return -EBADF;
     int64_t base;
+    uint8_t cls = emu_seg()->entries[entry].cls;
+    if (cls == SEG_I)
+        return pos; /* noop_llseek */
+    if (cls == SEG_M && whence == SEEK_END)
+        return -EINVAL; /* no_seek_end_llseek */
     switch (whence) {
     case SEEK_SET: base = 0; break;
     case SEEK_CUR: base = pos; break;

@@ -434,6 +434,15 @@ static int64_t a_open(const struct sv_call *c, int dirfd, uint64_t upath, int fl
         int err = emu_open_check(L.entry, flags);
         if (err)
             return -err;
+        if (L.root == EMU_ROOT_DEV) {
+            if (e->cls == SEG_I)
+                return SV_CONTINUE; /* the IPMI device is the shim's only (ipmi.h): the host's here */
+            uid_t ruid = 0, euid = 0;
+            if (sv_ids(c->tid, NULL, &ruid, &euid) < 0)
+                return sv_valid(c) ? -EACCES : SV_DONE;
+            if ((err = emu_device_check(L.entry, (unsigned)euid)))
+                return -err;
+        }
     }
     if (!sv_valid(c))
         return SV_DONE; /* the path we read may not have been this call's */
@@ -598,7 +607,7 @@ static int64_t a_read(const struct sv_call *c, int fd, const struct iovec *riov,
     k = sv_pokev(c->tid, riov, cnt, bytes, (size_t)k);
     if (k <= 0)
         return -EFAULT;
-    if (!positional)
+    if (!positional && !emu_is_msr(d->entry))
         d->pos += k;
     return k;
 }
@@ -620,8 +629,9 @@ static void store_escaped(struct desc *d)
     d->nescaped = 0;
 }
 
-/* write/pwrite64/writev/pwritev/pwritev2: one store of at most a page, the offset ignored. */
-static int64_t a_write(const struct sv_call *c, int fd, const struct iovec *riov, int cnt)
+/* write/pwrite64/writev/pwritev/pwritev2: one store of at most a page, the offset ignored; an MSR
+ * device writes its registers at off (-1: the position). */
+static int64_t a_write(const struct sv_call *c, int fd, const struct iovec *riov, int cnt, int64_t off)
 {
     struct desc *d = fd_desc(c, fd);
     if (!d)
@@ -637,6 +647,13 @@ static int64_t a_write(const struct sv_call *c, int fd, const struct iovec *riov
         return -EFAULT;
     if (!sv_valid(c))
         return SV_DONE;
+    if (emu_is_msr(d->entry)) {
+        pid_t tgid = c->tid;
+        sv_ids(c->tid, &tgid, NULL, NULL);
+        if (off < -1)
+            return -EINVAL;
+        return emu_msr_write(d->entry, off >= 0 ? off : d->pos, page, (size_t)got, tgid);
+    }
     int err = store(c, d->entry, page, (size_t)got);
     if (c->sv->trace)
         fprintf(stderr, "hwemu-sv: %d write %.*s -> %s\n", (int)c->tid, (int)strnlen(page, (size_t)got), page,
@@ -821,8 +838,8 @@ static int64_t answer(const struct sv_call *c)
         if (c->nr == SYS_readv || (c->nr == SYS_preadv2 && (int64_t)a[3] == -1))
             return a_read(c, (int)a[0], iov, n, false, 0);
         return a_read(c, (int)a[0], iov, n, true, (int64_t)a[3]);
-    case SYS_write:
-    case SYS_pwrite64: return a_write(c, (int)a[0], &one, 1);
+    case SYS_write: return a_write(c, (int)a[0], &one, 1, -1);
+    case SYS_pwrite64: return a_write(c, (int)a[0], &one, 1, (int64_t)a[3] < 0 ? -2 : (int64_t)a[3]);
     case SYS_writev:
     case SYS_pwritev:
     case SYS_pwritev2:
@@ -830,7 +847,9 @@ static int64_t answer(const struct sv_call *c)
             return SV_CONTINUE;
         if ((n = peek_iov(c, a[1], a[2], iov)) < 0)
             return n;
-        return a_write(c, (int)a[0], iov, n);
+        return a_write(c, (int)a[0], iov, n,
+                       c->nr == SYS_writev ? -1 : (int64_t)a[3] < 0 ? (c->nr == SYS_pwritev2 && (int64_t)a[3] == -1 ? -1 : -2)
+                                                                    : (int64_t)a[3]);
     case SYS_lseek: return a_lseek(c, (int)a[0], (int64_t)a[1], (int)a[2]);
     case SYS_getdents64: return a_getdents64(c, (int)a[0], a[1], a[2]);
     case SYS_dup: return a_dup(c, (int)a[0], 0, false);

@@ -1,5 +1,5 @@
 /* wrap_file: opening emulated files and I/O on their descriptors, with sysfs semantics
- * (sysfs-abi.md §1.2-1.4):
+ * (sysfs §1.2-1.4):
  *   open     a file without write permission opened for writing: EACCES (even for root);
  *            O_CREAT of a new name: EACCES; O_CREAT|O_EXCL of an existing one: EEXIST;
  *            a directory for writing: EISDIR; O_DIRECTORY on a file: ENOTDIR; O_TRUNC and
@@ -10,11 +10,14 @@
  *            the offset is ignored; a zero-length write stores nothing
  *   others   copy_file_range/sendfile/splice from an emulated file: EXDEV/EINVAL so callers
  *            fall back to read (as cat does); mmap: ENODEV; ioctl: ENOTTY
+ *   devices  /dev/cpu/<n>/msr: emu_msr_read / emu_msr_write at the offset (pwrite's, or the
+ *            position); /dev/ipmi0: a real descriptor of ipmi.c's, its ioctls answered there
  * No allocation, lock or system call on these paths. */
 #include "emu.h"
 #include "alias.h"
 #include "emu_read.h"
 #include "fdtable.h"
+#include "ipmi.h"
 #include "real.h"
 
 #include <errno.h>
@@ -30,7 +33,13 @@
 static int emulated_open(uint32_t entry, enum emu_root root, int flags)
 {
     int err = emu_open_check(entry, flags);
-    return err ? shim_fail(err) : fdt_open(entry, root, flags);
+    if (!err && root == EMU_ROOT_DEV)
+        err = emu_device_check(entry, (unsigned)geteuid());
+    if (err)
+        return shim_fail(err);
+    if (emu_seg()->entries[entry].cls == SEG_I)
+        return ipmi_open(entry, flags); /* a real descriptor: the tools select() on it */
+    return fdt_open(entry, root, flags);
 }
 
 /* The answer for a path: -2 to pass through, else the descriptor or -1 with errno. */
@@ -143,7 +152,7 @@ static ssize_t file_pread(struct emu_file *f, void *buf, size_t n, int64_t off)
 static ssize_t file_read(struct emu_file *f, void *buf, size_t n)
 {
     ssize_t k = file_pread(f, buf, n, atomic_load(&f->pos));
-    if (k > 0)
+    if (k > 0 && !emu_is_msr(f->entry))
         atomic_fetch_add(&f->pos, k);
     return k;
 }
@@ -225,11 +234,18 @@ EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
 
 /* --- writing -------------------------------------------------------------------------------- */
 
-static ssize_t emu_write_fd(struct emu_file *f, const void *buf, size_t n)
+/* off: a pwrite's offset, or -1 for the file position (only MSR devices look at it). */
+static ssize_t emu_write_fd(struct emu_file *f, const void *buf, size_t n, int64_t off)
 {
     int acc = f->flags & O_ACCMODE;
     if (acc == O_RDONLY)
         return shim_fail(EBADF);
+    if (emu_is_msr(f->entry)) {
+        if (off == -2)
+            return shim_fail(EINVAL); /* a negative pwrite offset */
+        ssize_t k = emu_msr_write(f->entry, off >= 0 ? off : atomic_load(&f->pos), buf, n, getpid());
+        return k < 0 ? shim_fail((int)-k) : k;
+    }
     if (n == 0)
         return 0; /* kernfs: a zero-length write never reaches the store */
     size_t k = n > SEG_READ_MAX ? SEG_READ_MAX : n;
@@ -242,19 +258,19 @@ static ssize_t emu_write_fd(struct emu_file *f, const void *buf, size_t n)
 EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     struct emu_file *f = fdt_get(fd);
-    return f ? emu_write_fd(f, buf, n) : REAL(write)(fd, buf, n);
+    return f ? emu_write_fd(f, buf, n, -1) : REAL(write)(fd, buf, n);
 }
 
 EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     struct emu_file *f = fdt_get(fd);
-    return f ? emu_write_fd(f, buf, n) : REAL(pwrite)(fd, buf, n, off);
+    return f ? emu_write_fd(f, buf, n, off < 0 ? -2 : off) : REAL(pwrite)(fd, buf, n, off);
 }
 
 EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
     struct emu_file *f = fdt_get(fd);
-    return f ? emu_write_fd(f, buf, n) : REAL(pwrite64)(fd, buf, n, off);
+    return f ? emu_write_fd(f, buf, n, off < 0 ? -2 : off) : REAL(pwrite64)(fd, buf, n, off);
 }
 
 /* A vector write is gathered into one store, as the kernel copies it into one page. */
@@ -268,7 +284,7 @@ static ssize_t emu_writev(struct emu_file *f, const struct iovec *iov, int cnt)
         memcpy(page + used, iov[i].iov_base, k);
         used += k;
     }
-    ssize_t rc = emu_write_fd(f, page, used);
+    ssize_t rc = emu_write_fd(f, page, used, -1);
     return rc < 0 ? rc : (ssize_t)(total < (size_t)rc ? total : (size_t)rc);
 }
 
@@ -315,6 +331,8 @@ EXPORT off64_t lseek64(int fd, off64_t off, int whence)
 
 EXPORT int close(int fd)
 {
+    if (ipmi_is(fd))
+        ipmi_close(fd);
     if (fd >= EMU_FD_BASE)
         return fdt_close(fd);
     if (fdt_get(fd)) { /* a low number aliasing an emulated file: store what it holds */
@@ -432,6 +450,8 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
     va_end(ap);
     if (fdt_get(fd))
         return shim_fail(ENOTTY);
+    if (ipmi_is(fd))
+        return ipmi_ioctl(fd, req, arg);
     return REAL(ioctl)(fd, req, arg);
 }
 

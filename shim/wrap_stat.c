@@ -1,7 +1,7 @@
 /* wrap_stat: metadata of emulated paths and descriptors, synthesised from the segment with no
  * system call: the stat family (all generations: stat/lstat/fstat/fstatat, their 64-bit
  * twins, the old __xstat ABI, statx), statfs (sysfs and procfs magic), access, readlink,
- * realpath, the working directory, and the namespace calls sysfs refuses (sysfs-abi.md §1.1,
+ * realpath, the working directory, and the namespace calls sysfs refuses (sysfs §1.1,
  * §1.5): mkdir, rmdir, unlink, rename, symlink answer EPERM, truncate is accepted. */
 #include "emu.h"
 #include "fdtable.h"

@@ -61,6 +61,7 @@ static const struct sfield cpufreq_fields[] = {
     FACT("boost", SF_INT), PLAIN("minimal", SF_BOOL), FACT("hwp", SF_BOOL), FACT("baseKHz", SF_INT), END};
 static const struct sfield hsmp_fields[] = {
     FACTW("layout", "platform"), FACT("capMaxUW", SF_INT), FACT("capDefaultUW", SF_INT), END};
+static const struct sfield cray_pm_fields[] = {FACT("rawScanHz", SF_INT), FACT("version", SF_INT), END};
 static const struct sfield gpu_limit_fields[] = {
     FACT("minW", SF_FLOAT), FACT("maxW", SF_FLOAT), FACT("defaultW", SF_FLOAT), FACT("currentW", SF_FLOAT), END};
 static const struct sfield gpu_tool_fields[] = {
@@ -127,6 +128,7 @@ const struct sfield profile_schema[] = {
     OBJ("powercap", powercap_fields),
     OBJ("cpufreq", cpufreq_fields),
     OBJ("hsmp", hsmp_fields),
+    OBJ("crayPmCounters", cray_pm_fields),
     OBJ("gpus", gpu_fields),
     OBJ("physics", physics_fields),
     END};

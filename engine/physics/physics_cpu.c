@@ -1,6 +1,5 @@
 /* physics_cpu: CPU power, frequency, caps, temperature and energy of one node; see physics_cpu.h
- * for the time and interval contract. Section numbers (c.N) refer to upstream-hwemu.md, §N.N to
- * sysfs-abi.md.
+ * for the time and interval contract. Section marks: c.N is "upstream c.N", §N.N is "sysfs §N.N" (docs/sources.md).
  *
  * Invariants:
  *  - Only grid boundaries change state (besides now_ns/carry_ns), so any cut of the same time into

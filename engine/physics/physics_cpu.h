@@ -1,4 +1,4 @@
-/* physics_cpu: the CPU side of one node's physics (upstream-hwemu.md §c): package power from load
+/* physics_cpu: the CPU side of one node's physics (upstream §c): package power from load
  * and frequency (analytic or measured-curve model), the running frequency a cpufreq governor and
  * the agent's limits give, RAPL PL1/PL2/PL4 and HSMP caps and the frequency a cap forces, package
  * temperature, and exact energy counters per zone with the kernel's unit and 32-bit wrap.

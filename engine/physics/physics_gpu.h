@@ -10,7 +10,7 @@
  * settling limit allows (see phys_gpu_begin_interval), which keeps the energy of every
  * interval what the settling curve integrates to.
  *
- * Model (upstream-hwemu.md c.7, c.8; the parts it leaves open are marked "ours"):
+ * Model (upstream c.7, c.8; the parts it leaves open are marked "ours"):
  *   natural power  Pn(u) = wc*(idle + D*u^1.02) + wm*(idle + D*(0.35*sqrt(u) + 0.30*u)),
  *                  D = naturalMax - idle, weights by class and memory intensity (c.7)
  *   clock ceiling  the graphics clock is held at or below the lock's maximum and the

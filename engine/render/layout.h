@@ -33,7 +33,13 @@ enum bind_kind {
     BK_GPU_ENERGY,   /* S counter: energy of GPU pkg */
     BK_GPU_IDENT,    /* S: per-node identity zone (enum gpu_quantity) of GPU pkg, set at open */
     BK_GPU_SET,      /* A: setting zone (enum gpu_setting) of GPU pkg */
+    BK_PLATFORM,     /* S: state/platform/power, the node's power and its statistics */
+    BK_PM_COUNTER,   /* S: a Cray pm_counters file: zone = enum pm_file, pkg = accelerator */
 };
+
+/* The pm_counters files published each tick (render_platform.c). */
+enum pm_file { PM_POWER, PM_ENERGY, PM_CPU_POWER, PM_CPU_ENERGY, PM_MEMORY_POWER, PM_MEMORY_ENERGY, PM_ACCEL_POWER,
+               PM_ACCEL_ENERGY, PM_FRESHNESS, PM_STARTUP };
 
 /* The GPU values published each tick (BK_GPU) or once at open (BK_GPU_IDENT). */
 enum gpu_quantity {

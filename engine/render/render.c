@@ -1,5 +1,6 @@
 /* render: every file of one node, in the order the kernel would have them: the node root's
- * cpuinfo and state/, then powercap, cpufreq and HSMP. The value table lives in layout.c. */
+ * cpuinfo and state/, then powercap, cpufreq, HSMP, GPUs, MSR devices and the platform (BMC,
+ * pm_counters). The value table lives in layout.c. */
 #include "render.h"
 #include "render_cpuinfo.h"
 
@@ -25,7 +26,7 @@ static void cpu_list(const int *ids, int n, char *out, size_t len)
 }
 
 /* sys/devices/system/cpu: the online/possible/present masks, and per CPU its directory, its
- * online file (CPUs but 0) and its topology (sysfs-abi.md §4.1; Documentation/ABI/stable/
+ * online file (CPUs but 0) and its topology (sysfs §4.1; Documentation/ABI/stable/
  * sysfs-devices-system-cpu). */
 static void render_cpu_topology(struct node_layout *l, const struct yt_node *tree)
 {
@@ -112,11 +113,13 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_cpufreq(l, tree, p);
     render_hsmp(l, tree, p);
     render_gpus(l, tree, p, g);
+    render_msr(l, tree, p);
+    render_platform(l, tree, g);
     /* What the node owns whole: the host's own files there never show through. */
     static const char *const owned[] = {
         "sys/class/powercap", "sys/devices/virtual/powercap", "sys/devices/system/cpu/cpufreq",
         "sys/devices/system/cpu/intel_pstate", "sys/devices/system/cpu/amd_pstate", "sys/devices/platform/amd_hsmp",
-        "sys/class/hwmon"};
+        "sys/class/hwmon", "dev/cpu"};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
         segb_own(l->b, owned[i]);
     /* Driver directories of other machines: absent here, whatever the host has. */

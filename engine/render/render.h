@@ -16,6 +16,10 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
 void render_powercap(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+/* /dev/cpu/<n>/msr (after powercap and cpufreq: its registers name their files). */
+void render_msr(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+/* state/platform/power, /dev/ipmi0 and, when the profile declares them, Cray pm_counters. */
+void render_platform(struct node_layout *l, const struct yt_node *tree, const struct phys_gpu_params *g);
 /* The GPUs (engine/segment/gpu_files.h): PCI devices, the vendor's sysfs and state files, tool facts. */
 void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p,
                  const struct phys_gpu_params *g);

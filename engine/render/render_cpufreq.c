@@ -1,4 +1,4 @@
-/* render_cpufreq: the cpufreq tree of a node (sysfs-abi.md §4-6; upstream-hwemu.md c0).
+/* render_cpufreq: the cpufreq tree of a node (sysfs §4-6; upstream c0).
  *
  *   sys/devices/system/cpu/cpufreq/policy<P>/   one per CPU (per-cpu) or per core (per-core),
  *                                               named after its first CPU

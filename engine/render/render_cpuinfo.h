@@ -4,7 +4,7 @@
  * threads. Other renderers (cpufreq policies, per-CPU directories) take the CPU list from here
  * so that every file of a node agrees on which CPU is where.
  *
- * The text (upstream-hwemu.md §d; sysfs-abi.md §13.1 for the kernel's order and padding):
+ * The text (upstream §d; sysfs §13.1 for the kernel's order and padding):
  *  - cpu.cpuinfoVerbatim set (corpus replays): that text, byte for byte. The CPUs are read from
  *    it: one per blank-line-separated block with an integer `processor`; `physical id` and
  *    `core id` give socket and core (0 when unreadable), and the threads of one (socket, core)

@@ -1,5 +1,5 @@
 /* render_gpu_hwmon: the kernel-side files of AMD and Intel GPUs (engine/segment/gpu_files.h): amdgpu's
- * device attributes and hwmon (sysfs-abi.md §9), i915's or xe's hwmon (§10), each GPU's DRM card
+ * device attributes and hwmon (sysfs §9), i915's or xe's hwmon (§10), each GPU's DRM card
  * and its sys/class/hwmon link. */
 #include "gpu_files.h"
 #include "params.h"

@@ -1,5 +1,5 @@
 /* render_hsmp: AMD HSMP socket power caps in the platform-device hwmon layout
- * (sysfs-abi.md §11.2; upstream-hwemu.md c0), one hwmon device per socket:
+ * (sysfs §11.2; upstream c0), one hwmon device per socket:
  *   sys/devices/platform/amd_hsmp/hwmon/hwmon<s>/  name (R "amd_hsmp_hwmon"),
  *       power1_input (S, uW), power1_cap (A, clamped to [0, power1_cap_max]), power1_cap_max (R)
  *   sys/class/hwmon/hwmon<s> -> ../../devices/platform/amd_hsmp/hwmon/hwmon<s> */

@@ -1,4 +1,4 @@
-/* render_powercap: the powercap class tree of a node (sysfs-abi.md §2-3; upstream-hwemu.md c0).
+/* render_powercap: the powercap class tree of a node (sysfs §2-3; upstream c0).
  *
  *   sys/devices/virtual/powercap/<ct>/                 control type, `enabled` (A, always 1)
  *   sys/devices/virtual/powercap/<ct>/<ct>:<i>/        top-level zones, i in lower-case hex

@@ -90,7 +90,11 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
         if (n->params.pkg[k].rapl_present)
             t->has_rapl_limits = true;
     }
-    t->node_power_w = t->cpu_power_w + t->dram_power_w + n->params.platform_other_w;
+    t->node_power_w = node_power_w(n); /* GPUs included */
+    t->node_power_min_w = n->power.min_w;
+    t->node_power_max_w = n->power.max_w;
+    t->node_power_avg_w = node_power_avg_w(n);
+    t->node_power_period_ms = node_power_period_ms(n);
     t->platform_power_w = (double)s->psys.power_uw / 1e6;
     t->platform_energy_uj = phys_energy_total_uj(s, PHYS_ZONE_PSYS, 0);
     /* the zones the node renders an energy_uj for: its energy counters (a few per node) */
@@ -123,7 +127,6 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
         t->gpu_power_total_w += g->power_w;
         t->node_energy_uj += t->gpu_energy_uj[k];
     }
-    t->node_power_w += t->gpu_power_total_w;
 }
 
 static void tick_slice(struct engine *e, int w)

@@ -32,6 +32,9 @@ struct node_telemetry {
     const char *name, *pool, *profile;
     int npkgs;
     double node_power_w, cpu_power_w, dram_power_w;
+    /* node_power_w's statistics since the node opened (node.h "power": what the BMC reports) */
+    double node_power_min_w, node_power_max_w, node_power_avg_w;
+    int64_t node_power_period_ms;
     double pkg_power_w[PHYS_MAX_PKGS], pkg_temp_c[PHYS_MAX_PKGS], pkg_cap_w[PHYS_MAX_PKGS];
     double pkg_dram_power_w[PHYS_MAX_PKGS];
     int64_t pkg_freq_khz[PHYS_MAX_PKGS], pkg_pl1_uw[PHYS_MAX_PKGS], pkg_pl2_uw[PHYS_MAX_PKGS];

@@ -1,7 +1,7 @@
 /* node: a node's life in the engine: render or resume its segment, and each tick drain what
  * agents wrote, step the physics, publish. See node.h.
  *
- * Resume rules (emulate-mode.md "Restarts and recovery"): an existing segment is resumed when
+ * Resume rules (Joulie emulate mode, "Restarts and recovery"; docs/sources.md): an existing segment is resumed when
  * it was rendered for the same node, profile and profile values (the layout hash covers the
  * entries and the profile tree); anything else stops the start with an error naming the node
  * and the remedy. On resume every counter continues from max(ledger, read high-water mark),
@@ -148,8 +148,105 @@ static void publish(struct node *n, struct change *ch, uint32_t nch, int64_t now
     seg_publish_end(s, now_mono);
 }
 
+double node_power_w(const struct node *n)
+{
+    double w = n->params.platform_other_w;
+    for (int k = 0; k < n->state.npkgs; k++)
+        w += n->state.pkg[k].power_w + (double)n->state.pkg[k].energy[PHYS_ZONE_DRAM].power_uw / 1e6;
+    int ngpus = n->gparams.vendor == PHYS_GPU_NONE ? 0 : n->gparams.count;
+    for (int k = 0; k < ngpus && k < PHYS_GPU_MAX; k++)
+        w += n->gstate.g[k].power_w;
+    return w;
+}
+
+double node_power_avg_w(const struct node *n)
+{
+    double s = (double)(n->power.last_mono - n->power.since_mono) / 1e9;
+    return s > 0 ? n->power.energy_j / s : n->power.current_w;
+}
+
+int64_t node_power_period_ms(const struct node *n)
+{
+    return (n->power.last_mono - n->power.since_mono) / 1000000;
+}
+
+/* One sample of the node's power at a tick (after the interval's power is decided). */
+static void sample_power(struct node *n, int64_t now_mono, int64_t now_wall)
+{
+    struct node_power_stats *p = &n->power;
+    double w = node_power_w(n);
+    if (!p->since_mono) {
+        p->since_mono = p->last_mono = now_mono;
+        p->since_wall_ns = now_wall;
+        p->min_w = p->max_w = w;
+    } else {
+        p->energy_j += p->held_w * (double)(now_mono - p->last_mono) / 1e9;
+        p->last_mono = now_mono;
+    }
+    p->current_w = p->held_w = w;
+    if (w < p->min_w)
+        p->min_w = w;
+    if (w > p->max_w)
+        p->max_w = w;
+}
+
+/* A pm_counters file's text at wall time now_wall (render_platform.c). */
+static void pm_text(const struct node *n, const struct binding *b, int64_t now_wall, char *t, size_t len)
+{
+    const struct phys_cpu_state *s = &n->state;
+    long long us = (long long)(now_wall / 1000);
+    double w = 0;
+    uint64_t uj = 0;
+    bool energy = false;
+    switch (b->zone) {
+    case PM_POWER: w = node_power_w(n); break;
+    case PM_CPU_POWER:
+        for (int k = 0; k < s->npkgs; k++)
+            w += s->pkg[k].power_w;
+        break;
+    case PM_MEMORY_POWER:
+        for (int k = 0; k < s->npkgs; k++)
+            w += (double)s->pkg[k].energy[PHYS_ZONE_DRAM].power_uw / 1e6;
+        break;
+    case PM_ACCEL_POWER: w = b->pkg < PHYS_GPU_MAX ? n->gstate.g[b->pkg].power_w : 0; break;
+    case PM_ENERGY: {
+        energy = true;
+        uj = phys_energy_total_uj(s, PHYS_ZONE_PSYS, 0);
+        int ngpus = n->gparams.vendor == PHYS_GPU_NONE ? 0 : n->gparams.count;
+        for (int k = 0; k < ngpus && k < PHYS_GPU_MAX; k++)
+            uj += phys_gpu_total_uj(&n->gstate, k);
+        break;
+    }
+    case PM_CPU_ENERGY:
+        energy = true;
+        for (int k = 0; k < s->npkgs; k++)
+            uj += phys_energy_total_uj(s, PHYS_ZONE_PACKAGE, k);
+        break;
+    case PM_MEMORY_ENERGY:
+        energy = true;
+        for (int k = 0; k < s->npkgs; k++)
+            uj += phys_energy_total_uj(s, PHYS_ZONE_DRAM, k);
+        break;
+    case PM_ACCEL_ENERGY:
+        energy = true;
+        uj = b->pkg < PHYS_GPU_MAX ? phys_gpu_total_uj(&n->gstate, b->pkg) : 0;
+        break;
+    case PM_FRESHNESS: { /* samples since startup at raw_scan_hz (10 Hz on XC/EX blades) */
+        snprintf(t, len, "%lld\n", (long long)((now_wall - n->power.since_wall_ns) / 100000000));
+        return;
+    }
+    case PM_STARTUP:
+        snprintf(t, len, "%lld\n", (long long)(n->power.since_wall_ns / 1000));
+        return;
+    }
+    if (energy)
+        snprintf(t, len, "%llu J %lld us\n", (unsigned long long)(uj / 1000000), us);
+    else
+        snprintf(t, len, "%.0f W %lld us\n", w, us);
+}
+
 /* The S values of this tick, plus the A values in changes[0..*nch) already. */
-static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, int64_t until_ns)
+static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, int64_t until_ns, int64_t now_wall)
 {
     const struct seg_value *cur = n->seg.copy[0];
     char text[SEG_TEXT_MAX];
@@ -186,6 +283,15 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
             break;
         case BK_GPU:
             node_gpu_text(n, b, text, sizeof text);
+            text_value(&c.v, text);
+            break;
+        case BK_PLATFORM:
+            snprintf(text, sizeof text, "%.1f %.1f %.1f %.1f %lld\n", n->power.current_w, n->power.min_w,
+                     n->power.max_w, node_power_avg_w(n), (long long)node_power_period_ms(n));
+            text_value(&c.v, text);
+            break;
+        case BK_PM_COUNTER:
+            pm_text(n, b, now_wall, text, sizeof text);
             text_value(&c.v, text);
             break;
         case BK_GPU_ENERGY: {
@@ -329,7 +435,7 @@ static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_
 }
 
 /* Persistence mode off: an idle GPU drops the limit agents wrote back to its default, as the
- * driver does when it unloads with no client (emulate-mode.md). The file reads the default from
+ * driver does when it unloads with no client (Joulie emulate mode). The file reads the default from
  * this tick on, whatever a slot held. */
 static void reset_idle_limits(struct node *n, struct change *ch, uint32_t *nch, int64_t now_wall,
                               struct event_log *log)
@@ -396,7 +502,8 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
     reset_idle_limits(n, ch, &nch, now_wall, log);
     phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     phys_gpu_begin_interval(&n->gparams, &n->gstate, &n->gload, n->tick_ns);
-    collect_s_values(n, ch, &nch, n->state.now_ns + n->tick_ns);
+    sample_power(n, now_mono, now_wall);
+    collect_s_values(n, ch, &nch, n->state.now_ns + n->tick_ns, now_wall);
     publish(n, ch, nch, now_mono);
     free(ch);
     write_ledger(n, now_wall);
@@ -546,7 +653,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         if (k == BK_ENERGY || k == BK_GPU_ENERGY)
             n->counters[n->ncounters++] = v;
         if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
-            k == BK_GPU_ENERGY)
+            k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_PM_COUNTER)
             n->svalues[n->nsvalues++] = v;
     }
     for (int i = 0; i < PHYS_GPU_MAX; i++)

@@ -58,6 +58,14 @@ struct node {
     uint64_t ev_tail, ev_lost;
     uint32_t gpu_limit_entry[PHYS_GPU_MAX]; /* per GPU: its NVML power_limit_mw entry, or SEG_NONE */
     int64_t mono_origin;         /* CLOCK_MONOTONIC at physics time 0 */
+    /* The node's power as its BMC reports it (state/platform/power, DCMI, Redfish): samples at
+     * every tick since the node opened in this engine. */
+    struct node_power_stats {
+        double current_w, min_w, max_w, energy_j; /* energy: held power x interval, summed */
+        int64_t since_mono, last_mono;            /* the first tick, the last one */
+        int64_t since_wall_ns;                    /* the first tick, CLOCK_REALTIME */
+        double held_w;                            /* the power held since the last tick */
+    } power;
     int64_t tick_ns;
     bool resumed;
 };
@@ -72,6 +80,12 @@ void node_close(struct node *n);
 /* One tick at now_mono: step to it, drain agent writes (events to log), begin the next
  * interval at load, publish, write the ledger. */
 void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log);
+/* The node's power now, W: packages, DRAM, GPUs and the rest of the platform (the figure
+ * /telemetry's nodePowerWatts and the BMC interfaces show). */
+double node_power_w(const struct node *n);
+/* The statistics of n->power: average over the reporting period (W) and the period (ms). */
+double node_power_avg_w(const struct node *n);
+int64_t node_power_period_ms(const struct node *n);
 /* The text of a GPU value (BK_GPU, BK_GPU_IDENT) now: false for other bindings. */
 bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_t len);
 /* The text a GPU setting reads after the tick applied text when the hardware changes it (an

@@ -9,12 +9,12 @@
  * GPU i of a node sits on PCI bus 0x10+i (domain 0, device 0, function 0):
  *   BDF "0000:<bb>:00.0", bb two lower-case hex digits; NVML's bus id "00000000:<BB>:00.0".
  *
- * Every vendor: the PCI device (sysfs-abi.md §12)
+ * Every vendor: the PCI device (sysfs §12)
  *   sys/devices/pci0000:<bb>/0000:<bb>:00.0/       vendor, device, subsystem_vendor,
  *                                                  subsystem_device, class, revision (R, "0x..")
  *   sys/bus/pci/devices/0000:<bb>:00.0             -> ../../../devices/pci0000:<bb>/0000:<bb>:00.0
  *
- * NVIDIA (gpus.vendor nvidia): the NVML view, one directory per GPU, upstream-hwemu.md c0:
+ * NVIDIA (gpus.vendor nvidia): the NVML view, one directory per GPU, upstream c0:
  *   state/nvml/driver_version        R  "590.48.01"
  *   state/nvml/cuda_version          R  "13.1"
  *   state/nvml/gpu<i>/               i = 0.. in index order, no leading zeros
@@ -59,7 +59,7 @@
  *     peer_rx_bytes, peer_tx_bytes   S  bytes received from / sent to the node's other GPUs
  *   dev/nvidiactl                    R  empty, mode 0666 (agents only stat it)
  *
- * AMD (gpus.vendor amd): amdgpu as the kernel shows it (sysfs-abi.md §9), card n = the DRM
+ * AMD (gpus.vendor amd): amdgpu as the kernel shows it (sysfs §9), card n = the DRM
  * cards of pci[] entries with drm: true first, then the GPUs in index order:
  *   sys/class/drm/card<n>            -> ../../devices/pci0000:<bb>/0000:<bb>:00.0/drm/card<n>
  *   sys/devices/pci0000:<bb>/0000:<bb>:00.0/
@@ -86,7 +86,7 @@
  *   state/amdgpu/card<n>/gfx_version R  "gfx942"
  *   state/amdgpu/card<n>/energy_uj   S  counter, uJ, 64 bits (the tools' and exporters' energy)
  *
- * Intel (gpus.vendor intel): i915 (sysfs-abi.md §10.1) or, with gpus.intel.driver xe, xe
+ * Intel (gpus.vendor intel): i915 (sysfs §10.1) or, with gpus.intel.driver xe, xe
  * (§10.2, the package channel 2 only, as DG2 maps it):
  *   sys/bus/pci/drivers/<drv>/0000:<bb>:00.0  -> ../../../../devices/pci0000:<bb>/0000:<bb>:00.0
  *   sys/devices/pci0000:<bb>/0000:<bb>:00.0/drm/card<n>/, sys/class/drm/card<n> as for AMD

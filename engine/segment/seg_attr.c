@@ -1,5 +1,5 @@
 /* seg_attr: kernel store() semantics of agent-writable attributes; see seg_attr.h.
- * Each case cites what it imitates in the reference (sysfs-abi.md sections). */
+ * Each case cites what it imitates in the reference (sysfs §N marks: docs/sources.md). */
 #include "seg_attr.h"
 
 #include <ctype.h>

@@ -241,6 +241,16 @@ uint32_t segb_dynamic(struct seg_builder *b, const char *path, uint16_t mode, ch
     return id;
 }
 
+uint32_t segb_device(struct seg_builder *b, const char *path, uint16_t mode, char cls, uint32_t param)
+{
+    uint32_t id = add(b, path, SEG_FILE, mode);
+    if (id != SEG_NONE) {
+        b->e[id].cls = (uint8_t)cls;
+        b->e[id].param = param;
+    }
+    return id;
+}
+
 uint32_t segb_value_text(struct seg_builder *b, const char *text)
 {
     b->values = grow(b->values, &b->vcap, b->nvalues + 1, sizeof *b->values);

@@ -19,6 +19,8 @@ uint32_t segb_link(struct seg_builder *b, const char *path, const char *target);
 uint32_t segb_static(struct seg_builder *b, const char *path, uint16_t mode, const char *text, size_t len);
 uint32_t segb_dynamic(struct seg_builder *b, const char *path, uint16_t mode, char cls, uint32_t value,
                       uint16_t validator, uint32_t param);
+/* A device file (class SEG_M or SEG_I, segment.h "Devices"): no value; param as the class says. */
+uint32_t segb_device(struct seg_builder *b, const char *path, uint16_t mode, char cls, uint32_t param);
 uint32_t segb_value_text(struct seg_builder *b, const char *text);
 uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count);
 uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words);

@@ -303,6 +303,38 @@ static size_t put_u64(char *buf, uint64_t v)
     return n + 1;
 }
 
+/* The count of counter value vi (loaded in v) at now_ns, unwrapped; raises its high-water mark. */
+static uint64_t counter_raw(struct seg *s, uint32_t vi, const struct seg_value *v, int64_t now_ns)
+{
+    int64_t n = (now_ns - v->ctr.t0_ns) / s->h->substep_ns;
+    if (n < 0)
+        n = 0;
+    if (n > (int64_t)v->nsub)
+        n = v->nsub;
+    unsigned __int128 nj = (unsigned __int128)v->ctr.power_uw * (uint64_t)n + v->ctr.rem_nj;
+    uint64_t acc = v->ctr.acc_uj + (uint64_t)(nj / 1000);
+    uint64_t rem = (uint64_t)(nj % 1000);
+    raise_hwm(s, vi, v->ctr.start_uj + acc);
+    uint64_t unit = v->ctr.unit_nj ? v->ctr.unit_nj : 1000;
+    uint64_t seed = (uint64_t)v->ctr.seed_raw_hi << 32 | v->ctr.seed_raw;
+    return seed + (uint64_t)(((unsigned __int128)acc * 1000 + rem) / unit);
+}
+
+uint64_t seg_counter_raw(struct seg *s, uint32_t vi, int64_t now_ns, uint8_t *wrap_bits, uint32_t *unit_nj)
+{
+    struct seg_value v;
+    if (vi >= s->h->n_values)
+        return 0;
+    load_value(s, vi, &v);
+    if (v.type != SEG_V_COUNTER)
+        return 0;
+    if (wrap_bits)
+        *wrap_bits = v.wrap_bits;
+    if (unit_nj)
+        *unit_nj = v.ctr.unit_nj ? v.ctr.unit_nj : 1000;
+    return counter_raw(s, vi, &v, now_ns);
+}
+
 const char *seg_read(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, size_t *len)
 {
     const struct seg_entry *e = &s->entries[entry];
@@ -317,18 +349,8 @@ const char *seg_read(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, s
     struct seg_value v;
     load_value(s, e->value, &v);
     if (v.type == SEG_V_COUNTER) {
-        int64_t n = (now_ns - v.ctr.t0_ns) / s->h->substep_ns;
-        if (n < 0)
-            n = 0;
-        if (n > (int64_t)v.nsub)
-            n = v.nsub;
-        unsigned __int128 nj = (unsigned __int128)v.ctr.power_uw * (uint64_t)n + v.ctr.rem_nj;
-        uint64_t acc = v.ctr.acc_uj + (uint64_t)(nj / 1000);
-        uint64_t rem = (uint64_t)(nj % 1000);
-        raise_hwm(s, e->value, v.ctr.start_uj + acc);
+        uint64_t raw = counter_raw(s, e->value, &v, now_ns);
         uint64_t unit = v.ctr.unit_nj ? v.ctr.unit_nj : 1000;
-        uint64_t seed = (uint64_t)v.ctr.seed_raw_hi << 32 | v.ctr.seed_raw;
-        uint64_t raw = seed + (uint64_t)(((unsigned __int128)acc * 1000 + rem) / unit);
         uint64_t wrapped = v.wrap_bits >= 64 ? raw : raw & ((UINT64_C(1) << v.wrap_bits) - 1);
         *len = put_u64(tmp, v.shows_count ? wrapped : (uint64_t)((unsigned __int128)wrapped * unit / 1000));
         return tmp;

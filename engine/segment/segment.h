@@ -56,6 +56,32 @@
  * whole tick. Because the file is shared memory, the ledger survives the engine's death with
  * the page cache (and reaches the disk when the root is on one).
  *
+ * Devices (class M and I files, under dev/). Two character devices are not text files and get
+ * classes of their own; both are kind SEG_FILE, mode 0600, root-owned, as the kernel makes them:
+ *   M  /dev/cpu/<n>/msr (c 202:<n>, arch/x86/kernel/msr.c): a read or write at file offset =
+ *      MSR address, 8 bytes a register (u32 lo, u32 hi, little-endian). The entry's param is
+ *      the first of its package's register params (struct seg_param, read as below), which
+ *      follow one another and end with a param of b = SEG_MSR_END; every CPU of a package
+ *      points at the same list, so package registers read the same on all of them:
+ *        a = MSR address, b = enum seg_msr_kind, c and d per kind, words = paths for LIMIT:
+ *        CONST   the register holds c
+ *        ENERGY  the count of counter value c (a SEG_V_COUNTER: the count a read of its file
+ *                would reveal, raising its high-water mark), divided by d (d > 1: a per-core
+ *                share of a package counter), modulo 2^32: the energy_uj file and the MSR show
+ *                one counter, so raw * unit_nj / 1000 == energy_uj, as the kernel computes it
+ *        RATIO   the text value c (kHz) over d kHz, in bits 15:8 (IA32_PERF_STATUS)
+ *        LIMIT   MSR_PKG_POWER_LIMIT composed from the powercap files (slot or snapshot) named
+ *                in words, space-separated, "-" when absent: PL1 limit, PL1 window, PL2 limit,
+ *                PL2 window, zone enabled; c = power unit uW, d = time unit us. A write is
+ *                decoded and stored through those files' validators (seg_attr.h), so it is the
+ *                same store, and the same event, as a write of constraint_N_power_limit_uw
+ *      seg_msr.h's seg_msr_read / seg_msr_write are its readers; any other address is EIO.
+ *   I  /dev/ipmi0 (the OpenIPMI device): no content of its own. The shim answers its ioctls from
+ *      state/platform/power (node power "<current> <min> <max> <avg> <period_ms>\n", W with one
+ *      decimal, statistics since the engine opened the node; an S value the engine publishes
+ *      each tick, the same figure as /telemetry's nodePowerWatts).
+ * A reader that does not know a class treats the file as unreadable (EIO).
+ *
  * Agent writes: a slot holds the last accepted text with a sequence number (odd while being
  * written). A reader of an A attribute shows the slot's text when the slot's sequence is newer
  * than the sequence the snapshot says it applied, else the snapshot's text. The engine drains
@@ -71,13 +97,16 @@
 #include <stdint.h>
 
 #define SEG_MAGIC "HWEMUSEG"
-#define SEG_VERSION 2u
+#define SEG_VERSION 3u
 #define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
 #define SEG_READ_MAX 4096       /* sysfs shows at most a page */
 #define SEG_NONE UINT32_MAX
 
 enum seg_kind { SEG_DIR = 1, SEG_FILE = 2, SEG_LINK = 3 };
-enum seg_class { SEG_R = 'R', SEG_S = 'S', SEG_A = 'A' };
+enum seg_class { SEG_R = 'R', SEG_S = 'S', SEG_A = 'A', SEG_M = 'M', SEG_I = 'I' };
+/* Register kinds of an M file's params (see "Devices" above). */
+enum seg_msr_kind { SEG_MSR_END = 0, SEG_MSR_CONST, SEG_MSR_ENERGY, SEG_MSR_RATIO, SEG_MSR_LIMIT };
+#define SEG_MSR_MAJOR 202 /* Documentation/admin-guide/devices.txt: "202 char CPU model-specific registers" */
 enum seg_vtype { SEG_V_TEXT = 1, SEG_V_COUNTER = 2 };
 /* A directory the node owns whole: a path under it that the node does not render does not
  * exist (it is not the host's). Other directories of the tree overlay the host's. */
@@ -242,6 +271,11 @@ int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follo
  * text (static text in the segment, or tmp) and its length; raises the high-water mark of a
  * counter before returning. tmp must hold SEG_TEXT_MAX bytes. */
 const char *seg_read(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, size_t *len);
+
+/* The register count of counter value v at now_ns, before the wrap (seed + energy / unit), as a
+ * read of its file computes it (raising its high-water mark); *wrap_bits and *unit_nj say how
+ * the file shows it. Class M readers use it (seg_msr.h). */
+uint64_t seg_counter_raw(struct seg *s, uint32_t v, int64_t now_ns, uint8_t *wrap_bits, uint32_t *unit_nj);
 
 /* --- agent side ---------------------------------------------------------------------------- */
 

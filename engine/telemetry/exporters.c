@@ -7,7 +7,7 @@
  *   GET /exporters/<format>/metrics?node=<node> the same, for a scrape config using `params`
  *
  * Formats (SIM_EXPORTERS selects which answer; names, units, labels and types as
- * ../shared/reference/telemetry.md §5-6 and gpu-tools.md §5-6 pin them):
+ * Kepler's and the GPU exporters' sources pin them: docs/sources.md):
  *   kepler-0.7   kepler_node_{core,dram,package}_joules_total (counters, J) for the zones the
  *                node has, with labels instance (the node), mode (dynamic|idle), package (socket
  *                index) and source="rapl-sysfs"; NVIDIA GPUs: kepler_node_gpu_joules_total with

@@ -9,6 +9,7 @@
  *   GET  /debug/energy      energy per node, package and GPU, J
  *   GET  /metrics           Prometheus text format 0.0.4
  *   GET  /exporters/...     per-node exporter formats (SIM_EXPORTERS; exporters.c)
+ *   GET  /redfish/v1/...    Redfish: service root, Chassis per node, Power (redfish.c)
  *   GET  /healthz           ok
  * Unknown node: 404 with a JSON error. A known route with another method: 405 with Allow.
  * Unknown route: 404. With --http-auth-file, every route but /healthz answers 401 (with a
@@ -21,6 +22,7 @@
 #include "events.h"
 #include "exporters.h"
 #include "otlp.h"
+#include "redfish.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -54,9 +56,9 @@ struct http {
     atomic_uint open;    /* connections now open */
 };
 
-enum route { R_TELEMETRY, R_CONTROL, R_DEBUG, R_METRICS, R_HEALTH, R_EXPORTERS, R_OTHER, R_NROUTES };
-static const char *const route_names[R_NROUTES] = {"telemetry", "control", "debug",    "metrics",
-                                                   "healthz",   "exporters", "other"};
+enum route { R_TELEMETRY, R_CONTROL, R_DEBUG, R_METRICS, R_HEALTH, R_EXPORTERS, R_REDFISH, R_OTHER, R_NROUTES };
+static const char *const route_names[R_NROUTES] = {"telemetry", "control",   "debug",   "metrics",
+                                                   "healthz",   "exporters", "redfish", "other"};
 
 struct buf {
     char *p;
@@ -374,7 +376,8 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
     enum route r = !strncmp(url, "/telemetry/", 11) ? R_TELEMETRY : !strncmp(url, "/control/", 9) ? R_CONTROL
                    : !strncmp(url, "/debug/", 7) ? R_DEBUG : !strcmp(url, "/metrics") ? R_METRICS
                    : !strcmp(url, "/healthz") ? R_HEALTH
-                   : !strcmp(url, "/exporters") || !strncmp(url, "/exporters/", 11) ? R_EXPORTERS : R_OTHER;
+                   : !strcmp(url, "/exporters") || !strncmp(url, "/exporters/", 11) ? R_EXPORTERS
+                   : !strcmp(url, "/redfish") || !strncmp(url, "/redfish/", 9) ? R_REDFISH : R_OTHER;
     atomic_fetch_add(&e->requests[r], 1);
     rcu_read_lock();
     const struct telemetry *t = rcu_dereference(e->telemetry);
@@ -411,6 +414,14 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
         else
             reply_set(rep, code, type, body, len, NULL);
+    } else if (r == R_REDFISH) { /* redfish.c */
+        char *body = NULL;
+        size_t len = 0;
+        unsigned code = get ? redfish_http(t, url, &body, &len) : 405;
+        if (code == 405)
+            json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
+        else
+            reply_set(rep, code, "application/json", body, len, NULL);
     } else if (r == R_METRICS || r == R_HEALTH || r == R_DEBUG) {
         if (!get) {
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");

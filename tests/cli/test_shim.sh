@@ -18,7 +18,7 @@ X() { "$hwemu" exec --root "$tmp/r" --node "$@"; }
 py=/usr/bin/python3
 Z=/sys/class/powercap/intel-rapl:0
 
-# The probe, three builds, one expected output (sysfs-abi.md §1 for every line).
+# The probe, three builds, one expected output (sysfs §1 for every line).
 for flags in "-O0" "-O2 -D_FORTIFY_SOURCE=2" "-O2 -D_FORTIFY_SOURCE=2 -D_FILE_OFFSET_BITS=64"; do
     gcc $flags tests/shim/shim_probe.c -o "$tmp/probe" -lpthread || { bad "probe build $flags"; continue; }
     X intel-0 -- "$tmp/probe" >"$tmp/probe.out" 2>&1

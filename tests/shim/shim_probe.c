@@ -1,7 +1,7 @@
 /* shim_probe: one C program that calls the libc entry points agents use on emulated files and
  * prints what it gets, one line per check, so that tests/cli/test_shim.sh (and, built -static
  * for the seccomp route, test_exec_go.sh) can compare the answers with the kernel's
- * (sysfs-abi.md §1). Built several ways (plain, fortified, 64-bit offsets) so every generation
+ * (sysfs §1). Built several ways (plain, fortified, 64-bit offsets) so every generation
  * of symbols is exercised. Also: threads reading while others open and close, and a fork child
  * reading an inherited emulated descriptor. */
 #define _GNU_SOURCE /* nftw */

@@ -1,6 +1,6 @@
 /* Every agent-writable attribute of every builtin profile, rendered as the engine renders it:
  * a value the kernel takes is accepted and reads back normalised at once; a value it refuses
- * fails with the kernel's errno and changes nothing (sysfs-abi.md §2-6). */
+ * fails with the kernel's errno and changes nothing (sysfs §2-6). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

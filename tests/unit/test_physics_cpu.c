@@ -1,6 +1,6 @@
 /* Unit tests of engine/physics/physics_cpu.c: power models, governors, caps, temperature, energy counters
- * and the RAPL write arithmetic. Expected numbers come from the formulas of upstream-hwemu.md §c
- * and sysfs-abi.md §3.4 evaluated independently (the literals were computed outside this code,
+ * and the RAPL write arithmetic. Expected numbers come from the formulas of upstream §c
+ * and sysfs §3.4 evaluated independently (the literals were computed outside this code,
  * the derivation is in the comment next to each), never from the module itself. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests of engine/physics/physics_gpu.c: natural power (upstream-hwemu.md c.7), the limit's
+/* Unit tests of engine/physics/physics_gpu.c: natural power (upstream c.7), the limit's
  * settling, held power and exact energy on the 1 ms grid, the NVML boxcar (c.8), clock locks
  * under smMaxByMem, and peer transfers sharing a receiver's link. Expected numbers are computed
  * by hand from the formulas (derivations next to each), never taken from the module. */

@@ -1,5 +1,5 @@
 /* Unit tests of engine/render/render_cpuinfo.c: the /proc/cpuinfo text of the builtin profiles
- * (upstream-hwemu.md §d, sysfs-abi.md §13), the socket-major-smt-last numbering, the flags the
+ * (upstream §d, sysfs §13), the socket-major-smt-last numbering, the flags the
  * facts imply, verbatim corpus cpuinfo, and the cpu MHz rounding against libc's "%.3f". */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -172,7 +172,7 @@ static void test_xeon_first_block(void **st)
     assert_int_equal(cpuinfo_ncpus(t), 96);
     check_shape(text, 96);
     /* sysfs-abi §13.1 order and padding, upstream §d lines 1-11; the profile has HWP under
-     * intel_pstate, so its flags line is "hwp hwp_epp" (emulate-mode.md) */
+     * intel_pstate, so its flags line is "hwp hwp_epp" (Joulie emulate mode) */
     const char *first =
         "processor\t: 0\n"
         "vendor_id\t: GenuineIntel\n"

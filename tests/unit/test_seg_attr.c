@@ -1,5 +1,5 @@
 /* Unit tests of engine/segment/seg_attr.c: each writable attribute refuses and normalises writes as
- * the kernel does (expected values from the kernel's formulas in sysfs-abi.md §1.4-§6). */
+ * the kernel does (expected values from the kernel's formulas in sysfs §1.4-§6). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -209,7 +209,7 @@ static void test_nvml(void **st)
     assert_int_equal(w("state/nvml/gpu0/power_limit_mw", "700001", o), EINVAL); /* above max */
     assert_int_equal(w("state/nvml/gpu0/power_limit_mw", "300 W", o), EINVAL);
     assert_int_equal(w("state/nvml/gpu1/power_limit_mw", "300000", o), EOPNOTSUPP);
-    /* -lgc 0,2100 on a 1980 MHz GPU reads back "(gpuClkMin 0, gpuClkMax 1980)" (gpu-tools.md §1.13) */
+    /* -lgc 0,2100 on a 1980 MHz GPU reads back "(gpuClkMin 0, gpuClkMax 1980)" (tools §1.13) */
     assert_int_equal(w("state/nvml/gpu0/locked_gpu_clocks", "0,2100", o), 0);
     assert_string_equal(o, "0 1980\n");
     assert_int_equal(w("state/nvml/gpu0/locked_gpu_clocks", "1740", o), 0);

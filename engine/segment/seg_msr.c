@@ -1,0 +1,197 @@
+/* seg_msr: reads and writes of /dev/cpu/<n>/msr registers; see seg_msr.h and segment.h. */
+#include "seg_msr.h"
+
+#include "seg_attr.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int seg_msr_cpu(const struct seg *s, uint32_t entry)
+{
+    if (entry >= s->h->n_entries || s->entries[entry].cls != SEG_M)
+        return -1;
+    const char *p = seg_path(s, entry);
+    int cpu = -1, end = 0;
+    if (sscanf(p, "dev/cpu/%d/msr%n", &cpu, &end) != 1 || p[end])
+        return -1;
+    return cpu;
+}
+
+/* The register param of msr in entry's list, or NULL. The list is untrusted: bounded by the
+ * param table. */
+static const struct seg_param *find_reg(const struct seg *s, uint32_t entry, uint32_t msr)
+{
+    if (entry >= s->h->n_entries)
+        return NULL;
+    const struct seg_entry *e = &s->entries[entry];
+    if (e->cls != SEG_M || e->param == SEG_NONE)
+        return NULL;
+    for (uint32_t i = e->param; i < s->h->n_params && s->params[i].b != SEG_MSR_END; i++)
+        if ((uint64_t)s->params[i].a == msr)
+            return &s->params[i];
+    return NULL;
+}
+
+/* The i-th space-separated path of a LIMIT register's words, as an entry (SEG_NONE: "-" or
+ * not in the segment). */
+static uint32_t limit_entry(const struct seg *s, const struct seg_param *p, int i)
+{
+    if (p->words_off == SEG_NONE || p->words_off >= s->h->strings_size)
+        return SEG_NONE;
+    const char *w = s->strings + p->words_off;
+    for (int k = 0; *w; k++) {
+        while (*w == ' ')
+            w++;
+        size_t n = strcspn(w, " ");
+        if (k == i)
+            return n == 1 && *w == '-' ? SEG_NONE : seg_lookup(s, w, n);
+        w += n;
+    }
+    return SEG_NONE;
+}
+
+/* The number a powercap file shows now (its slot when newer), 0 when absent. */
+static uint64_t file_number(struct seg *s, uint32_t entry, int64_t now_ns)
+{
+    if (entry == SEG_NONE)
+        return 0;
+    char tmp[SEG_TEXT_MAX + 1];
+    size_t n;
+    const char *t = seg_read(s, entry, now_ns, tmp, &n);
+    unsigned long long v = 0;
+    for (size_t i = 0; i < n && t[i] >= '0' && t[i] <= '9'; i++)
+        v = v * 10 + (unsigned)(t[i] - '0');
+    return v;
+}
+
+/* Is the powercap limit file locked (its validator's c: rejectWrites)? */
+static bool file_locked(const struct seg *s, uint32_t entry)
+{
+    if (entry == SEG_NONE)
+        return false;
+    const struct seg_entry *e = &s->entries[entry];
+    return e->param != SEG_NONE && e->param < s->h->n_params && s->params[e->param].c != 0;
+}
+
+uint32_t msr_window_field(uint64_t us, uint64_t unit_us)
+{
+    if (!unit_us || us < unit_us)
+        return 0;
+    uint64_t v = us / unit_us;
+    unsigned y = 63 - (unsigned)__builtin_clzll(v);
+    if (y > 31)
+        return 0x7F;
+    unsigned z = (unsigned)((4 * (v - (UINT64_C(1) << y))) >> y);
+    return y | z << 5;
+}
+
+uint64_t msr_window_us(uint32_t field, uint64_t unit_us)
+{
+    unsigned y = field & 0x1F, z = (field >> 5) & 3;
+    return ((UINT64_C(1) << y) * (4 + z) * unit_us) / 4;
+}
+
+enum { L_PL1, L_W1, L_PL2, L_W2, L_EN };
+
+static uint64_t limit_read(struct seg *s, const struct seg_param *p, int64_t now_ns)
+{
+    uint64_t unit_uw = p->c > 0 ? (uint64_t)p->c : 1, unit_us = p->d > 0 ? (uint64_t)p->d : 1;
+    uint32_t pl1 = limit_entry(s, p, L_PL1), w1 = limit_entry(s, p, L_W1);
+    uint32_t pl2 = limit_entry(s, p, L_PL2), w2 = limit_entry(s, p, L_W2), en = limit_entry(s, p, L_EN);
+    uint64_t v = 0;
+    if (pl1 != SEG_NONE) {
+        bool on = en == SEG_NONE || file_number(s, en, now_ns) != 0;
+        v |= (file_number(s, pl1, now_ns) / unit_uw) & 0x7FFF;
+        v |= (uint64_t)on << 15 | (uint64_t)on << 16; /* enable, clamp */
+        v |= (uint64_t)msr_window_field(file_number(s, w1, now_ns), unit_us) << 17;
+    }
+    if (pl2 != SEG_NONE) {
+        v |= ((file_number(s, pl2, now_ns) / unit_uw) & 0x7FFF) << 32;
+        v |= UINT64_C(3) << 47; /* enable, clamp */
+        v |= (uint64_t)msr_window_field(file_number(s, w2, now_ns), unit_us) << 49;
+    }
+    if (file_locked(s, pl1))
+        v |= UINT64_C(1) << 63;
+    return v;
+}
+
+int seg_msr_read(struct seg *s, uint32_t entry, uint32_t msr, int64_t now_ns, uint64_t *val)
+{
+    const struct seg_param *p = find_reg(s, entry, msr);
+    if (!p)
+        return EIO;
+    switch (p->b) {
+    case SEG_MSR_CONST:
+        *val = (uint64_t)p->c;
+        return 0;
+    case SEG_MSR_ENERGY: {
+        uint64_t raw = seg_counter_raw(s, (uint32_t)p->c, now_ns, NULL, NULL);
+        *val = (raw / (uint64_t)(p->d > 1 ? p->d : 1)) & 0xFFFFFFFFu;
+        return 0;
+    }
+    case SEG_MSR_RATIO: {
+        if (p->c < 0 || (uint64_t)p->c >= s->h->n_values || p->d <= 0)
+            return EIO;
+        /* the text value through any entry that shows it: the value index is the contract */
+        struct seg_value v;
+        for (;;) {
+            uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+            memcpy(&v, &s->copy[g & 1][p->c], sizeof v);
+            atomic_thread_fence(memory_order_acquire);
+            if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
+                break;
+        }
+        uint64_t khz = 0;
+        for (size_t i = 0; i < v.len && i < sizeof v.text && v.text[i] >= '0' && v.text[i] <= '9'; i++)
+            khz = khz * 10 + (unsigned)(v.text[i] - '0');
+        *val = ((khz / (uint64_t)p->d) & 0xFF) << 8;
+        return 0;
+    }
+    case SEG_MSR_LIMIT:
+        *val = limit_read(s, p, now_ns);
+        return 0;
+    default:
+        return EIO;
+    }
+}
+
+/* Stores a decimal number through a powercap file as a write of it would, when it changes what
+ * the file shows (a field the register write leaves as it was is no store and no event). */
+static int store_number(struct seg *s, uint32_t entry, uint64_t v, int pid)
+{
+    if (file_number(s, entry, seg_now_ns()) == v)
+        return 0;
+    char text[32];
+    int n = snprintf(text, sizeof text, "%llu", (unsigned long long)v);
+    return seg_attr_write(s, entry, text, (size_t)n, pid);
+}
+
+int seg_msr_write(struct seg *s, uint32_t entry, uint32_t msr, uint64_t val, int pid)
+{
+    const struct seg_param *p = find_reg(s, entry, msr);
+    if (!p || p->b != SEG_MSR_LIMIT)
+        return EIO; /* WRMSR of a read-only or unimplemented register: #GP */
+    int64_t now = seg_now_ns();
+    if (limit_read(s, p, now) >> 63)
+        return 0; /* locked: the write is ignored, without a fault */
+    uint64_t unit_uw = p->c > 0 ? (uint64_t)p->c : 1, unit_us = p->d > 0 ? (uint64_t)p->d : 1;
+    uint32_t pl1 = limit_entry(s, p, L_PL1), w1 = limit_entry(s, p, L_W1);
+    uint32_t pl2 = limit_entry(s, p, L_PL2), w2 = limit_entry(s, p, L_W2), en = limit_entry(s, p, L_EN);
+    int err = 0, e;
+    /* In the register's order; the first refusal is the answer, the other fields still land as
+     * each file's store decides (the kernel's powercap writes the fields one by one too). */
+    if (pl1 != SEG_NONE && (e = store_number(s, pl1, (val & 0x7FFF) * unit_uw, pid)) && !err)
+        err = e;
+    if (w1 != SEG_NONE && (e = store_number(s, w1, msr_window_us((uint32_t)(val >> 17) & 0x7F, unit_us), pid)) &&
+        !err)
+        err = e;
+    if (en != SEG_NONE && (e = store_number(s, en, (val >> 15) & 1, pid)) && !err && e != ENOSYS)
+        err = e;
+    if (pl2 != SEG_NONE && (e = store_number(s, pl2, ((val >> 32) & 0x7FFF) * unit_uw, pid)) && !err)
+        err = e;
+    if (w2 != SEG_NONE && (e = store_number(s, w2, msr_window_us((uint32_t)(val >> 49) & 0x7F, unit_us), pid)) &&
+        !err)
+        err = e;
+    return err ? EIO : 0;
+}

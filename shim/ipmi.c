@@ -1,0 +1,262 @@
+/* ipmi: the OpenIPMI device's descriptors and ioctls in the shim; see ipmi.h. */
+#include "ipmi.h"
+
+#include "emu.h"
+#include "emu_bmc.h"
+#include "real.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <linux/ipmi.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FILES 16   /* IPMI descriptors open at once (a tool opens one) */
+#define QUEUE 16   /* answers waiting per descriptor */
+#define MSG_MAX 272 /* IPMI_MAX_MSG_LENGTH */
+
+struct message {
+    long msgid;
+    struct ipmi_system_interface_addr addr;
+    uint8_t netfn, cmd;
+    uint16_t len;
+    uint8_t data[BMC_RSP_MAX];
+};
+
+struct ipmi_file {
+    _Atomic int fd;         /* -1: free */
+    atomic_flag busy;       /* one ioctl at a time on this file */
+    uint32_t entry;
+    unsigned my_address, my_lun;
+    int gets_events;
+    unsigned head, count;
+    struct message q[QUEUE];
+};
+
+static struct ipmi_file files[FILES];
+static _Atomic int nopen;
+static _Atomic int initialised;
+
+static void init_once(void)
+{
+    int expected = 0;
+    if (atomic_load(&initialised) == 2 || !atomic_compare_exchange_strong(&initialised, &expected, 1)) {
+        while (atomic_load(&initialised) != 2)
+            ;
+        return;
+    }
+    for (int i = 0; i < FILES; i++)
+        atomic_store(&files[i].fd, -1);
+    atomic_store(&initialised, 2);
+}
+
+static struct ipmi_file *find(int fd)
+{
+    if (fd < 0 || !atomic_load_explicit(&nopen, memory_order_acquire))
+        return NULL;
+    for (int i = 0; i < FILES; i++)
+        if (atomic_load(&files[i].fd) == fd)
+            return &files[i];
+    return NULL;
+}
+
+bool ipmi_is(int fd)
+{
+    return find(fd) != NULL;
+}
+
+int ipmi_open(uint32_t entry, int flags)
+{
+    init_once();
+    int fd = eventfd(0, EFD_NONBLOCK | ((flags & O_CLOEXEC) ? EFD_CLOEXEC : 0));
+    if (fd < 0)
+        return -1;
+    for (int i = 0; i < FILES; i++) {
+        int expected = -1;
+        if (atomic_load(&files[i].fd) == -1) {
+            struct ipmi_file *f = &files[i];
+            f->entry = entry;
+            f->my_address = 0x20; /* IPMI_BMC_SLAVE_ADDR */
+            f->my_lun = 2;
+            f->gets_events = 0;
+            f->head = f->count = 0;
+            atomic_flag_clear(&f->busy);
+            if (atomic_compare_exchange_strong(&f->fd, &expected, fd)) {
+                atomic_fetch_add(&nopen, 1);
+                return fd;
+            }
+        }
+    }
+    REAL(close)(fd);
+    errno = EMFILE;
+    return -1;
+}
+
+void ipmi_close(int fd)
+{
+    struct ipmi_file *f = find(fd);
+    if (f) {
+        atomic_store(&f->fd, -1);
+        atomic_fetch_sub(&nopen, 1);
+    }
+}
+
+/* The descriptor is readable while a message waits (ipmi_poll). */
+static void set_readable(int fd, bool on)
+{
+    uint64_t v = 1;
+    if (on) {
+        if (REAL(write)(fd, &v, sizeof v) < 0)
+            return; /* a full counter: it is readable anyway */
+    } else if (REAL(read)(fd, &v, sizeof v) < 0) {
+        return; /* already clear */
+    }
+}
+
+static int send_request(struct ipmi_file *f, int fd, const struct ipmi_req *r)
+{
+    if (r->addr_len < sizeof(struct ipmi_system_interface_addr) || r->addr_len > sizeof(struct ipmi_addr) || !r->addr)
+        return EINVAL;
+    struct ipmi_addr a;
+    memset(&a, 0, sizeof a);
+    memcpy(&a, r->addr, r->addr_len);
+    const struct ipmi_system_interface_addr *si = (const struct ipmi_system_interface_addr *)&a;
+    bool ipmb = a.addr_type == IPMI_IPMB_ADDR_TYPE || a.addr_type == IPMI_IPMB_BROADCAST_ADDR_TYPE;
+    if (!ipmb && (a.addr_type != IPMI_SYSTEM_INTERFACE_ADDR_TYPE || si->channel != IPMI_BMC_CHANNEL || si->lun > 3))
+        return EINVAL;
+    uint8_t netfn = r->msg.netfn, cmd = r->msg.cmd;
+    if (netfn & 1)
+        return EINVAL; /* a response netfn */
+    if (netfn == 0x06 && (cmd == 0x33 || cmd == 0x34 || cmd == 0x35))
+        return EINVAL; /* Get Message, Send Message, Read Event Message Buffer: the driver's */
+    if (r->msg.data_len > MSG_MAX || r->msg.data_len + 2 > MSG_MAX)
+        return EMSGSIZE;
+    if (f->count >= QUEUE)
+        return EBUSY;
+    struct message *m = &f->q[(f->head + f->count) % QUEUE];
+    memset(m, 0, sizeof *m);
+    m->msgid = r->msgid;
+    m->addr.addr_type = IPMI_SYSTEM_INTERFACE_ADDR_TYPE;
+    m->addr.channel = IPMI_BMC_CHANNEL;
+    m->addr.lun = ipmb ? 0 : si->lun;
+    m->netfn = (uint8_t)(netfn + 1);
+    m->cmd = cmd;
+    uint8_t data[MSG_MAX];
+    size_t len = r->msg.data && r->msg.data_len ? r->msg.data_len : 0;
+    if (len)
+        memcpy(data, r->msg.data, len);
+    if (ipmb) {
+        m->data[0] = 0xC3; /* no IPMB device answers: the driver's timeout */
+        m->len = 1;
+    } else {
+        m->len = (uint16_t)emu_bmc_answer(emu_seg(), netfn, cmd, data, len, (int64_t)time(NULL), m->data);
+    }
+    if (f->count++ == 0)
+        set_readable(fd, true);
+    return 0;
+}
+
+static int receive(struct ipmi_file *f, int fd, struct ipmi_recv *rv, bool trunc)
+{
+    if (!f->count)
+        return EAGAIN;
+    if (rv->addr_len < sizeof(struct ipmi_system_interface_addr) || !rv->addr)
+        return EINVAL;
+    struct message *m = &f->q[f->head];
+    memcpy(rv->addr, &m->addr, sizeof m->addr);
+    rv->addr_len = sizeof m->addr;
+    rv->recv_type = IPMI_RESPONSE_RECV_TYPE;
+    rv->msgid = m->msgid;
+    rv->msg.netfn = m->netfn;
+    rv->msg.cmd = m->cmd;
+    int rc = 0;
+    size_t n = m->len;
+    if (rv->msg.data_len < n) {
+        if (!trunc)
+            return EMSGSIZE; /* kept for a larger buffer */
+        n = rv->msg.data_len;
+        rc = EMSGSIZE;
+    }
+    if (n && rv->msg.data)
+        memcpy(rv->msg.data, m->data, n);
+    rv->msg.data_len = (unsigned short)n;
+    f->head = (f->head + 1) % QUEUE;
+    if (--f->count == 0)
+        set_readable(fd, false);
+    return rc;
+}
+
+static int dispatch(struct ipmi_file *f, int fd, unsigned long req, void *arg)
+{
+    if (!arg && req != IPMICTL_GET_MAINTENANCE_MODE_CMD)
+        return EFAULT;
+    switch (req) {
+    case IPMICTL_SEND_COMMAND:
+        return send_request(f, fd, arg);
+    case IPMICTL_SEND_COMMAND_SETTIME:
+        return send_request(f, fd, &((struct ipmi_req_settime *)arg)->req);
+    case IPMICTL_RECEIVE_MSG:
+    case IPMICTL_RECEIVE_MSG_TRUNC:
+        return receive(f, fd, arg, req == IPMICTL_RECEIVE_MSG_TRUNC);
+    case IPMICTL_SET_GETS_EVENTS_CMD:
+        f->gets_events = *(int *)arg;
+        return 0;
+    case IPMICTL_SET_MY_ADDRESS_CMD:
+        f->my_address = *(unsigned *)arg;
+        return 0;
+    case IPMICTL_GET_MY_ADDRESS_CMD:
+        *(unsigned *)arg = f->my_address;
+        return 0;
+    case IPMICTL_SET_MY_LUN_CMD:
+        f->my_lun = *(unsigned *)arg & 3;
+        return 0;
+    case IPMICTL_GET_MY_LUN_CMD:
+        *(unsigned *)arg = f->my_lun;
+        return 0;
+    case IPMICTL_SET_MY_CHANNEL_ADDRESS_CMD:
+    case IPMICTL_SET_MY_CHANNEL_LUN_CMD:
+    case IPMICTL_SET_TIMING_PARMS_CMD:
+    case IPMICTL_REGISTER_FOR_CMD:
+    case IPMICTL_UNREGISTER_FOR_CMD:
+    case IPMICTL_REGISTER_FOR_CMD_CHANS:
+    case IPMICTL_UNREGISTER_FOR_CMD_CHANS:
+    case IPMICTL_SET_MAINTENANCE_MODE_CMD:
+        return 0;
+    case IPMICTL_GET_MY_CHANNEL_ADDRESS_CMD: {
+        struct ipmi_channel_lun_address_set *c = arg;
+        c->value = (unsigned char)f->my_address;
+        return 0;
+    }
+    case IPMICTL_GET_MY_CHANNEL_LUN_CMD: {
+        struct ipmi_channel_lun_address_set *c = arg;
+        c->value = (unsigned char)f->my_lun;
+        return 0;
+    }
+    case IPMICTL_GET_TIMING_PARMS_CMD: {
+        struct ipmi_timing_parms *t = arg;
+        t->retries = 0;
+        t->retry_time_ms = 0;
+        return 0;
+    }
+    case IPMICTL_GET_MAINTENANCE_MODE_CMD:
+        return 0; /* the kernel returns the mode as the ioctl's value: 0, automatic */
+    default:
+        return ENOTTY;
+    }
+}
+
+int ipmi_ioctl(int fd, unsigned long req, void *arg)
+{
+    struct ipmi_file *f = find(fd);
+    if (!f)
+        return shim_fail(EBADF);
+    while (atomic_flag_test_and_set_explicit(&f->busy, memory_order_acquire))
+        ;
+    int err = dispatch(f, fd, req, arg);
+    atomic_flag_clear_explicit(&f->busy, memory_order_release);
+    return err ? shim_fail(err) : 0;
+}

@@ -1,0 +1,39 @@
+/* ipmi: /dev/ipmi0 in the LD_PRELOAD shim, the OpenIPMI character device as
+ * drivers/char/ipmi/ipmi_devintf.c and ipmi_msghandler.c present it, the BMC behind it being
+ * emu_bmc.c's.
+ *
+ * An open of the node's dev/ipmi0 returns a real descriptor (an eventfd), not one of the
+ * fdtable's: ipmitool and FreeIPMI wait for the answer with select(), which needs a kernel
+ * descriptor below FD_SETSIZE. The descriptor is readable exactly while a message waits, as
+ * ipmi_poll says. The ioctls (include/uapi/linux/ipmi.h):
+ *   IPMICTL_SEND_COMMAND, _SEND_COMMAND_SETTIME   validated as the kernel does (address length
+ *       8..40, system-interface channel 0x0F and LUN <= 3, a request netfn, no App Send/Get
+ *       Message or Read Event Message Buffer: EINVAL; data over 272 bytes: EMSGSIZE); the BMC's
+ *       answer is queued at once with the caller's msgid, netfn + 1, cc first. An IPMB address
+ *       gets cc 0xC3 (timeout): the node has no IPMB devices.
+ *   IPMICTL_RECEIVE_MSG, _RECEIVE_MSG_TRUNC   EAGAIN when empty; a buffer too small: EMSGSIZE,
+ *       the message kept (RECEIVE_MSG) or truncated and taken (TRUNC); an address buffer
+ *       under 8 bytes: EINVAL
+ *   SET_GETS_EVENTS, SET/GET_MY_ADDRESS, _MY_LUN, _MY_CHANNEL_ADDRESS, _MY_CHANNEL_LUN,
+ *   SET/GET_TIMING_PARMS, REGISTER/UNREGISTER_FOR_CMD(_CHANS), GET/SET_MAINTENANCE_MODE:
+ *       remembered or accepted; no event and no command ever arrives
+ *   any other: ENOTTY
+ * read and write of the descriptor are the eventfd's (nothing a client does). Not emulated: a
+ * dup of the descriptor (the copy is a plain eventfd), the seccomp route (static programs see
+ * the host's /dev/ipmi0, or none), asynchronous notification (FASYNC). Unlike the rest of the
+ * shim this file makes system calls (the eventfd); it never allocates. */
+#ifndef HWEMU_SHIM_IPMI_H
+#define HWEMU_SHIM_IPMI_H
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A descriptor for the node's IPMI device entry opened with flags, or -1 with errno. */
+int ipmi_open(uint32_t entry, int flags);
+/* Is fd an open IPMI device of ours? Cheap when none is open. */
+bool ipmi_is(int fd);
+/* The ioctl on one of ours: 0 or -1 with errno. */
+int ipmi_ioctl(int fd, unsigned long req, void *arg);
+/* Forgets fd (the caller closes the descriptor). */
+void ipmi_close(int fd);
+
+#endif

@@ -1,0 +1,174 @@
+/* Unit tests of engine/segment/seg_msr.c: the registers of an MSR device (segment.h "Devices"):
+ * EIO for an address the list lacks, constants, energy counts (and a per-core share), the
+ * PKG_POWER_LIMIT composed from its powercap files and written through their validators, the
+ * lock bit, and the window field encoding against the powercap window rounding (seg_attr.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "seg_attr.h"
+#include "seg_build.h"
+#include "seg_msr.h"
+
+#define ZONE "sys/devices/virtual/powercap/intel-rapl/intel-rapl:0"
+
+static char path[256];
+
+struct fixture {
+    struct seg s;
+    uint32_t ctr, msr, msr_locked;
+};
+
+static uint32_t entry(struct fixture *f, const char *p)
+{
+    return seg_lookup(&f->s, p, strlen(p));
+}
+
+static void limit_file(struct seg_builder *b, const char *name, const char *text, int validator, long long unit,
+                       int locked)
+{
+    char p[256];
+    snprintf(p, sizeof p, ZONE "/%s", name);
+    segb_dynamic(b, p, 0644, SEG_A, segb_value_text(b, text), (uint16_t)validator,
+                 segb_param(b, (struct seg_param){.a = unit, .b = 15, .c = locked, .related = SEG_NONE}, NULL));
+}
+
+static int setup(void **st)
+{
+    snprintf(path, sizeof path, "/tmp/hwemu-test-msr-%d.seg", (int)getpid());
+    struct fixture *f = calloc(1, sizeof *f);
+    struct seg_builder *b = segb_new();
+    f->ctr = segb_value_counter(b, 61035, 32, false);
+    segb_dynamic(b, ZONE "/energy_uj", 0400, SEG_S, f->ctr, SV_NONE, SEG_NONE);
+    limit_file(b, "constraint_0_power_limit_uw", "165000000\n", SV_RAPL_LIMIT, 125000, 0);
+    limit_file(b, "constraint_0_time_window_us", "999424\n", SV_RAPL_WINDOW, 976, 0);
+    limit_file(b, "constraint_1_power_limit_uw", "198000000\n", SV_RAPL_LIMIT, 125000, 0);
+    limit_file(b, "constraint_1_time_window_us", "976\n", SV_RAPL_WINDOW, 976, 0);
+    segb_dynamic(b, ZONE "/enabled", 0644, SEG_A, segb_value_text(b, "1\n"), SV_ZONE_ENABLED,
+                 segb_param(b, (struct seg_param){.related = SEG_NONE}, NULL));
+    const char *words = ZONE "/constraint_0_power_limit_uw " ZONE "/constraint_0_time_window_us "
+                        ZONE "/constraint_1_power_limit_uw " ZONE "/constraint_1_time_window_us " ZONE "/enabled";
+    uint32_t first = segb_param(b, (struct seg_param){.a = 0x606, .b = SEG_MSR_CONST, .c = 0xA0E03,
+                                                      .related = SEG_NONE}, NULL);
+    segb_param(b, (struct seg_param){.a = 0x611, .b = SEG_MSR_ENERGY, .c = f->ctr, .d = 1, .related = SEG_NONE}, NULL);
+    segb_param(b, (struct seg_param){.a = 0xC001029A, .b = SEG_MSR_ENERGY, .c = f->ctr, .d = 4, .related = SEG_NONE},
+               NULL);
+    segb_param(b, (struct seg_param){.a = 0x610, .b = SEG_MSR_LIMIT, .c = 125000, .d = 976, .related = SEG_NONE},
+               words);
+    segb_param(b, (struct seg_param){.b = SEG_MSR_END, .related = SEG_NONE}, NULL);
+    segb_device(b, "dev/cpu/0/msr", 0600, SEG_M, first);
+    /* a package whose PL1 is locked: the same limit register over a locked file */
+    limit_file(b, "constraint_2_power_limit_uw", "100000000\n", SV_RAPL_LIMIT, 125000, 1);
+    uint32_t locked = segb_param(b, (struct seg_param){.a = 0x610, .b = SEG_MSR_LIMIT, .c = 125000, .d = 976,
+                                                       .related = SEG_NONE}, ZONE "/constraint_2_power_limit_uw - - - -");
+    segb_param(b, (struct seg_param){.b = SEG_MSR_END, .related = SEG_NONE}, NULL);
+    segb_device(b, "dev/cpu/1/msr", 0600, SEG_M, locked);
+    assert_int_equal(segb_errors(b, NULL), 0);
+    char err[256];
+    int rc = segb_write(b, path, "n-0", "p", 1, 1000000000, &f->s, err, sizeof err);
+    segb_free(b);
+    f->msr = entry(f, "dev/cpu/0/msr");
+    f->msr_locked = entry(f, "dev/cpu/1/msr");
+    /* the counter at 1 J (16384 units and a bit), held there */
+    seg_publish_begin(&f->s);
+    for (int copy = 0; copy < 2; copy++) {
+        struct seg_value *v = &seg_writable_copy(&f->s)[f->ctr];
+        v->ctr.acc_uj = 1000100;
+        v->ctr.t0_ns = seg_now_ns();
+        if (!copy)
+            seg_publish_flip(&f->s);
+    }
+    seg_publish_end(&f->s, seg_now_ns());
+    *st = f;
+    return rc;
+}
+
+static int teardown(void **st)
+{
+    struct fixture *f = *st;
+    seg_close(&f->s);
+    unlink(path);
+    free(f);
+    return 0;
+}
+
+static void test_reads(void **st)
+{
+    struct fixture *f = *st;
+    uint64_t v = 0;
+    int64_t now = seg_now_ns();
+    assert_int_equal(seg_msr_cpu(&f->s, f->msr), 0);
+    assert_int_equal(seg_msr_cpu(&f->s, entry(f, ZONE "/enabled")), -1);
+    assert_int_equal(seg_msr_read(&f->s, f->msr, 0x613, now, &v), EIO);
+    assert_int_equal(seg_msr_read(&f->s, entry(f, ZONE "/enabled"), 0x606, now, &v), EIO); /* not a device */
+    assert_int_equal(seg_msr_read(&f->s, f->msr, 0x606, now, &v), 0);
+    assert_int_equal(v, 0xA0E03);
+    /* 1000100 uJ / 61.035 uJ = 16385 counts; the energy_uj file shows 16385 * 61035 / 1000 */
+    assert_int_equal(seg_msr_read(&f->s, f->msr, 0x611, now, &v), 0);
+    assert_int_equal(v, 16385);
+    char tmp[SEG_TEXT_MAX];
+    size_t n;
+    const char *t = seg_read(&f->s, entry(f, ZONE "/energy_uj"), now, tmp, &n);
+    assert_int_equal(strtoull(t, NULL, 10), 16385ull * 61035 / 1000);
+    assert_int_equal(seg_msr_read(&f->s, f->msr, 0xC001029A, now, &v), 0);
+    assert_int_equal(v, 16385 / 4);
+    /* PL1 1320 units enabled+clamp, window 2^10 units; PL2 1584 enabled+clamp, window 2^0 */
+    assert_int_equal(seg_msr_read(&f->s, f->msr, 0x610, now, &v), 0);
+    assert_int_equal(v, 0x0001863000158528ull);
+}
+
+static void test_limit_write(void **st)
+{
+    struct fixture *f = *st;
+    uint64_t v = 0;
+    /* PL1 150 W (1200 units), window 2^3 units (7808 us); PL2 unchanged */
+    uint64_t w = 0x0001863000000000ull | 1200 | 1u << 15 | 1u << 16 | 3u << 17;
+    assert_int_equal(seg_msr_write(&f->s, f->msr, 0x610, w, 42), 0);
+    char tmp[SEG_TEXT_MAX];
+    size_t n;
+    const char *t = seg_read(&f->s, entry(f, ZONE "/constraint_0_power_limit_uw"), seg_now_ns(), tmp, &n);
+    assert_int_equal(strtoull(t, NULL, 10), 150000000);
+    t = seg_read(&f->s, entry(f, ZONE "/constraint_0_time_window_us"), seg_now_ns(), tmp, &n);
+    assert_int_equal(strtoull(t, NULL, 10), 7808);
+    assert_int_equal(seg_msr_read(&f->s, f->msr, 0x610, seg_now_ns(), &v), 0);
+    assert_int_equal(v, w);
+    /* read-only registers fault */
+    assert_int_equal(seg_msr_write(&f->s, f->msr, 0x611, 0, 42), EIO);
+    assert_int_equal(seg_msr_write(&f->s, f->msr, 0x606, 0, 42), EIO);
+    /* locked: bit 63 reads 1 and a write is ignored without a fault */
+    assert_int_equal(seg_msr_read(&f->s, f->msr_locked, 0x610, seg_now_ns(), &v), 0);
+    assert_true(v >> 63);
+    assert_int_equal(v & 0x7FFF, 800);
+    assert_int_equal(seg_msr_write(&f->s, f->msr_locked, 0x610, 400, 42), 0);
+    t = seg_read(&f->s, entry(f, ZONE "/constraint_2_power_limit_uw"), seg_now_ns(), tmp, &n);
+    assert_int_equal(strtoull(t, NULL, 10), 100000000);
+}
+
+/* Every window the powercap file can show encodes to a field that decodes to it again. */
+static void test_window_field(void **st)
+{
+    (void)st;
+    for (uint64_t us = 1; us < 5000000000ull; us = us * 3 / 2 + 7) {
+        uint64_t shown = rapl_window_readback(us, 976);
+        assert_int_equal(msr_window_us(msr_window_field(shown, 976), 976), shown);
+    }
+    assert_int_equal(msr_window_field(999424, 976), 10);
+    assert_int_equal(msr_window_us(10, 976), 999424);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limit_write, setup, teardown),
+        cmocka_unit_test(test_window_field),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
