@@ -60,7 +60,7 @@ bool nv_num(const char *text, long long *v)
 
 const char *nv_watts(long long mw, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%lld.%02lld", mw / 1000, mw % 1000 / 10);
+    snprintf(buf, cap, "%.2f", (double)mw / 1000.0);
     return buf;
 }
 
@@ -451,9 +451,18 @@ static void put_value(const struct column *c, int g, int total, bool units)
 
 static int query_gpu(const struct nv_sel *s, struct column *cols, int n, struct format fmt)
 {
-    for (int c = 0; c < n; c++)
-        cols[c].has_token =
-            gv_readf(cols[c].token, sizeof cols[c].token, "state/gpu/field_support/%s", cols[c].f->name) >= 0;
+    /* power.min_limit and power.max_limit are one NVML call (the limit constraints): a token
+     * for either stands in for both, as the real tool prints it */
+    for (int c = 0; c < n; c++) {
+        const char *name = cols[c].f->name;
+        const char *other = !strcmp(name, "power.min_limit")   ? "power.max_limit"
+                            : !strcmp(name, "power.max_limit") ? "power.min_limit"
+                                                               : NULL;
+        cols[c].has_token = gv_readf(cols[c].token, sizeof cols[c].token, "state/gpu/field_support/%s", name) >= 0;
+        if (!cols[c].has_token && other)
+            cols[c].has_token =
+                gv_readf(cols[c].token, sizeof cols[c].token, "state/gpu/field_support/%s", other) >= 0;
+    }
     if (fmt.header)
         for (int c = 0; c < n; c++) {
             fputs(cols[c].f->name, nv_out);
@@ -529,14 +538,14 @@ static int list_gpus(const struct nv_sel *s)
 
 /* ---- argument values ---- */
 
-/* Watts ("300", "290.5") as integer mW, round(W * 1000). */
+/* Watts ("300", "290.5") as integer mW, truncated as the real tool does (333.9999 -> 333999). */
 static bool parse_watts(const char *text, long long *mw)
 {
     char *end;
     double w = strtod(text, &end);
     if (end == text || *end || !isfinite(w) || w < 0 || w > 1e9)
         return false;
-    *mw = llround(w * 1000);
+    *mw = (long long)(w * 1000);
     return true;
 }
 

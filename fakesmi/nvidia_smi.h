@@ -45,7 +45,8 @@ const char *nv_read(int gpu, const char *file, char *buf, size_t cap);
 bool nv_incomplete(void);
 /* Is text a whole decimal integer (not a token such as "[N/A]")? */
 bool nv_num(const char *text, long long *v);
-/* A mW value as watts with two decimals ("69.85"), from the integer: never rounded up. */
+/* A mW value as watts with two decimals, rounded as the real tool's %.2f of mW / 1000
+ * (143605 -> "143.61"; Debian's nvidia-smi 535 on the node's NVML, tests/cli/test_nvml.sh). */
 const char *nv_watts(long long mw, char *buf, size_t cap);
 /* Persistence mode: 1 enabled, 0 disabled, -1 unknown. */
 int nv_persistence(int gpu);

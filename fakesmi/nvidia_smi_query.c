@@ -88,6 +88,8 @@ static void identity(int g)
     kv(1, "Serial Number", "%s", text(g, "serial", b, sizeof b));
     kv(1, "GPU UUID", "%s", text(g, "uuid", b, sizeof b));
     kv(1, "Minor Number", "%d", g);
+    head(1, "GPU Virtualization Mode");
+    kv(2, "Virtualization Mode", "None");
     head(1, "PCI");
     if (nv_bus_id(nv_read(g, "pci_bus_id", b, sizeof b), bus)) {
         kv(2, "Bus", "0x%02X", bus[1]);
@@ -155,6 +157,9 @@ static void utilization(int g)
     kv(2, "Decoder", "0 %%");
     kv(2, "JPEG", "0 %%");
     kv(2, "OFA", "0 %%");
+    head(1, "ECC Mode"); /* as the table's ECC cell: enabled, no errors */
+    kv(2, "Current", "Enabled");
+    kv(2, "Pending", "Enabled");
 }
 
 static void temperature(int g)

@@ -8,7 +8,7 @@ packages=(
   libcmocka-dev
   python3 python3-yaml curl prometheus
   powercap-utils linux-cpupower python3-psutil prometheus-node-exporter lm-sensors
-  msr-tools ipmitool freeipmi-tools
+  msr-tools ipmitool freeipmi-tools python3-venv tmux librust-nvml-wrapper-dev
   clang-14 libclang-rt-14-dev openssl util-linux
 )
 missing=()
@@ -17,6 +17,8 @@ for p in "${packages[@]}"; do
 done
 # Node.js and npm: Debian's, unless a Node.js with its own npm is there (they conflict).
 command -v npm >/dev/null || missing+=(nodejs npm)
+# cargo (the Rust NVML client): Debian's, unless a Rust toolchain of its own is there (rustup's).
+command -v cargo >/dev/null || [ -x "$HOME/.cargo/bin/cargo" ] || missing+=(cargo)
 # Go (the Go agent and benchmarks): the machine's own toolchain when it has one (a newer Go from
 # go.dev, first on PATH), else Debian's golang-go.
 command -v go >/dev/null || dpkg-query -W -f='${Status}' golang-go 2>/dev/null | grep -q "install ok installed" ||

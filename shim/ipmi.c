@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +30,8 @@ struct message {
 
 struct ipmi_file {
     _Atomic int fd;         /* -1: free */
+    dev_t dev;              /* the eventfd's identity: a number closed behind our back (close_range, */
+    ino_t ino;              /* exec) and reused by another file is not ours any more */
     atomic_flag busy;       /* one ioctl at a time on this file */
     uint32_t entry;
     unsigned my_address, my_lun;
@@ -58,9 +61,17 @@ static struct ipmi_file *find(int fd)
 {
     if (fd < 0 || !atomic_load_explicit(&nopen, memory_order_acquire))
         return NULL;
-    for (int i = 0; i < FILES; i++)
-        if (atomic_load(&files[i].fd) == fd)
+    for (int i = 0; i < FILES; i++) {
+        if (atomic_load(&files[i].fd) != fd)
+            continue;
+        struct stat st;
+        if (REAL(fstat)(fd, &st) == 0 && st.st_dev == files[i].dev && st.st_ino == files[i].ino)
             return &files[i];
+        int expected = fd; /* stale: the number is another file's now */
+        if (atomic_compare_exchange_strong(&files[i].fd, &expected, -1))
+            atomic_fetch_sub(&nopen, 1);
+        return NULL;
+    }
     return NULL;
 }
 
@@ -76,20 +87,24 @@ int ipmi_open(uint32_t entry, int flags)
     if (fd < 0)
         return -1;
     for (int i = 0; i < FILES; i++) {
+        struct ipmi_file *f = &files[i];
         int expected = -1;
-        if (atomic_load(&files[i].fd) == -1) {
-            struct ipmi_file *f = &files[i];
-            f->entry = entry;
-            f->my_address = 0x20; /* IPMI_BMC_SLAVE_ADDR */
-            f->my_lun = 2;
-            f->gets_events = 0;
-            f->head = f->count = 0;
-            atomic_flag_clear(&f->busy);
-            if (atomic_compare_exchange_strong(&f->fd, &expected, fd)) {
-                atomic_fetch_add(&nopen, 1);
-                return fd;
-            }
+        if (!atomic_compare_exchange_strong(&f->fd, &expected, -2)) /* -2: being filled */
+            continue;
+        f->entry = entry;
+        f->my_address = 0x20; /* IPMI_BMC_SLAVE_ADDR */
+        f->my_lun = 2;
+        f->gets_events = 0;
+        f->head = f->count = 0;
+        struct stat st;
+        if (REAL(fstat)(fd, &st) == 0) {
+            f->dev = st.st_dev;
+            f->ino = st.st_ino;
         }
+        atomic_flag_clear(&f->busy);
+        atomic_store(&f->fd, fd);
+        atomic_fetch_add(&nopen, 1);
+        return fd;
     }
     REAL(close)(fd);
     errno = EMFILE;

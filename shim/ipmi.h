@@ -18,8 +18,9 @@
  *   SET/GET_TIMING_PARMS, REGISTER/UNREGISTER_FOR_CMD(_CHANS), GET/SET_MAINTENANCE_MODE:
  *       remembered or accepted; no event and no command ever arrives
  *   any other: ENOTTY
- * read and write of the descriptor are the eventfd's (nothing a client does). Not emulated: a
- * dup of the descriptor (the copy is a plain eventfd), the seccomp route (static programs see
+ * read, write and fstat of the descriptor are the eventfd's (nothing these clients do). Not emulated: a
+ * dup of the descriptor (the copy is a plain eventfd; a number closed behind the shim's back and
+ * reused is recognised by fstat unless it is another eventfd), the seccomp route (static programs see
  * the host's /dev/ipmi0, or none), asynchronous notification (FASYNC). Unlike the rest of the
  * shim this file makes system calls (the eventfd); it never allocates. */
 #ifndef HWEMU_SHIM_IPMI_H

@@ -143,7 +143,9 @@ struct statx;
     X(FILE *, fopen64, (const char *, const char *))                                               \
     X(FILE *, freopen, (const char *, const char *, FILE *))                                       \
     X(FILE *, freopen64, (const char *, const char *, FILE *))                                     \
-    X(FILE *, fdopen, (int, const char *))
+    X(FILE *, fdopen, (int, const char *))                                                         \
+    /* loading libraries */                                                                        \
+    X(void *, dlopen, (const char *, int))
 
 #define SHIM_DECLARE(ret, name, args) extern ret(*real_##name) args;
 SHIM_SYMBOLS(SHIM_DECLARE)

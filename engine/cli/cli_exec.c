@@ -5,6 +5,11 @@
  *   HWEMU_NODE, HWEMU_ROOT   which node the shim serves (children inherit them)
  *   PATH         <root>/<node>.bin first: links to fakesmi for the GPU tools the node's profile
  *                installs (state/tools/<tool>), and only those
+ *   LD_LIBRARY_PATH  <root>/<node>.lib first: on a node with NVIDIA GPUs (state/nvml), the
+ *                names libnvidia-ml.so.1 and libnvidia-ml.so link to libhwemu-nvml.so, the
+ *                node's NVML (fakesmi/nvml/README.md); on other nodes the directory is empty
+ *   HWEMU_NVML   <root>/<node>.lib/libnvidia-ml.so.1 on an NVIDIA node: the shim loads it for a
+ *                dlopen of libnvidia-ml.so* by an absolute path (shim/wrap_dl.c)
  * and then takes one of two routes (shim/supervisor.h): preload replaces itself with CMD, so
  * CMD's exit status is hwemu's; seccomp runs CMD under the seccomp supervisor (for programs
  * that bypass libc: Go, static binaries) and exits as CMD did. auto (the default) reads CMD's
@@ -29,8 +34,9 @@ static const char help[] =
     "Runs CMD against node NAME of a running `hwemu serve`: CMD and every program it starts see\n"
     "the node's /sys (and /host-sys) powercap, cpufreq, hwmon, PCI and DRM files and its\n"
     "/proc/cpuinfo, read and written as on the real machine, and the node's GPU tools (nvidia-smi,\n"
-    "rocm-smi, amd-smi: links to fakesmi) first on PATH. The exit status is CMD's (127: not found,\n"
-    "126: not executable).\n"
+    "rocm-smi, amd-smi: links to fakesmi) first on PATH, and on a node with NVIDIA GPUs its NVML\n"
+    "library (libnvidia-ml.so.1: libhwemu-nvml.so) first on LD_LIBRARY_PATH. The exit status is\n"
+    "CMD's (127: not found, 126: not executable).\n"
     "\n"
     "Options:\n"
     "  --node NAME        the node (see `hwemu clusterspec list`)\n"
@@ -108,6 +114,39 @@ static int link_tools(const struct seg *s, const char *bin)
     return 0;
 }
 
+/* <root>/<node>.lib holds the node's NVML: libnvidia-ml.so.1 and libnvidia-ml.so linking to
+ * libhwemu-nvml.so when the node has NVIDIA GPUs (state/nvml), nothing otherwise. Sets nvml to
+ * the library's path there ("" on other nodes). Returns 0, or -1 with a message on stderr. */
+static int link_nvml(const struct seg *s, const char *lib, char *nvml, size_t len)
+{
+    static const char *const names[] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
+    bool nvidia = seg_lookup(s, "state/nvml", 10) != SEG_NONE;
+    char so[PATH_MAX], link[PATH_MAX], tmp[PATH_MAX + 32];
+    nvml[0] = 0;
+    if (nvidia && find_beside("libhwemu-nvml.so", "HWEMU_NVML_LIBRARY", so, sizeof so)) {
+        fprintf(stderr, "hwemu exec: libhwemu-nvml.so (the node's NVML) is neither next to the hwemu binary nor in "
+                "../lib/hwemu; set HWEMU_NVML_LIBRARY to its path\n");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(link, sizeof link, "%s/%s", lib, names[i]);
+        if (!nvidia) {
+            unlink(link);
+            continue;
+        }
+        snprintf(tmp, sizeof tmp, "%s.%d", link, (int)getpid());
+        unlink(tmp);
+        if (symlink(so, tmp) || rename(tmp, link)) {
+            fprintf(stderr, "hwemu exec: cannot link %s to %s: %s\n", link, so, strerror(errno));
+            unlink(tmp);
+            return -1;
+        }
+    }
+    if (nvidia)
+        snprintf(nvml, len, "%s/%s", lib, names[0]);
+    return 0;
+}
+
 int cmd_exec(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -155,6 +194,11 @@ int cmd_exec(int argc, char **argv)
     snprintf(bin, sizeof bin, "%s/%s.bin", root, node);
     mkdir(bin, 0755);
     int linked = link_tools(&s, bin);
+    char lib[PATH_MAX], nvml[PATH_MAX];
+    snprintf(lib, sizeof lib, "%s/%s.lib", root, node);
+    mkdir(lib, 0755);
+    if (!linked)
+        linked = link_nvml(&s, lib, nvml, sizeof nvml);
     seg_close(&s);
     if (linked)
         return EXIT_INVALID;
@@ -169,10 +213,13 @@ int cmd_exec(int argc, char **argv)
                 "set HWEMU_SHIM to its path\n");
         return EXIT_INVALID;
     }
-    const char *old_preload = getenv("LD_PRELOAD"), *old_path = getenv("PATH");
-    char *preload = NULL, *newpath = NULL;
+    const char *old_preload = getenv("LD_PRELOAD"), *old_path = getenv("PATH"), *old_libs = getenv("LD_LIBRARY_PATH");
+    char *preload = NULL, *newpath = NULL, *libs = NULL, abs_lib[PATH_MAX];
+    if (!realpath(lib, abs_lib))
+        snprintf(abs_lib, sizeof abs_lib, "%s", lib);
     if (asprintf(&preload, "%s%s%s", shim, old_preload && *old_preload ? ":" : "", old_preload ? old_preload : "") < 0 ||
-        asprintf(&newpath, "%s:%s", bin, old_path && *old_path ? old_path : "/usr/local/bin:/usr/bin:/bin") < 0) {
+        asprintf(&newpath, "%s:%s", bin, old_path && *old_path ? old_path : "/usr/local/bin:/usr/bin:/bin") < 0 ||
+        asprintf(&libs, "%s%s%s", abs_lib, old_libs && *old_libs ? ":" : "", old_libs ? old_libs : "") < 0) {
         fprintf(stderr, "hwemu exec: out of memory\n");
         return EXIT_INVALID;
     }
@@ -183,6 +230,14 @@ int cmd_exec(int argc, char **argv)
     setenv("HWEMU_NODE", node, 1);
     setenv("HWEMU_ROOT", abs_root, 1);
     setenv("PATH", newpath, 1);
+    setenv("LD_LIBRARY_PATH", libs, 1);
+    if (nvml[0]) {
+        char abs_nvml[PATH_MAX + 32];
+        snprintf(abs_nvml, sizeof abs_nvml, "%s/libnvidia-ml.so.1", abs_lib);
+        setenv("HWEMU_NVML", abs_nvml, 1);
+    } else {
+        unsetenv("HWEMU_NVML");
+    }
     unsetenv("HWEMU_SEGMENT");
     enum sv_route route = !strcmp(intercept, "seccomp") ? SV_ROUTE_SECCOMP : SV_ROUTE_PRELOAD;
     if (!strcmp(intercept, "auto")) {
@@ -192,6 +247,7 @@ int cmd_exec(int argc, char **argv)
     if (route == SV_ROUTE_SECCOMP) {
         free(preload);
         free(newpath);
+        free(libs);
         return sv_exec(argv + optind);
     }
     execvp(argv[optind], argv + optind);
@@ -199,5 +255,6 @@ int cmd_exec(int argc, char **argv)
     fprintf(stderr, "hwemu exec: %s: %s\n", argv[optind], strerror(e));
     free(preload);
     free(newpath);
+    free(libs);
     return e == ENOENT ? 127 : 126;
 }

@@ -110,6 +110,12 @@ int cmd_node(const char *what, int argc, char **argv)
                 rc = EXIT_INVALID;
                 continue;
             }
+            if (s.entries[e].cls == SEG_M || s.entries[e].cls == SEG_I) {
+                fprintf(stderr, "hwemu cat: %s: a character device, not text (node %s); read it with its tools "
+                        "under hwemu exec (rdmsr, ipmitool: docs/interfaces.md)\n", argv[a], node);
+                rc = EXIT_INVALID;
+                continue;
+            }
             char tmp[SEG_TEXT_MAX];
             size_t len;
             const char *t = seg_read(&s, e, seg_now_ns(), tmp, &len);

@@ -51,6 +51,15 @@ err=$(X intel-0 -- rdmsr 0x613 2>&1); rc=$?
 err=$(X vm-0 -- rdmsr 0x606 2>&1); rc=$?
 [ $rc = 4 ] && ok || bad "a VM's RAPL registers should fault: rc=$rc $err"
 
+# The driver's edges (tests/shim/devices_probe.c): 8-byte registers, EINVAL/EIO, read at the
+# position without moving it, SEEK_END, stat; and /dev/ipmi0's ioctls. Dynamic (preload route)
+# and static (seccomp route, chosen by --intercept auto; MSR part only, IPMI is the shim's).
+gcc -O2 -o "$tmp/probe" tests/shim/devices_probe.c && gcc -O2 -static -o "$tmp/probe-static" tests/shim/devices_probe.c ||
+    bad "devices_probe build"
+out=$(X intel-0 -- "$tmp/probe" 2>&1) && ok || bad "devices_probe (preload): $(grep -v '^ok' <<<"$out")"
+out=$(X intel-0 -- "$tmp/probe-static" msr-only 2>&1) && [ "$(grep -c '^ok' <<<"$out")" = 12 ] && ok ||
+    bad "devices_probe (static, seccomp): $(grep -v '^ok' <<<"$out")"
+
 # Energy: MSR count and energy_uj show one counter. Kernel arithmetic (intel_rapl_common.c):
 # energy_uj = raw * (1e9 >> ESU) / 1000, with 1e9 >> 14 = 61035 (package), DRAM's fixed 15300 nJ.
 reads() { # node: "pkg_raw pkg_uj dram_raw dram_uj" of package 1, all through the preload route

@@ -21,6 +21,7 @@ allowed = {
                          "engine/segment", "shim"],
     "shim":             ["engine/segment"],
     "fakesmi":          ["engine/segment"],
+    "fakesmi/nvml":     ["engine/segment"],
 }
 home = {}  # header name -> folder
 for folder in allowed:
