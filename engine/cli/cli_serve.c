@@ -1,4 +1,6 @@
-/* cli_serve: `hwemu serve`: run the engine on a cluster spec until SIGINT or SIGTERM. */
+/* cli_serve: `hwemu serve`: run the engine on a cluster spec until SIGINT or SIGTERM; on a
+ * terminal, the progress of a long start (the engine reports it through a callback and prints
+ * nothing itself). */
 #include "cli.h"
 #include "duration.h"
 #include "engine.h"
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char help[] =
@@ -19,9 +22,11 @@ static const char help[] =
     "                   [--tls-cert FILE --tls-key FILE] [--http-max-connections N] [--http-timeout DURATION]\n"
     "\n"
     "Runs every node of the cluster spec: renders (or resumes) one segment per node under the root,\n"
-    "steps every node each tick, and serves /telemetry/<node>, /control/<node>, /debug/nodes,\n"
-    "/debug/events, /debug/energy and /metrics over HTTP. Stops cleanly on SIGINT or SIGTERM; a\n"
-    "later start on the same root resumes every node where it stopped.\n"
+    "steps every node each tick, and serves a page at / and /telemetry/<node>, /control/<node>,\n"
+    "/debug/nodes, /debug/cluster, /debug/history, /debug/events, /debug/energy and /metrics over\n"
+    "HTTP. On a terminal, a long start shows its progress on stderr (nodes done, rate, time left).\n"
+    "Stops cleanly on SIGINT or SIGTERM; a later start on the same root resumes every node where it\n"
+    "stopped.\n"
     "\n"
     "Options (each also read from the environment variable shown):\n"
     "  --spec FILE          the cluster spec (SIM_CLUSTER_SPEC); default: the embedded specs/smoke.yaml\n"
@@ -44,6 +49,44 @@ static const char help[] =
     "  -h, --help           this text\n";
 
 static struct engine eng;
+
+/* The start's progress line on a terminal: nothing for a start shorter than PROGRESS_AFTER_NS,
+ * then one line rewritten in place at most every PROGRESS_EVERY_NS, erased when every node is up
+ * (the summary line says the rest). */
+#define PROGRESS_AFTER_NS 300000000LL
+#define PROGRESS_EVERY_NS 100000000LL
+
+struct progress {
+    int64_t t0, last;
+    bool shown;
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void show_progress(void *ctx, int done, int total, int resumed)
+{
+    struct progress *p = ctx;
+    int64_t now = mono_ns();
+    if (done == total) {
+        if (p->shown)
+            fputs("\r\033[K", stderr);
+        return;
+    }
+    if (now - p->t0 < PROGRESS_AFTER_NS || now - p->last < PROGRESS_EVERY_NS)
+        return;
+    p->last = now;
+    p->shown = true;
+    double secs = (double)(now - p->t0) / 1e9, rate = done / secs;
+    double left = rate > 0 ? (total - done) / rate : 0;
+    const char *what = resumed == 0 ? "rendering" : resumed == done ? "resuming" : "rendering and resuming";
+    fprintf(stderr, "\rhwemu serve: %s nodes: %d/%d (%.0f%%), %.0f nodes/s, %.0f s left\033[K", what, done, total,
+            100.0 * done / total, rate, left + 0.5);
+}
 
 static void on_signal(int sig)
 {
@@ -139,6 +182,11 @@ int cmd_serve(int argc, char **argv)
     char xerr[256];
     if (exporters_parse(exporters, &cfg.exporters, xerr, sizeof xerr))
         return cli_usage_error("serve", "%s=\"%s\": %s", exporters_from, exporters, xerr);
+    struct progress progress = {.t0 = mono_ns()};
+    if (isatty(STDERR_FILENO)) {
+        cfg.progress = show_progress;
+        cfg.progress_ctx = &progress;
+    }
     if (engine_start(&eng, &cfg)) {
         engine_stop(&eng);
         return EXIT_INVALID;

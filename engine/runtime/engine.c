@@ -124,8 +124,34 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
         t->gpu_clock_mhz[k] = g->gfx_mhz;
         t->gpu_mem_clock_mhz[k] = g->mem_mhz;
         t->gpu_energy_uj[k] = phys_gpu_total_uj(&n->gstate, k);
+        t->gpu_capped[k] = g->capped;
         t->gpu_power_total_w += g->power_w;
         t->node_energy_uj += t->gpu_energy_uj[k];
+    }
+    t->last_write = n->last_write;
+}
+
+/* The cluster's totals, from a snapshot the workers filled. */
+static void sum_totals(const struct engine *e, struct telemetry *t)
+{
+    struct cluster_totals *c = &t->totals;
+    memset(c, 0, sizeof *c);
+    c->nodes = t->n;
+    c->ambient_c = t->ambient_c;
+    for (int i = 0; i < t->n; i++) {
+        const struct node_telemetry *n = &t->nodes[i];
+        c->power_w += n->node_power_w;
+        c->cpu_w += n->cpu_power_w;
+        c->dram_w += n->dram_power_w;
+        c->gpu_w += n->gpu_power_total_w;
+        c->other_w += e->nodes[i].params.platform_other_w;
+        c->energy_j += (double)n->node_energy_uj / 1e6;
+        bool capped = false;
+        for (int k = 0; k < n->npkgs; k++)
+            capped = capped || n->pkg_capped[k];
+        for (int k = 0; k < n->ngpus; k++)
+            capped = capped || n->gpu_capped[k];
+        c->capped += capped;
     }
 }
 
@@ -182,6 +208,9 @@ static void publish_telemetry(struct engine *e)
     e->next->cluster = e->spec.name;
     e->next->facility = &e->spec.facility;
     e->next->ambient_c = engine_ambient_c(e, -1, e->tick_wall);
+    e->next->seq = old ? old->seq + 1 : 1;
+    sum_totals(e, e->next);
+    history_push(e->history, e->tick_wall, &e->next->totals);
     rcu_assign_pointer(e->telemetry, e->next);
     e->next = new_telemetry(e->nnodes);
     if (old)
@@ -311,13 +340,15 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
                       sizeof err)) {
             fprintf(stderr, "hwemu serve: %s\n", err);
             failed++;
-            continue;
+        } else {
+            e->resumed += e->nodes[i].resumed;
+            /* a setgid root shares the segments with its group's agents (docs/security.md) */
+            if (shared && fchmod(e->nodes[i].seg.fd, 0660))
+                fprintf(stderr, "hwemu serve: node %s: cannot make its segment group-writable: %s\n", sn->name,
+                        strerror(errno));
         }
-        e->resumed += e->nodes[i].resumed;
-        /* a setgid root shares the segments with its group's agents (docs/security.md) */
-        if (shared && fchmod(e->nodes[i].seg.fd, 0660))
-            fprintf(stderr, "hwemu serve: node %s: cannot make its segment group-writable: %s\n", sn->name,
-                    strerror(errno));
+        if (cfg->progress)
+            cfg->progress(cfg->progress_ctx, i + 1, e->nnodes, e->resumed);
     }
     e->start_seconds = (double)(now_of(CLOCK_MONOTONIC) - t0) / 1e9;
     if (failed) {
@@ -325,6 +356,10 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
                 failed == 1 ? "" : "s");
         return -1;
     }
+    e->history = malloc(sizeof *e->history);
+    if (!e->history)
+        abort();
+    history_init(e->history);
     e->next = new_telemetry(e->nnodes);
     tick_all(e); /* a first snapshot, so that HTTP has something from the start */
     if (cfg->workers > 1) {
@@ -364,6 +399,10 @@ void engine_stop(struct engine *e)
     rcu_barrier();
     free(t);
     free(e->next);
+    if (e->history) {
+        history_destroy(e->history);
+        free(e->history);
+    }
     events_close(e->events);
     spec_free(&e->spec);
     profiles_free(&e->profiles);

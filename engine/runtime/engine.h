@@ -6,6 +6,7 @@
  * steps a node: HTTP reads the latest snapshot only. */
 #ifndef HWEMU_ENGINE_H
 #define HWEMU_ENGINE_H
+#include "history.h"
 #include "node.h"
 #include "profile.h"
 #include "spec.h"
@@ -25,6 +26,11 @@ struct engine_config {
     int64_t tick_ns;
     int workers;
     unsigned exporters; /* SIM_EXPORTERS: 1u << enum exporter (exporters.h) */
+    /* Called by engine_start after each node is rendered or resumed: done of total nodes so far,
+     * resumed of them resumed. NULL: none. The engine prints nothing of it (the CLI does, on a
+     * terminal). */
+    void (*progress)(void *ctx, int done, int total, int resumed);
+    void *progress_ctx;
 };
 
 /* What one node looked like at the last tick. */
@@ -68,7 +74,9 @@ struct node_telemetry {
     double gpu_temp_c[PHYS_GPU_MAX];
     int gpu_clock_mhz[PHYS_GPU_MAX], gpu_mem_clock_mhz[PHYS_GPU_MAX];
     uint64_t gpu_energy_uj[PHYS_GPU_MAX];
+    bool gpu_capped[PHYS_GPU_MAX];        /* the limit holds the power below what the clocks would draw */
     double gpu_power_total_w;
+    struct node_write_note last_write; /* the last agent write's event (event NULL: none yet) */
 };
 
 struct telemetry {
@@ -78,6 +86,8 @@ struct telemetry {
     const char *cluster;             /* the spec's metadata.name */
     const struct facility *facility; /* its cooling zones */
     double ambient_c;                /* the facility's ambient before cooling-zone offsets */
+    uint64_t seq;                    /* 1 for the first snapshot, +1 each after (the history's seq) */
+    struct cluster_totals totals;    /* every node summed (what the history ring keeps) */
     int n;
     struct node_telemetry nodes[];
 };
@@ -99,7 +109,7 @@ struct engine {
     _Atomic uint64_t ticks, overruns;
     _Atomic uint64_t tick_bucket[TICK_BUCKETS + 1];
     _Atomic uint64_t tick_sum_ns;
-    _Atomic uint64_t requests[8];
+    _Atomic uint64_t requests[12]; /* per HTTP route (http.c checks it has room) */
     /* workers */
     pthread_t *threads;
     pthread_barrier_t start, done;
@@ -107,6 +117,7 @@ struct engine {
     volatile sig_atomic_t stop;
     double start_seconds;       /* render/resume time of every node */
     int resumed;
+    struct history *history;    /* the cluster totals of the last snapshots */
 };
 
 /* Loads profiles and spec, prepares the root, opens every node. 0, or -1 with every problem

@@ -116,7 +116,7 @@ void events_emit(struct event_log *l, int64_t wall_ns, const char *node, const c
     pthread_mutex_unlock(&l->mu);
 }
 
-char *events_recent_json(struct event_log *l, const char *node)
+char *events_recent_json(struct event_log *l, const char *node, uint64_t after, size_t limit, uint64_t *total)
 {
     pthread_mutex_lock(&l->mu);
     size_t cap = 64, len = 0;
@@ -127,6 +127,17 @@ char *events_recent_json(struct event_log *l, const char *node)
     }
     out[len++] = '[';
     uint64_t first = l->total > RECENT ? l->total - RECENT : 0;
+    if (first < after)
+        first = after;
+    if (limit) { /* the newest `limit` that match */
+        uint64_t i = l->total;
+        for (size_t kept = 0; i > first && kept < limit; i--)
+            if (l->recent[(i - 1) % RECENT] && (!node || !strcmp(node, l->recent_node[(i - 1) % RECENT])))
+                kept++;
+        first = i;
+    }
+    if (total)
+        *total = l->total;
     bool any = false;
     for (uint64_t i = first; i < l->total; i++) {
         const char *line = l->recent[i % RECENT];

@@ -378,7 +378,11 @@ static void drain_events(struct node *n, int64_t now_mono, int64_t now_wall, str
             }
         }
         int64_t ago = now_mono - ev.time_ns;
-        events_emit(log, now_wall - (ago > 0 ? ago : 0), n->name, name, a);
+        n->last_write = (struct node_write_note){.wall_ns = now_wall - (ago > 0 ? ago : 0), .event = name,
+                                                 .file = seg_path(&n->seg, ev.entry),
+                                                 .error = ev.err ? errno_type(ev.err) : NULL};
+        snprintf(n->last_write.value, sizeof n->last_write.value, "%s", written);
+        events_emit(log, n->last_write.wall_ns, n->name, name, a);
     }
     if (log && n->ev_lost > lost_before) {
         cJSON *a = cJSON_CreateObject();

@@ -35,6 +35,16 @@ int node_template_build(struct node_template *t, const char *profile, const stru
                         int64_t tick_ns, char *err, size_t errlen);
 void node_template_free(struct node_template *t);
 
+/* The last write an agent made to a node's files, as its event said (the engine's page shows it
+ * per node). event NULL: none since the engine started. */
+struct node_write_note {
+    int64_t wall_ns;
+    const char *event; /* "joulie.sim.write.accepted", ".normalized", ".rejected" (static) */
+    const char *file;  /* the path, in the segment's string pool */
+    char value[24];    /* what was written, cut to fit */
+    const char *error; /* rejected: "einval", ... (static); else NULL */
+};
+
 /* One node as the engine holds it. */
 struct node {
     const char *name, *profile;
@@ -68,6 +78,7 @@ struct node {
     } power;
     int64_t tick_ns;
     bool resumed;
+    struct node_write_note last_write; /* written by the node's tick, read by fill_telemetry */
 };
 
 /* Creates <root>/<name>.seg from the template or, when it exists and was rendered from the

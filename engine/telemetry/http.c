@@ -4,8 +4,13 @@
  *                           frequency, temperature; Joulie's packagePowerWatts (node total, W,
  *                           GPUs included)
  *   POST /control/<node>    409: an emulated node's limits are written to its files
- *   GET  /debug/nodes       every node with pool, profile, power and energy
- *   GET  /debug/events      recent joulie.sim.* events (?node=NAME to filter)
+ *   GET  /                  the page (web.c; the text saying how to build it when it was not built)
+ *   GET  /ui/NAME           the page's scripts and styles
+ *   GET  /debug/nodes       every node with pool, profile, power, energy, caps, frequency,
+ *                           temperature, the last agent write; paged, sorted, filtered (web.c)
+ *   GET  /debug/cluster     the cluster at a glance: totals, per pool and profile (web.c)
+ *   GET  /debug/history     the cluster's power per tick, the points after ?since= (web.c)
+ *   GET  /debug/events      recent joulie.sim.* events (?node=NAME, ?after=N, ?limit=N)
  *   GET  /debug/energy      energy per node, package and GPU, J
  *   GET  /metrics           Prometheus text format 0.0.4
  *   GET  /exporters/...     per-node exporter formats (SIM_EXPORTERS; exporters.c)
@@ -23,6 +28,7 @@
 #include "exporters.h"
 #include "otlp.h"
 #include "redfish.h"
+#include "web.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -56,9 +62,11 @@ struct http {
     atomic_uint open;    /* connections now open */
 };
 
-enum route { R_TELEMETRY, R_CONTROL, R_DEBUG, R_METRICS, R_HEALTH, R_EXPORTERS, R_REDFISH, R_OTHER, R_NROUTES };
-static const char *const route_names[R_NROUTES] = {"telemetry", "control",   "debug",   "metrics",
-                                                   "healthz",   "exporters", "redfish", "other"};
+enum route { R_TELEMETRY, R_CONTROL, R_DEBUG, R_METRICS, R_HEALTH, R_EXPORTERS, R_REDFISH, R_PAGE, R_OTHER, R_NROUTES };
+static const char *const route_names[R_NROUTES] = {"telemetry", "control", "debug",   "metrics", "healthz",
+                                                   "exporters", "redfish", "page",    "other"};
+_Static_assert(R_NROUTES <= sizeof ((struct engine *)0)->requests / sizeof ((struct engine *)0)->requests[0],
+               "engine.requests counts every route");
 
 struct buf {
     char *p;
@@ -100,6 +108,18 @@ static void reply_set(struct http_reply *r, unsigned code, const char *type, cha
     r->body = body;
     r->len = body ? len : 0;
     r->allow = allow;
+    r->persistent = false;
+}
+
+/* A file embedded in the binary: served from where it is, never copied or freed. */
+static void reply_static(struct http_reply *r, const struct web_file *f)
+{
+    r->code = 200;
+    r->type = f->type;
+    r->body = (char *)f->data;
+    r->len = f->len;
+    r->allow = NULL;
+    r->persistent = true;
 }
 
 static void send_json(struct http_reply *r, unsigned code, cJSON *o)
@@ -377,7 +397,8 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                    : !strncmp(url, "/debug/", 7) ? R_DEBUG : !strcmp(url, "/metrics") ? R_METRICS
                    : !strcmp(url, "/healthz") ? R_HEALTH
                    : !strcmp(url, "/exporters") || !strncmp(url, "/exporters/", 11) ? R_EXPORTERS
-                   : !strcmp(url, "/redfish") || !strncmp(url, "/redfish/", 9) ? R_REDFISH : R_OTHER;
+                   : !strcmp(url, "/redfish") || !strncmp(url, "/redfish/", 9) ? R_REDFISH
+                   : !strcmp(url, "/") || !strncmp(url, "/ui/", 4) ? R_PAGE : R_OTHER;
     atomic_fetch_add(&e->requests[r], 1);
     rcu_read_lock();
     const struct telemetry *t = rcu_dereference(e->telemetry);
@@ -422,6 +443,17 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
         else
             reply_set(rep, code, "application/json", body, len, NULL);
+    } else if (r == R_PAGE) {
+        struct web_file f;
+        if (!get)
+            json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
+        else if (web_file(url, &f))
+            reply_static(rep, &f);
+        else if (!strcmp(url, "/"))
+            reply_set(rep, 404, "text/plain; charset=utf-8", strdup(web_not_built_text), strlen(web_not_built_text),
+                      NULL);
+        else
+            json_error(rep, 404, "no such file of the page", NULL, NULL);
     } else if (r == R_METRICS || r == R_HEALTH || r == R_DEBUG) {
         if (!get) {
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
@@ -431,8 +463,17 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             struct buf b = {0};
             metrics(e, otlp, t, &b);
             reply_set(rep, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL);
-        } else if (!strcmp(url, "/debug/nodes") || !strcmp(url, "/debug/energy")) {
-            bool energy = !strcmp(url, "/debug/energy");
+        } else if (!strcmp(url, "/debug/nodes") || !strcmp(url, "/debug/history")) {
+            char err[256];
+            cJSON *o = !strcmp(url, "/debug/nodes") ? web_nodes(t, arg, arg_ctx, err, sizeof err)
+                                                    : web_history(e, arg, arg_ctx, err, sizeof err);
+            if (o)
+                send_json(rep, 200, o);
+            else
+                json_error(rep, 400, err, NULL, NULL);
+        } else if (!strcmp(url, "/debug/cluster")) {
+            send_json(rep, 200, web_cluster(e, t));
+        } else if (!strcmp(url, "/debug/energy")) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "count", t ? t->n : 0);
             cJSON *arr = cJSON_AddArrayToObject(o, "nodes");
@@ -440,47 +481,53 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                 const struct node_telemetry *nt = &t->nodes[i];
                 cJSON *n = cJSON_CreateObject();
                 cJSON_AddStringToObject(n, "node", nt->name);
-                if (!energy) {
-                    cJSON_AddStringToObject(n, "pool", nt->pool);
-                    cJSON_AddStringToObject(n, "profile", nt->profile);
-                    cJSON_AddNumberToObject(n, "powerWatts", nt->node_power_w);
-                }
                 cJSON_AddNumberToObject(n, "energyJoules", (double)nt->node_energy_uj / 1e6);
-                if (energy) {
-                    cJSON *pk = cJSON_AddArrayToObject(n, "packages");
-                    for (int k = 0; k < nt->npkgs; k++) {
-                        cJSON *p = cJSON_CreateObject();
-                        cJSON_AddNumberToObject(p, "index", k);
-                        cJSON_AddNumberToObject(p, "energyJoules", (double)nt->pkg_energy_uj[k] / 1e6);
-                        cJSON_AddNumberToObject(p, "dramEnergyJoules", (double)nt->dram_energy_uj[k] / 1e6);
-                        cJSON_AddItemToArray(pk, p);
-                    }
-                    cJSON *gs = cJSON_AddArrayToObject(n, "gpus");
-                    for (int k = 0; k < nt->ngpus; k++) {
-                        cJSON *g = cJSON_CreateObject();
-                        cJSON_AddNumberToObject(g, "index", k);
-                        cJSON_AddNumberToObject(g, "energyJoules", (double)nt->gpu_energy_uj[k] / 1e6);
-                        cJSON_AddItemToArray(gs, g);
-                    }
+                cJSON *pk = cJSON_AddArrayToObject(n, "packages");
+                for (int k = 0; k < nt->npkgs; k++) {
+                    cJSON *p = cJSON_CreateObject();
+                    cJSON_AddNumberToObject(p, "index", k);
+                    cJSON_AddNumberToObject(p, "energyJoules", (double)nt->pkg_energy_uj[k] / 1e6);
+                    cJSON_AddNumberToObject(p, "dramEnergyJoules", (double)nt->dram_energy_uj[k] / 1e6);
+                    cJSON_AddItemToArray(pk, p);
+                }
+                cJSON *gs = cJSON_AddArrayToObject(n, "gpus");
+                for (int k = 0; k < nt->ngpus; k++) {
+                    cJSON *g = cJSON_CreateObject();
+                    cJSON_AddNumberToObject(g, "index", k);
+                    cJSON_AddNumberToObject(g, "energyJoules", (double)nt->gpu_energy_uj[k] / 1e6);
+                    cJSON_AddItemToArray(gs, g);
                 }
                 cJSON_AddItemToArray(arr, n);
             }
             send_json(rep, 200, o);
         } else if (!strcmp(url, "/debug/events")) {
             const char *node = arg(arg_ctx, "node");
-            char *arr = events_recent_json(e->events, node);
-            struct buf b = {0};
-            bprintf(&b, "{\"count\":%llu,\"events\":%s}\n", (unsigned long long)events_total(e->events),
-                    arr ? arr : "[]");
-            free(arr);
-            reply_set(rep, 200, "application/json", b.p, b.len, NULL);
+            const char *after_s = arg(arg_ctx, "after");
+            const char *limit_s = arg(arg_ctx, "limit");
+            char *end = NULL;
+            unsigned long long after = after_s ? strtoull(after_s, &end, 10) : 0;
+            bool bad = after_s && (!*after_s || *end || *after_s == '-');
+            unsigned long long limit = limit_s ? strtoull(limit_s, &end, 10) : 0;
+            bad = bad || (limit_s && (!*limit_s || *end || *limit_s == '-'));
+            if (bad) {
+                json_error(rep, 400, "after and limit are whole numbers >= 0 (after: the count of an earlier "
+                                         "answer, for only newer events)", NULL, NULL);
+            } else {
+                uint64_t total = 0;
+                char *arr = events_recent_json(e->events, node, after, (size_t)limit, &total);
+                struct buf b = {0};
+                bprintf(&b, "{\"count\":%llu,\"events\":%s}\n", (unsigned long long)total, arr ? arr : "[]");
+                free(arr);
+                reply_set(rep, 200, "application/json", b.p, b.len, NULL);
+            }
         } else {
             json_error(rep, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, "
-                                     "/debug/events, /debug/energy, /metrics)", NULL, NULL);
+                                     "/debug/cluster, /debug/history, /debug/events, /debug/energy, /metrics; "
+                                     "the page at /)", NULL, NULL);
         }
     } else {
-        json_error(rep, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, /debug/events, "
-                                 "/debug/energy, /metrics)", NULL, NULL);
+        json_error(rep, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, /debug/cluster, "
+                                 "/debug/history, /debug/events, /debug/energy, /metrics; the page at /)", NULL, NULL);
     }
     rcu_read_unlock();
 }
@@ -513,12 +560,16 @@ static bool authorized(const struct http *h, struct MHD_Connection *c)
 
 static enum MHD_Result queue(struct MHD_Connection *c, const struct http_reply *rep, bool challenge)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(rep->len, rep->body, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        rep->len, rep->body, rep->persistent ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
     if (!r) {
-        free(rep->body);
+        if (!rep->persistent)
+            free(rep->body);
         return MHD_NO;
     }
     MHD_add_response_header(r, "Content-Type", rep->type);
+    if (rep->persistent) /* the page's files: embedded in the binary */
+        MHD_add_response_header(r, "Cache-Control", "no-cache");
     if (rep->allow)
         MHD_add_response_header(r, "Allow", rep->allow);
     enum MHD_Result ret = challenge ? MHD_queue_basic_auth_fail_response(c, "hwemu", r)

@@ -7,6 +7,7 @@
  * Optional basic auth (every route but /healthz) and TLS (GnuTLS through libmicrohttpd). */
 #ifndef HWEMU_HTTP_H
 #define HWEMU_HTTP_H
+#include <stdbool.h>
 #include <stddef.h>
 
 struct engine;
@@ -36,13 +37,15 @@ const char *http_url(const struct http *h);
 void http_stop(struct http *h);
 
 /* One request through the routes, without a socket (the MHD handler and the fuzz target).
- * arg(arg_ctx, key) gives a query argument or NULL. The reply's body is malloc'd: the caller
- * frees it (NULL: out of memory). */
+ * arg(arg_ctx, key) gives a query argument or NULL. The reply's body is malloc'd, and the
+ * caller frees it (NULL: out of memory), unless persistent: then it is a file embedded in the
+ * binary (the page), never freed. */
 struct http_reply {
     unsigned code;
     const char *type, *allow;
     char *body;
     size_t len;
+    bool persistent;
 };
 typedef const char *http_arg_fn(void *arg_ctx, const char *key);
 void http_route(struct engine *e, const struct otlp *otlp, const char *method, const char *url, http_arg_fn *arg,

@@ -17,13 +17,14 @@ free_port() {
     /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 # serve_start URL ERRFILE ARGS...: starts `$hwemu serve ARGS...` in the background (pid in $pid)
-# and waits up to 15 s for URL/healthz. Returns 1 when it exits or never answers.
+# and waits up to $serve_wait seconds (default 15) for URL/healthz. Returns 1 when it exits or
+# never answers.
 serve_start() {
     local url=$1 errfile=$2
     shift 2
     "$hwemu" serve "$@" 2>>"$errfile" &
     pid=$!
-    for _ in $(seq 300); do
+    for _ in $(seq $((${serve_wait:-15} * 20))); do
         curl -sf "$url/healthz" >/dev/null 2>&1 && return 0
         kill -0 $pid 2>/dev/null || return 1
         sleep 0.05
@@ -61,21 +62,26 @@ prom_scraped() {
     [ "$(q 'sum(up)')" = "$1" ]
 }
 
+# npm_ci DIR LOG: `npm ci` in DIR (its package.json and package-lock.json) when DIR/node_modules is
+# missing or older than the lock file (the normal and the sanitizer build share it), under a lock,
+# since tests using DIR may run at the same time. Returns 1 with the reason on stdout.
+npm_ci() {
+    (
+        flock 9
+        if [ ! -f "$1/node_modules/.package-lock.json" ] || [ "$1/package-lock.json" -nt "$1/node_modules/.package-lock.json" ]; then
+            npm ci --prefix "$1" --no-audit --no-fund >"$2" 2>&1 || { echo "npm ci in $1 failed: $(tail -5 "$2")"; exit 1; }
+        fi
+    ) 9>"${TMPDIR:-/tmp}/hwemu-npm-$(basename "$1")-$(id -u).lock"
+}
+
 # receiver_start DIR PORT LOG: the OTLP receiver of tests/otlp (receiver.js: decodes every
 # request with @opentelemetry/otlp-transformer, one JSON line per request into LOG) on
-# 127.0.0.1:PORT, pid in $rpid. npm ci first when node_modules is missing or older than the
-# lock file (the normal and the sanitizer build share it), under a lock, since the OTLP tests may
-# run at the same time. Returns 1 with the reason on stdout.
+# 127.0.0.1:PORT, pid in $rpid, after npm_ci of tests/otlp. Returns 1 with the reason on stdout.
 receiver_start() {
     local otlp
     otlp=$(cd "$(dirname "${BASH_SOURCE[0]}")/../otlp" && pwd)
     command -v node >/dev/null && command -v npm >/dev/null || { echo "node and npm are needed (apt-get install nodejs npm)"; return 1; }
-    (
-        flock 9
-        if [ ! -f "$otlp/node_modules/.package-lock.json" ] || [ "$otlp/package-lock.json" -nt "$otlp/node_modules/.package-lock.json" ]; then
-            npm ci --prefix "$otlp" --no-audit --no-fund >"$1/npm.log" 2>&1 || { echo "npm ci failed: $(tail -5 "$1/npm.log")"; exit 1; }
-        fi
-    ) 9>"${TMPDIR:-/tmp}/hwemu-otlp-npm-$(id -u).lock" || return 1
+    npm_ci "$otlp" "$1/npm.log" || return 1
     node "$otlp/receiver.js" "$2" "$3" >"$1/recv.out" 2>&1 &
     rpid=$!
     for _ in $(seq 100); do grep -q listening "$1/recv.out" 2>/dev/null && return 0; sleep 0.05; done

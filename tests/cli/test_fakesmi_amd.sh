@@ -203,10 +203,6 @@ grep -q "^GPU\[1\]$TT: Max Graphics Package Power (W): 750.0\$" <<<"$o" && ok ||
 o=$(HWEMU_FAKESMI=$fakesmi "$hwemu" exec --root "$R" --node w7900-0 -- amd-smi list -g 0 2>&1)
 grep -q '^    BDF: 0000:10:00.0$' <<<"$o" && ok || bad "amd-smi through hwemu exec: $o"
 
-# Every run is a map and a few lookups.
-start=$(date +%s%N)
-for _ in $(seq 20); do smi mi300x-0 rocm-smi -P -M -t -c -u -p --showproductname; done
-ms=$((($(date +%s%N) - start) / 20000000))
-[ $ms -lt 50 ] && ok || bad "rocm-smi takes $ms ms a run"
+# A run's cost is bench/fakesmi_bench.sh's to measure (a timed check here fails on a loaded machine).
 
 finish

@@ -41,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     http_route(eng, NULL, method, url, node_arg, node, &rep);
     if (rep.code < 200 || rep.code > 599 || !rep.body || !rep.type || strlen(rep.type) == 0)
         __builtin_trap();
-    free(rep.body);
+    if (!rep.persistent)
+        free(rep.body);
     free(buf);
     return 0;
 }
