@@ -48,6 +48,8 @@ int gv_read(const char *path, char *buf, size_t cap)
     char tmp[SEG_TEXT_MAX];
     size_t len;
     const char *t = seg_read(&the_seg, e, seg_now_ns(), tmp, &len);
+    if (!t)
+        return -EIO; /* the segment shrank under us */
     if (len && t[len - 1] == '\n')
         len--;
     if (cap == 0)

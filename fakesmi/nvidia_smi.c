@@ -1,6 +1,7 @@
 /* nvidia_smi: the nvidia-smi personality of fakesmi, as driver 590.48.01 answers
- * (tools §1): the command line and its checks, the choice of GPUs (-i), -L, and
- * --query-gpu with --format=csv. The commands that change a GPU are in nvidia_smi_set.c, the
+ * (tools §1): the command line and its checks, the choice of GPUs (-i), -L,
+ * --query-gpu with --format=csv, and --query-compute-apps (no processes: its header). The
+ * commands that change a GPU are in nvidia_smi_set.c, the
  * two reports (-q, the summary table) in nvidia_smi_query.c. Every value is checked before
  * anything is read or written, with the real tool's messages and exit codes (§1.3). Output
  * is collected in nv_out and reaches stdout in one write; a node whose NVML files are
@@ -92,7 +93,7 @@ bool nv_bus_id(const char *text, unsigned b[4])
 /* ---- the command line ---- */
 
 enum opt { O_HELP, O_VERSION, O_LIST, O_ID, O_QUERY_GPU, O_FORMAT, O_QUERY, O_DISPLAY, O_PL, O_PM,
-           O_LGC, O_LMC, O_RGC, O_RMC, O_EOW, O_COUNT };
+           O_LGC, O_LMC, O_RGC, O_RMC, O_EOW, O_QUERY_APPS, O_COUNT };
 
 static const struct {
     const char *s, *l;
@@ -114,6 +115,7 @@ static const struct {
     [O_RGC] = {"-rgc", "--reset-gpu-clocks", false, true},
     [O_RMC] = {"-rmc", "--reset-memory-clocks", false, true},
     [O_EOW] = {"-eow", "--error-on-warning", false, false},
+    [O_QUERY_APPS] = {NULL, "--query-compute-apps", true, true},
 };
 
 /* Options and subcommands of the real tool that this one does not model. */
@@ -122,7 +124,7 @@ static const char *const not_emulated[] = {
     "-ac", "--applications-clocks", "-rac", "--reset-applications-clocks", "-r", "--gpu-reset",
     "-c", "--compute-mode", "-e", "--ecc-config", "-p", "--reset-ecc-errors", "-am",
     "--accounting-mode", "-sc", "--scope", "-m", "--mode", "-B", "--list-excluded-gpus",
-    "-mig", "--multi-instance-gpu", "--query-supported-clocks", "--query-compute-apps",
+    "-mig", "--multi-instance-gpu", "--query-supported-clocks",
     "--query-accounted-apps", "--query-retired-pages", "--query-remapped-rows", "--help-query-gpu",
     "--dtd", "dmon", "pmon", "topo", "nvlink", "mig", "clocks", NULL,
 };
@@ -159,7 +161,7 @@ static int parse_args(int argc, char **argv, const char *val[O_COUNT])
     int actions = 0;
     for (int k = 0; k < O_COUNT; k++)
         actions += options[k].action && val[k];
-    if (actions > 1 || !val[O_QUERY_GPU] != !val[O_FORMAT] || (val[O_DISPLAY] && !val[O_QUERY]))
+    if (actions > 1 || (!val[O_QUERY_GPU] && !val[O_QUERY_APPS]) != !val[O_FORMAT] || (val[O_DISPLAY] && !val[O_QUERY]))
         goto invalid;
     return -1;
 invalid:
@@ -186,6 +188,8 @@ static void help(void)
           "                                Flags can be combined with comma e.g. CLOCK,POWER.\n"
           "    --query-gpu=                Comma separated list of properties of the GPUs.\n"
           "    --format=                   csv (MANDATORY with --query-gpu), noheader, nounits.\n"
+          "    --query-compute-apps=       Comma separated list of properties of the compute\n"
+          "                                    processes (none run on the emulated GPUs).\n"
           "    -i,   --id=                 Target GPUs: index, UUID, serial or PCI bus id,\n"
           "                                    comma separated.\n"
           "    -pm,  --persistence-mode=   Set persistence mode: 0/DISABLED, 1/ENABLED\n"
@@ -478,6 +482,50 @@ static int query_gpu(const struct nv_sel *s, struct column *cols, int n, struct 
     return 0;
 }
 
+/* ---- --query-compute-apps ---- */
+
+/* The node's GPUs run no processes, so the list is its header alone (what the real tool prints
+ * then); the field names, aliases and units are the real tool's (--help-query-compute-apps). */
+static int query_apps(const char *list, struct format fmt)
+{
+    static const struct {
+        const char *name, *alias, *header;
+    } app_fields[] = {
+        {"timestamp", NULL, "timestamp"}, {"gpu_name", NULL, "gpu_name"}, {"gpu_bus_id", NULL, "gpu_bus_id"},
+        {"gpu_serial", NULL, "gpu_serial"}, {"gpu_uuid", NULL, "gpu_uuid"}, {"pid", NULL, "pid"},
+        {"process_name", "name", "process_name"}, {"used_gpu_memory", "used_memory", "used_gpu_memory [MiB]"},
+    };
+    const size_t n = sizeof app_fields / sizeof app_fields[0];
+    char *header = NULL;
+    size_t hlen = 0;
+    FILE *h = open_memstream(&header, &hlen);
+    if (!h)
+        return 255;
+    for (const char *p = list, *sep = "";; p++, sep = ", ") {
+        p += strspn(p, " ");
+        size_t len = strcspn(p, ","), k = 0;
+        while (len && p[len - 1] == ' ')
+            len--;
+        while (k < n && !name_is(app_fields[k].name, p, len) && !name_is(app_fields[k].alias, p, len))
+            k++;
+        if (k == n) {
+            fclose(h);
+            free(header);
+            fprintf(nv_out, "Field \"%.*s\" is not a valid field to query.\n\n", (int)len, p);
+            return 2;
+        }
+        fprintf(h, "%s%s", sep, app_fields[k].header);
+        p = strchr(p, ',');
+        if (!p)
+            break;
+    }
+    fclose(h);
+    if (fmt.header)
+        fprintf(nv_out, "%s\n", header);
+    free(header);
+    return 0;
+}
+
 /* ---- selection and -L ---- */
 
 static bool all_digits(const char *p)
@@ -629,12 +677,12 @@ static int run(const char *val[O_COUNT])
     int ncols = 0, mode = 0, rc;
     bool eow = val[O_EOW] != NULL;
 
-    if (val[O_QUERY_GPU]) {
+    if (val[O_QUERY_GPU] || val[O_QUERY_APPS]) {
         if (!parse_format(val[O_FORMAT], &fmt)) {
             fputs(INVALID_COMBINATION, stderr);
             return 2;
         }
-        if (!(cols = parse_fields(val[O_QUERY_GPU], &ncols)))
+        if (val[O_QUERY_GPU] && !(cols = parse_fields(val[O_QUERY_GPU], &ncols)))
             return 2;
     }
     if ((val[O_PL] && !parse_watts(val[O_PL], &mw)) || (val[O_PM] && (mode = parse_mode(val[O_PM])) < 0) ||
@@ -666,6 +714,8 @@ static int run(const char *val[O_COUNT])
     }
     if (val[O_LIST])
         rc = list_gpus(&sel);
+    else if (val[O_QUERY_APPS])
+        rc = query_apps(val[O_QUERY_APPS], fmt);
     else if (cols)
         rc = query_gpu(&sel, cols, ncols, fmt);
     else if (val[O_QUERY])

@@ -148,7 +148,7 @@ void alias_adopt(void)
         target[n] = 0;
         unsigned entry;
         int root, acc;
-        if (sscanf(target, "/memfd:hwemu:%u:%d:%d", &entry, &root, &acc) != 3 || entry >= emu_seg()->h->n_entries)
+        if (sscanf(target, "/memfd:hwemu:%u:%d:%d", &entry, &root, &acc) != 3 || entry >= emu_seg()->n_entries)
             continue;
         struct alias *a = claim(fd);
         if (!a)

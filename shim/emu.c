@@ -122,7 +122,7 @@ bool emu_owned(const struct seg *s, uint32_t e)
 {
     /* A parent always sorts before its child, so the walk up ends whatever the root's parent
      * index is. */
-    while (e < s->h->n_entries) {
+    while (e < s->n_entries) {
         if (s->entries[e].flags & SEG_F_OWNED)
             return true;
         uint32_t p = s->entries[e].parent;
@@ -470,7 +470,7 @@ int emu_ncpus(void)
         return n;
     struct seg *s = emu_seg();
     n = 0;
-    for (uint32_t i = 0; s && i < s->h->n_entries; i++) {
+    for (uint32_t i = 0; s && i < s->n_entries; i++) {
         const char *p = seg_path(s, i);
         if (s->entries[i].kind == SEG_DIR && !strncmp(p, "sys/devices/system/cpu/cpu", 26) && p[26] >= '0' &&
             p[26] <= '9' && !strchr(p + 26, '/'))

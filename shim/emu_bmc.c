@@ -21,6 +21,8 @@ static bool platform_power(struct seg *s, double w[4], double *period_ms)
     char tmp[SEG_TEXT_MAX + 1];
     size_t n;
     const char *t = seg_read(s, e, seg_now_ns(), tmp, &n);
+    if (!t)
+        return false; /* the segment shrank under us */
     char text[SEG_TEXT_MAX + 1];
     if (n > SEG_TEXT_MAX)
         n = SEG_TEXT_MAX;

@@ -24,7 +24,7 @@ static int prefix_cmp(const char *path, const char *dir, size_t dlen)
 /* First entry index at or after which prefix_cmp is >= 0 (strict: > 0). */
 static uint32_t bound(const struct seg *s, const char *dir, size_t dlen, bool strict)
 {
-    uint32_t lo = 0, hi = s->h->n_entries;
+    uint32_t lo = 0, hi = s->n_entries;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         int c = prefix_cmp(seg_path(s, mid), dir, dlen);
@@ -45,7 +45,7 @@ void emu_dir_open(struct emu_listing *L, uint32_t dir, enum emu_root root)
     L->dlen = strlen(p);
     L->lo = bound(s, p, L->dlen, false);
     L->hi = bound(s, p, L->dlen, true);
-    L->host_base = s->h->n_entries + 3;
+    L->host_base = s->n_entries + 3;
     L->overlay = root == EMU_ROOT_SYS && !emu_owned(s, dir);
     L->next = 0;
     L->host_tried = false;

@@ -11,7 +11,7 @@ ssize_t emu_read_at(struct emu_show *sh, uint32_t entry, int flags, int64_t off,
     struct seg *s = emu_seg();
     if ((flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY)
         return -EBADF;
-    if (s->entries[entry].kind == SEG_DIR)
+    if (entry < s->n_entries && s->entries[entry].kind == SEG_DIR)
         return -EISDIR;
     if (s->entries[entry].cls == SEG_M) {
         ssize_t k = emu_msr_read(entry, flags, off, n, sh->text, sizeof sh->text);
@@ -22,8 +22,12 @@ ssize_t emu_read_at(struct emu_show *sh, uint32_t entry, int flags, int64_t off,
         return -EINVAL; /* ipmi_devintf has no read: the messages come by ioctl */
     if (off < 0)
         return -EINVAL;
+    if (entry >= s->n_entries)
+        return -EIO;
     if (off == 0 || !sh->content)
         sh->content = seg_read(s, entry, seg_now_ns(), sh->text, &sh->len);
+    if (!sh->content)
+        return -EIO; /* the segment shrank under us (a SIGBUS the guard caught) */
     if ((uint64_t)off > sh->len)
         return -EPERM; /* sysfs: a read past the end of what show() gave */
     size_t left = sh->len - (size_t)off;

@@ -731,7 +731,7 @@ static int64_t a_dup2(const struct sv_call *c, int fd, int newfd, int flags)
     size_t len;
     const char *t = seg_read(emu_seg(), d->entry, seg_now_ns(), tmp, &len);
     int64_t r = SV_CONTINUE;
-    if (pwrite(m, t, len, 0) == (ssize_t)len && sv_valid(c)) {
+    if (t && pwrite(m, t, len, 0) == (ssize_t)len && sv_valid(c)) {
         struct seccomp_notif_addfd a = {.id = c->id, .flags = SECCOMP_ADDFD_FLAG_SEND | SECCOMP_ADDFD_FLAG_SETFD,
                                         .srcfd = (uint32_t)m, .newfd = (uint32_t)newfd,
                                         .newfd_flags = cloexec ? O_CLOEXEC : 0};

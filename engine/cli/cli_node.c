@@ -88,7 +88,7 @@ int cmd_node(const char *what, int argc, char **argv)
     int rc = EXIT_OK;
     if (!is_cat && !is_write) {
         const char *prefix = optind < argc ? relative(argv[optind]) : "";
-        for (uint32_t i = 0; i < s.h->n_entries; i++) {
+        for (uint32_t i = 0; i < s.n_entries; i++) {
             const struct seg_entry *e = &s.entries[i];
             const char *p = seg_path(&s, i);
             if (strncmp(p, prefix, strlen(prefix)))
@@ -119,6 +119,12 @@ int cmd_node(const char *what, int argc, char **argv)
             char tmp[SEG_TEXT_MAX];
             size_t len;
             const char *t = seg_read(&s, e, seg_now_ns(), tmp, &len);
+            if (!t) {
+                fprintf(stderr, "hwemu cat: %s: %s (node %s: its segment shrank under the reader)\n", argv[a],
+                        strerror(EIO), node);
+                rc = EXIT_INVALID;
+                continue;
+            }
             fwrite(t, 1, len, stdout);
         }
     } else {

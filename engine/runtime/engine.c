@@ -350,6 +350,18 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         if (cfg->progress)
             cfg->progress(cfg->progress_ctx, i + 1, e->nnodes, e->resumed);
     }
+    /* A node rendered fresh among resumed ones lost its segment while no engine ran (or never
+     * had one): said, so that counters back at zero are never silent. */
+    int fresh = 0;
+    const char *first_fresh = NULL;
+    for (int i = 0; i < e->nnodes && e->resumed; i++)
+        if (e->nodes[i].seg.base && !e->nodes[i].resumed && !fresh++)
+            first_fresh = e->nodes[i].name;
+    if (fresh)
+        fprintf(stderr, "hwemu serve: %d node%s had no segment in %s (%s%s) and start%s from zero while %d "
+                "resumed: a segment removed while the engine was down takes its counters with it\n", fresh,
+                fresh == 1 ? "" : "s", cfg->root, first_fresh, fresh > 1 ? ", ..." : "", fresh == 1 ? "s" : "",
+                e->resumed);
     e->start_seconds = (double)(now_of(CLOCK_MONOTONIC) - t0) / 1e9;
     if (failed) {
         fprintf(stderr, "hwemu serve: %d node%s could not start; nothing was changed for the others\n", failed,

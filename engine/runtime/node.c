@@ -6,7 +6,28 @@
  * entries and the profile tree); anything else stops the start with an error naming the node
  * and the remedy. On resume every counter continues from max(ledger, read high-water mark),
  * so no counter ever decreases, and no energy accrues for the time the engine was down; the
- * limits and settings agents wrote are read back from the segment and applied. */
+ * limits and settings agents wrote are read back from the segment, validated again and applied.
+ * (Precisely: every counter resumes from seg_resume_total, segment.h "Resume": the horizon of
+ * the last visible snapshot, which no read of it can exceed, bounded by the ledger.)
+ *
+ * Damage (docs/robustness.md): the engine's view of a segment is private. Its geometry, entries,
+ * strings and params are the template image's; it never reads an index or a count from the
+ * file. Each tick it compares the file's header and one 4 KiB chunk of its static part with the
+ * image, and every 8th tick it fstat()s the file. What it finds, it reports (one stderr line per
+ * kind and node, and a joulie.sim.segment.damaged event each time) and repairs, and the node
+ * keeps running from its private state:
+ *   header or static part changed: rewritten from the image;
+ *   file shrunk (a SIGBUS the guard caught, or the fstat): grown back, its space reserved, mapped
+ *     afresh and rewritten from the image; counters continue from the physics; when the cut
+ *     reached the snapshot copies the settings agents wrote are lost with them, and the node
+ *     goes back to the profile's (its physics too, so file and physics agree);
+ *   file deleted or replaced: a new file is put at the path with the old one's dynamic part
+ *     (snapshot, slots, marks, ledger), so counters and settings continue; agents that mapped
+ *     the old file keep its last values until they open the node again.
+ * At start, a segment whose header is not the template's (but names this node and profile) or
+ * whose size is not the template's is damaged too: the node is rendered again, its counters
+ * salvaged from the old file's ledger and snapshot read with the template's geometry when the
+ * file is large enough (else they start at zero, said on stderr). */
 #include "node.h"
 #include "params.h"
 #include "render.h"
@@ -18,9 +39,11 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -246,9 +269,21 @@ static void pm_text(const struct node *n, const struct binding *b, int64_t now_w
 }
 
 /* The S values of this tick, plus the A values in changes[0..*nch) already. */
+static const struct seg_header *img_header(const struct node_template *t)
+{
+    return (const struct seg_header *)t->image.bytes;
+}
+
+/* The template's values: the private base of every value the engine computes (its type, unit
+ * and register width never come from the file). */
+static const struct seg_value *img_values(const struct node_template *t)
+{
+    return (const struct seg_value *)(t->image.bytes + img_header(t)->values_off[0]);
+}
+
 static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, int64_t until_ns, int64_t now_wall)
 {
-    const struct seg_value *cur = n->seg.copy[0];
+    const struct seg_value *cur = img_values(n->t);
     char text[SEG_TEXT_MAX];
     for (uint32_t i = 0; i < n->nsvalues; i++) {
         uint32_t v = n->svalues[i];
@@ -348,8 +383,9 @@ static void drain_events(struct node *n, int64_t now_mono, int64_t now_wall, str
 {
     struct seg_event ev;
     uint64_t lost_before = n->ev_lost;
-    while (seg_event_pop(&n->seg, &n->ev_tail, &ev, &n->ev_lost)) {
-        if (!log || ev.entry >= n->seg.h->n_entries)
+    /* at most one ring's worth a tick: agents writing as fast as they can never stall it */
+    for (uint32_t k = 0; k < n->seg.ring_cap && seg_event_pop(&n->seg, &n->ev_tail, &ev, &n->ev_lost); k++) {
+        if (!log || ev.entry >= n->seg.n_entries)
             continue;
         char written[SEG_TEXT_MAX + 1], eff[SEG_TEXT_MAX + 1], out[SEG_TEXT_MAX];
         cJSON *a = cJSON_CreateObject();
@@ -400,11 +436,15 @@ static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_
     if (writes == n->slot_writes_seen)
         return; /* nobody wrote since the last drain */
     n->slot_writes_seen = writes;
-    for (uint32_t i = 0; i < n->seg.h->n_slots; i++) {
+    for (uint32_t i = 0; i < n->seg.n_slots; i++) {
         uint64_t seq;
         size_t len;
         char text[SEG_TEXT_MAX];
-        if (!seg_slot_load(&n->seg, i, &seq, text, &len) || seq <= n->slot_applied[i])
+        if (!seg_slot_load(&n->seg, i, &seq, text, &len))
+            continue;
+        if (seq < n->slot_applied[i])
+            n->slot_applied[i] = seq; /* the slot was reset (a repaired segment): follow it */
+        if (seq <= n->slot_applied[i])
             continue;
         n->slot_applied[i] = seq;
         uint32_t e = n->slot_entry[i];
@@ -413,7 +453,8 @@ static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_
         size_t olen;
         bool changes;
         int rc = seg_attr_store(&n->seg, e, text, len, now_mono, out, &olen, &changes);
-        struct change c = {.value = v, .v = n->seg.copy[0][v]};
+        struct change c = {.value = v, .v = n->seg.copy[n->seg.pub_gen & 1][v]};
+        c.v.type = img_values(n->t)[v].type; /* the text may be the agent's; the kind is ours */
         if (rc || !changes) {
             /* Only a tampered slot gets here: the writer's store validated it. Put it back. */
             if (log) {
@@ -455,10 +496,10 @@ static void reset_idle_limits(struct node *n, struct change *ch, uint32_t *nch, 
         size_t len;
         const char *t = seg_read(&n->seg, e, seg_now_ns(), old, &len);
         char was[SEG_TEXT_MAX + 1];
-        trimmed(t, len, was, sizeof was);
+        trimmed(t ? t : "", t ? len : 0, was, sizeof was);
         g->limit_w = n->gparams.default_w;
         uint32_t v = n->seg.entries[e].value, slot = n->seg.entries[e].slot;
-        struct change c = {.value = v, .v = n->seg.copy[0][v]};
+        struct change c = {.value = v, .v = img_values(n->t)[v]};
         int l = snprintf(text, sizeof text, "%lld\n", llround(g->limit_w * 1000));
         memcpy(c.v.a.text, text, (size_t)l);
         c.v.len = (uint8_t)l;
@@ -491,12 +532,208 @@ static void write_ledger(struct node *n, int64_t now_wall)
     seg_ledger_write(&n->seg, ++n->ledger_seq, n->totals, now_wall);
 }
 
+/* --- damage: checks and repairs (see the top of this file) ------------------------------ */
+
+enum damage { DMG_HEADER = 1, DMG_STATIC = 2, DMG_SHRUNK = 4, DMG_DELETED = 8, DMG_AT_START = 16 };
+
+static const char *damage_name(unsigned kind)
+{
+    switch (kind) {
+    case DMG_HEADER: return "header";
+    case DMG_STATIC: return "static";
+    case DMG_SHRUNK: return "truncated";
+    case DMG_DELETED: return "deleted";
+    default: return "unreadable";
+    }
+}
+
+/* One report: an event each time (when the log is at hand), one stderr line per kind. */
+static void report(struct node *n, unsigned kind, const char *what, const char *action, int64_t now_wall,
+                   struct event_log *log)
+{
+    n->damaged++;
+    if (!(n->damage_said & kind)) {
+        n->damage_said |= kind;
+        fprintf(stderr, "hwemu serve: node %s: segment %s: %s; %s (docs/robustness.md)\n", n->name, n->path, what,
+                action);
+    }
+    if (!log) {
+        snprintf(n->pending, sizeof n->pending, "%s|%s|%s", damage_name(kind), what, action);
+        return;
+    }
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "file", n->path);
+    cJSON_AddStringToObject(a, "damage", damage_name(kind));
+    cJSON_AddStringToObject(a, "what", what);
+    cJSON_AddStringToObject(a, "action", action);
+    events_emit(log, now_wall, n->name, "joulie.sim.segment.damaged", a);
+}
+
+static void emit_pending(struct node *n, int64_t now_wall, struct event_log *log)
+{
+    char *what = strchr(n->pending, '|'), *action = what ? strchr(what + 1, '|') : NULL;
+    if (!log || !action)
+        return;
+    *what++ = 0;
+    *action++ = 0;
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "file", n->path);
+    cJSON_AddStringToObject(a, "damage", n->pending);
+    cJSON_AddStringToObject(a, "what", what);
+    cJSON_AddStringToObject(a, "action", action);
+    events_emit(log, now_wall, n->name, "joulie.sim.segment.damaged", a);
+    n->pending[0] = 0;
+}
+
+/* The header the file must have: the template's, with this node's name. Only the part before
+ * the first field agents or the engine change at run time (slot_writes) is compared. */
+static void expected_header(const struct node *n, struct seg_header *h)
+{
+    memcpy(h, img_header(n->t), sizeof *h);
+    memset(h->node, 0, sizeof h->node);
+    snprintf(h->node, sizeof h->node, "%s", n->name);
+}
+
+#define HEADER_STATIC offsetof(struct seg_header, slot_writes)
+#define CHECK_CHUNK 4096u
+
+/* Writes the header's static fields and the whole static part back from the image. */
+static void restore_static(struct node *n)
+{
+    struct seg_header h;
+    expected_header(n, &h);
+    memcpy(n->seg.base, &h, HEADER_STATIC);
+    n->seg.h->substep_ns = h.substep_ns;
+    n->seg.h->tick_ns = n->tick_ns;
+    n->seg.h->engine_pid = (uint32_t)getpid();
+    uint32_t from = h.entries_off, to = h.values_off[0];
+    memcpy(n->seg.base + from, n->t->image.bytes + from, to - from);
+}
+
+static void resume_writes(struct node *n);
+static void publish_identity(struct node *n);
+
+/* The file shrank: grow it back, reserve its space, map it afresh and rewrite what was lost. */
+static void repair_shrunk(struct node *n, off_t had, int64_t now_wall, struct event_log *log)
+{
+    struct seg *s = &n->seg;
+    char what[160];
+    snprintf(what, sizeof what, "the file shrank to %lld of %zu bytes", (long long)had, s->size);
+    int rc = ftruncate(s->fd, (off_t)s->size) ? errno : posix_fallocate(s->fd, 0, (off_t)s->size);
+    if (!rc)
+        rc = seg_revalidate(s);
+    if (rc) {
+        char action[200];
+        snprintf(action, sizeof action, "cannot restore it (%s): its readers get EIO until there is room on the "
+                 "root's filesystem; the node runs on from the engine's state", strerror(rc));
+        report(n, DMG_SHRUNK, what, action, now_wall, log);
+        return;
+    }
+    bool values_lost = had < (off_t)s->static_end;
+    if (values_lost) {
+        /* the snapshot copies are gone with the agents' settings: back to the template's */
+        memcpy(s->base, n->t->image.bytes, n->t->image.used);
+        atomic_store(&s->h->gen, s->pub_gen);
+    }
+    restore_static(n);
+    /* what the lost pages held: the slots, marks and ring restart empty; the ledger is
+     * written again at the end of this tick */
+    for (uint32_t i = 0; i < s->n_slots; i++)
+        n->slot_applied[i] = 0;
+    n->ev_tail = atomic_load(&s->h->ring_head);
+    n->slot_writes_seen = (uint64_t)-1;
+    if (values_lost) {
+        resume_writes(n); /* the profile's settings into the physics; its energy goes on */
+        publish_identity(n);
+    }
+    report(n, DMG_SHRUNK, what,
+           values_lost ? "grown back and rewritten from the engine's state; counters continue; the settings agents "
+                         "wrote went back to the profile's"
+                       : "grown back and rewritten from the engine's state; counters and settings continue",
+           now_wall, log);
+}
+
+/* The file was deleted or replaced: put a new one at the path carrying the old one's state. */
+static void repair_deleted(struct node *n, const char *how, int64_t now_wall, struct event_log *log)
+{
+    struct seg fresh;
+    char err[600];
+    int rc = seg_image_write(&n->t->image, n->path, n->name, &fresh, err, sizeof err);
+    if (rc) {
+        char action[700];
+        snprintf(action, sizeof action, "cannot put a new one in place (%s); the node runs on in the old file, "
+                 "which new agents cannot open", err);
+        report(n, DMG_DELETED, how, action, now_wall, log);
+        return;
+    }
+    struct seg *cur = &n->seg;
+    uint32_t from = img_header(n->t)->values_off[0];
+    memcpy(fresh.base + from, cur->base + from, cur->size - from);
+    fresh.h->tick_ns = n->tick_ns;
+    atomic_store(&fresh.h->gen, cur->pub_gen);
+    atomic_store(&fresh.h->ring_head, atomic_load(&cur->h->ring_head));
+    atomic_store(&fresh.h->slot_writes, atomic_load(&cur->h->slot_writes));
+    atomic_store(&fresh.h->heartbeat_ns, atomic_load(&cur->h->heartbeat_ns));
+    /* The new file takes the old one's addresses (HTTP threads may be reading them): nothing
+     * is unmapped, every pointer stays valid. */
+    if (mmap(cur->base, cur->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fresh.fd, 0) == MAP_FAILED) {
+        seg_close(&fresh);
+        report(n, DMG_DELETED, how, "cannot map the new file; the node runs on in the old one", now_wall, log);
+        return;
+    }
+    munmap(fresh.base, fresh.map_size);
+    close(cur->fd);
+    cur->fd = fresh.fd;
+    report(n, DMG_DELETED, how,
+           "put a new file in place with the node's state (counters and settings continue); agents that had the "
+           "old one open keep its last values until they open the node again",
+           now_wall, log);
+}
+
+static void check_health(struct node *n, int64_t now_wall, struct event_log *log)
+{
+    struct seg *s = &n->seg;
+    if (n->pending[0])
+        emit_pending(n, now_wall, log);
+    /* the file: every 8th tick, or at once when the guard caught a SIGBUS in it */
+    if (seg_faulted(s) || (n->ticks++ & 7) == 0) {
+        struct stat st, ps;
+        if (fstat(s->fd, &st) == 0) {
+            if (st.st_nlink == 0)
+                repair_deleted(n, "the file was deleted under the running engine", now_wall, log);
+            else if (stat(n->path, &ps) != 0 || ps.st_ino != st.st_ino || ps.st_dev != st.st_dev)
+                repair_deleted(n, "another file was put at its path", now_wall, log);
+            else if (st.st_size < (off_t)s->size || seg_faulted(s))
+                repair_shrunk(n, st.st_size, now_wall, log);
+        }
+    }
+    struct seg_header h;
+    expected_header(n, &h);
+    if (memcmp(s->base, &h, HEADER_STATIC) || s->h->substep_ns != h.substep_ns) {
+        restore_static(n);
+        report(n, DMG_HEADER, "its header was changed", "rewritten from the template; the engine never used it",
+               now_wall, log);
+    }
+    /* one chunk of the static part (entries, strings, params) a tick */
+    uint32_t from = h.entries_off, to = h.values_off[0];
+    if (to > from) {
+        uint32_t at = from + n->check_pos, len = to - at < CHECK_CHUNK ? to - at : CHECK_CHUNK;
+        if (memcmp(s->base + at, n->t->image.bytes + at, len)) {
+            memcpy(s->base + at, n->t->image.bytes + at, len);
+            report(n, DMG_STATIC, "its entries, strings or parameters were changed",
+                   "rewritten from the template; the engine never used them", now_wall, log);
+        }
+        n->check_pos = at + len >= to ? 0 : n->check_pos + len;
+    }
+}
+
 void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log)
 {
+    check_health(n, now_wall, log);
     int64_t dt = (now_mono - n->mono_origin) - n->state.now_ns;
     phys_cpu_step(&n->params, &n->state, &n->load, ambient_c, dt);
     phys_gpu_step(&n->gparams, &n->gstate, ambient_c, n->state.now_ns);
-    uint32_t cap = n->nvalues + n->seg.h->n_slots;
+    uint32_t cap = n->nvalues + n->seg.n_slots;
     struct change *ch = malloc(sizeof *ch * (cap ? cap : 1));
     if (!ch)
         return;
@@ -527,7 +764,7 @@ static void publish_identity(struct node *n)
     for (uint32_t v = 0; v < n->nvalues; v++) {
         if (n->binds[v].kind != BK_GPU_IDENT || !node_gpu_text(n, &n->binds[v], text, sizeof text))
             continue;
-        struct change c = {.value = v, .v = n->seg.copy[0][v]};
+        struct change c = {.value = v, .v = img_values(n->t)[v]};
         text_value(&c.v, text);
         ch[nch++] = c;
     }
@@ -536,39 +773,59 @@ static void publish_identity(struct node *n)
     free(ch);
 }
 
-static int resume_counters(struct node *n, struct phys_cpu_params *p)
+/* Every counter's resumed total from segment from (mapped and bound with the template's
+ * geometry) into out[ncounters]: segment.h "Resume". */
+static void salvage_totals(const struct node *n, const struct seg *from, uint64_t *out)
 {
-    const struct seg_ledger *led = seg_ledger_read(&n->seg);
-    n->ledger_seq = led ? led->seq : 0;
+    uint64_t *led = calloc(from->n_counters + 1, sizeof *led), seq = 0;
+    if (!led)
+        abort();
+    bool have = seg_ledger_read(from, &seq, led);
+    uint64_t gen = atomic_load(&from->h->gen);
     for (uint32_t k = 0; k < n->ncounters; k++) {
         uint32_t v = n->counters[k];
-        const struct binding *b = &n->binds[v];
-        uint64_t total = led ? led->total_uj[k] : 0;
-        uint64_t hwm = atomic_load(&n->seg.hwm[v]);
-        if (hwm > total)
-            total = hwm;
+        struct seg_value vis;
+        memcpy(&vis, &from->copy[gen & 1][v], sizeof vis);
+        uint64_t hwm = atomic_load(&from->hwm[v]);
+        out[k] = seg_resume_total(have && k < from->n_counters, have ? led[k] : 0, &vis, hwm, from->substep_ns,
+                                  n->tick_ns);
+    }
+    free(led);
+}
+
+static void resume_counters(struct node *n, struct phys_cpu_params *p, const uint64_t *totals)
+{
+    for (uint32_t k = 0; k < n->ncounters; k++) {
+        const struct binding *b = &n->binds[n->counters[k]];
         if (b->kind == BK_GPU_ENERGY) {
-            n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0].start_uj = (int64_t)total;
+            n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0].start_uj = (int64_t)totals[k];
             continue;
         }
         struct phys_counter *c = b->zone == PHYS_ZONE_PSYS ? &p->psys : &p->pkg[b->pkg].counter[b->zone];
-        c->start_uj = (int64_t)total;
+        c->start_uj = (int64_t)totals[k];
     }
-    return 0;
 }
 
 static void resume_writes(struct node *n)
 {
-    /* Every A value as a reader sees it now (slot if newer) goes into the physics. */
-    for (uint32_t i = 0; i < n->seg.h->n_slots; i++) {
+    /* Every A value as a reader sees it now (slot if newer) goes into the physics, validated
+     * again first: the file is untrusted. What the attribute refuses stays the profile's. */
+    for (uint32_t i = 0; i < n->seg.n_slots; i++) {
         uint32_t e = n->slot_entry[i];
-        char tmp[SEG_TEXT_MAX + 1];
-        size_t len;
+        char tmp[SEG_TEXT_MAX + 1], out[SEG_TEXT_MAX + 1];
+        size_t len, olen = 0;
+        bool changes = false;
         const char *t = seg_read(&n->seg, e, seg_now_ns(), tmp, &len);
-        char text[SEG_TEXT_MAX + 1];
-        memcpy(text, t, len < SEG_TEXT_MAX ? len : SEG_TEXT_MAX);
-        text[len < SEG_TEXT_MAX ? len : SEG_TEXT_MAX] = 0;
-        apply(n, &n->binds[n->seg.entries[e].value], text);
+        uint32_t v = n->seg.entries[e].value;
+        const struct seg_value *dflt = &img_values(n->t)[v];
+        if (t && len == dflt->len && !memcmp(t, dflt->a.text, len)) {
+            memcpy(out, t, len); /* the profile's own text (most of them): nothing to check */
+            out[len] = 0;
+            apply(n, &n->binds[v], out);
+        } else if (t && !seg_attr_store(&n->seg, e, t, len, seg_now_ns(), out, &olen, &changes) && changes) {
+            out[olen < SEG_TEXT_MAX ? olen : SEG_TEXT_MAX] = 0;
+            apply(n, &n->binds[v], out);
+        }
         uint64_t seq;
         char st[SEG_TEXT_MAX];
         n->slot_applied[i] = seg_slot_load(&n->seg, i, &seq, st, &len) ? seq : 0;
@@ -600,12 +857,101 @@ void node_template_free(struct node_template *t)
     memset(t, 0, sizeof *t);
 }
 
+/* The engine's view of its mapped segment: the template's geometry, and the template's
+ * entries, strings and params (private memory) in place of the file's. */
+static void adopt(struct node *n)
+{
+    const struct seg_header *ih = img_header(n->t);
+    seg_bind(&n->seg, ih);
+    n->seg.entries = (const struct seg_entry *)(n->t->image.bytes + ih->entries_off);
+    n->seg.strings = (const char *)(n->t->image.bytes + ih->strings_off);
+    n->seg.params = (const struct seg_param *)(n->t->image.bytes + ih->params_off);
+    if (n->seg.guard < 0)
+        seg_guard_register(&n->seg);
+}
+
+/* An existing segment at n->path. Returns 0 (mapped and adopted: resume it), a positive errno
+ * with err set (the start stops: a file of another node or profile, or of another hwemu
+ * build), or -1 when it is damaged (why says how; *salvaged when its counters could be read
+ * with the template's geometry into n->totals). */
+static int open_existing(struct node *n, char *err, size_t errlen, char *why, size_t whylen, bool *salvaged)
+{
+    const struct seg_header *ih = img_header(n->t);
+    const char *path = n->path, *name = n->name;
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "node %s: cannot open its segment %s: %s%s", name, path, strerror(e),
+                 e == ELOOP ? " (it is a symbolic link, which the engine never follows: remove it)" : "");
+        return e;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        snprintf(err, errlen, "node %s: %s is not a regular file; remove it and start again", name, path);
+        return EINVAL;
+    }
+    if (st.st_size < (off_t)sizeof(struct seg_header)) {
+        close(fd);
+        snprintf(why, whylen, "the file has %lld bytes, too few for a segment", (long long)st.st_size);
+        return -1;
+    }
+    int rc = seg_map(&n->seg, fd, (size_t)st.st_size, true);
+    if (rc) {
+        close(fd);
+        snprintf(err, errlen, "node %s: cannot map its segment %s: %s", name, path, strerror(rc));
+        return rc;
+    }
+    n->seg.fd = fd;
+    n->seg.h = (struct seg_header *)n->seg.base;
+    seg_guard_register(&n->seg);
+    const struct seg_header *h = n->seg.h;
+    struct seg_header want;
+    expected_header(n, &want);
+    if (memcmp(h->magic, SEG_MAGIC, 8)) {
+        snprintf(why, whylen, "its header is not an hwemu segment's");
+    } else if (h->version != SEG_VERSION || h->header_size != sizeof *h) {
+        snprintf(err, errlen, "node %s: %s is a segment of another hwemu build (format %u); make sure no agent "
+                 "uses it, remove it and start again: the node is rendered fresh, its counters back at zero",
+                 name, path, h->version);
+        seg_close(&n->seg);
+        return EINVAL;
+    } else if (strncmp(h->node, name, sizeof h->node) || strncmp(h->profile, n->t->profile, sizeof h->profile) ||
+               h->layout_hash != n->t->image.layout_hash) {
+        snprintf(err, errlen,
+                 "node %s: %s was rendered for node %.64s, profile %.64s%s; make sure no agent uses node %s, remove "
+                 "%s and start again: the node is rendered fresh, its counters back at zero",
+                 name, path, h->node, h->profile,
+                 strncmp(h->profile, n->t->profile, sizeof h->profile) ? "" : " with other profile values", name,
+                 path);
+        seg_close(&n->seg);
+        return EEXIST;
+    } else if ((size_t)st.st_size != ih->file_size || memcmp(h, &want, HEADER_STATIC) ||
+               h->substep_ns != ih->substep_ns) {
+        snprintf(why, whylen, "its size or section table is not the template's (%lld bytes, %zu expected)",
+                 (long long)st.st_size, (size_t)ih->file_size);
+    } else {
+        adopt(n); /* its static part is compared chunk by chunk from the first tick on */
+        return 0;
+    }
+    /* damaged: what can be read with the template's geometry is salvaged */
+    if ((size_t)st.st_size >= ih->file_size && !seg_faulted(&n->seg)) {
+        seg_bind(&n->seg, ih);
+        salvage_totals(n, &n->seg, n->totals);
+        *salvaged = !seg_faulted(&n->seg);
+    }
+    seg_close(&n->seg);
+    return -1;
+}
+
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
               const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
               size_t errlen)
 {
     memset(n, 0, sizeof *n);
     n->seg.fd = -1;
+    n->seg.guard = -1;
+    n->t = t;
     n->name = name;
     n->profile = t->profile;
     n->gpu_product = t->gpu_product;
@@ -614,44 +960,19 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->gload = *gload;
     n->params = t->params;
     n->gparams = t->gparams;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s.seg", root, name);
-    int rc;
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        rc = seg_open(&n->seg, path, err, errlen);
-        if (rc) {
-            size_t used = strlen(err);
-            snprintf(err + used, errlen - used, " (node %s: make sure no agent uses it, remove %s and start again)",
-                     name, path);
-        } else if (strcmp(n->seg.h->node, name) || strcmp(n->seg.h->profile, t->profile) ||
-                   n->seg.h->layout_hash != t->image.layout_hash) {
-            snprintf(err, errlen,
-                     "node %s: %s was rendered for node %s, profile %s%s; make sure no agent uses node %s, remove "
-                     "%s and start again: the node is rendered fresh, its counters back at zero",
-                     name, path, n->seg.h->node, n->seg.h->profile,
-                     strcmp(n->seg.h->profile, t->profile) ? "" : " with other profile values", name, path);
-            seg_close(&n->seg);
-            rc = EEXIST;
-        } else {
-            n->resumed = true;
-        }
-    } else {
-        rc = seg_image_write(&t->image, path, name, &n->seg, err, errlen);
-    }
-    if (rc)
-        return rc;
-    n->seg.h->tick_ns = tick_ns;
-    n->seg.h->engine_pid = (uint32_t)getpid();
     n->binds = t->binds;
     n->nvalues = t->nbinds;
-    n->slot_entry = calloc(n->seg.h->n_slots + 1, sizeof *n->slot_entry);
-    n->slot_applied = calloc(n->seg.h->n_slots + 1, sizeof *n->slot_applied);
+    uint32_t nslots = img_header(t)->n_slots;
+    n->slot_entry = calloc(nslots + 1, sizeof *n->slot_entry);
+    n->slot_applied = calloc(nslots + 1, sizeof *n->slot_applied);
     n->totals = calloc(n->nvalues + 1, sizeof *n->totals);
     n->counters = calloc(n->nvalues + 1, sizeof *n->counters);
     n->svalues = calloc(n->nvalues + 1, sizeof *n->svalues);
-    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues)
+    size_t plen = strlen(root) + strlen(name) + 6;
+    n->path = malloc(plen);
+    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues || !n->path)
         abort();
+    snprintf(n->path, plen, "%s/%s.seg", root, name);
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
         if (k == BK_ENERGY || k == BK_GPU_ENERGY)
@@ -660,21 +981,63 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
             k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_PM_COUNTER)
             n->svalues[n->nsvalues++] = v;
     }
+    seg_guard_install();
+    int rc;
+    bool salvaged = false;
+    char why[200] = "";
+    struct stat st;
+    if (lstat(n->path, &st) == 0) {
+        rc = open_existing(n, err, errlen, why, sizeof why, &salvaged);
+        if (rc == 0) {
+            n->resumed = true;
+            salvage_totals(n, &n->seg, n->totals);
+        } else if (rc < 0) {
+            rc = seg_image_write(&t->image, n->path, name, &n->seg, err, errlen);
+            if (!rc) {
+                adopt(n);
+                n->resumed = salvaged;
+                report(n, DMG_AT_START, why,
+                       salvaged ? "rendered again; its counters continue from what its ledger and snapshot held"
+                                : "rendered again; nothing could be salvaged: its counters start at zero",
+                       0, NULL);
+            }
+        }
+    } else {
+        rc = seg_image_write(&t->image, n->path, name, &n->seg, err, errlen);
+        if (!rc)
+            adopt(n);
+    }
+    if (rc) {
+        if (n->seg.base)
+            seg_close(&n->seg);
+        free(n->slot_entry);
+        free(n->slot_applied);
+        free(n->totals);
+        free(n->counters);
+        free(n->svalues);
+        free(n->path);
+        n->path = NULL;
+        return rc;
+    }
+    n->seg.h->tick_ns = tick_ns;
+    n->seg.h->engine_pid = (uint32_t)getpid();
     for (int i = 0; i < PHYS_GPU_MAX; i++)
         n->gpu_limit_entry[i] = SEG_NONE;
     n->slot_writes_seen = (uint64_t)-1; /* drain once at the start */
-    for (uint32_t i = 0; i < n->seg.h->n_entries; i++)
-        if (n->seg.entries[i].slot != SEG_NONE) {
-            n->slot_entry[n->seg.entries[i].slot] = i;
-            const struct binding *b = &n->binds[n->seg.entries[i].value];
-            if (b->kind == BK_GPU_SET && b->zone == GS_LIMIT_MW && b->pkg < PHYS_GPU_MAX)
-                n->gpu_limit_entry[b->pkg] = i;
-        }
+    for (uint32_t i = 0; i < n->seg.n_entries; i++) {
+        uint32_t slot = n->seg.entries[i].slot, v = n->seg.entries[i].value;
+        if (slot == SEG_NONE || slot >= n->seg.n_slots || v >= n->nvalues)
+            continue;
+        n->slot_entry[slot] = i;
+        const struct binding *b = &n->binds[v];
+        if (b->kind == BK_GPU_SET && b->zone == GS_LIMIT_MW && b->pkg < PHYS_GPU_MAX)
+            n->gpu_limit_entry[b->pkg] = i;
+    }
     phys_gpu_init(&n->gparams, &n->gstate);
     if (n->resumed)
-        resume_counters(n, &n->params);
+        resume_counters(n, &n->params, n->totals);
     phys_cpu_init(&n->params, &n->state);
-    if (n->resumed)
+    if (n->resumed && !salvaged)
         resume_writes(n);
     n->ev_tail = atomic_load(&n->seg.h->ring_head);
     n->mono_origin = seg_now_ns();
@@ -690,6 +1053,7 @@ void node_close(struct node *n)
     if (!n->seg.base)
         return; /* never opened */
     seg_close(&n->seg);
+    free(n->path);
     free(n->slot_entry);
     free(n->counters);
     free(n->svalues);

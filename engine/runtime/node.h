@@ -2,7 +2,9 @@
  * the two. Owns: a pool's template (parameters from render/params.c, files from
  * render/render.c), opening or resuming a node's segment, and each tick's drain of agent
  * writes, physics step and publication (node.c, node_gpu.c). A node never blocks on a reader and never trusts what agents
- * wrote into its segment: every slot is validated again before it reaches the physics. */
+ * wrote into its segment: every slot is validated again before it reaches the physics, every
+ * index read from the segment is bounded by the node's private counts, and the segment's header
+ * and static part are checked against the template every tick (docs/robustness.md). */
 #ifndef HWEMU_NODE_H
 #define HWEMU_NODE_H
 #include "layout.h"
@@ -48,6 +50,8 @@ struct node_write_note {
 /* One node as the engine holds it. */
 struct node {
     const char *name, *profile;
+    const struct node_template *t; /* its image is the node's private static part */
+    char *path;                  /* <root>/<name>.seg */
     const char *gpu_product;     /* gpus.product, or "" */
     struct phys_cpu_params params;
     struct phys_cpu_state state;
@@ -78,12 +82,18 @@ struct node {
     } power;
     int64_t tick_ns;
     bool resumed;
+    /* health (node.c "Damage"): checked every tick, the file itself every few */
+    uint32_t check_pos;          /* next chunk of the static part to compare with the image */
+    uint32_t ticks;
+    uint32_t damaged;            /* damage seen since the start (repairs made) */
+    uint32_t damage_said;        /* kinds already logged (one line each) */
+    char pending[240];           /* a damage found before the event log was at hand */
     struct node_write_note last_write; /* written by the node's tick, read by fill_telemetry */
 };
 
 /* Creates <root>/<name>.seg from the template or, when it exists and was rendered from the
- * same template, resumes it. Returns 0, or an errno with a message naming the node and the
- * remedy in err. */
+ * same template, resumes it (a damaged one is rendered again, its counters salvaged: see node.c
+ * "Damage"). Returns 0, or an errno with a message naming the node and the remedy in err. */
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
               const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
               size_t errlen);

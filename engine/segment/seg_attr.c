@@ -156,11 +156,13 @@ static const char *in_words(const char *list, const char *word, size_t wl)
 /* Current text of a related entry (its slot if newer, else the snapshot), without newline. */
 static size_t related_text(struct seg *s, uint32_t entry, int64_t now_ns, char *buf)
 {
-    if (entry == SEG_NONE || entry >= s->h->n_entries)
+    if (entry == SEG_NONE || entry >= s->n_entries)
         return 0;
     char tmp[SEG_TEXT_MAX];
     size_t n;
     const char *t = seg_read(s, entry, now_ns, tmp, &n);
+    if (!t)
+        n = 0; /* the segment lost pages: read as empty */
     if (n >= SEG_TEXT_MAX)
         n = SEG_TEXT_MAX - 1;
     memcpy(buf, t, n);
@@ -232,10 +234,13 @@ static const char epp_names[][20] = {"performance", "balance_performance", "bala
 int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, int64_t now_ns, char *out,
                    size_t *outlen, bool *changes)
 {
+    if (entry >= s->n_entries)
+        return EIO;
     const struct seg_entry *e = &s->entries[entry];
     static const struct seg_param none = {0, 0, 0, 0, SEG_NONE, SEG_NONE};
-    const struct seg_param *p = e->param != SEG_NONE ? &s->params[e->param] : &none;
-    const char *words = p->words_off != SEG_NONE && p->words_off < s->h->strings_size ? s->strings + p->words_off
+    uint32_t param = e->param; /* read once: the entry may be shared memory (readers) */
+    const struct seg_param *p = param < s->n_params ? &s->params[param] : &none;
+    const char *words = p->words_off != SEG_NONE && p->words_off < s->strings_size ? s->strings + p->words_off
                                                                                       : "";
     unsigned long long v;
     bool b;
@@ -422,6 +427,8 @@ int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, i
 
 int seg_attr_write(struct seg *s, uint32_t entry, const char *buf, size_t len, int pid)
 {
+    if (entry >= s->n_entries)
+        return EIO;
     const struct seg_entry *e = &s->entries[entry];
     int64_t now = seg_now_ns();
     if (len > SEG_READ_MAX)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define RING_CAP 256u
@@ -494,49 +495,74 @@ void seg_image_free(struct seg_image *img)
     memset(img, 0, sizeof *img);
 }
 
+/* A new file at tmp, never an existing one (a symlink or a file planted there is not followed
+ * or reused: a leftover of ours is removed once and the create tried again). */
+static int create_exclusive(const char *tmp)
+{
+    for (int tries = 0; tries < 2; tries++) {
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+        unlink(tmp);
+    }
+    return -1;
+}
+
 int seg_image_write(const struct seg_image *img, const char *path, const char *node, struct seg *out, char *err,
                     size_t errlen)
 {
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || ftruncate(fd, (off_t)img->size) != 0) {
+    memset(out, 0, sizeof *out);
+    out->fd = -1;
+    out->guard = -1;
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp) {
+        snprintf(err, errlen, "%s: the segment path is too long", path);
+        return ENAMETOOLONG;
+    }
+    int fd = create_exclusive(tmp);
+    if (fd < 0) {
         int rc = errno;
         snprintf(err, errlen, "%s: cannot create the segment: %s", tmp, strerror(rc));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
         return rc;
     }
-    uint8_t *base = mmap(NULL, img->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (base == MAP_FAILED) {
-        int rc = errno;
+    /* The whole file's space reserved now: a full filesystem is this error, not a SIGBUS at
+     * the first store into a page tmpfs cannot supply. */
+    int rc = posix_fallocate(fd, 0, (off_t)img->size);
+    if (rc) {
+        snprintf(err, errlen, "%s: cannot reserve %zu bytes for the segment: %s (free space on the root's "
+                 "filesystem, or choose another --root)", path, img->size, strerror(rc));
+        close(fd);
+        unlink(tmp);
+        return rc;
+    }
+    rc = seg_map(out, fd, img->size, true);
+    if (rc) {
         snprintf(err, errlen, "%s: cannot map the segment: %s", tmp, strerror(rc));
         close(fd);
         unlink(tmp);
         return rc;
     }
+    uint8_t *base = out->base;
     memcpy(base, img->bytes, img->used);
     struct seg_header *h = (struct seg_header *)base;
     snprintf(h->node, sizeof h->node, "%s", node);
     h->engine_pid = (uint32_t)getpid();
     if (rename(tmp, path) != 0) {
-        int rc = errno;
+        rc = errno;
         snprintf(err, errlen, "%s: cannot put the segment in place: %s", path, strerror(rc));
-        munmap(base, img->size);
+        munmap(base, out->map_size);
         close(fd);
         unlink(tmp);
+        memset(out, 0, sizeof *out);
+        out->fd = -1;
+        out->guard = -1;
         return rc;
     }
-    memset(out, 0, sizeof *out);
-    out->base = base;
-    out->size = img->size;
     out->h = h;
     out->fd = fd;
-    int rc = seg_check(out, err, errlen);
+    rc = seg_check(out, err, errlen);
     if (!rc)
-        seg_bind(out);
+        seg_bind(out, h);
     return rc;
 }
 

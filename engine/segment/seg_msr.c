@@ -9,7 +9,7 @@
 
 int seg_msr_cpu(const struct seg *s, uint32_t entry)
 {
-    if (entry >= s->h->n_entries || s->entries[entry].cls != SEG_M)
+    if (entry >= s->n_entries || s->entries[entry].cls != SEG_M)
         return -1;
     const char *p = seg_path(s, entry);
     int cpu = -1, end = 0;
@@ -22,12 +22,12 @@ int seg_msr_cpu(const struct seg *s, uint32_t entry)
  * param table. */
 static const struct seg_param *find_reg(const struct seg *s, uint32_t entry, uint32_t msr)
 {
-    if (entry >= s->h->n_entries)
+    if (entry >= s->n_entries)
         return NULL;
     const struct seg_entry *e = &s->entries[entry];
     if (e->cls != SEG_M || e->param == SEG_NONE)
         return NULL;
-    for (uint32_t i = e->param; i < s->h->n_params && s->params[i].b != SEG_MSR_END; i++)
+    for (uint32_t i = e->param; i < s->n_params && s->params[i].b != SEG_MSR_END; i++)
         if ((uint64_t)s->params[i].a == msr)
             return &s->params[i];
     return NULL;
@@ -37,7 +37,7 @@ static const struct seg_param *find_reg(const struct seg *s, uint32_t entry, uin
  * not in the segment). */
 static uint32_t limit_entry(const struct seg *s, const struct seg_param *p, int i)
 {
-    if (p->words_off == SEG_NONE || p->words_off >= s->h->strings_size)
+    if (p->words_off == SEG_NONE || p->words_off >= s->strings_size)
         return SEG_NONE;
     const char *w = s->strings + p->words_off;
     for (int k = 0; *w; k++) {
@@ -71,7 +71,7 @@ static bool file_locked(const struct seg *s, uint32_t entry)
     if (entry == SEG_NONE)
         return false;
     const struct seg_entry *e = &s->entries[entry];
-    return e->param != SEG_NONE && e->param < s->h->n_params && s->params[e->param].c != 0;
+    return e->param != SEG_NONE && e->param < s->n_params && s->params[e->param].c != 0;
 }
 
 uint32_t msr_window_field(uint64_t us, uint64_t unit_us)
@@ -131,7 +131,7 @@ int seg_msr_read(struct seg *s, uint32_t entry, uint32_t msr, int64_t now_ns, ui
         return 0;
     }
     case SEG_MSR_RATIO: {
-        if (p->c < 0 || (uint64_t)p->c >= s->h->n_values || p->d <= 0)
+        if (p->c < 0 || (uint64_t)p->c >= s->n_values || p->d <= 0)
             return EIO;
         /* the text value through any entry that shows it: the value index is the contract */
         struct seg_value v;

@@ -4,8 +4,10 @@
 #include "segment.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,13 @@ int seg_check(const struct seg *s, char *err, size_t errlen)
     if (h->file_size != s->size)
         return fail(err, errlen, EINVAL, "segment size does not match its header (truncated?)");
     uint64_t f = s->size;
+    /* Every section inside the file, 8-byte aligned (atomics live in them), the ring a power
+     * of two, the substep positive (readers divide by it). */
+    uint32_t offs[] = {h->entries_off, h->strings_off, h->params_off, h->values_off[0], h->values_off[1],
+                       h->slots_off,   h->hwm_off,     h->ring_off,   h->ledger_off,    h->ledger_size};
+    for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
+        if (offs[i] % 8)
+            return fail(err, errlen, EINVAL, "segment sections are misaligned; it is damaged");
     if (!range_ok(h->entries_off, h->n_entries, sizeof(struct seg_entry), f) ||
         !range_ok(h->strings_off, h->strings_size, 1, f) ||
         !range_ok(h->params_off, h->n_params, sizeof(struct seg_param), f) ||
@@ -87,9 +96,19 @@ int seg_check(const struct seg *s, char *err, size_t errlen)
     return 0;
 }
 
-void seg_bind(struct seg *s)
+void seg_bind(struct seg *s, const struct seg_header *h)
 {
-    const struct seg_header *h = s->h;
+    s->h = (struct seg_header *)s->base;
+    s->n_entries = h->n_entries;
+    s->strings_size = h->strings_size;
+    s->n_params = h->n_params;
+    s->n_values = h->n_values;
+    s->n_slots = h->n_slots;
+    s->ring_cap = h->ring_cap;
+    s->n_counters = h->n_counters;
+    s->ledger_size = h->ledger_size;
+    s->substep_ns = h->substep_ns > 0 ? h->substep_ns : 1000000;
+    s->static_end = h->values_off[1] + h->n_values * (uint32_t)sizeof(struct seg_value);
     s->entries = (const struct seg_entry *)(s->base + h->entries_off);
     s->strings = (const char *)(s->base + h->strings_off);
     s->params = (const struct seg_param *)(s->base + h->params_off);
@@ -100,62 +119,255 @@ void seg_bind(struct seg *s)
     s->ring = (struct seg_event *)(s->base + h->ring_off);
     s->ledger[0] = (struct seg_ledger *)(s->base + h->ledger_off);
     s->ledger[1] = (struct seg_ledger *)(s->base + h->ledger_off + h->ledger_size);
+    s->pub_gen = atomic_load_explicit(&s->h->gen, memory_order_relaxed) & ~UINT64_C(1);
+}
+
+/* --- mapping and the SIGBUS guard --------------------------------------------------------- */
+
+static size_t page_size(void)
+{
+    static size_t ps;
+    if (!ps) {
+        long p = sysconf(_SC_PAGESIZE);
+        ps = p > 0 ? (size_t)p : 4096;
+    }
+    return ps;
+}
+
+/* Readers: the pages wholly inside [first page after the header, the first agent-writable
+ * section) are read-only. */
+static void protect_static(struct seg *s)
+{
+    if (s->rw || !s->h)
+        return;
+    size_t ps = page_size();
+    uint64_t lo = (sizeof(struct seg_header) + ps - 1) / ps * ps;
+    uint64_t hi = s->h->slots_off;
+    if (s->h->hwm_off < hi)
+        hi = s->h->hwm_off;
+    if (s->h->ring_off < hi)
+        hi = s->h->ring_off;
+    hi = hi / ps * ps;
+    if (hi > lo && hi <= s->size)
+        mprotect(s->base + lo, (size_t)(hi - lo), PROT_READ);
+}
+
+int seg_map(struct seg *s, int fd, size_t size, bool rw)
+{
+    size_t ps = page_size(), map = (size + ps - 1) / ps * ps + ps;
+    /* One reservation: the file's pages, then a zero page no string scan can run past. */
+    uint8_t *r = mmap(NULL, map, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED)
+        return errno;
+    if (mmap(r, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        int e = errno;
+        munmap(r, map);
+        return e;
+    }
+    s->base = r;
+    s->size = size;
+    s->map_size = map;
+    s->rw = rw;
+    return 0;
+}
+
+struct guard_ent {
+    _Atomic uintptr_t lo, hi;
+    _Atomic int faulted;
+};
+static struct guard_ent *_Atomic guard_tab;
+static _Atomic uint32_t guard_n;
+static uint32_t guard_cap, guard_free; /* under guard_lock */
+static _Atomic uint64_t guard_faults; /* any registered segment faulted, ever */
+static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sigaction guard_prev;
+
+static void guard_handler(int sig, siginfo_t *si, void *ctx)
+{
+    uintptr_t a = (uintptr_t)si->si_addr;
+    struct guard_ent *t = atomic_load_explicit(&guard_tab, memory_order_acquire);
+    uint32_t n = atomic_load_explicit(&guard_n, memory_order_acquire);
+    for (uint32_t i = 0; t && i < n; i++) {
+        if (a < atomic_load_explicit(&t[i].lo, memory_order_relaxed) ||
+            a >= atomic_load_explicit(&t[i].hi, memory_order_relaxed))
+            continue;
+        /* A lost page of a segment: a zero page in its place, so the access completes. */
+        uintptr_t page = a / page_size() * page_size();
+        if (mmap((void *)page, page_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                 0) == MAP_FAILED)
+            break;
+        atomic_store_explicit(&t[i].faulted, 1, memory_order_release);
+        atomic_fetch_add_explicit(&guard_faults, 1, memory_order_release);
+        return;
+    }
+    /* Not ours: whatever was there before us. */
+    if ((guard_prev.sa_flags & SA_SIGINFO) && guard_prev.sa_sigaction) {
+        guard_prev.sa_sigaction(sig, si, ctx);
+        return;
+    }
+    if (guard_prev.sa_handler != SIG_DFL && guard_prev.sa_handler != SIG_IGN) {
+        guard_prev.sa_handler(sig);
+        return;
+    }
+    signal(sig, SIG_DFL); /* the fault repeats and the default action is taken */
+}
+
+void seg_guard_install(void)
+{
+    /* Again whenever someone else took SIGBUS since (a test harness, an agent's own handler,
+     * which then becomes the one we pass faults outside segments to). */
+    pthread_mutex_lock(&guard_lock);
+    struct sigaction cur;
+    if (sigaction(SIGBUS, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == guard_handler) {
+        pthread_mutex_unlock(&guard_lock);
+        return;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = guard_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, &guard_prev);
+    pthread_mutex_unlock(&guard_lock);
+}
+
+void seg_guard_register(struct seg *s)
+{
+    pthread_mutex_lock(&guard_lock);
+    struct guard_ent *t = atomic_load(&guard_tab);
+    uint32_t n = atomic_load(&guard_n), at = n;
+    for (uint32_t i = 0; guard_free && i < n; i++) /* a free slot only when one was freed */
+        if (!atomic_load(&t[i].hi)) {
+            at = i;
+            guard_free--;
+            break;
+        }
+    if (at == n && n == guard_cap) {
+        /* grow: the handler may be reading the old table, so it is never freed (it is small) */
+        uint32_t cap = guard_cap ? guard_cap * 2 : 16;
+        struct guard_ent *nt = calloc(cap, sizeof *nt);
+        if (!nt) {
+            pthread_mutex_unlock(&guard_lock);
+            s->guard = -1;
+            return;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            atomic_store(&nt[i].lo, atomic_load(&t[i].lo));
+            atomic_store(&nt[i].hi, atomic_load(&t[i].hi));
+            atomic_store(&nt[i].faulted, atomic_load(&t[i].faulted));
+        }
+        atomic_store_explicit(&guard_tab, nt, memory_order_release);
+        guard_cap = cap;
+        t = nt;
+    }
+    atomic_store(&t[at].faulted, 0);
+    atomic_store(&t[at].lo, (uintptr_t)s->base);
+    atomic_store(&t[at].hi, (uintptr_t)s->base + s->size);
+    if (at == n)
+        atomic_store_explicit(&guard_n, n + 1, memory_order_release);
+    s->guard = (int)at;
+    pthread_mutex_unlock(&guard_lock);
+}
+
+void seg_guard_unregister(struct seg *s)
+{
+    if (s->guard < 0)
+        return;
+    pthread_mutex_lock(&guard_lock);
+    struct guard_ent *t = atomic_load(&guard_tab);
+    atomic_store(&t[s->guard].hi, 0);
+    atomic_store(&t[s->guard].lo, 0);
+    atomic_store(&t[s->guard].faulted, 0);
+    guard_free++;
+    pthread_mutex_unlock(&guard_lock);
+    s->guard = -1;
+}
+
+bool seg_faulted(const struct seg *s)
+{
+    if (s->guard < 0 || !atomic_load_explicit(&guard_faults, memory_order_acquire))
+        return false;
+    struct guard_ent *t = atomic_load_explicit(&guard_tab, memory_order_acquire);
+    return atomic_load_explicit(&t[s->guard].faulted, memory_order_acquire) != 0;
+}
+
+int seg_revalidate(struct seg *s)
+{
+    struct stat st;
+    if (s->fd < 0 || fstat(s->fd, &st) != 0 || st.st_size < (off_t)s->size)
+        return EIO;
+    if (mmap(s->base, s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s->fd, 0) == MAP_FAILED)
+        return EIO;
+    protect_static(s);
+    if (s->guard >= 0) {
+        struct guard_ent *t = atomic_load(&guard_tab);
+        atomic_store(&t[s->guard].faulted, 0);
+    }
+    return 0;
 }
 
 int seg_open(struct seg *s, const char *path, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     s->fd = -1;
+    s->guard = -1;
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         return fail(err, errlen, e, "%s: cannot open the segment: %s", path, strerror(e));
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(struct seg_header)) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct seg_header)) {
         close(fd);
         return fail(err, errlen, EINVAL, "%s: %s", path, "too small to be an hwemu segment");
     }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        int e = errno;
+    int e = seg_map(s, fd, (size_t)st.st_size, false);
+    if (e) {
         close(fd);
         return fail(err, errlen, e, "%s: cannot map the segment: %s", path, strerror(e));
     }
-    s->base = p;
-    s->size = (size_t)st.st_size;
-    s->h = p;
+    s->h = (struct seg_header *)s->base;
     s->fd = fd;
-    char why[200];
-    if (seg_check(s, why, sizeof why)) {
+    /* The file could shrink between the fstat and the checks: guard first. */
+    seg_guard_install();
+    seg_guard_register(s);
+    char why[200] = "the file shrank while it was checked";
+    if (seg_check(s, why, sizeof why) || seg_faulted(s)) {
         seg_close(s);
         return fail(err, errlen, EINVAL, "%s: %s", path, why);
     }
-    seg_bind(s);
+    seg_bind(s, s->h);
+    protect_static(s);
     return 0;
 }
 
 void seg_close(struct seg *s)
 {
+    seg_guard_unregister(s);
     if (s->base)
-        munmap(s->base, s->size);
+        munmap(s->base, s->map_size ? s->map_size : s->size);
     if (s->fd >= 0)
         close(s->fd);
     memset(s, 0, sizeof *s);
     s->fd = -1;
+    s->guard = -1;
 }
 
 const char *seg_path(const struct seg *s, uint32_t entry)
 {
-    return s->strings + s->entries[entry].path_off;
+    if (entry >= s->n_entries)
+        return "";
+    uint32_t off = s->entries[entry].path_off;
+    return off < s->strings_size ? s->strings + off : "";
 }
 
 uint32_t seg_lookup(const struct seg *s, const char *path, size_t len)
 {
-    uint32_t lo = 0, hi = s->h->n_entries;
+    uint32_t lo = 0, hi = s->n_entries;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        const char *p = s->strings + s->entries[mid].path_off;
+        /* seg_path bounds the offset; the string ends by the guard page at worst */
+        const char *p = seg_path(s, mid);
         int c = strncmp(p, path, len);
         if (c == 0 && p[len] != 0)
             c = 1;
@@ -227,21 +439,25 @@ int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follo
         uint32_t e = seg_lookup(s, done, dlen);
         if (e == SEG_NONE)
             return ENOENT;
-        if (s->entries[e].kind == SEG_DIR)
+        const struct seg_entry *en = &s->entries[e];
+        uint8_t kind = en->kind;
+        if (kind == SEG_DIR)
             *last_dir = e;
-        if (s->entries[e].flags & SEG_F_ABSENT)
+        if (en->flags & SEG_F_ABSENT)
             return ENOENT;
         bool last = true;
         for (size_t q = pos; q < plen; q++)
             if (pending[q] != '/')
                 last = false;
-        const struct seg_entry *en = &s->entries[e];
-        if (en->kind == SEG_LINK && (!last || follow)) {
+        if (kind == SEG_LINK && (!last || follow)) {
             if (++hops > 40)
                 return ELOOP;
             /* Replace the link by its target (relative to the link's directory), then walk on. */
-            const char *t = s->strings + en->text_off;
-            size_t tl = en->text_len, rest = plen - pos;
+            uint32_t toff = en->text_off, tlen = en->text_len;
+            if (toff > s->strings_size || tlen > s->strings_size - toff)
+                return ENOENT; /* a damaged entry */
+            const char *t = s->strings + toff;
+            size_t tl = tlen, rest = plen - pos;
             if (tl + 1 + rest >= SEG_PATH_MAX)
                 return ENAMETOOLONG;
             memmove(pending + tl + 1, pending + pos, rest);
@@ -253,11 +469,11 @@ int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follo
                 dlen--; /* back to the link's directory */
             if (dlen)
                 dlen--;
-            if (t[0] == '/')
+            if (tl && pending[0] == '/')
                 return ENOENT; /* absolute targets leave the node's tree */
             continue;
         }
-        if (!last && en->kind != SEG_DIR)
+        if (!last && kind != SEG_DIR)
             return ENOTDIR;
     }
     if (!dlen)
@@ -269,10 +485,11 @@ int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follo
     return 0;
 }
 
-/* One consistent copy of a snapshot value (latch read). */
+/* One consistent copy of a snapshot value (latch read). A generation that never settles (an
+ * agent storing into it) gives up after a bounded number of tries with the last copy. */
 static void load_value(const struct seg *s, uint32_t v, struct seg_value *out)
 {
-    for (;;) {
+    for (int tries = 0; tries < 1000; tries++) {
         uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
         memcpy(out, &s->copy[g & 1][v], sizeof *out);
         atomic_thread_fence(memory_order_acquire);
@@ -303,27 +520,42 @@ static size_t put_u64(char *buf, uint64_t v)
     return n + 1;
 }
 
-/* The count of counter value vi (loaded in v) at now_ns, unwrapped; raises its high-water mark. */
-static uint64_t counter_raw(struct seg *s, uint32_t vi, const struct seg_value *v, int64_t now_ns)
+/* Counter value v at now_ns: its total (start_uj + acc) and its register count before the wrap
+ * in *raw. Unsigned arithmetic throughout: a damaged value gives a wrong number, never a trap. */
+static uint64_t counter_eval(const struct seg_value *v, int64_t substep_ns, int64_t now_ns, uint64_t *raw)
 {
-    int64_t n = (now_ns - v->ctr.t0_ns) / s->h->substep_ns;
-    if (n < 0)
-        n = 0;
-    if (n > (int64_t)v->nsub)
+    uint64_t n = 0;
+    if (now_ns > v->ctr.t0_ns && substep_ns > 0)
+        n = ((uint64_t)now_ns - (uint64_t)v->ctr.t0_ns) / (uint64_t)substep_ns;
+    if (n > v->nsub)
         n = v->nsub;
-    unsigned __int128 nj = (unsigned __int128)v->ctr.power_uw * (uint64_t)n + v->ctr.rem_nj;
+    unsigned __int128 nj = (unsigned __int128)v->ctr.power_uw * n + v->ctr.rem_nj;
     uint64_t acc = v->ctr.acc_uj + (uint64_t)(nj / 1000);
     uint64_t rem = (uint64_t)(nj % 1000);
-    raise_hwm(s, vi, v->ctr.start_uj + acc);
-    uint64_t unit = v->ctr.unit_nj ? v->ctr.unit_nj : 1000;
-    uint64_t seed = (uint64_t)v->ctr.seed_raw_hi << 32 | v->ctr.seed_raw;
-    return seed + (uint64_t)(((unsigned __int128)acc * 1000 + rem) / unit);
+    if (raw) {
+        uint64_t unit = v->ctr.unit_nj ? v->ctr.unit_nj : 1000;
+        uint64_t seed = (uint64_t)v->ctr.seed_raw_hi << 32 | v->ctr.seed_raw;
+        *raw = seed + (uint64_t)(((unsigned __int128)acc * 1000 + rem) / unit);
+    }
+    return v->ctr.start_uj + acc;
+}
+
+uint64_t seg_counter_total(const struct seg_value *v, int64_t substep_ns, int64_t now_ns, uint64_t *shown)
+{
+    uint64_t raw;
+    uint64_t total = counter_eval(v, substep_ns, now_ns, shown ? &raw : NULL);
+    if (shown) {
+        uint64_t unit = v->ctr.unit_nj ? v->ctr.unit_nj : 1000;
+        uint64_t wrapped = v->wrap_bits >= 64 ? raw : raw & ((UINT64_C(1) << v->wrap_bits) - 1);
+        *shown = v->shows_count ? wrapped : (uint64_t)((unsigned __int128)wrapped * unit / 1000);
+    }
+    return total;
 }
 
 uint64_t seg_counter_raw(struct seg *s, uint32_t vi, int64_t now_ns, uint8_t *wrap_bits, uint32_t *unit_nj)
 {
     struct seg_value v;
-    if (vi >= s->h->n_values)
+    if (vi >= s->n_values)
         return 0;
     load_value(s, vi, &v);
     if (v.type != SEG_V_COUNTER)
@@ -332,51 +564,94 @@ uint64_t seg_counter_raw(struct seg *s, uint32_t vi, int64_t now_ns, uint8_t *wr
         *wrap_bits = v.wrap_bits;
     if (unit_nj)
         *unit_nj = v.ctr.unit_nj ? v.ctr.unit_nj : 1000;
-    return counter_raw(s, vi, &v, now_ns);
+    uint64_t raw;
+    raise_hwm(s, vi, counter_eval(&v, s->substep_ns, now_ns, &raw));
+    return raw;
+}
+
+uint64_t seg_resume_total(bool have_ledger, uint64_t ledger_uj, const struct seg_value *visible, uint64_t hwm,
+                          int64_t substep_ns, int64_t tick_ns)
+{
+    uint64_t base = have_ledger ? ledger_uj : 0;
+    if (base > SEG_TOTAL_MAX)
+        base = SEG_TOTAL_MAX;
+    if (tick_ns <= 0)
+        tick_ns = 1000000000;
+    if (substep_ns <= 0)
+        substep_ns = 1000000;
+    /* one step: the most any zone can draw over three ticks (uW * ns / 1e9 = uJ) */
+    uint64_t step = (uint64_t)((unsigned __int128)SEG_POWER_MAX_UW * 3 * (uint64_t)tick_ns / 1000000000u);
+    uint64_t total;
+    uint64_t max_nsub = 2 * (uint64_t)(tick_ns / substep_ns) + 2;
+    bool plausible = visible && visible->type == SEG_V_COUNTER && visible->ctr.power_uw <= SEG_POWER_MAX_UW &&
+                     visible->nsub <= max_nsub;
+    uint64_t h = plausible ? seg_counter_total(visible, substep_ns, INT64_MAX, NULL) : 0;
+    if (plausible && h >= base && h - base <= step)
+        total = h; /* >= every read of that snapshot, and >= any true high-water mark */
+    else
+        total = base + (hwm > base ? (hwm - base < step ? hwm - base : step) : 0);
+    return total < SEG_TOTAL_MAX ? total : SEG_TOTAL_MAX;
 }
 
 const char *seg_read(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, size_t *len)
 {
-    const struct seg_entry *e = &s->entries[entry];
-    if (e->kind != SEG_FILE) {
+    uint64_t faults = atomic_load_explicit(&guard_faults, memory_order_relaxed);
+    if (faults && seg_faulted(s) && seg_revalidate(s)) {
         *len = 0;
+        return NULL;
+    }
+    *len = 0;
+    if (entry >= s->n_entries)
         return tmp;
-    }
-    if (e->cls == SEG_R || e->value == SEG_NONE) {
-        *len = e->text_len;
-        return s->strings + e->text_off;
-    }
-    struct seg_value v;
-    load_value(s, e->value, &v);
-    if (v.type == SEG_V_COUNTER) {
-        uint64_t raw = counter_raw(s, e->value, &v, now_ns);
-        uint64_t unit = v.ctr.unit_nj ? v.ctr.unit_nj : 1000;
-        uint64_t wrapped = v.wrap_bits >= 64 ? raw : raw & ((UINT64_C(1) << v.wrap_bits) - 1);
-        *len = put_u64(tmp, v.shows_count ? wrapped : (uint64_t)((unsigned __int128)wrapped * unit / 1000));
-        return tmp;
-    }
-    if (e->cls == SEG_A && e->slot != SEG_NONE) {
-        uint64_t seq;
-        size_t n;
-        char text[SEG_TEXT_MAX];
-        if (seg_slot_load(s, e->slot, &seq, text, &n) && seq > v.a.applied) {
-            memcpy(tmp, text, n);
-            *len = n;
-            return tmp;
+    /* Each field of the (shared) entry read once, and bounded before it is used. */
+    const struct seg_entry *e = &s->entries[entry];
+    uint8_t kind = e->kind, cls = e->cls;
+    uint32_t value = e->value, slot = e->slot, toff = e->text_off, tlen = e->text_len;
+    const char *out = tmp;
+    if (kind != SEG_FILE) {
+        /* nothing to show */
+    } else if (cls == SEG_R || value == SEG_NONE) {
+        if (toff <= s->strings_size && tlen <= s->strings_size - toff) {
+            *len = tlen;
+            out = s->strings + toff;
         }
-        size_t l = v.len < sizeof v.a.text ? v.len : sizeof v.a.text;
-        memcpy(tmp, v.a.text, l);
-        *len = l;
-        return tmp;
+    } else if (value < s->n_values) {
+        struct seg_value v;
+        load_value(s, value, &v);
+        if (v.type == SEG_V_COUNTER) {
+            uint64_t shown;
+            raise_hwm(s, value, seg_counter_total(&v, s->substep_ns, now_ns, &shown));
+            *len = put_u64(tmp, shown);
+        } else if (cls == SEG_A && slot < s->n_slots) {
+            uint64_t seq;
+            size_t n;
+            char text[SEG_TEXT_MAX];
+            if (seg_slot_load(s, slot, &seq, text, &n) && seq > v.a.applied) {
+                memcpy(tmp, text, n);
+                *len = n;
+            } else {
+                size_t l = v.len < sizeof v.a.text ? v.len : sizeof v.a.text;
+                memcpy(tmp, v.a.text, l);
+                *len = l;
+            }
+        } else {
+            size_t l = v.len < SEG_TEXT_MAX ? v.len : SEG_TEXT_MAX;
+            memcpy(tmp, v.text, l);
+            *len = l;
+        }
     }
-    size_t l = v.len < SEG_TEXT_MAX ? v.len : SEG_TEXT_MAX;
-    memcpy(tmp, v.text, l);
-    *len = l;
-    return tmp;
+    /* A page lost while we read it: what we read may be the guard's zeros. */
+    if (atomic_load_explicit(&guard_faults, memory_order_acquire) != faults && seg_faulted(s)) {
+        *len = 0;
+        return NULL;
+    }
+    return out;
 }
 
 bool seg_slot_load(const struct seg *s, uint32_t slot, uint64_t *seq, char *text, size_t *len)
 {
+    if (slot >= s->n_slots)
+        return false;
     struct seg_slot *sl = &s->slots[slot];
     for (int tries = 0; tries < 1000; tries++) {
         uint64_t a = atomic_load_explicit(&sl->seq, memory_order_acquire);
@@ -400,16 +675,23 @@ bool seg_slot_load(const struct seg *s, uint32_t slot, uint64_t *seq, char *text
 
 void seg_slot_store(struct seg *s, uint32_t entry, const char *text, size_t len, int64_t now_ns)
 {
-    const struct seg_entry *e = &s->entries[entry];
-    if (e->slot == SEG_NONE)
+    if (entry >= s->n_entries)
         return;
-    struct seg_slot *sl = &s->slots[e->slot];
+    uint32_t slot = s->entries[entry].slot;
+    if (slot >= s->n_slots)
+        return;
+    struct seg_slot *sl = &s->slots[slot];
     if (len > SEG_TEXT_MAX)
         len = SEG_TEXT_MAX;
     /* Claim: even -> odd. A writer that died mid-store leaves the slot odd; after a bounded
-     * wait the next writer takes it over, so one dead agent cannot wedge an attribute. */
-    uint64_t cur = atomic_load_explicit(&s->slots[e->slot].seq, memory_order_relaxed);
+     * wait the next writer takes it over, so one dead agent cannot wedge an attribute. A slot
+     * that never settles (something keeps storing into it) is given up on, also counted. */
+    uint64_t cur = atomic_load_explicit(&sl->seq, memory_order_relaxed);
     for (int spins = 0;; spins++) {
+        if (spins > 200000) {
+            atomic_fetch_add_explicit(&s->h->writes_refused_unsafely, 1, memory_order_relaxed);
+            return;
+        }
         if (!(cur & 1)) {
             if (atomic_compare_exchange_weak_explicit(&sl->seq, &cur, cur + 1, memory_order_acquire,
                                                       memory_order_relaxed))
@@ -436,7 +718,7 @@ void seg_slot_store(struct seg *s, uint32_t entry, const char *text, size_t len,
 void seg_event_push(struct seg *s, uint32_t entry, int err, const char *text, size_t len, int64_t now_ns, int pid)
 {
     uint64_t idx = atomic_fetch_add_explicit(&s->h->ring_head, 1, memory_order_relaxed);
-    struct seg_event *ev = &s->ring[idx & (s->h->ring_cap - 1)];
+    struct seg_event *ev = &s->ring[idx & (s->ring_cap - 1)];
     atomic_store_explicit(&ev->seq, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     if (len > SEG_TEXT_MAX)
@@ -453,8 +735,10 @@ void seg_event_push(struct seg *s, uint32_t entry, int err, const char *text, si
 bool seg_event_pop(struct seg *s, uint64_t *tail, struct seg_event *out, uint64_t *lost)
 {
     uint64_t head = atomic_load_explicit(&s->h->ring_head, memory_order_acquire);
-    uint64_t cap = s->h->ring_cap;
-    if (head > *tail + cap) {
+    uint64_t cap = s->ring_cap;
+    if (head < *tail)
+        *tail = head; /* the ring was reset (or damaged): start over from its head */
+    if (head - *tail > cap) {
         *lost += head - cap - *tail;
         *tail = head - cap;
     }
@@ -489,16 +773,20 @@ bool seg_event_pop(struct seg *s, uint64_t *tail, struct seg_event *out, uint64_
     return false;
 }
 
+/* The engine's latch: its own generation (pub_gen, never read back from the file, where an
+ * agent could change it), stored into the header for readers. */
 void seg_publish_begin(struct seg *s)
 {
-    atomic_fetch_add_explicit(&s->h->gen, 1, memory_order_release); /* odd: readers use copy 1 */
+    s->pub_gen = (s->pub_gen & ~UINT64_C(1)) + 1; /* odd: readers use copy 1 */
+    atomic_store_explicit(&s->h->gen, s->pub_gen, memory_order_release);
     atomic_thread_fence(memory_order_seq_cst);
 }
 
 void seg_publish_flip(struct seg *s)
 {
     atomic_thread_fence(memory_order_release);
-    atomic_fetch_add_explicit(&s->h->gen, 1, memory_order_release); /* even: readers use copy 0 */
+    s->pub_gen++; /* even: readers use copy 0 */
+    atomic_store_explicit(&s->h->gen, s->pub_gen, memory_order_release);
     atomic_thread_fence(memory_order_seq_cst);
 }
 
@@ -511,8 +799,7 @@ void seg_publish_end(struct seg *s, int64_t now_ns)
 struct seg_value *seg_writable_copy(struct seg *s)
 {
     /* While gen is odd readers use copy 1, so the engine writes copy 0, and vice versa. */
-    uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_relaxed);
-    return s->copy[(g & 1) ? 0 : 1];
+    return s->copy[(s->pub_gen & 1) ? 0 : 1];
 }
 
 static uint64_t ledger_check(uint64_t seq, int64_t wall_ns, const uint64_t *total, uint32_t n)
@@ -530,20 +817,29 @@ void seg_ledger_write(struct seg *s, uint64_t seq, const uint64_t *total_uj, int
     l->seq = 0; /* invalid while being written */
     atomic_thread_fence(memory_order_release);
     l->wall_ns = wall_ns;
-    memcpy(l->total_uj, total_uj, sizeof *total_uj * s->h->n_counters);
-    l->check = ledger_check(seq, wall_ns, total_uj, s->h->n_counters);
+    memcpy(l->total_uj, total_uj, sizeof *total_uj * s->n_counters);
+    l->check = ledger_check(seq, wall_ns, total_uj, s->n_counters);
     atomic_thread_fence(memory_order_release);
     l->seq = seq;
 }
 
-const struct seg_ledger *seg_ledger_read(const struct seg *s)
+bool seg_ledger_read(const struct seg *s, uint64_t *seq, uint64_t *total_uj)
 {
-    const struct seg_ledger *best = NULL;
-    for (int i = 0; i < 2; i++) {
-        const struct seg_ledger *l = s->ledger[i];
-        if (l->seq && l->check == ledger_check(l->seq, l->wall_ns, l->total_uj, s->h->n_counters) &&
-            (!best || l->seq > best->seq))
-            best = l;
+    /* The newer copy first; each is copied out, then checked: what is returned is what was
+     * checked, whatever an agent stores into the ledger meanwhile. */
+    uint64_t q0 = s->ledger[0]->seq, q1 = s->ledger[1]->seq;
+    int order[2] = {q1 > q0 ? 1 : 0, q1 > q0 ? 0 : 1};
+    for (int k = 0; k < 2; k++) {
+        const struct seg_ledger *l = s->ledger[order[k]];
+        uint64_t q = l->seq, check = l->check;
+        int64_t wall = l->wall_ns;
+        if (!q)
+            continue;
+        memcpy(total_uj, l->total_uj, sizeof *total_uj * s->n_counters);
+        if (check == ledger_check(q, wall, total_uj, s->n_counters)) {
+            *seq = q;
+            return true;
+        }
     }
-    return best;
+    return false;
 }

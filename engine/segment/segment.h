@@ -47,14 +47,47 @@
  * which is what stepping the physics to t gives, bit for bit: on the grid, never decreasing
  * (until the register wraps, as hardware does), equal at the next tick to what the tick
  * computes, and frozen at the horizon if the engine stops. Before returning, a reader raises
- * hwm[value] to start_uj + acc (the total energy it revealed); a restarted engine resumes every
- * counter from max(ledger, hwm).
+ * hwm[value] to start_uj + acc (the total energy it revealed).
+ *
+ * Resume (the rule that keeps counters from ever going back across crashes, seg_resume_total):
+ * a dead engine's last snapshot keeps advancing until its horizon, and readers may read it at
+ * any instant until the new engine publishes, so the new engine resumes every counter from
+ *     H = start_uj + acc_uj + (rem_nj + nsub * power_uw) / 1000   of the visible copy (gen & 1),
+ * the largest value that snapshot can ever show, which is >= every read of it, before or after
+ * the restart read the segment. (The ledger and the high-water marks alone are not enough: a
+ * read between the restart's look at them and its first publication can be above both.) The
+ * visible copy is believed only when it is a plausible counter (type counter, power_uw <=
+ * SEG_POWER_MAX_UW, nsub within two ticks of the engine's own tick) and H is within one step
+ * (SEG_POWER_MAX_UW over three of the engine's ticks) above the newest whole ledger copy L.
+ * Otherwise the node resumes from max(L, min(hwm, L + step)): a high-water mark is what agents
+ * write, so it can never move a counter by more than one step past the ledger (a mark of 2^62
+ * moves nothing past that), and with a plausible snapshot it is bounded by H (what a reader
+ * could really have revealed). Every resumed total is at most SEG_TOTAL_MAX (2^50 uJ, 35 years
+ * at 1 kW), so a node's sum of counters can never wrap a uint64. The ledger's checksum catches
+ * torn writes, not forgery: whoever can write the file can set the ledger, as they can delete
+ * the file; such a value is still capped by SEG_TOTAL_MAX.
  *
  * Ledger: each tick the engine writes every counter's total energy (uJ, start_uj + acc at
  * the tick; one entry per SEG_V_COUNTER value, in value order) into the older of two copies, with a sequence and a checksum, sequence
  * last. A kill at any instant leaves at least one whole copy: the newest valid one is the last
  * whole tick. Because the file is shared memory, the ledger survives the engine's death with
  * the page cache (and reaches the disk when the root is on one).
+ *
+ * Trust (docs/robustness.md): every party validates the header once (seg_check) and keeps
+ * private copies of the counts, sizes and section pointers (struct seg); nothing after that is
+ * re-read from the shared header but the atomics (gen, heartbeat, ring_head, slot_writes). Every
+ * index read from shared memory (an entry's value, slot, param, parent, string offsets; an
+ * event's entry; a ring position) is bounded by the private counts before use, and every
+ * mapping is followed by one zero page, so a string whose NUL an agent overwrote ends there
+ * instead of running off the map. The engine goes further: its entries, strings and params are
+ * the template image it rendered (private memory), its geometry is the image's, and it checks
+ * the shared header and static part against the image every tick (node.c). Readers map the
+ * static pages (entries, strings, params, both copies) read-only, so a stray store of an agent
+ * cannot damage them (an agent that maps the file itself still can: the engine repairs it).
+ * A segment that shrinks under a mapping would raise SIGBUS on the next touch of a lost page:
+ * seg_guard_install() catches it for the pages of a registered segment, puts a zero page in
+ * place so the access completes, and marks the segment faulted; seg_read then answers NULL (the
+ * caller's EIO) until seg_revalidate finds the file whole again (the engine restores it).
  *
  * Devices (class M and I files, under dev/). Two character devices are not text files and get
  * classes of their own; both are kind SEG_FILE, mode 0600, root-owned, as the kernel makes them:
@@ -223,7 +256,12 @@ struct seg_ledger {
 _Static_assert(sizeof(struct seg_value) == 64, "seg_value is one cache line");
 _Static_assert(sizeof(struct seg_entry) == 40, "seg_entry layout is part of the contract");
 
-/* A mapped segment, as any party holds it. */
+/* Bounds of the resume rule (see "Resume" above). */
+#define SEG_POWER_MAX_UW UINT64_C(20000000000) /* 20 kW: above any zone hwemu renders */
+#define SEG_TOTAL_MAX (UINT64_C(1) << 50)     /* uJ */
+
+/* A mapped segment, as any party holds it. The section pointers and the counts below are
+ * private: set once from a checked header (seg_bind) and never re-read from shared memory. */
 struct seg {
     uint8_t *base;
     size_t size;
@@ -237,6 +275,13 @@ struct seg {
     struct seg_event *ring;
     struct seg_ledger *ledger[2];
     int fd;
+    uint32_t n_entries, strings_size, n_params, n_values, n_slots, ring_cap, n_counters, ledger_size;
+    uint32_t static_end;        /* values_off[1] + its copy: what agents never write ends here */
+    int64_t substep_ns;         /* > 0 */
+    size_t map_size;            /* size plus the zero guard page */
+    int guard;                  /* seg_guard registry slot, or -1 */
+    bool rw;                    /* mapped writable whole (the engine) */
+    uint64_t pub_gen;           /* the engine's own latch generation (never read back) */
 };
 
 /* --- any party ----------------------------------------------------------------------------- */
@@ -245,14 +290,30 @@ struct seg {
  * HWEMU_NODE under HWEMU_ROOT (default /dev/shm/hwemu), into path. Returns false when neither is
  * set (no node: the process is not emulated). */
 bool seg_path_from_env(char *path, size_t len);
-/* Maps <root>/<node>.seg (or path, when node is NULL) read-write and checks the header.
- * Returns 0, or an errno with a message in err (what is wrong and what to do). */
+/* Maps path as a reader (the shim, the supervisor, fakesmi, the CLI): the static pages
+ * read-only, slots, high-water marks and the ring writable; checks the header and registers
+ * the mapping with the SIGBUS guard. Returns 0, or an errno with a message in err (what is
+ * wrong and what to do). */
 int seg_open(struct seg *s, const char *path, char *err, size_t errlen);
 void seg_close(struct seg *s);
+/* Maps size bytes of fd shared (writable whole when rw, else the static pages read-only) and
+ * one zero page after them into s->base, s->size, s->map_size. 0 or an errno. */
+int seg_map(struct seg *s, int fd, size_t size, bool rw);
 /* Checks every offset and size in a mapped header against the file; 0 or EINVAL. */
 int seg_check(const struct seg *s, char *err, size_t errlen);
-/* Sets the section pointers of a mapped, checked segment (base, size, h and fd set). */
-void seg_bind(struct seg *s);
+/* Sets the section pointers and the private counts of a mapped segment from header h (the
+ * segment's own once checked, or the engine's image header). */
+void seg_bind(struct seg *s, const struct seg_header *h);
+
+/* The SIGBUS guard (see "Trust" above). Install once per process (idempotent); register each
+ * mapping (seg_open does; the engine for its own). seg_faulted: a lost page of s was touched.
+ * seg_revalidate: when the file is whole again (its size is s->size), maps it afresh over the
+ * same addresses and clears the fault: 0, else EIO. */
+void seg_guard_install(void);
+void seg_guard_register(struct seg *s);
+void seg_guard_unregister(struct seg *s);
+bool seg_faulted(const struct seg *s);
+int seg_revalidate(struct seg *s);
 
 /* Entry index of a node-relative path ("sys/class/powercap"), or SEG_NONE. No allocation. */
 uint32_t seg_lookup(const struct seg *s, const char *path, size_t len);
@@ -269,8 +330,17 @@ int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follo
 
 /* The text a read of a file shows at time now_ns (CLOCK_MONOTONIC). Returns a pointer to the
  * text (static text in the segment, or tmp) and its length; raises the high-water mark of a
- * counter before returning. tmp must hold SEG_TEXT_MAX bytes. */
+ * counter before returning. tmp must hold SEG_TEXT_MAX bytes. Returns NULL (length 0) when the
+ * segment lost pages under the reader (truncated): the caller answers EIO. */
 const char *seg_read(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, size_t *len);
+/* A counter value at time now_ns: (start_uj + acc) in uJ, and its shown count or uJ in *shown.
+ * now_ns = INT64_MAX gives its horizon. */
+uint64_t seg_counter_total(const struct seg_value *v, int64_t substep_ns, int64_t now_ns, uint64_t *shown);
+/* The resume rule ("Resume" above): the total a counter resumes from, given the newest whole
+ * ledger copy's total (have_ledger false: none), the visible snapshot value, the high-water mark
+ * and the engine's own tick. */
+uint64_t seg_resume_total(bool have_ledger, uint64_t ledger_uj, const struct seg_value *visible, uint64_t hwm,
+                          int64_t substep_ns, int64_t tick_ns);
 
 /* The register count of counter value v at now_ns, before the wrap (seed + energy / unit), as a
  * read of its file computes it (raising its high-water mark); *wrap_bits and *unit_nj say how
@@ -299,13 +369,15 @@ struct seg_value *seg_writable_copy(struct seg *s);
  * been written or a writer is mid-store. */
 bool seg_slot_load(const struct seg *s, uint32_t slot, uint64_t *seq, char *text, size_t *len);
 /* Consumes the next complete event after *tail; false when none. Counts lost events (a
- * producer lapped the ring) in *lost. */
+ * producer lapped the ring) in *lost. A ring head behind *tail (the ring was reset) moves
+ * *tail back to it. The event's entry is not checked here: the caller bounds it. */
 bool seg_event_pop(struct seg *s, uint64_t *tail, struct seg_event *out, uint64_t *lost);
 
 /* Writes the totals (n_counters entries) as ledger copy number seq (the last one plus 1). */
 void seg_ledger_write(struct seg *s, uint64_t seq, const uint64_t *total_uj, int64_t wall_ns);
-/* The newest whole ledger copy, or NULL when none was ever written. */
-const struct seg_ledger *seg_ledger_read(const struct seg *s);
+/* Copies the newest whole ledger copy (its n_counters totals, checked on the copy) into
+ * total_uj and its sequence into *seq: true, or false when none is whole. */
+bool seg_ledger_read(const struct seg *s, uint64_t *seq, uint64_t *total_uj);
 
 /* Monotonic clock in ns (vDSO, no syscall). */
 int64_t seg_now_ns(void);

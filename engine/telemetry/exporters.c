@@ -164,6 +164,8 @@ static void node_file(struct node *nd, char *out, size_t cap, const char *fmt, .
     uint32_t e = seg_lookup(&nd->seg, path, strlen(path));
     size_t len = 0;
     const char *t = e == SEG_NONE ? "" : seg_read(&nd->seg, e, seg_now_ns(), tmp, &len);
+    if (!t)
+        t = ""; /* the node's segment lost pages: the engine is repairing it */
     while (len && t[len - 1] == '\n')
         len--;
     snprintf(out, cap, "%.*s", (int)len, t);
@@ -293,7 +295,7 @@ static void kepler07(FILE *f, const struct node_telemetry *n, double share, doub
 static void zone_path(struct node *nd, int zone, int pkg, char *out, size_t cap)
 {
     const struct seg *s = &nd->seg;
-    for (uint32_t i = 0; i < s->h->n_entries; i++) {
+    for (uint32_t i = 0; i < s->n_entries; i++) {
         const struct seg_entry *en = &s->entries[i];
         const struct binding *b = en->cls == SEG_S && en->value < nd->nvalues ? &nd->binds[en->value] : NULL;
         if (b && b->kind == BK_ENERGY && b->zone == zone && b->pkg == pkg) {
@@ -451,7 +453,7 @@ static void amd_hwmon(struct node *nd, int bus, char *out, size_t cap)
     int dl = snprintf(dir, sizeof dir, "sys/devices/pci0000:%02x/0000:%02x:00.0/hwmon", bus, bus);
     uint32_t e = seg_lookup(&nd->seg, dir, (size_t)dl);
     /* entries are sorted by path: a directory's first child is the next entry */
-    const char *child = e != SEG_NONE && e + 1 < nd->seg.h->n_entries ? seg_path(&nd->seg, e + 1) : "";
+    const char *child = e != SEG_NONE && e + 1 < nd->seg.n_entries ? seg_path(&nd->seg, e + 1) : "";
     snprintf(out, cap, "%s", !strncmp(child, dir, (size_t)dl) && child[dl] == '/' ? child : "");
 }
 

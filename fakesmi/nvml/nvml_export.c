@@ -5,9 +5,12 @@
  * and whose word n (n >= 1) is a function it calls only when the size exceeds 8 n.
  *
  * The table here has the real library's size for that id (0x7a8 bytes, 245 words). Every
- * entry answers NOT_SUPPORTED without touching its arguments (nvidia-smi then prints N/A, falls
- * back to the public call, or lists no processes), except:
+ * entry answers NOT_SUPPORTED without touching its arguments (nvidia-smi then prints N/A or
+ * falls back to the public call), except:
  *   108 (device, unsigned *mW)   the enforced power limit: --query-gpu=enforced.power.limit
+ *   213, 214, 215 (device, unsigned *count, entries)  the process lists (compute, graphics, a
+ *                                third): none, *count set to 0, the entries untouched. All three
+ *                                must succeed or --query-compute-apps prints a row of [N/A] per GPU
  *   243 (device, unsigned *mode) Sparse Operation Mode: 0, which -q prints "Disabled" (7 was
  *                                seen to print "Enabled"); as fakesmi prints it
  * Any other id gets NOT_SUPPORTED; a NULL pointer or id INVALID_ARGUMENT. */
@@ -19,6 +22,8 @@
 #define EXPORT_WORDS 245
 #define ET_ENFORCED_POWER_LIMIT 108
 #define ET_SPARSE_OPERATION_MODE 243
+#define ET_PROCESSES_FIRST 213
+#define ET_PROCESSES_LAST 215
 
 /* 6c3efec4-8fc9-4e6c-a327-ee696e12f7c4, as nvidia-smi 535 passes it. */
 static const unsigned char smi_table_id[16] = {0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8f, 0x6c, 0x4e,
@@ -47,6 +52,18 @@ static nvmlReturn_t et_sparse_operation_mode(nvmlDevice_t dev, unsigned int *mod
     return NVML_SUCCESS;
 }
 
+static nvmlReturn_t et_no_processes(nvmlDevice_t dev, unsigned int *count, void *entries)
+{
+    unsigned index;
+    nvmlReturn_t rc = nvmlDeviceGetIndex(dev, &index);
+    if (rc)
+        return rc;
+    if (!count)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *count = 0;
+    return NVML_SUCCESS;
+}
+
 static const void *table[EXPORT_WORDS];
 
 static void build_table(void)
@@ -56,6 +73,8 @@ static void build_table(void)
         table[i] = (const void *)(uintptr_t)et_not_supported;
     table[ET_ENFORCED_POWER_LIMIT] = (const void *)(uintptr_t)et_enforced_power_limit;
     table[ET_SPARSE_OPERATION_MODE] = (const void *)(uintptr_t)et_sparse_operation_mode;
+    for (int i = ET_PROCESSES_FIRST; i <= ET_PROCESSES_LAST; i++)
+        table[i] = (const void *)(uintptr_t)et_no_processes;
 }
 
 NVML_API nvmlReturn_t nvmlInternalGetExportTable(const void **ppExportTable, const void *pExportTableId)

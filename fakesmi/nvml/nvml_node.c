@@ -71,6 +71,8 @@ static unsigned pci_hex(unsigned bus, const char *file)
         return 0;
     size_t len;
     const char *t = seg_read(&the_seg, e, seg_now_ns(), text, &len);
+    if (!t)
+        return 0; /* the segment shrank under us */
     char buf[SEG_TEXT_MAX];
     if (len >= sizeof buf)
         len = sizeof buf - 1;
@@ -113,7 +115,7 @@ static int map_node(void)
             snprintf(p, sizeof p, "%s/%s", dir, file_names[f]);
             g->entry[f] = lookup(p);
             uint32_t v = g->entry[f] == SEG_NONE ? SEG_NONE : the_seg.entries[g->entry[f]].value;
-            if (v != SEG_NONE && v < the_seg.h->n_values && the_seg.copy[0][v].type == SEG_V_COUNTER)
+            if (v != SEG_NONE && v < the_seg.n_values && the_seg.copy[0][v].type == SEG_V_COUNTER)
                 g->counters |= UINT64_C(1) << f;
         }
         g->bus = GPU_PCI_BUS_BASE + i;
@@ -187,6 +189,8 @@ static size_t read_entry(uint32_t e, bool counter, char *buf, unsigned cap)
     char tmp[SEG_TEXT_MAX];
     size_t len;
     const char *t = seg_read(&the_seg, e, counter ? seg_now_ns() : 0, tmp, &len);
+    if (!t)
+        t = ""; /* the segment shrank under us: len is 0 */
     if (len && t[len - 1] == '\n')
         len--;
     if (len >= cap)

@@ -5,9 +5,11 @@
 # root and without (HWEMU_UNPRIVILEGED=1); the engine sees the limit (the enforced limit follows,
 # the write is an event). One truth, two routes: with the engine stopped (SIGSTOP, so both read
 # the same tick) the real tool and fakesmi's nvidia-smi print the same values, field by field
-# (tests/cli/smi_compare.py), and the set commands print the same lines. Also: an AMD node has
-# no NVML (the real tool's exit 12), and a dlopen by absolute path gets the node's NVML through
-# the shim.
+# (tests/cli/smi_compare.py), and the set commands print the same lines. Also: no processes
+# (--query-compute-apps prints its header), every exported name survives NULL arguments
+# (tests/nvml/null_calls.py), the library without a node (driver not loaded, exit 9), an AMD
+# node has no NVML (the real tool's exit 12), and a dlopen by absolute path gets the node's
+# NVML through the shim.
 # Usage: test_nvml.sh HWEMU_BINARY   (run from the source tree)
 set -u
 hwemu=$1
@@ -121,6 +123,12 @@ for want in "Product Architecture *: Hopper" "Device Id *: 0x233010DE" "Bus Id *
     grep -qE "^ +$want$" "$root/real.txt" && ok || bad "real -q lacks '$want'"
 done
 
+# No processes run on the GPUs: the real tool's process query prints its header only.
+real sxm-0 --query-compute-apps=pid,used_memory --format=csv
+expect "--query-compute-apps" 0 "pid, used_gpu_memory [MiB]"
+same "--query-compute-apps" sxm-0 --query-compute-apps=timestamp,gpu_name,gpu_bus_id,gpu_serial,gpu_uuid,pid,name,used_memory --format=csv
+same "--query-compute-apps, an unknown field" sxm-0 --query-compute-apps=pid,bogus --format=csv
+
 # -pl as root: the message, the requested limit read back, the engine applies it (the enforced
 # limit follows within 3 s at a 200 ms tick, ET[108] in the real tool) and records the event.
 before=$(HWEMU_ROOT=$root/r HWEMU_NODE=sxm-0 "$fakesmi" nvidia-smi -i 0 --query-gpu=power.limit --format=csv,noheader)
@@ -167,6 +175,11 @@ fake nopm-0 -i 0,1 --query-gpu=persistence_mode --format=csv,noheader
 expect "-pm 1 seen by fakesmi" 0 $'Enabled\nDisabled'
 real nopm-0 -i 0 -pm 0
 expect "-pm 0" 0 $'Disabled persistence mode for GPU 00000000:10:00.0.\nAll done.'
+
+# Every exported name, called with NULL arguments after init, returns an NVML code and never
+# crashes: the modelled calls refuse the NULLs (INVALID_ARGUMENT), the others NOT_SUPPORTED.
+out=$(HWEMU_ROOT=$root/r HWEMU_NODE=sxm-0 python3 tests/nvml/null_calls.py "$build/libhwemu-nvml.so" 2>&1)
+[[ $out =~ ^[0-9]{3}\ names\;.*\ 3:[0-9]{3}$'\n'unexpected:\ none$ ]] && ok || bad "NULL arguments: $out"
 
 # An AMD node has no NVIDIA library: the real tool's own message and exit 12.
 real amd-0 -L

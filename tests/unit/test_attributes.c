@@ -209,7 +209,7 @@ static void test_every_writable_attribute(void **st)
         struct seg s;
         assert_int_equal(seg_image_write(&t.image, path, "n", &s, err, sizeof err), 0);
         int checked = 0;
-        for (uint32_t e = 0; e < s.h->n_entries; e++) {
+        for (uint32_t e = 0; e < s.n_entries; e++) {
             const struct seg_entry *en = &s.entries[e];
             /* every file with a write bit is either modelled (A) or a static 0644 file */
             if (en->kind == SEG_FILE && en->cls == SEG_A)

@@ -423,11 +423,19 @@ static void test_export_table(void **st)
     unsigned mw = 0;
     assert_int_equal(((nvmlReturn_t(*)(nvmlDevice_t, unsigned *))(uintptr_t)table[108])(gpu(0), &mw), NVML_SUCCESS);
     assert_int_equal(mw, 700000);
+    unsigned count = 500;
+    char entries[4128];
+    for (int i = 213; i <= 215; i++) {
+        count = 500;
+        assert_int_equal(((nvmlReturn_t(*)(nvmlDevice_t, unsigned *, void *))(uintptr_t)table[i])(gpu(1), &count, entries),
+                         NVML_SUCCESS);
+        assert_int_equal(count, 0); /* no processes */
+    }
     unsigned mode = 7;
     assert_int_equal(((nvmlReturn_t(*)(nvmlDevice_t, unsigned *))(uintptr_t)table[243])(gpu(0), &mode), NVML_SUCCESS);
     assert_int_equal(mode, 0);
     for (int i = 1; i < 245; i++)
-        if (i != 108 && i != 243)
+        if (i != 108 && i != 243 && (i < 213 || i > 215))
             assert_int_equal(((nvmlReturn_t(*)(void))(uintptr_t)table[i])(), NVML_ERROR_NOT_SUPPORTED);
 }
 
