@@ -6,6 +6,10 @@
 #include "engine.h"
 #include "exporters.h"
 #include "http.h"
+#include "http_runs.h"
+#include "diag.h"
+#include "run_otlp.h"
+#include "runs.h"
 #include "otlp.h"
 
 #include <getopt.h>
@@ -18,8 +22,9 @@
 
 static const char help[] =
     "Usage: hwemu serve [--spec FILE] [--profiles-dir DIR] [--root DIR] [--addr HOST:PORT]\n"
-    "                   [--tick DURATION] [--workers N] [--exporters LIST] [--http-auth-file FILE]\n"
-    "                   [--tls-cert FILE --tls-key FILE] [--http-max-connections N] [--http-timeout DURATION]\n"
+    "                   [--tick DURATION] [--workers N] [--exporters LIST] [--speed N|max]\n"
+    "                   [--http-auth-file FILE] [--tls-cert FILE --tls-key FILE] [--http-max-connections N]\n"
+    "                   [--http-timeout DURATION]\n"
     "\n"
     "Runs every node of the cluster spec: renders (or resumes) one segment per node under the root,\n"
     "steps every node each tick, and serves a page at / and /telemetry/<node>, /control/<node>,\n"
@@ -39,6 +44,8 @@ static const char help[] =
     "  --workers N          tick worker threads (SIM_EMULATE_WORKERS); default the online CPUs, at most 12\n"
     "  --exporters LIST     exporter formats served per node at /exporters/<format>/<node>/metrics\n"
     "                       (SIM_EXPORTERS; default none): kepler-0.7, kepler-0.12, dcgm-exporter, rocm-device-metrics\n"
+    "  --speed N|max        emulated time per wall time (SIM_SPEED): 1 (default) wall time; N: N times\n"
+    "                       faster (agents see counters move N times faster); max: ticks back to back\n"
     "  --http-auth-file FILE  HTTP basic auth for every route but /healthz; the file's first line is\n"
     "                       user:password (SIM_HTTP_AUTH_FILE); default none\n"
     "  --tls-cert FILE      serve HTTPS with this PEM certificate (SIM_TLS_CERT); needs --tls-key\n"
@@ -46,6 +53,8 @@ static const char help[] =
     "  --http-max-connections N  connections served at once; more are closed at once\n"
     "                       (SIM_HTTP_MAX_CONNECTIONS); default 4096\n"
     "  --http-timeout DURATION  a connection idle this long is closed (SIM_HTTP_TIMEOUT); default 15s\n"
+    "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
+    "SIM_WORKLOAD_TRACE_PATH starts at startup; outputs under SIM_RUNS_DIR (default <root>/runs).\n"
     "  -h, --help           this text\n";
 
 static struct engine eng;
@@ -100,7 +109,7 @@ int cmd_serve(int argc, char **argv)
         {"spec", required_argument, 0, 's'}, {"profiles-dir", required_argument, 0, 'p'},
         {"root", required_argument, 0, 'r'}, {"addr", required_argument, 0, 'a'},
         {"tick", required_argument, 0, 't'}, {"workers", required_argument, 0, 'w'},
-        {"exporters", required_argument, 0, 'x'},
+        {"exporters", required_argument, 0, 'x'}, {"speed", required_argument, 0, 'S'},
         {"http-auth-file", required_argument, 0, 'A'}, {"tls-cert", required_argument, 0, 'C'},
         {"tls-key", required_argument, 0, 'K'},         {"http-max-connections", required_argument, 0, 'M'},
         {"http-timeout", required_argument, 0, 'T'},
@@ -116,6 +125,7 @@ int cmd_serve(int argc, char **argv)
     const char *maxconn = cli_env("SIM_HTTP_MAX_CONNECTIONS"), *maxconn_from = "SIM_HTTP_MAX_CONNECTIONS";
     const char *htimeout = cli_env("SIM_HTTP_TIMEOUT"), *htimeout_from = "SIM_HTTP_TIMEOUT";
     const char *addr_from = "SIM_ADDR";
+    const char *speed = cli_env("SIM_SPEED"), *speed_from = "SIM_SPEED";
     int c;
     opterr = 0;
     optind = 1;
@@ -133,6 +143,7 @@ int cmd_serve(int argc, char **argv)
         case 'K': hcfg.tls_key = optarg; break;
         case 'M': maxconn = optarg, maxconn_from = "--http-max-connections"; break;
         case 'T': htimeout = optarg, htimeout_from = "--http-timeout"; break;
+        case 'S': speed = optarg, speed_from = "--speed"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("serve", "unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -179,6 +190,18 @@ int cmd_serve(int argc, char **argv)
     }
     if (!hcfg.tls_cert != !hcfg.tls_key)
         return cli_usage_error("serve", "TLS needs both --tls-cert and --tls-key (or SIM_TLS_CERT and SIM_TLS_KEY)");
+    cfg.speed = 1;
+    if (speed && cli_parse_speed(speed, &cfg.speed))
+        return cli_usage_error("serve", "%s=\"%s\" is not a speed: a number from 1 to 1000000, or max", speed_from,
+                               speed);
+    double base_speed = 1;
+    const char *bs = cli_env("SIM_BASE_SPEED_PER_CORE");
+    if (bs) {
+        char *end;
+        base_speed = strtod(bs, &end);
+        if (*end || !(base_speed > 0) || base_speed > 1e6)
+            return cli_usage_error("serve", "SIM_BASE_SPEED_PER_CORE=\"%s\" is not a positive number", bs);
+    }
     char xerr[256];
     if (exporters_parse(exporters, &cfg.exporters, xerr, sizeof xerr))
         return cli_usage_error("serve", "%s=\"%s\": %s", exporters_from, exporters, xerr);
@@ -198,9 +221,36 @@ int cmd_serve(int argc, char **argv)
         engine_stop(&eng);
         return EXIT_USAGE;
     }
+    struct runs *runs = runs_attach(&eng, cli_env("SIM_RUNS_DIR"), base_speed);
+    run_otlp_attach(runs); /* the runs' OTLP files */
+    const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH");
+    if (trace && runs_busy(runs)) /* a run this engine stopped in the middle of resumed: not again */
+        fprintf(stderr, "hwemu serve: a resumed run is active; SIM_WORKLOAD_TRACE_PATH=%s is not started again\n",
+                trace);
+    else if (trace) {
+        struct diag d = {0};
+        char id[64];
+        int rc = runs_submit_path(runs, trace, id, sizeof id, &d);
+        if (rc) {
+            diag_print(&d, stderr);
+            fprintf(stderr, "hwemu serve: SIM_WORKLOAD_TRACE_PATH=%s was not started (%d problem%s)\n", trace,
+                    d.count, d.count == 1 ? "" : "s");
+            diag_free(&d);
+            runs_detach(runs);
+            run_otlp_close();
+            otlp_detach(&eng, otlp);
+            engine_stop(&eng);
+            return EXIT_INVALID;
+        }
+        fprintf(stderr, "hwemu serve: run %s of %s starts now\n", id, trace);
+    }
+    http_runs_set(runs);
     struct http *h = http_start(&eng, otlp, &hcfg, err, sizeof err);
     if (!h) {
         fprintf(stderr, "hwemu serve: %s\n", err);
+        http_runs_set(NULL);
+        runs_detach(runs);
+        run_otlp_close();
         otlp_detach(&eng, otlp);
         engine_stop(&eng);
         return EXIT_INVALID;
@@ -216,6 +266,9 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "hwemu serve: stopping after %llu ticks (%llu overruns); the root keeps every node for a "
             "resume\n", (unsigned long long)atomic_load(&eng.ticks), (unsigned long long)atomic_load(&eng.overruns));
     http_stop(h);
+    http_runs_set(NULL);
+    runs_detach(runs); /* an active run is suspended (resumed at the next start) */
+    run_otlp_close();
     otlp_detach(&eng, otlp);
     engine_stop(&eng);
     return EXIT_OK;

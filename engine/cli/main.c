@@ -14,6 +14,8 @@ static void usage(FILE *out)
           "  clusterspec validate|render-nodes|list   check a cluster spec, render its Kubernetes Nodes, list its nodes\n"
           "  serve                                    run the engine: every node of a cluster spec, HTTP API\n"
           "  profiles list|show NAME                  the hardware profiles and their facts with sources\n"
+          "  run --trace FILE [--spec FILE]           one workload trace on the cluster to its end; prints the summary\n"
+          "  trace generate|validate                  write a synthetic workload trace; check one\n"
           "  exec --node NAME -- CMD [ARGS...]        run an unmodified agent against an emulated node\n"
           "  files|cat|write --node NAME ...          list, read and write a running node's files\n"
           "\n"
@@ -45,6 +47,10 @@ int main(int argc, char **argv)
         return cmd_node(cmd, argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
         return cmd_serve(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "trace"))
+        return cmd_trace(argc - 1, argv + 1);
     if (!strcmp(cmd, "profiles"))
         return cmd_profiles(argc - 1, argv + 1);
     fprintf(stderr, "hwemu: unknown command \"%s\"\n", cmd);

@@ -231,8 +231,22 @@ static void record_tick(struct engine *e, int64_t ns)
 /* One tick of every node, on the workers (or this thread with one worker). */
 static void tick_all(struct engine *e)
 {
-    e->tick_mono = now_of(CLOCK_MONOTONIC);
-    e->tick_wall = now_of(CLOCK_REALTIME);
+    /* emulated time: wall time at speed 1, N times as fast, or one tick per tick at max */
+    int64_t real = now_of(CLOCK_MONOTONIC);
+    if (!e->real_last) {
+        e->tick_mono = real;
+        e->wall_minus_mono = now_of(CLOCK_REALTIME) - real;
+    } else if (e->cfg.speed == ENGINE_SPEED_MAX) {
+        e->tick_mono += e->cfg.tick_ns;
+    } else if (e->cfg.speed > 1) {
+        e->tick_mono += (int64_t)((double)(real - e->real_last) * e->cfg.speed);
+    } else {
+        e->tick_mono += real - e->real_last;
+    }
+    e->real_last = real;
+    e->tick_wall = e->tick_mono + e->wall_minus_mono;
+    if (e->hooks.before)
+        e->hooks.before(e->hooks.ctx, e);
     if (!e->threads) { /* one worker, or before the workers start */
         for (int w = 0; w < e->cfg.workers; w++)
             tick_slice(e, w);
@@ -242,6 +256,8 @@ static void tick_all(struct engine *e)
         pthread_barrier_wait(&e->done);
     }
     publish_telemetry(e);
+    if (e->hooks.after)
+        e->hooks.after(e->hooks.ctx, e);
 }
 
 int64_t engine_tick(struct engine *e)
@@ -255,7 +271,15 @@ int64_t engine_tick(struct engine *e)
 
 void engine_run(struct engine *e)
 {
-    int64_t deadline = now_of(CLOCK_MONOTONIC) + e->cfg.tick_ns;
+    if (e->cfg.speed == ENGINE_SPEED_MAX) {
+        while (!e->stop)
+            engine_tick(e);
+        return;
+    }
+    int64_t period = e->cfg.speed > 1 ? (int64_t)((double)e->cfg.tick_ns / e->cfg.speed) : e->cfg.tick_ns;
+    if (period < 1)
+        period = 1;
+    int64_t deadline = now_of(CLOCK_MONOTONIC) + period;
     while (!e->stop) {
         struct timespec ts = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !e->stop)
@@ -263,12 +287,12 @@ void engine_run(struct engine *e)
         if (e->stop)
             break;
         engine_tick(e);
-        deadline += e->cfg.tick_ns;
+        deadline += period;
         int64_t now = now_of(CLOCK_MONOTONIC);
         if (now >= deadline) {
-            uint64_t missed = (uint64_t)((now - deadline) / e->cfg.tick_ns) + 1;
+            uint64_t missed = (uint64_t)((now - deadline) / period) + 1;
             atomic_fetch_add(&e->overruns, missed);
-            deadline += (int64_t)missed * e->cfg.tick_ns;
+            deadline += (int64_t)missed * period;
         }
     }
 }

@@ -26,11 +26,25 @@ struct engine_config {
     int64_t tick_ns;
     int workers;
     unsigned exporters; /* SIM_EXPORTERS: 1u << enum exporter (exporters.h) */
+    /* Emulated time per wall time: 0 or 1 wall time; N > 1 N times faster (a tick of tick_ns
+     * every tick_ns / N of wall time); ENGINE_SPEED_MAX ticks back to back, each tick_ns. */
+    double speed;
     /* Called by engine_start after each node is rendered or resumed: done of total nodes so far,
      * resumed of them resumed. NULL: none. The engine prints nothing of it (the CLI does, on a
      * terminal). */
     void (*progress)(void *ctx, int done, int total, int resumed);
     void *progress_ctx;
+};
+#define ENGINE_SPEED_MAX (-1.0)
+
+struct engine;
+/* What a layer above (engine/runs) runs at every tick on the tick thread, with no worker
+ * running: before steps the nodes (it may install or remove nodes' load hooks, node.h), after
+ * follows the snapshot's publication. ctx is theirs. */
+struct engine_hooks {
+    void *ctx;
+    void (*before)(void *ctx, struct engine *e);
+    void (*after)(void *ctx, struct engine *e);
 };
 
 /* What one node looked like at the last tick. */
@@ -113,7 +127,10 @@ struct engine {
     /* workers */
     pthread_t *threads;
     pthread_barrier_t start, done;
-    int64_t tick_mono, tick_wall;
+    int64_t tick_mono, tick_wall; /* emulated time of the tick (node clocks are CLOCK_MONOTONIC based) */
+    int64_t real_last;            /* CLOCK_MONOTONIC at the last tick */
+    int64_t wall_minus_mono;      /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
+    struct engine_hooks hooks;    /* set before engine_run or under no tick */
     volatile sig_atomic_t stop;
     double start_seconds;       /* render/resume time of every node */
     int resumed;
@@ -125,7 +142,7 @@ struct engine {
 int engine_start(struct engine *e, const struct engine_config *cfg);
 /* One tick of every node now, on the workers; returns how long it took (ns). */
 int64_t engine_tick(struct engine *e);
-/* The tick loop, until e->stop is set (by a signal handler). */
+/* The tick loop, until e->stop is set (by a signal handler), at cfg.speed. */
 void engine_run(struct engine *e);
 void engine_stop(struct engine *e);
 int engine_find(const struct engine *e, const char *name);

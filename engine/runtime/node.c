@@ -741,6 +741,8 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
     drain_slots(n, ch, &nch, now_mono, now_wall, log);
     drain_events(n, now_mono, now_wall, log);
     reset_idle_limits(n, ch, &nch, now_wall, log);
+    if (n->load_hook)
+        n->load_hook(n->load_ctx, n);
     phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     phys_gpu_begin_interval(&n->gparams, &n->gstate, &n->gload, n->tick_ns);
     sample_power(n, now_mono, now_wall);

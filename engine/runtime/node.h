@@ -89,6 +89,11 @@ struct node {
     uint32_t damage_said;        /* kinds already logged (one line each) */
     char pending[240];           /* a damage found before the event log was at hand */
     struct node_write_note last_write; /* written by the node's tick, read by fill_telemetry */
+    /* Called on the node's worker at every tick after the step and the agents' writes, before
+     * the next interval begins: it may set load and gload for that interval (a workload run
+     * does, engine/runs). NULL: the load stays as it is. */
+    void (*load_hook)(void *ctx, struct node *n);
+    void *load_ctx;
 };
 
 /* Creates <root>/<name>.seg from the template or, when it exists and was rendered from the

@@ -22,6 +22,7 @@
  * (RCU reads). The routes (http_route) take no socket; the rest of this file is the
  * libmicrohttpd daemon around them: budget, timeouts, auth, TLS, the log's rate limit. */
 #include "http.h"
+#include "http_runs.h"
 
 #include "engine.h"
 #include "events.h"
@@ -265,6 +266,10 @@ static void metrics(const struct engine *e, const struct otlp *otlp, const struc
     bprintf(b, "# HELP joulie_sim_otlp_dropped_batches_total OTLP batches dropped while the collector was behind or down.\n"
                "# TYPE joulie_sim_otlp_dropped_batches_total counter\n"
                "joulie_sim_otlp_dropped_batches_total %llu\n", (unsigned long long)otlp_dropped_batches(otlp));
+    char *runs = http_runs_metrics(); /* the run metrics (http_runs.c) */
+    if (runs)
+        bprintf(b, "%s", runs);
+    free(runs);
     if (!t)
         return;
     bprintf(b, "# HELP joulie_sim_node_power_watts Node power: packages, DRAM, GPUs and the rest of the platform.\n"
@@ -582,6 +587,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                               const char *version, const char *upload, size_t *upload_size, void **state)
 {
     struct http *h = cls;
+    struct http_reply rep = {0};
+    /* checked on the first call, with the headers, before any body is read: /healthz stays open
+     * (liveness probes carry no credentials); every other route, the run API's too, needs them */
+    if (!*state && h->user && strcmp(url, "/healthz") && !authorized(h, c)) {
+        atomic_fetch_add(&h->e->requests[R_OTHER], 1);
+        json_error(&rep, 401, "authentication required (HTTP basic auth; see --http-auth-file)", NULL, NULL);
+        if (!rep.body)
+            return MHD_NO;
+        return queue(c, &rep, true);
+    }
+    if (http_runs_route(url)) /* the run API collects its own body (http_runs.c) */
+        return http_runs_handle(c, url, method, upload, upload_size, state);
     if (!*state) { /* first call: headers only; a body (if any) follows */
         *state = (void *)1;
         return MHD_YES;
@@ -589,15 +606,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (*upload_size) {
         *upload_size = 0; /* the routes take no body: discard it */
         return MHD_YES;
-    }
-    struct http_reply rep = {0};
-    /* /healthz stays open (liveness probes carry no credentials); every other route needs them */
-    if (h->user && strcmp(url, "/healthz") && !authorized(h, c)) {
-        atomic_fetch_add(&h->e->requests[R_OTHER], 1);
-        json_error(&rep, 401, "authentication required (HTTP basic auth; see --http-auth-file)", NULL, NULL);
-        if (!rep.body)
-            return MHD_NO;
-        return queue(c, &rep, true);
     }
     http_route(h->e, h->otlp, method, url, mhd_arg, c, &rep);
     return rep.body ? queue(c, &rep, false) : MHD_NO;

@@ -52,7 +52,7 @@ static struct engine *fuzz_engine_start(void)
     diag_free(&d);
     char root[4096];
     snprintf(root, sizeof root, "%s/r", fuzz_root);
-    struct engine_config cfg = {.spec_path = spec, .root = root, .tick_ns = 100000000, .workers = 1};
+    struct engine_config cfg = {.spec_path = spec, .root = root, .tick_ns = 100000000, .workers = 1, .speed = 1};
     if (engine_start(&fuzz_eng, &cfg)) {
         fprintf(stderr, "fuzz: the engine did not start\n");
         exit(1);

@@ -174,8 +174,16 @@ async function main() {
     const foreign = requests.filter((r) => !r.startsWith(origin + "/") && !r.startsWith("data:"));
     check(foreign.length === 0, `requests elsewhere than the engine: ${foreign.slice(0, 3)}`);
 
-    // The workload-run section: hidden while GET /runs is not 200 (this engine has no such route) ...
+    // The workload-run section: hidden while GET /runs is not 200 (a 404 answered here by the
+    // browser, as an engine without the run API would) ...
+    await page.route("**/runs", (r) => r.fulfill({ status: 404, contentType: "application/json",
+      body: JSON.stringify({ error: "no such route" }) }));
+    const answered = page.waitForResponse((r) => r.url().endsWith("/runs"), { timeout: 5000 }).catch(() => null);
+    await page.reload({ waitUntil: "load" });
+    await answered;
+    await page.waitForTimeout(200);
     check(await page.evaluate(() => document.getElementById("runs").hidden), "the runs section shows with no GET /runs");
+    await page.unroute("**/runs");
     // ... shown, with the run's details, when it answers (answered here by the browser, not the engine)
     await page.route("**/runs", (r) => r.fulfill({ status: 200, contentType: "application/json",
       body: JSON.stringify({ runs: [{ runId: "r-test", state: "running" }] }) }));

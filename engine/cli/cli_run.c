@@ -1,0 +1,185 @@
+/* cli_run: `hwemu run --spec S --trace T`: one workload run to its end on a cluster spec,
+ * without HTTP, then its summary on stdout. The nodes' segments live under the root as with
+ * `hwemu serve` (agents can run against them meanwhile, and a later serve resumes them). */
+#include "cli.h"
+#include "diag.h"
+#include "duration.h"
+#include "engine.h"
+#include "run_otlp.h"
+#include "runs.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char help[] =
+    "Usage: hwemu run --trace FILE|DIR [--spec FILE] [--profiles-dir DIR] [--root DIR] [--runs-dir DIR]\n"
+    "                 [--tick DURATION] [--workers N] [--speed N|max]\n"
+    "\n"
+    "Runs one workload trace on the cluster spec's nodes to its end (every job completed or\n"
+    "stalled) and prints the run's summary (JSON); a run the engine was stopped in the middle of\n"
+    "(its state.json in the runs directory) resumes instead. Outputs go to the runs directory\n"
+    "<runs-dir>/<runId>/: trace.jsonl, jobs.jsonl, summary.json. Exit 0 when every job\n"
+    "completed, 1 when the trace is invalid or a job stalled, 2 on a usage error.\n"
+    "\n"
+    "Options (each also read from the environment variable shown):\n"
+    "  --trace FILE|DIR    the trace (SIM_WORKLOAD_TRACE_PATH); a directory: its *.jsonl in name order\n"
+    "  --spec FILE         the cluster spec (SIM_CLUSTER_SPEC); default: the embedded specs/smoke.yaml\n"
+    "  --profiles-dir DIR  local profiles (SIM_PROFILES_DIR)\n"
+    "  --root DIR          node segments (SIM_HWEMU_ROOT); default /dev/shm/hwemu\n"
+    "  --runs-dir DIR      run outputs (SIM_RUNS_DIR); default <root>/runs\n"
+    "  --tick DURATION     emulated time per tick (SIM_EMULATE_TICK); default 1s\n"
+    "  --workers N         tick worker threads (SIM_EMULATE_WORKERS)\n"
+    "  --speed N|max       emulated time per wall time (SIM_SPEED); default 1 (wall time, agents in\n"
+    "                      the loop); N: N times faster, agents see counters move N times faster;\n"
+    "                      max: ticks back to back\n"
+    "  --base-speed-per-core X   work units per core-second (SIM_BASE_SPEED_PER_CORE); default 1\n";
+
+static struct engine eng;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    eng.stop = 1;
+}
+
+int cli_parse_speed(const char *text, double *speed)
+{
+    if (!strcmp(text, "max")) {
+        *speed = ENGINE_SPEED_MAX;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end || errno || !isfinite(v) || v < 1 || v > 1e6)
+        return -1;
+    *speed = v;
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"trace", 1, 0, 'T'}, {"spec", 1, 0, 's'}, {"profiles-dir", 1, 0, 'p'}, {"root", 1, 0, 'r'},
+        {"runs-dir", 1, 0, 'R'}, {"tick", 1, 0, 't'}, {"workers", 1, 0, 'w'}, {"speed", 1, 0, 'S'},
+        {"base-speed-per-core", 1, 0, 'b'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    struct engine_config cfg = {.spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
+                                .root = cli_env("SIM_HWEMU_ROOT")};
+    const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH"), *runs_dir = cli_env("SIM_RUNS_DIR");
+    const char *tick = cli_env("SIM_EMULATE_TICK"), *workers = cli_env("SIM_EMULATE_WORKERS");
+    const char *speed = cli_env("SIM_SPEED"), *bspeed = cli_env("SIM_BASE_SPEED_PER_CORE");
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long_only(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'T': trace = optarg; break;
+        case 's': cfg.spec_path = optarg; break;
+        case 'p': cfg.profiles_dir = optarg; break;
+        case 'r': cfg.root = optarg; break;
+        case 'R': runs_dir = optarg; break;
+        case 't': tick = optarg; break;
+        case 'w': workers = optarg; break;
+        case 'S': speed = optarg; break;
+        case 'b': bspeed = optarg; break;
+        case 'h': fputs(help, stdout); return EXIT_OK;
+        default: return cli_usage_error("run", "unknown option or missing value: %s", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("run", "unexpected argument \"%s\"", argv[optind]);
+    if (!trace)
+        return cli_usage_error("run", "--trace is required (or SIM_WORKLOAD_TRACE_PATH); `hwemu trace generate` "
+                                      "writes one");
+    if (!cfg.root)
+        cfg.root = "/dev/shm/hwemu";
+    cfg.tick_ns = 1000000000;
+    if (tick && (!duration_parse(tick, &cfg.tick_ns) || cfg.tick_ns < 10000000 || cfg.tick_ns > 3600000000000LL))
+        return cli_usage_error("run", "--tick \"%s\" is not a tick between 10ms and 1h (Go syntax: 1s, 250ms)", tick);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg.workers = online < 1 ? 1 : online > 12 ? 12 : (int)online;
+    if (workers) {
+        char *end;
+        long w = strtol(workers, &end, 10);
+        if (*end || w < 1 || w > 256)
+            return cli_usage_error("run", "--workers \"%s\" is not a number of workers between 1 and 256", workers);
+        cfg.workers = (int)w;
+    }
+    cfg.speed = 1;
+    if (speed && cli_parse_speed(speed, &cfg.speed))
+        return cli_usage_error("run", "--speed \"%s\" is not a speed: a number from 1 to 1000000, or max", speed);
+    double base = 1;
+    if (bspeed) {
+        char *end;
+        base = strtod(bspeed, &end);
+        if (*end || !(base > 0) || base > 1e6)
+            return cli_usage_error("run", "--base-speed-per-core \"%s\" is not a positive number", bspeed);
+    }
+    if (engine_start(&eng, &cfg)) {
+        engine_stop(&eng);
+        return EXIT_INVALID;
+    }
+    struct runs *m = runs_attach(&eng, runs_dir, base);
+    run_otlp_attach(m); /* the run's OTLP files */
+    struct diag d = {0};
+    char id[64];
+    int rc = 0;
+    if (runs_active_id(m, id, sizeof id)) /* this root's runs directory had a run in the middle: it goes on */
+        fprintf(stderr, "hwemu run: run %s resumed; the trace %s is not started\n", id, trace);
+    else
+        rc = runs_submit_path(m, trace, id, sizeof id, &d);
+    if (rc) {
+        diag_print(&d, stderr);
+        fprintf(stderr, "hwemu run: the trace was not started (%d problem%s); nothing ran\n", d.count,
+                d.count == 1 ? "" : "s");
+        diag_free(&d);
+        runs_detach(m);
+        run_otlp_close();
+        engine_stop(&eng);
+        return EXIT_INVALID;
+    }
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    fprintf(stderr, "hwemu run: %s on %d nodes from %s; tick %.3f s, speed %s\n", id, eng.nnodes,
+            cfg.spec_path ? cfg.spec_path : "builtin specs/smoke.yaml", (double)cfg.tick_ns / 1e9,
+            speed ? speed : "1");
+    if (cfg.speed == ENGINE_SPEED_MAX) {
+        while (!eng.stop && runs_busy(m))
+            engine_tick(&eng);
+    } else {
+        int64_t period = (int64_t)((double)cfg.tick_ns / (cfg.speed > 1 ? cfg.speed : 1));
+        while (!eng.stop && runs_busy(m)) {
+            struct timespec ts = {.tv_sec = period / 1000000000, .tv_nsec = period % 1000000000};
+            nanosleep(&ts, NULL);
+            engine_tick(&eng);
+        }
+    }
+    if (eng.stop && runs_busy(m)) { /* interrupted: stop the run at one more tick, outputs written */
+        runs_stop(m, id);
+        while (runs_busy(m))
+            engine_tick(&eng);
+    }
+    const char *state = runs_state(m, id);
+    cJSON *s = runs_get_json(m, id);
+    char *text = s ? cJSON_Print(s) : NULL;
+    if (text)
+        printf("%s\n", text);
+    free(text);
+    cJSON_Delete(s);
+    bool ok = state && !strcmp(state, "completed");
+    if (!ok)
+        fprintf(stderr, "hwemu run: %s ended %s (see jobs.jsonl: each stalled job says why)\n", id,
+                state ? state : "?");
+    runs_detach(m);
+    run_otlp_close();
+    engine_stop(&eng);
+    return ok ? EXIT_OK : EXIT_INVALID;
+}

@@ -1,0 +1,785 @@
+/* run: a workload run's state, placement calls, load, progress and energy split; see run.h.
+ * Progress (the original's per-tick job advance, github.com/joulie-k8s/Joulie
+ * simulator/cmd/simulator advanceJobProgress, with this engine's frequencies and GPU limits):
+ *   f        = the running frequency of the job's packages / cpuinfo_max_freq (lowered by a
+ *              RAPL cap and by cpufreq limits, physics_cpu.h)
+ *   cpuMul   = run_cpu_throughput(f, knee, class, memory, io)
+ *   impact   = clamp(0.60 U + 0.25 (1 - M) + 0.15 (1 - I));  eff = 1 - impact (1 - cpuMul)
+ *   eff      = 1 - S_cpu (1 - eff)
+ *   cpu work -= requested cores * base speed * eff * dt
+ *   r        = the GPU's power / its natural power at the node's GPU load when its limit holds
+ *              it down, else 1; gpuMul = run_gpu_throughput(r, class, memory), averaged over
+ *              the job's GPUs
+ *   feed     = 1 - (1 - cpuMul) F S_cpu;  capImpact = 1 - (1 - enforced / max limit) S_gpu
+ *   gpu work -= max(0.1, gpus) * base speed * gpuMul * feed * capImpact * dt
+ * A job is done when both are <= 0. */
+#include "run.h"
+
+#include "engine.h"
+#include "node.h"
+#include "placement.h"
+#include "render_cpuinfo.h"
+#include "spec.h"
+#include "ytree.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *const job_state_names[JS_NSTATES] = {"pending", "waiting", "running", "completed", "stalled"};
+const char *const run_state_names[4] = {"running", "completed", "stalled", "stopped"};
+const char *const job_class_names[JOB_NCLASSES] = {"standard", "performance"};
+const double run_completion_le[RUN_COMPLETION_BUCKETS] = {10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200,
+                                                          21600, 86400};
+
+static double clamp01(double v)
+{
+    return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+double run_cpu_throughput(double f, double knee, int cls, double mem, double io)
+{
+    f = clamp01(f);
+    if (knee <= 0)
+        knee = 0.7;
+    double compute = f;
+    double memory = f >= knee ? 1 - 0.12 * (1 - f) : 1 - 0.12 * (1 - knee) - 0.45 * (knee - f) / (knee > 0.1 ? knee : 0.1);
+    double iot = 1 - 0.05 * (1 - f);
+    static const double base[4][3] = {{0.75, 0.20, 0.05}, {0.20, 0.75, 0.05}, {0.10, 0.10, 0.80}, {0.45, 0.35, 0.20}};
+    const double *b = base[cls & 3];
+    double wc = 0.55 * b[0] + 0.45 * (1 - (mem > io ? mem : io));
+    double wm = 0.55 * b[1] + 0.45 * mem;
+    double wi = 0.55 * b[2] + 0.45 * io;
+    double sum = wc + wm + wi;
+    if (sum <= 0)
+        return f;
+    return clamp01((wc * compute + wm * memory + wi * iot) / sum);
+}
+
+double run_gpu_throughput(double r, int cls, double mem)
+{
+    r = clamp01(r);
+    if (r >= 1)
+        return 1;
+    double wc0 = cls == PHYS_GPU_CLASS_COMPUTE ? 0.8 : cls == PHYS_GPU_CLASS_MEMORY ? 0.2 : 0.5;
+    double wc = 0.6 * wc0 + 0.4 * (1 - mem), wm = 0.6 * (1 - wc0) + 0.4 * mem;
+    double compute = r, memory = 1 - 0.2 * pow(1 - r, 1.1);
+    return clamp01((wc * compute + wm * memory) / (wc + wm));
+}
+
+/* ---- creation and stall checks ---------------------------------------------------------- */
+
+static const char *label_of(const struct engine *e, int node, const char *key)
+{
+    const struct spec_pool *p = &e->spec.pools[e->spec.nodes[node].pool];
+    const struct yt_node *v = p->labels ? yt_get(p->labels, key) : NULL;
+    if (!v && e->spec.default_labels)
+        v = yt_get(e->spec.default_labels, key);
+    return v ? yt_str(v) : NULL;
+}
+
+static struct place_request request_of(const struct trace_job *t)
+{
+    return (struct place_request){.cpus = t->cpus, .gpus = t->gpus, .gpu_vendor = t->gpu_vendor, .cls = t->cls};
+}
+
+static void refresh_cands(struct run *r)
+{
+    for (int i = 0; i < r->nnodes; i++) {
+        struct place_node *c = &r->cands[i];
+        const struct run_node *n = &r->nodes[i];
+        c->free_cpus = n->free_cpus;
+        c->free_gpus = n->free_gpus;
+        c->cpu_pct = n->cpu_util * 100;
+        c->performance_node = n->perf_jobs > 0;
+    }
+}
+
+/* Places the gang (or one job) on cands as if from empty, for the feasibility check; restores. */
+static bool fits_empty(struct run *r, const int *jobs, int n)
+{
+    struct place_node *c = r->cands;
+    bool ok = true;
+    int *where = malloc(sizeof *where * (size_t)n);
+    int k = 0;
+    for (; k < n; k++) {
+        struct place_request q = request_of(r->jobs[jobs[k]].t);
+        int i = place_choose(c, r->nnodes, &q, 0);
+        if (i < 0) {
+            ok = false;
+            break;
+        }
+        c[i].free_cpus -= q.cpus;
+        c[i].free_gpus -= q.gpus;
+        where[k] = i;
+    }
+    while (k-- > 0) {
+        const struct trace_job *t = r->jobs[jobs[k]].t;
+        c[where[k]].free_cpus += t->cpus;
+        c[where[k]].free_gpus += t->gpus;
+    }
+    free(where);
+    return ok;
+}
+
+static void stall(struct run *r, struct run_job *j, const char *why)
+{
+    if (j->state == JS_STALLED)
+        return;
+    r->count[j->state]--;
+    j->state = JS_STALLED;
+    r->count[JS_STALLED]++;
+    j->stall_reason = why;
+    if (r->on_job)
+        r->on_job(r->ctx, r, j);
+}
+
+struct run *run_create(struct engine *e, struct trace *t, const char *id, double base_speed)
+{
+    struct run *r = calloc(1, sizeof *r);
+    if (!r)
+        abort();
+    snprintf(r->id, sizeof r->id, "%s", id);
+    r->e = e;
+    r->trace = *t;
+    memset(t, 0, sizeof *t);
+    r->base_speed = base_speed > 0 ? base_speed : 1;
+    r->njobs = r->trace.njobs;
+    r->jobs = calloc((size_t)r->njobs, sizeof *r->jobs);
+    r->queue = malloc(sizeof *r->queue * (size_t)r->njobs);
+    r->nnodes = e->nnodes;
+    r->nodes = calloc((size_t)(r->nnodes ? r->nnodes : 1), sizeof *r->nodes);
+    r->cands = calloc((size_t)(r->nnodes ? r->nnodes : 1), sizeof *r->cands);
+    if (!r->jobs || !r->queue || !r->nodes || !r->cands)
+        abort();
+    static const int vendor_map[] = {GPU_REQ_NONE, GPU_REQ_NVIDIA, GPU_REQ_AMD, GPU_REQ_INTEL};
+    r->pool_cpu_pkg = calloc((size_t)(e->spec.npools ? e->spec.npools : 1), sizeof *r->pool_cpu_pkg);
+    for (int i = 0; i < r->nnodes; i++) {
+        const struct node *n = &e->nodes[i];
+        struct run_node *rn = &r->nodes[i];
+        rn->ncpus = n->params.cpus > 0 ? n->params.cpus : 1;
+        rn->npkgs = n->state.npkgs > 0 ? n->state.npkgs : 1;
+        int pool = e->spec.nodes[i].pool;
+        if (!r->pool_cpu_pkg[pool]) { /* the package of each logical CPU, as /proc/cpuinfo numbers them */
+            unsigned char *m = calloc((size_t)rn->ncpus, 1);
+            for (int c = 0; c < rn->ncpus; c++) {
+                int sock = -1;
+                cpuinfo_cpu_topology(e->spec.pools[pool].tree, c, &sock, NULL, NULL);
+                m[c] = (unsigned char)(sock < 0 ? 0 : sock >= rn->npkgs ? rn->npkgs - 1 : sock);
+            }
+            r->pool_cpu_pkg[pool] = m;
+        }
+        rn->cpu_pkg = r->pool_cpu_pkg[pool];
+        rn->ngpus = n->gparams.vendor == PHYS_GPU_NONE ? 0 : n->gparams.count;
+        rn->gpu_vendor = vendor_map[n->gparams.vendor & 3];
+        const char *pp = label_of(e, i, "joulie.io/power-profile");
+        rn->eco = pp && !strcmp(pp, "eco");
+        rn->cpu_used = calloc((size_t)rn->ncpus, 1);
+        rn->free_cpus = rn->ncpus;
+        rn->free_gpus = rn->ngpus;
+        for (int g = 0; g < PHYS_GPU_MAX; g++)
+            rn->gpu_job[g] = -1;
+        r->cands[i] = (struct place_node){.name = n->name, .total_cpus = rn->ncpus, .free_cpus = rn->ncpus,
+                                          .total_gpus = rn->ngpus, .free_gpus = rn->ngpus,
+                                          .gpu_vendor = rn->gpu_vendor, .eco = rn->eco};
+    }
+    for (int k = 0; k < r->njobs; k++) {
+        struct run_job *j = &r->jobs[k];
+        j->t = &r->trace.jobs[k];
+        j->index = k;
+        j->node = -1;
+        j->gang = -1;
+        j->cpu_left = j->t->cpu_units;
+        j->gpu_left = j->t->gpus ? j->t->gpu_units : 0;
+        j->submit_ns = j->start_ns = j->end_ns = -1;
+        r->count[JS_PENDING]++;
+        int64_t s = (int64_t)(j->t->submit_s * 1e9);
+        if (s > r->last_submit_ns)
+            r->last_submit_ns = s;
+    }
+    /* gangs: jobs with gang true grouped by workloadId */
+    for (int k = 0; k < r->njobs; k++) {
+        struct run_job *j = &r->jobs[k];
+        if (!j->t->gang)
+            continue;
+        int g = 0;
+        for (; g < r->ngangs; g++)
+            if (!strcmp(r->gangs[g].workload_id, j->t->workload_id))
+                break;
+        if (g == r->ngangs) {
+            r->gangs = realloc(r->gangs, sizeof *r->gangs * (size_t)(r->ngangs + 1));
+            r->gangs[g] = (struct run_gang){.workload_id = j->t->workload_id};
+            r->ngangs++;
+        }
+        struct run_gang *G = &r->gangs[g];
+        G->jobs = realloc(G->jobs, sizeof *G->jobs * (size_t)(G->n + 1));
+        G->jobs[G->n++] = k;
+        j->gang = g;
+    }
+    for (int g = 0; g < r->ngangs; g++) {
+        struct run_gang *G = &r->gangs[g];
+        const struct trace_workload *w = trace_workload_find(&r->trace, G->workload_id);
+        G->expected = w && w->pods > 0 ? w->pods : G->n;
+        const char *why = NULL;
+        if (G->n < G->expected)
+            why = "its gang can never run whole: the workload record lists more pods than the trace has job records";
+        else if (!fits_empty(r, G->jobs, G->n))
+            why = "its gang can never run whole: no placement of all its pods fits the cluster even when empty";
+        for (int k = 0; why && k < G->n; k++)
+            stall(r, &r->jobs[G->jobs[k]], why);
+    }
+    for (int k = 0; k < r->njobs; k++) {
+        struct run_job *j = &r->jobs[k];
+        if (j->state == JS_STALLED || j->gang >= 0)
+            continue;
+        struct place_request q = request_of(j->t);
+        bool any = false;
+        for (int i = 0; i < r->nnodes && !any; i++)
+            any = place_could_fit(&r->cands[i], &q);
+        if (!any)
+            stall(r, j, j->t->gpus ? "no node can ever hold its request (logical CPUs, GPUs of its vendor, or a "
+                                     "performance job and only eco nodes)"
+                                   : "no node can ever hold its request (logical CPUs, or a performance job and "
+                                     "only eco nodes)");
+    }
+    return r;
+}
+
+void run_free(struct run *r)
+{
+    if (!r)
+        return;
+    for (int k = 0; k < r->njobs; k++)
+        free(r->jobs[k].cpus);
+    for (int g = 0; g < r->ngangs; g++)
+        free(r->gangs[g].jobs);
+    for (int i = 0; i < r->nnodes; i++) {
+        free(r->nodes[i].cpu_used);
+        free(r->nodes[i].jobs);
+        free(r->nodes[i].done);
+    }
+    for (int p = 0; r->pool_cpu_pkg && p < r->e->spec.npools; p++)
+        free(r->pool_cpu_pkg[p]);
+    free(r->pool_cpu_pkg);
+    free(r->gangs);
+    free(r->nodes);
+    free(r->cands);
+    free(r->jobs);
+    free(r->queue);
+    trace_free(&r->trace);
+    free(r);
+}
+
+static void node_hook(void *ctx, struct node *nd);
+
+/* ---- placement ------------------------------------------------------------------------- */
+
+static void hold(struct run *r, struct run_job *j, int i)
+{
+    struct run_node *n = &r->nodes[i];
+    const struct trace_job *t = j->t;
+    j->cpus = malloc(sizeof *j->cpus * (size_t)t->cpus);
+    int got = 0;
+    /* the first package with room for all of them, else the lowest free CPUs */
+    for (int k = 0; k < n->npkgs && !got; k++) {
+        int free_here = 0;
+        for (int c = 0; c < n->ncpus; c++)
+            free_here += !n->cpu_used[c] && n->cpu_pkg[c] == k;
+        if (free_here < t->cpus)
+            continue;
+        for (int c = 0; c < n->ncpus && got < t->cpus; c++)
+            if (!n->cpu_used[c] && n->cpu_pkg[c] == k)
+                n->cpu_used[c] = 1, j->cpus[got++] = c;
+    }
+    for (int c = 0; c < n->ncpus && got < t->cpus; c++)
+        if (!n->cpu_used[c])
+            n->cpu_used[c] = 1, j->cpus[got++] = c;
+    n->free_cpus -= t->cpus;
+    j->ngpus = 0;
+    for (int g = 0; g < n->ngpus && j->ngpus < t->gpus; g++)
+        if (n->gpu_job[g] < 0)
+            n->gpu_job[g] = j->index, j->gpus[j->ngpus++] = g;
+    n->free_gpus -= t->gpus;
+    if (n->njobs == n->cap) {
+        n->cap = n->cap ? n->cap * 2 : 8;
+        n->jobs = realloc(n->jobs, sizeof *n->jobs * (size_t)n->cap);
+    }
+    n->jobs[n->njobs++] = j->index;
+    if (t->cls == JOB_PERFORMANCE)
+        n->perf_jobs++;
+    j->node = i;
+    j->fresh = true;
+    j->start_ns = r->now_ns;
+    r->count[j->state]--;
+    j->state = JS_RUNNING;
+    r->count[JS_RUNNING]++;
+    r->cands[i].free_cpus = n->free_cpus;
+    r->cands[i].free_gpus = n->free_gpus;
+    r->cands[i].performance_node = n->perf_jobs > 0;
+    if (r->on_job)
+        r->on_job(r->ctx, r, j);
+}
+
+static void release(struct run *r, struct run_job *j)
+{
+    struct run_node *n = &r->nodes[j->node];
+    for (int k = 0; k < j->t->cpus; k++)
+        n->cpu_used[j->cpus[k]] = 0;
+    n->free_cpus += j->t->cpus;
+    for (int k = 0; k < j->ngpus; k++)
+        n->gpu_job[j->gpus[k]] = -1;
+    n->free_gpus += j->ngpus;
+    if (j->t->cls == JOB_PERFORMANCE)
+        n->perf_jobs--;
+    for (int k = 0; k < n->njobs; k++)
+        if (n->jobs[k] == j->index) {
+            n->jobs[k] = n->jobs[--n->njobs];
+            break;
+        }
+}
+
+static double mean_perf_pct(const struct run *r)
+{
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < r->nnodes; i++)
+        if (!r->nodes[i].eco && r->nodes[i].perf_jobs > 0)
+            sum += r->nodes[i].cpu_util * 100, n++;
+    return n ? sum / n : 0;
+}
+
+/* A gang: all of it or nothing. */
+static bool place_gang(struct run *r, struct run_gang *G, double mp)
+{
+    int *where = malloc(sizeof *where * (size_t)G->n);
+    int k = 0;
+    for (; k < G->n; k++) {
+        struct place_request q = request_of(r->jobs[G->jobs[k]].t);
+        int i = place_choose(r->cands, r->nnodes, &q, mp);
+        if (i < 0)
+            break;
+        r->cands[i].free_cpus -= q.cpus;
+        r->cands[i].free_gpus -= q.gpus;
+        where[k] = i;
+    }
+    bool ok = k == G->n;
+    for (int m = 0; m < k; m++) { /* undo the tentative counts; hold() sets them for real */
+        const struct trace_job *t = r->jobs[G->jobs[m]].t;
+        r->cands[where[m]].free_cpus += t->cpus;
+        r->cands[where[m]].free_gpus += t->gpus;
+    }
+    for (int m = 0; ok && m < G->n; m++)
+        hold(r, &r->jobs[G->jobs[m]], where[m]);
+    G->placed = ok;
+    free(where);
+    return ok;
+}
+
+void run_before(struct run *r, struct engine *e)
+{
+    if (!r->active) { /* the first tick: attach every node */
+        r->active = true;
+        r->start_mono = e->tick_mono - r->now_ns; /* a resumed run continues its clock */
+        for (int i = 0; i < r->nnodes; i++) {
+            struct run_node *rn = &r->nodes[i];
+            rn->base = e->nodes[i].load;
+            rn->gbase = e->nodes[i].gload;
+            e->nodes[i].load_ctx = r;
+            e->nodes[i].load_hook = node_hook;
+        }
+    }
+    r->now_ns = e->tick_mono - r->start_mono;
+    r->ticks++;
+    if (r->ending)
+        return;
+    int64_t t0 = mono_ns();
+    while (r->next_submit < r->njobs && (int64_t)(r->jobs[r->next_submit].t->submit_s * 1e9) <= r->now_ns) {
+        struct run_job *j = &r->jobs[r->next_submit++];
+        if (j->state == JS_STALLED)
+            continue;
+        r->count[j->state]--;
+        j->state = JS_WAITING;
+        r->count[JS_WAITING]++;
+        j->submit_ns = r->now_ns;
+        r->submitted[j->t->cls]++;
+        r->queue[r->nqueue++] = j->index;
+        if (j->gang >= 0)
+            r->gangs[j->gang].submitted++;
+    }
+    if (!r->nqueue)
+        return;
+    refresh_cands(r);
+    double mp = mean_perf_pct(r);
+    /* the most any node has free, to skip hopeless requests without a scan */
+    int max_cpus = 0, max_gpus[4] = {0};
+    for (int i = 0; i < r->nnodes; i++) {
+        if (r->cands[i].free_cpus > max_cpus)
+            max_cpus = r->cands[i].free_cpus;
+        if (r->cands[i].free_gpus > max_gpus[r->cands[i].gpu_vendor & 3])
+            max_gpus[r->cands[i].gpu_vendor & 3] = r->cands[i].free_gpus;
+    }
+    int kept = 0;
+    for (int q = 0; q < r->nqueue; q++) {
+        struct run_job *j = &r->jobs[r->queue[q]];
+        if (j->state != JS_WAITING)
+            continue; /* placed with its gang */
+        const struct trace_job *t = j->t;
+        bool placed = false;
+        if (t->cpus <= max_cpus && t->gpus <= max_gpus[t->gpu_vendor & 3]) {
+            if (j->gang >= 0) {
+                struct run_gang *G = &r->gangs[j->gang];
+                if (G->submitted == G->n)
+                    placed = place_gang(r, G, mp);
+            } else {
+                struct place_request rq = request_of(t);
+                int i = place_choose(r->cands, r->nnodes, &rq, mp);
+                if (i >= 0) {
+                    hold(r, j, i);
+                    placed = true;
+                }
+            }
+            r->placements++;
+        }
+        if (placed) { /* the maxima may have dropped */
+            max_cpus = 0;
+            memset(max_gpus, 0, sizeof max_gpus);
+            for (int i = 0; i < r->nnodes; i++) {
+                if (r->cands[i].free_cpus > max_cpus)
+                    max_cpus = r->cands[i].free_cpus;
+                if (r->cands[i].free_gpus > max_gpus[r->cands[i].gpu_vendor & 3])
+                    max_gpus[r->cands[i].gpu_vendor & 3] = r->cands[i].free_gpus;
+            }
+        } else {
+            r->queue[kept++] = j->index;
+        }
+    }
+    r->nqueue = kept;
+    r->place_ns += (double)(mono_ns() - t0);
+}
+
+/* ---- per node: energy, progress, load (node workers) ------------------------------------- */
+
+void run_node_load(const struct run *r, int i, struct phys_load *load, struct phys_gpu_load *gload)
+{
+    const struct run_node *n = &r->nodes[i];
+    double cu = 0, creq = 0, mem = 0, cw[4] = {0};
+    double gu = 0, greq = 0, gmem = 0, gw[3] = {0};
+    for (int k = 0; k < n->njobs; k++) {
+        const struct trace_job *t = r->jobs[n->jobs[k]].t;
+        cu += t->cpu_req * t->u_cpu;
+        creq += t->cpu_req;
+        mem += t->cpu_req * t->mem_int;
+        cw[t->cpu_class & 3] += t->cpu_req;
+        if (t->gpus) {
+            gu += t->gpus * t->u_gpu;
+            greq += t->gpus;
+            gmem += t->gpus * t->mem_int;
+            gw[t->gpu_class % 3] += t->gpus;
+        }
+    }
+    memset(load, 0, sizeof *load);
+    memset(gload, 0, sizeof *gload);
+    load->cpu_util = clamp01(cu / n->ncpus);
+    load->memory_intensity = creq > 0 ? mem / creq : 0;
+    load->cpu_class = PHYS_CLASS_MIXED;
+    for (int c = 0; c < 4 && creq > 0; c++)
+        if (cw[c] >= 0.6 * creq)
+            load->cpu_class = c;
+    gload->util = n->ngpus ? clamp01(gu / n->ngpus) : 0;
+    gload->memory_intensity = greq > 0 ? gmem / greq : 0;
+    gload->cls = PHYS_GPU_CLASS_OTHER;
+    for (int c = 0; c < 3 && greq > 0; c++)
+        if (gw[c] >= 0.6 * greq)
+            gload->cls = c;
+}
+
+static void read_counters(const struct node *nd, const struct run_node *n, uint64_t *uj)
+{
+    for (int k = 0; k < n->npkgs; k++) {
+        uj[2 * k] = phys_energy_total_uj(&nd->state, PHYS_ZONE_PACKAGE, k);
+        uj[2 * k + 1] = phys_energy_total_uj(&nd->state, PHYS_ZONE_DRAM, k);
+    }
+    for (int g = 0; g < n->ngpus; g++)
+        uj[2 * PHYS_MAX_PKGS + g] = phys_gpu_total_uj(&nd->gstate, g);
+}
+
+/* Shares of delta by weights w (Σ w <= 1 up to rounding): floor each, never more than delta. */
+static uint64_t split(uint64_t delta, const double *w, int n, uint64_t *out)
+{
+    uint64_t sum = 0;
+    int big = -1;
+    for (int k = 0; k < n; k++) {
+        double v = (double)delta * (w[k] > 0 ? w[k] : 0);
+        out[k] = v >= (double)delta ? delta : (uint64_t)v;
+        sum += out[k];
+        if (big < 0 || out[k] > out[big])
+            big = k;
+    }
+    while (sum > delta && big >= 0) { /* rounding of the weights: take it back from the largest */
+        uint64_t ex = sum - delta;
+        uint64_t take = ex < out[big] ? ex : out[big];
+        out[big] -= take;
+        sum -= take;
+    }
+    return sum;
+}
+
+static void account(struct run *r, int i, struct node *nd)
+{
+    struct run_node *n = &r->nodes[i];
+    uint64_t now[2 * PHYS_MAX_PKGS + PHYS_GPU_MAX] = {0};
+    read_counters(nd, n, now);
+    int m = n->njobs;
+    int *jobs = n->jobs;
+    double *w = calloc((size_t)(m ? m : 1), sizeof *w);
+    uint64_t *sh = calloc((size_t)(m ? m : 1), sizeof *sh);
+    /* who held what over the interval: the jobs on the node that are not fresh */
+    double cu_sum = 0, gu_sum = 0;
+    for (int k = 0; k < m; k++) {
+        const struct run_job *j = &r->jobs[jobs[k]];
+        if (j->fresh)
+            continue;
+        cu_sum += j->t->cpu_req * j->t->u_cpu;
+        gu_sum += j->t->gpus * j->t->u_gpu;
+    }
+    int cpus_in[PHYS_MAX_PKGS] = {0};
+    for (int c = 0; c < n->ncpus; c++)
+        cpus_in[n->cpu_pkg[c]]++;
+    struct phys_load zero = {.cpu_util = 0, .memory_intensity = 0, .cpu_class = PHYS_CLASS_MIXED};
+    for (int z = 0; z < 2 * n->npkgs + n->ngpus; z++) {
+        int slot = z < 2 * n->npkgs ? z : 2 * PHYS_MAX_PKGS + (z - 2 * n->npkgs);
+        uint64_t delta = now[slot] - n->last_uj[slot];
+        n->last_uj[slot] = now[slot];
+        n->delta_uj += delta;
+        n->part_delta_uj[z >= 2 * n->npkgs ? EP_GPU : (z & 1) ? EP_DRAM : EP_CPU] += delta;
+        if (!delta)
+            continue;
+        int pkg = z < 2 * n->npkgs ? z / 2 : -1;
+        bool dram = pkg >= 0 && (z & 1);
+        int gpu = pkg < 0 ? z - 2 * n->npkgs : -1;
+        int cpus_k = pkg >= 0 && cpus_in[pkg] > 0 ? cpus_in[pkg] : 1;
+        double idle_frac = 1;
+        if (pkg >= 0 && !dram) {
+            const struct phys_pkg_state *ps = &nd->state.pkg[pkg];
+            double idle_w = phys_cpu_model_power_w(&nd->params, &zero, ps->scale_eff > 0 ? ps->scale_eff : 1);
+            idle_frac = ps->power_w > 0 ? clamp01(idle_w / ps->power_w) : 1;
+            if (cu_sum <= 0)
+                idle_frac = 1;
+        } else if (gpu >= 0) {
+            const struct phys_gpu *g = &nd->gstate.g[gpu];
+            idle_frac = g->power_w > 0 ? clamp01(nd->gparams.idle_w / g->power_w) : 1;
+            if (gu_sum <= 0)
+                idle_frac = 1;
+        }
+        for (int k = 0; k < m; k++) {
+            const struct run_job *j = &r->jobs[jobs[k]];
+            w[k] = 0;
+            if (j->fresh)
+                continue;
+            if (pkg >= 0) {
+                int held = 0;
+                for (int c = 0; c < j->t->cpus; c++)
+                    held += n->cpu_pkg[j->cpus[c]] == pkg;
+                w[k] = dram ? (double)held / cpus_k
+                            : idle_frac * held / cpus_k + (1 - idle_frac) * j->t->cpu_req * j->t->u_cpu / cu_sum;
+            } else {
+                bool holds = n->gpu_job[gpu] == j->index;
+                w[k] = (holds ? idle_frac : 0) + (gu_sum > 0 ? (1 - idle_frac) * j->t->gpus * j->t->u_gpu / gu_sum : 0);
+            }
+        }
+        uint64_t given = split(delta, w, m, sh);
+        for (int k = 0; k < m; k++) {
+            struct run_job *j = &r->jobs[jobs[k]];
+            j->energy_uj[pkg < 0 ? EP_GPU : dram ? EP_DRAM : EP_CPU] += sh[k];
+            n->class_uj[j->t->cls] += sh[k];
+        }
+        n->idle_uj += delta - given;
+    }
+    free(w);
+    free(sh);
+}
+
+static void progress(struct run *r, int i, struct node *nd, double dt)
+{
+    struct run_node *n = &r->nodes[i];
+    const struct phys_cpu_params *p = &nd->params;
+    double fmax = p->cpuinfo_max_khz > 0 ? (double)p->cpuinfo_max_khz : 1;
+    for (int k = 0; k < n->njobs;) {
+        struct run_job *j = &r->jobs[n->jobs[k]];
+        if (j->fresh) {
+            k++;
+            continue;
+        }
+        const struct trace_job *t = j->t;
+        double f = 0;
+        for (int c = 0; c < t->cpus; c++)
+            f += (double)phys_cpu_cur_freq_khz(p, &nd->state, n->cpu_pkg[j->cpus[c]]) / fmax;
+        f /= t->cpus;
+        double cpu_mul = run_cpu_throughput(f, p->knee, t->cpu_class, t->mem_int, t->io_int);
+        double impact = clamp01(0.60 * t->u_cpu + 0.25 * (1 - t->mem_int) + 0.15 * (1 - t->io_int));
+        double eff = 1 - impact * (1 - cpu_mul);
+        eff = 1 - t->sens_cpu * (1 - eff);
+        j->cpu_left -= t->cpu_req * r->base_speed * eff * dt;
+        if (t->gpus && j->gpu_left > 0) {
+            double gm = 0, cap = 0;
+            for (int g = 0; g < j->ngpus; g++) {
+                const struct phys_gpu *G = &nd->gstate.g[j->gpus[g]];
+                double ratio = 1;
+                if (G->capped) {
+                    double nat = phys_gpu_natural_w(&nd->gparams, &nd->gload, nd->gload.util);
+                    ratio = nat > 0 ? G->power_w / nat : 1;
+                }
+                gm += run_gpu_throughput(ratio, t->gpu_class, t->mem_int);
+                cap += nd->gparams.max_w > 0 ? clamp01(G->enforced_w / nd->gparams.max_w) : 1;
+            }
+            gm /= j->ngpus ? j->ngpus : 1;
+            cap /= j->ngpus ? j->ngpus : 1;
+            double feed = 1 - (1 - cpu_mul) * t->feed * t->sens_cpu;
+            double cap_impact = 1 - (1 - cap) * t->sens_gpu;
+            j->gpu_left -= (t->gpus > 0.1 ? t->gpus : 0.1) * r->base_speed * gm * feed * cap_impact * dt;
+        }
+        if (j->cpu_left <= 0 && j->gpu_left <= 0) {
+            j->end_ns = r->now_ns;
+            release(r, j); /* moves the last job into slot k */
+            if (n->ndone == n->done_cap) {
+                n->done_cap = n->done_cap ? n->done_cap * 2 : 8;
+                n->done = realloc(n->done, sizeof *n->done * (size_t)n->done_cap);
+            }
+            n->done[n->ndone++] = j->index;
+            continue;
+        }
+        k++;
+    }
+}
+
+static void node_hook(void *ctx, struct node *nd)
+{
+    struct run *r = ctx;
+    int i = (int)(nd - r->e->nodes);
+    struct run_node *n = &r->nodes[i];
+    if (!n->started) { /* the run begins on this node now: count from here */
+        n->started = true;
+        read_counters(nd, n, n->last_uj);
+        for (int z = 0; z < 2 * n->npkgs; z++)
+            n->part_start_uj[(z & 1) ? EP_DRAM : EP_CPU] += n->last_uj[z];
+        for (int g = 0; g < n->ngpus; g++)
+            n->part_start_uj[EP_GPU] += n->last_uj[2 * PHYS_MAX_PKGS + g];
+        n->start_uj = n->part_start_uj[EP_CPU] + n->part_start_uj[EP_DRAM] + n->part_start_uj[EP_GPU];
+        n->last_ns = nd->state.now_ns;
+    } else if (n->rebase) { /* after a restart: the counters continued, the node's clock did not */
+        n->rebase = false;
+        n->last_ns = nd->state.now_ns;
+        account(r, i, nd);
+    } else {
+        double dt = (double)(nd->state.now_ns - n->last_ns) / 1e9;
+        n->last_ns = nd->state.now_ns;
+        account(r, i, nd);
+        if (!r->ending)
+            progress(r, i, nd, dt);
+    }
+    for (int k = 0; k < n->njobs; k++)
+        r->jobs[n->jobs[k]].fresh = false;
+    if (r->ending) { /* the run's last interval is accounted: the node goes back to its load */
+        nd->load = n->base;
+        nd->gload = n->gbase;
+        nd->load_hook = NULL;
+        nd->load_ctx = NULL;
+        n->ended = true;
+        n->cpu_util = 0;
+        return;
+    }
+    run_node_load(r, i, &nd->load, &nd->gload);
+    n->cpu_util = nd->load.cpu_util;
+}
+
+/* ---- the tick's end (tick thread) --------------------------------------------------------- */
+
+static double pue_of(double ambient_c, double load)
+{
+    /* the original's facility model: PUE = 1.08 + 0.006 (T - 15) + 0.04 L + 0.015 L (T - 15) / 15 */
+    double d = ambient_c - 15;
+    double p = 1.08 + 0.006 * d + 0.04 * load + 0.015 * load * d / 15;
+    return p < 1 ? 1 : p > 3 ? 3 : p;
+}
+
+void run_after(struct run *r, struct engine *e)
+{
+    bool all_ended = true;
+    for (int i = 0; i < r->nnodes; i++) {
+        struct run_node *n = &r->nodes[i];
+        all_ended &= n->ended;
+        for (int k = 0; k < n->ndone; k++) {
+            struct run_job *j = &r->jobs[n->done[k]];
+            r->count[JS_RUNNING]--;
+            j->state = JS_COMPLETED;
+            r->count[JS_COMPLETED]++;
+            n->completed[j->t->cls]++;
+            double s = (double)(j->end_ns - j->submit_ns) / 1e9;
+            r->completion_sum_s += s;
+            int b = 0;
+            while (b < RUN_COMPLETION_BUCKETS && s > run_completion_le[b])
+                b++;
+            r->completion_bucket[b]++;
+            if (r->on_job)
+                r->on_job(r->ctx, r, j);
+        }
+        n->ndone = 0;
+    }
+    /* facility: IT energy of the tick times the PUE at the facility's ambient and load */
+    double it_w = 0, peak = 0;
+    for (int i = 0; i < e->nnodes; i++) {
+        const struct node *nd = &e->nodes[i];
+        for (int k = 0; k < nd->state.npkgs; k++)
+            it_w += nd->state.pkg[k].power_w + (double)nd->state.pkg[k].energy[PHYS_ZONE_DRAM].power_uw / 1e6;
+        for (int g = 0; nd->gparams.vendor != PHYS_GPU_NONE && g < nd->gparams.count; g++)
+            it_w += nd->gstate.g[g].power_w;
+        peak += nd->params.max_pkg_w * nd->state.npkgs;
+        peak += nd->gparams.vendor != PHYS_GPU_NONE ? nd->gparams.max_w * nd->gparams.count : 0;
+    }
+    double amb = engine_ambient_c(e, -1, e->tick_wall);
+    double pue = pue_of(amb, peak > 0 ? it_w / peak : 0);
+    double dt = (double)e->cfg.tick_ns / 1e9;
+    if (!all_ended) { /* the interval just begun carries the run's load */
+        r->it_j += it_w * dt;
+        r->facility_j += it_w * dt * pue;
+    }
+    r->pue_last = pue;
+    r->ambient_last = amb;
+    if (r->ending) {
+        if (all_ended)
+            r->state = r->end_state;
+        return;
+    }
+    if (r->count[JS_COMPLETED] + r->count[JS_STALLED] == r->njobs) {
+        r->ending = true;
+        r->end_state = r->count[JS_STALLED] ? RUN_STALLED : RUN_COMPLETED;
+    }
+}
+
+void run_stop(struct run *r)
+{
+    if (r->ending)
+        return;
+    r->ending = true;
+    r->end_state = RUN_STOPPED;
+}
+
+void run_energy(const struct run *r, uint64_t cls_uj[JOB_NCLASSES], uint64_t *idle_uj, uint64_t *nodes_uj)
+{
+    memset(cls_uj, 0, sizeof(uint64_t) * JOB_NCLASSES);
+    *idle_uj = *nodes_uj = 0;
+    for (int i = 0; i < r->nnodes; i++) {
+        for (int c = 0; c < JOB_NCLASSES; c++)
+            cls_uj[c] += r->nodes[i].class_uj[c];
+        *idle_uj += r->nodes[i].idle_uj;
+        *nodes_uj += r->nodes[i].delta_uj;
+    }
+}

@@ -1,0 +1,158 @@
+/* run: one workload run on the engine's nodes: a trace's jobs submitted at start +
+ * submitTimeOffsetSec, placed (placement.h) onto specific CPUs and GPUs, each node's load made
+ * from the jobs on it, each job's progress at the throughput its resources give it, and the
+ * nodes' energy split exactly between the jobs and idle.
+ *
+ * Owns: job and run state, the per-node load (run_node_load), progress, the energy split,
+ * stall detection. Never: HTTP, files (run_output.c writes them), the tick loop (the engine
+ * calls in through engine_hooks and each node's load_hook), locks (runs.c holds one around
+ * every call that is not a node hook).
+ *
+ * Tick protocol, each engine tick:
+ *   run_before  (tick thread)  submit jobs whose time came, place what fits
+ *   node hook   (node workers) per node: split the energy of the interval that just ended
+ *               between the jobs that held the node over it and idle, advance those jobs,
+ *               finish the ones whose work is done, then set the node's load for the next
+ *               interval from the jobs on it now
+ *   run_after   (tick thread)  account finished jobs, notice the end
+ * The energy split, per zone and interval (delta = the counter's exact µJ increase):
+ *   package k  a job's share = delta * (idle_frac * cpus_jk / cpus_k
+ *                                       + (1 - idle_frac) * cu_j / Σ cu)
+ *              idle_frac = the package's power at zero load / its power over the interval,
+ *              cu_j = requested cores * CPU utilization (the node's dynamic power follows the
+ *              node's utilization, so it is shared by what each job adds to it)
+ *   DRAM k     delta * cpus_jk / cpus_k
+ *   GPU g      idle part (idle_w / power) to the job holding g; the rest shared by
+ *              gpus_j * GPU utilization over the node's GPU jobs (the physics loads every GPU
+ *              of a node alike)
+ * Each share is rounded down to a µJ and idle gets delta - Σ shares, so per node
+ * Σ jobs + idle = Σ counter deltas exactly, by construction. */
+#ifndef HWEMU_RUN_H
+#define HWEMU_RUN_H
+#include "physics_cpu.h"
+#include "physics_gpu.h"
+#include "trace.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct engine;
+struct node;
+
+enum job_state { JS_PENDING = 0, JS_WAITING, JS_RUNNING, JS_COMPLETED, JS_STALLED, JS_NSTATES };
+enum run_state { RUN_RUNNING = 0, RUN_COMPLETED, RUN_STALLED, RUN_STOPPED };
+enum energy_part { EP_CPU = 0, EP_DRAM, EP_GPU, EP_N };
+
+extern const char *const job_state_names[JS_NSTATES];
+extern const char *const run_state_names[4];
+extern const char *const job_class_names[JOB_NCLASSES];
+
+struct run_job {
+    const struct trace_job *t;
+    int index;
+    int state;       /* enum job_state */
+    int node;        /* engine node index, -1 */
+    int *cpus;       /* logical CPUs held (t->cpus of them) */
+    int gpus[PHYS_GPU_MAX], ngpus;
+    int gang;        /* index into run.gangs, -1 */
+    bool fresh;      /* placed this tick: held nothing over the interval that just ended */
+    double cpu_left, gpu_left;
+    int64_t submit_ns, start_ns, end_ns; /* emulated ns since the run's start; -1: not yet */
+    uint64_t energy_uj[EP_N];
+    const char *stall_reason;
+};
+
+struct run_gang {
+    const char *workload_id;
+    int *jobs, n;
+    int expected;    /* pods of its workload record, else n */
+    int submitted;
+    bool placed;
+};
+
+struct run_node {
+    int ncpus, npkgs, ngpus, gpu_vendor;
+    const unsigned char *cpu_pkg;    /* package of each logical CPU (the profile's topology) */
+    bool eco;
+    unsigned char *cpu_used;
+    int free_cpus, free_gpus;
+    int gpu_job[PHYS_GPU_MAX];       /* job index holding GPU g, -1 */
+    int *jobs, njobs, cap;           /* running jobs */
+    int *done, ndone, done_cap;      /* finished in this tick's hook */
+    bool started, ended;
+    bool rebase;                     /* resumed: the node's clock restarted; next hook only accounts */
+    int64_t last_ns;                 /* node time at the last hook */
+    uint64_t last_uj[2 * PHYS_MAX_PKGS + PHYS_GPU_MAX];
+    uint64_t start_uj;               /* Σ counters when the run began on the node */
+    uint64_t delta_uj;               /* Σ counter deltas since */
+    uint64_t part_start_uj[EP_N], part_delta_uj[EP_N]; /* the same per part: packages, DRAM, GPUs */
+    uint64_t idle_uj, class_uj[JOB_NCLASSES];
+    struct phys_load base;           /* the load before the run, restored at its end */
+    struct phys_gpu_load gbase;
+    double cpu_util;                 /* of the interval begun last */
+    int perf_jobs;
+    uint64_t completed[JOB_NCLASSES];
+};
+
+struct run {
+    char id[64];
+    struct engine *e;
+    struct trace trace;
+    struct run_job *jobs;
+    int njobs;
+    struct run_gang *gangs;
+    int ngangs;
+    struct run_node *nodes;
+    int nnodes;
+    struct place_node *cands;        /* placement's view, refreshed each tick */
+    unsigned char **pool_cpu_pkg;    /* per pool: package of each logical CPU */
+    int *queue, nqueue;              /* waiting jobs in submit order */
+    int next_submit;
+    int state;                       /* enum run_state */
+    bool active;                     /* nodes are attached */
+    bool resumed;                    /* from a checkpoint (run_checkpoint.h) */
+    bool ending;                     /* the next tick detaches the nodes */
+    int end_state;
+    int64_t start_mono;              /* engine tick time of the first tick */
+    int64_t now_ns;                  /* emulated ns since the start */
+    int64_t last_submit_ns;
+    double base_speed;               /* work units per core-second at full throughput */
+    int count[JS_NSTATES];
+    uint64_t submitted[JOB_NCLASSES];
+    double completion_sum_s;
+    uint64_t completion_bucket[16];  /* le run_completion_le[] and +Inf */
+    double facility_j, it_j, pue_last, ambient_last;
+    uint64_t ticks;
+    double place_ns;                 /* time spent placing (placement cost) */
+    uint64_t placements;
+    /* hooks for the owner (runs.c): each job's start, end or stall, on the tick thread */
+    void (*on_job)(void *ctx, struct run *r, struct run_job *j);
+    void *ctx;
+};
+
+#define RUN_COMPLETION_BUCKETS 12
+extern const double run_completion_le[RUN_COMPLETION_BUCKETS];
+
+/* A run of trace t (taken over) on e's nodes, not yet started. Jobs that can never run (no
+ * node could ever hold the request; a gang that cannot fit whole on the empty cluster or has
+ * fewer job records than its workload's pods) are stalled from the start. base_speed: work
+ * units per core-second (SIM_BASE_SPEED_PER_CORE, 1). */
+struct run *run_create(struct engine *e, struct trace *t, const char *id, double base_speed);
+void run_free(struct run *r);
+/* Engine hooks (engine_hooks): see the tick protocol above. */
+void run_before(struct run *r, struct engine *e);
+void run_after(struct run *r, struct engine *e);
+/* Ends the run at the next tick (state stopped). */
+void run_stop(struct run *r);
+/* What node i's load is from the jobs on it now (trace.h defaults, the original's per-node
+ * aggregation: utilization = Σ requested · utilization / capacity, dominant class at ≥ 60 %
+ * of the weight else mixed, request-weighted intensities). The one place that turns jobs
+ * into physics load: per-CPU load goes here. */
+void run_node_load(const struct run *r, int i, struct phys_load *load, struct phys_gpu_load *gload);
+/* CPU and GPU throughput multipliers of the original's model (0..1). */
+double run_cpu_throughput(double f, double knee, int cls, double mem, double io);
+double run_gpu_throughput(double ratio, int cls, double mem);
+/* Energy totals: per class and idle, and the nodes' counters, since the start (µJ). */
+void run_energy(const struct run *r, uint64_t cls_uj[JOB_NCLASSES], uint64_t *idle_uj, uint64_t *nodes_uj);
+
+#endif

@@ -1,0 +1,70 @@
+/* runs: the engine's workload runs, one at a time: submission (a trace's text or path), the
+ * engine hooks that drive the active run, its outputs, stop, status, and the run metrics and
+ * events (docs/runs.md). Thread-safe: HTTP threads call in while the tick thread runs; the lock
+ * is held from each tick's start to its end, so a status read sees a whole tick.
+ * Never: HTTP (engine/telemetry/http_runs.c), the tick loop itself. */
+#ifndef HWEMU_RUNS_H
+#define HWEMU_RUNS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cJSON;
+struct diag;
+struct engine;
+struct runs;
+
+/* What a run's job metrics are now (for the run's OTLP files, engine/telemetry/run_otlp.c). */
+struct runs_metrics {
+    const char *run_id, *run_dir;
+    int64_t wall_ns, start_wall_ns;
+    const unsigned long long *submitted;   /* [class] */
+    int nnodes;
+    const char *const *node_names;
+    const unsigned long long *completed;   /* [node * 2 + class] */
+    const unsigned long long *running;     /* [node] */
+    const double *le;                      /* bucket bounds, nle of them, then +Inf */
+    const unsigned long long *buckets;     /* nle + 1 counts (not cumulative) */
+    int nle;
+    double sum;
+    unsigned long long count;
+    bool final;                            /* the run ended or was suspended: the last call for it */
+};
+/* A layer above may watch the runs: every job event (as it goes to the event log; attrs valid
+ * during the call) and the run's metrics every RUNS_METRICS_TICKS ticks and at its end. Called
+ * on the tick thread. */
+#define RUNS_METRICS_TICKS 60
+struct runs_tap {
+    void *ctx;
+    void (*event)(void *ctx, const char *run_dir, int64_t wall_ns, const char *node, const char *name,
+                  const struct cJSON *attrs);
+    void (*metrics)(void *ctx, const struct runs_metrics *m);
+};
+void runs_set_tap(struct runs *m, const struct runs_tap *tap);
+
+/* Installs the engine hooks. runs_dir NULL: <root>/runs. base_speed: SIM_BASE_SPEED_PER_CORE. */
+struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_speed);
+/* Ends an active run as stopped (outputs written), removes the hooks. Call with no tick running. */
+void runs_detach(struct runs *m);
+/* A new run of the trace text (label names it in messages and the status). 0 with its id;
+ * EBUSY while another is active (id: that one); EINVAL with the problems in d; EIO when the
+ * output directory cannot be written (message in d). It starts at the next tick. */
+int runs_submit(struct runs *m, const char *label, const char *text, size_t len, char *id, size_t idlen,
+                struct diag *d);
+/* The same from a file or directory of *.jsonl. */
+int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, struct diag *d);
+/* Stops the run at the next tick: 0; ENOENT no such run; EALREADY it has ended. */
+int runs_stop(struct runs *m, const char *id);
+/* Status objects (caller deletes): every run, and one (NULL: no such run). */
+struct cJSON *runs_list_json(struct runs *m);
+struct cJSON *runs_get_json(struct runs *m, const char *id);
+/* The active (or submitted, or resumed) run's id into id: false when there is none. */
+bool runs_active_id(struct runs *m, char *id, size_t idlen);
+/* True while a run is submitted or active. */
+bool runs_busy(struct runs *m);
+/* The state of the run (its enum run_state name), or NULL. */
+const char *runs_state(struct runs *m, const char *id);
+/* Prometheus text of the run metrics (malloc'd). */
+char *runs_metrics_text(struct runs *m);
+
+#endif

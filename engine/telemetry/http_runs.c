@@ -1,0 +1,200 @@
+/* http_runs: the run API; see http_runs.h. A body is collected up to HTTP_RUNS_MAX_BODY. */
+#include "http_runs.h"
+
+#include "diag.h"
+#include "runs.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HTTP_RUNS_MAX_BODY (512u << 20)
+
+static struct runs *the_runs;
+
+void http_runs_set(struct runs *m)
+{
+    the_runs = m;
+}
+
+bool http_runs_route(const char *url)
+{
+    return !strcmp(url, "/runs") || !strncmp(url, "/runs/", 6);
+}
+
+char *http_runs_metrics(void)
+{
+    return the_runs ? runs_metrics_text(the_runs) : NULL;
+}
+
+struct body {
+    char *p;
+    size_t len, cap;
+    bool too_big;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, cJSON *o, const char *allow)
+{
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!s)
+        return MHD_NO;
+    size_t n = strlen(s);
+    char *b = realloc(s, n + 2);
+    if (!b) {
+        free(s);
+        return MHD_NO;
+    }
+    b[n] = '\n';
+    b[n + 1] = 0;
+    struct MHD_Response *r = MHD_create_response_from_buffer(n + 1, b, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(b);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    if (allow)
+        MHD_add_response_header(r, "Allow", allow);
+    enum MHD_Result ret = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result error(struct MHD_Connection *c, unsigned code, const char *msg, const char *allow)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "error", msg);
+    return reply(c, code, o, allow);
+}
+
+/* {"tracePath": "..."} and nothing that makes it a trace record */
+static const char *trace_path_of(const char *p, size_t len, cJSON **holder)
+{
+    size_t k = 0;
+    while (k < len && strchr(" \t\r\n", p[k]))
+        k++;
+    if (k == len || p[k] != '{')
+        return NULL;
+    cJSON *o = cJSON_ParseWithLength(p, len);
+    const cJSON *tp = o ? cJSON_GetObjectItemCaseSensitive(o, "tracePath") : NULL;
+    if (!cJSON_IsString(tp) || cJSON_GetObjectItemCaseSensitive(o, "type")) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    *holder = o;
+    return tp->valuestring;
+}
+
+static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
+{
+    if (b->too_big)
+        return error(c, 413, "the trace is larger than 512 MiB: pass {\"tracePath\": \"...\"} instead", NULL);
+    if (!b->len)
+        return error(c, 400, "empty body: send the trace JSONL, or {\"tracePath\": \"<file or directory>\"}", NULL);
+    struct diag d = {0};
+    char id[64] = "";
+    cJSON *holder = NULL;
+    const char *path = trace_path_of(b->p, b->len, &holder);
+    int rc = path ? runs_submit_path(the_runs, path, id, sizeof id, &d)
+                  : runs_submit(the_runs, "request body", b->p, b->len, id, sizeof id, &d);
+    cJSON_Delete(holder);
+    cJSON *o = cJSON_CreateObject();
+    unsigned code = 201;
+    if (rc == 0) {
+        cJSON_AddStringToObject(o, "runId", id);
+        cJSON_AddStringToObject(o, "state", "running");
+    } else if (rc == EBUSY) {
+        code = 409;
+        char msg[256];
+        snprintf(msg, sizeof msg, "run %s is active: one run at a time; stop it (POST /runs/%s/stop) or wait for "
+                 "it to end", id, id);
+        cJSON_AddStringToObject(o, "error", msg);
+        cJSON_AddStringToObject(o, "runId", id);
+    } else {
+        code = rc == EIO ? 500 : 400;
+        cJSON_AddStringToObject(o, "error", rc == EIO ? "the run's outputs cannot be written"
+                                                      : "the trace is invalid; nothing was started");
+        cJSON *pr = cJSON_AddArrayToObject(o, "problems");
+        for (int i = 0; i < d.count; i++)
+            cJSON_AddItemToArray(pr, cJSON_CreateString(d.msgs[i]));
+    }
+    diag_free(&d);
+    return reply(c, code, o, NULL);
+}
+
+enum MHD_Result http_runs_handle(struct MHD_Connection *c, const char *url, const char *method, const char *upload,
+                                 size_t *upload_size, void **state)
+{
+    struct body *b = *state;
+    if (!b) {
+        b = calloc(1, sizeof *b);
+        if (!b)
+            return MHD_NO;
+        *state = b;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!b->too_big && b->len + *upload_size <= HTTP_RUNS_MAX_BODY) {
+            if (b->len + *upload_size + 1 > b->cap) {
+                size_t cap = (b->len + *upload_size + 1) * 2;
+                char *p = realloc(b->p, cap);
+                if (!p)
+                    return MHD_NO;
+                b->p = p;
+                b->cap = cap;
+            }
+            memcpy(b->p + b->len, upload, *upload_size);
+            b->len += *upload_size;
+            b->p[b->len] = 0;
+        } else {
+            b->too_big = true;
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    enum MHD_Result ret;
+    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
+    const char *rest = url[5] ? url + 6 : "";
+    const char *slash = strchr(rest, '/');
+    if (!the_runs) {
+        ret = error(c, 503, "this engine has no run support", NULL);
+    } else if (!*rest) { /* /runs */
+        if (post)
+            ret = submit(c, b);
+        else if (get)
+            ret = reply(c, 200, runs_list_json(the_runs), NULL);
+        else
+            ret = error(c, 405, "method not allowed: GET lists the runs, POST starts one", "GET, HEAD, POST");
+    } else if (!slash) { /* /runs/<id> */
+        cJSON *o = get ? runs_get_json(the_runs, rest) : NULL;
+        ret = !get ? error(c, 405, "method not allowed: use GET (POST /runs/<runId>/stop stops a run)", "GET, HEAD")
+              : o  ? reply(c, 200, o, NULL)
+                   : error(c, 404, "no such run (GET /runs lists them)", NULL);
+    } else if (!strcmp(slash, "/stop")) {
+        char id[128];
+        snprintf(id, sizeof id, "%.*s", (int)(slash - rest), rest);
+        if (!post) {
+            ret = error(c, 405, "method not allowed: use POST", "POST");
+        } else {
+            int rc = runs_stop(the_runs, id);
+            if (rc == ENOENT)
+                ret = error(c, 404, "no such run (GET /runs lists them)", NULL);
+            else if (rc == EALREADY)
+                ret = error(c, 409, "the run has already ended", NULL);
+            else {
+                cJSON *o = runs_get_json(the_runs, id);
+                if (o)
+                    cJSON_AddStringToObject(o, "stopping", "at the next tick");
+                ret = o ? reply(c, 200, o, NULL) : error(c, 404, "no such run", NULL);
+            }
+        }
+    } else {
+        ret = error(c, 404, "no such route under /runs (POST /runs, GET /runs, GET /runs/<runId>, "
+                            "POST /runs/<runId>/stop)", NULL);
+    }
+    free(b->p);
+    free(b);
+    *state = NULL;
+    return ret;
+}

@@ -1,0 +1,27 @@
+/* http_runs: the run API (docs/runs.md "Run API"), routed from http.c:
+ *   POST /runs                 body: the trace JSONL, or {"tracePath": "..."}  -> 201 {"runId"}
+ *                              400 with every problem of an invalid trace; 409 while a run is active
+ *   GET  /runs                 every run's status
+ *   GET  /runs/<runId>         state running|completed|stalled|stopped, time, jobs by state,
+ *                              energy by class so far
+ *   POST /runs/<runId>/stop    stops it at the next tick (200 with its status)
+ * Never: run state itself (engine/runs/runs.h owns it). */
+#ifndef HWEMU_HTTP_RUNS_H
+#define HWEMU_HTTP_RUNS_H
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct runs;
+
+/* The engine's runs (NULL: the routes answer 503). Set before the server starts. */
+void http_runs_set(struct runs *m);
+/* Whether url is a run route. */
+bool http_runs_route(const char *url);
+/* Handles a run route: the MHD access handler's arguments (it keeps its own *state). */
+enum MHD_Result http_runs_handle(struct MHD_Connection *c, const char *url, const char *method, const char *upload,
+                                 size_t *upload_size, void **state);
+/* The run metrics' Prometheus text for /metrics (malloc'd; NULL: none). */
+char *http_runs_metrics(void);
+
+#endif
