@@ -164,6 +164,8 @@ c=$(curl -s -o /dev/null -w '%{http_code}' -u agent:s3cret "$url/telemetry/intel
 [ "$c" = 200 ] && ok || bad "telemetry with credentials: $c"
 c=$(curl -s -o /dev/null -w '%{http_code}' "$url/healthz")
 [ "$c" = 200 ] && ok || bad "/healthz without credentials: $c"
+c=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data '{}' "$url/runs")
+[ "$c" = 401 ] && ok || bad "POST /runs without credentials: $c"
 stop
 printf 'nopassword\n' >"$tmp/auth2"
 "$hwemu" serve --root "$tmp/r" --addr 127.0.0.1:0 --http-auth-file "$tmp/auth2" >/dev/null 2>"$tmp/e"
