@@ -2,7 +2,7 @@
 #include "ipmi.h"
 
 #include "emu.h"
-#include "emu_bmc.h"
+#include "emu_ipmi.h"
 #include "real.h"
 
 #include <errno.h>
@@ -17,16 +17,6 @@
 #include <unistd.h>
 
 #define FILES 16   /* IPMI descriptors open at once (a tool opens one) */
-#define QUEUE 16   /* answers waiting per descriptor */
-#define MSG_MAX 272 /* IPMI_MAX_MSG_LENGTH */
-
-struct message {
-    long msgid;
-    struct ipmi_system_interface_addr addr;
-    uint8_t netfn, cmd;
-    uint16_t len;
-    uint8_t data[BMC_RSP_MAX];
-};
 
 struct ipmi_file {
     _Atomic int fd;         /* -1: free */
@@ -34,10 +24,7 @@ struct ipmi_file {
     ino_t ino;              /* exec) and reused by another file is not ours any more */
     atomic_flag busy;       /* one ioctl at a time on this file */
     uint32_t entry;
-    unsigned my_address, my_lun;
-    int gets_events;
-    unsigned head, count;
-    struct message q[QUEUE];
+    struct ipmi_queue q;
 };
 
 static struct ipmi_file files[FILES];
@@ -92,10 +79,7 @@ int ipmi_open(uint32_t entry, int flags)
         if (!atomic_compare_exchange_strong(&f->fd, &expected, -2)) /* -2: being filled */
             continue;
         f->entry = entry;
-        f->my_address = 0x20; /* IPMI_BMC_SLAVE_ADDR */
-        f->my_lun = 2;
-        f->gets_events = 0;
-        f->head = f->count = 0;
+        emu_ipmi_init(&f->q);
         struct stat st;
         if (REAL(fstat)(fd, &st) == 0) {
             f->dev = st.st_dev;
@@ -134,73 +118,44 @@ static void set_readable(int fd, bool on)
 
 static int send_request(struct ipmi_file *f, int fd, const struct ipmi_req *r)
 {
-    if (r->addr_len < sizeof(struct ipmi_system_interface_addr) || r->addr_len > sizeof(struct ipmi_addr) || !r->addr)
+    if (!r->addr || r->addr_len < IPMI_SI_ADDR_LEN || r->addr_len > IPMI_ADDR_MAX)
         return EINVAL;
-    struct ipmi_addr a;
-    memset(&a, 0, sizeof a);
-    memcpy(&a, r->addr, r->addr_len);
-    const struct ipmi_system_interface_addr *si = (const struct ipmi_system_interface_addr *)&a;
-    bool ipmb = a.addr_type == IPMI_IPMB_ADDR_TYPE || a.addr_type == IPMI_IPMB_BROADCAST_ADDR_TYPE;
-    if (!ipmb && (a.addr_type != IPMI_SYSTEM_INTERFACE_ADDR_TYPE || si->channel != IPMI_BMC_CHANNEL || si->lun > 3))
-        return EINVAL;
-    uint8_t netfn = r->msg.netfn, cmd = r->msg.cmd;
-    if (netfn & 1)
-        return EINVAL; /* a response netfn */
-    if (netfn == 0x06 && (cmd == 0x33 || cmd == 0x34 || cmd == 0x35))
-        return EINVAL; /* Get Message, Send Message, Read Event Message Buffer: the driver's */
-    if (r->msg.data_len > MSG_MAX || r->msg.data_len + 2 > MSG_MAX)
+    uint8_t addr[IPMI_ADDR_MAX], data[IPMI_DATA_MAX];
+    memcpy(addr, r->addr, r->addr_len);
+    unsigned len = r->msg.data && r->msg.data_len ? r->msg.data_len : 0;
+    if (len > IPMI_DATA_MAX)
         return EMSGSIZE;
-    if (f->count >= QUEUE)
-        return EBUSY;
-    struct message *m = &f->q[(f->head + f->count) % QUEUE];
-    memset(m, 0, sizeof *m);
-    m->msgid = r->msgid;
-    m->addr.addr_type = IPMI_SYSTEM_INTERFACE_ADDR_TYPE;
-    m->addr.channel = IPMI_BMC_CHANNEL;
-    m->addr.lun = ipmb ? 0 : si->lun;
-    m->netfn = (uint8_t)(netfn + 1);
-    m->cmd = cmd;
-    uint8_t data[MSG_MAX];
-    size_t len = r->msg.data && r->msg.data_len ? r->msg.data_len : 0;
     if (len)
         memcpy(data, r->msg.data, len);
-    if (ipmb) {
-        m->data[0] = 0xC3; /* no IPMB device answers: the driver's timeout */
-        m->len = 1;
-    } else {
-        m->len = (uint16_t)emu_bmc_answer(emu_seg(), netfn, cmd, data, len, (int64_t)time(NULL), m->data);
-    }
-    if (f->count++ == 0)
+    bool was_empty = !f->q.count;
+    int err = emu_ipmi_send(&f->q, emu_seg(), addr, r->addr_len, r->msgid, r->msg.netfn, r->msg.cmd, data, len,
+                            (int64_t)time(NULL));
+    if (!err && was_empty)
         set_readable(fd, true);
-    return 0;
+    return err;
 }
 
 static int receive(struct ipmi_file *f, int fd, struct ipmi_recv *rv, bool trunc)
 {
-    if (!f->count)
+    const struct ipmi_message *m = emu_ipmi_head(&f->q);
+    if (!m)
         return EAGAIN;
-    if (rv->addr_len < sizeof(struct ipmi_system_interface_addr) || !rv->addr)
-        return EINVAL;
-    struct message *m = &f->q[f->head];
-    memcpy(rv->addr, &m->addr, sizeof m->addr);
+    unsigned copy;
+    bool take;
+    int rc = emu_ipmi_fit(m, rv->addr ? rv->addr_len : 0, rv->msg.data_len, trunc, &copy, &take);
+    if (rc == EINVAL || !take)
+        return rc;
+    memcpy(rv->addr, m->addr, sizeof m->addr);
     rv->addr_len = sizeof m->addr;
     rv->recv_type = IPMI_RESPONSE_RECV_TYPE;
     rv->msgid = m->msgid;
     rv->msg.netfn = m->netfn;
     rv->msg.cmd = m->cmd;
-    int rc = 0;
-    size_t n = m->len;
-    if (rv->msg.data_len < n) {
-        if (!trunc)
-            return EMSGSIZE; /* kept for a larger buffer */
-        n = rv->msg.data_len;
-        rc = EMSGSIZE;
-    }
-    if (n && rv->msg.data)
-        memcpy(rv->msg.data, m->data, n);
-    rv->msg.data_len = (unsigned short)n;
-    f->head = (f->head + 1) % QUEUE;
-    if (--f->count == 0)
+    if (copy && rv->msg.data)
+        memcpy(rv->msg.data, m->data, copy);
+    rv->msg.data_len = (unsigned short)copy;
+    emu_ipmi_drop(&f->q);
+    if (!f->q.count)
         set_readable(fd, false);
     return rc;
 }
@@ -218,19 +173,19 @@ static int dispatch(struct ipmi_file *f, int fd, unsigned long req, void *arg)
     case IPMICTL_RECEIVE_MSG_TRUNC:
         return receive(f, fd, arg, req == IPMICTL_RECEIVE_MSG_TRUNC);
     case IPMICTL_SET_GETS_EVENTS_CMD:
-        f->gets_events = *(int *)arg;
+        f->q.gets_events = *(int *)arg;
         return 0;
     case IPMICTL_SET_MY_ADDRESS_CMD:
-        f->my_address = *(unsigned *)arg;
+        f->q.my_address = *(unsigned *)arg;
         return 0;
     case IPMICTL_GET_MY_ADDRESS_CMD:
-        *(unsigned *)arg = f->my_address;
+        *(unsigned *)arg = f->q.my_address;
         return 0;
     case IPMICTL_SET_MY_LUN_CMD:
-        f->my_lun = *(unsigned *)arg & 3;
+        f->q.my_lun = *(unsigned *)arg & 3;
         return 0;
     case IPMICTL_GET_MY_LUN_CMD:
-        *(unsigned *)arg = f->my_lun;
+        *(unsigned *)arg = f->q.my_lun;
         return 0;
     case IPMICTL_SET_MY_CHANNEL_ADDRESS_CMD:
     case IPMICTL_SET_MY_CHANNEL_LUN_CMD:
@@ -243,12 +198,12 @@ static int dispatch(struct ipmi_file *f, int fd, unsigned long req, void *arg)
         return 0;
     case IPMICTL_GET_MY_CHANNEL_ADDRESS_CMD: {
         struct ipmi_channel_lun_address_set *c = arg;
-        c->value = (unsigned char)f->my_address;
+        c->value = (unsigned char)f->q.my_address;
         return 0;
     }
     case IPMICTL_GET_MY_CHANNEL_LUN_CMD: {
         struct ipmi_channel_lun_address_set *c = arg;
-        c->value = (unsigned char)f->my_lun;
+        c->value = (unsigned char)f->q.my_lun;
         return 0;
     }
     case IPMICTL_GET_TIMING_PARMS_CMD: {
@@ -260,7 +215,7 @@ static int dispatch(struct ipmi_file *f, int fd, unsigned long req, void *arg)
     case IPMICTL_GET_MAINTENANCE_MODE_CMD:
         return 0; /* the kernel returns the mode as the ioctl's value: 0, automatic */
     default:
-        return ENOTTY;
+        return -1; /* not an IPMI ioctl: the eventfd's (FIOCLEX and the generic ones; else ENOTTY) */
     }
 }
 
@@ -273,5 +228,7 @@ int ipmi_ioctl(int fd, unsigned long req, void *arg)
         ;
     int err = dispatch(f, fd, req, arg);
     atomic_flag_clear_explicit(&f->busy, memory_order_release);
+    if (err == -1)
+        return REAL(ioctl)(fd, req, arg);
     return err ? shim_fail(err) : 0;
 }

@@ -102,7 +102,7 @@ static const struct {
     {"pwritev", 0, -1},    {"pwritev2", 0, -1},   {"lseek", 0, -1},      {"fstat", 0, -1},
     {"fstatfs", 0, -1},    {"getdents64", 0, -1}, {"dup", 0, -1},        {"dup2", 0, -1},
     {"dup3", 0, -1},       {"copy_file_range", 0, -1}, {"copy_file_range", 2, -1},
-    {"sendfile", 1, -1},   {"splice", 0, -1},     {"splice", 2, -1},
+    {"sendfile", 1, -1},   {"splice", 0, -1},     {"splice", 2, -1},     {"ioctl", 0, -1},
     /* not F_GETFL/F_SETFL: Go calls both on every file it opens, the kernel answers them */
     {"fcntl", 0, F_DUPFD}, {"fcntl", 0, F_DUPFD_CLOEXEC},
 };

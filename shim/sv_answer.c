@@ -12,6 +12,7 @@
  *                buffers), any other path gets CONTINUE and the kernel answers it
  *   fd calls     read, pread64, readv, preadv, preadv2; write, pwrite64, writev, pwritev,
  *                pwritev2; lseek; fstat, fstatfs; getdents64; dup, dup2, dup3, fcntl(F_DUPFD*);
+ *                ioctl (the OpenIPMI ioctls of /dev/ipmi0, emu_ipmi.c; the kernel answers the rest);
  *                and copy_file_range, sendfile, splice (refused, so callers fall back to read):
  *                only descriptors in the window reach us (sv.h), only ours are answered
  *
@@ -41,6 +42,7 @@
 #include "sv.h"
 
 #include "emu_dir.h"
+#include "emu_ipmi.h"
 #include "emu_read.h"
 #include "seg_attr.h"
 
@@ -52,6 +54,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <time.h>
+#include <linux/ipmi.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -62,7 +66,7 @@
 
 #define SV_HOST (-4097) /* locate(): relative to an emulated directory, but the host's name */
 
-enum { SAY_WINDOW_FULL = 1, SAY_RLIMIT, SAY_PEEK, SAY_NOMEM };
+enum { SAY_WINDOW_FULL = 1, SAY_RLIMIT, SAY_PEEK, SAY_NOMEM, SAY_IPMI };
 
 /* --- open file descriptions ------------------------------------------------------------------ */
 
@@ -77,6 +81,7 @@ struct desc {
     struct emu_show show;       /* the content of the last read at offset 0 */
     char *escaped;              /* O_WRONLY: what copies outside the window wrote (one page) */
     size_t nescaped;
+    struct ipmi_queue *ipmi;    /* /dev/ipmi0 (class I): its message queue (emu_ipmi.h) */
 };
 
 #define BUCKETS 8192
@@ -133,6 +138,7 @@ static void desc_free(struct desc *d)
     if (d->nescaped)
         store_escaped(d);
     free(d->escaped);
+    free(d->ipmi);
     for (struct desc **p = &buckets[d->ino % BUCKETS]; *p; p = &(*p)->next)
         if (*p == d) {
             *p = d->next;
@@ -339,6 +345,14 @@ static int64_t inject(const struct sv_call *c, uint32_t entry, enum emu_root roo
 {
     struct placeholder ph;
     struct desc *d = calloc(1, sizeof *d);
+    if (d && emu_seg()->entries[entry].cls == SEG_I) { /* /dev/ipmi0: its message queue */
+        if ((d->ipmi = malloc(sizeof *d->ipmi)))
+            emu_ipmi_init(d->ipmi);
+        else {
+            free(d);
+            d = NULL;
+        }
+    }
     int e = d ? 0 : ENOMEM;
     bool for_writing = placeholder_writes(flags);
     if (!e && (for_writing || !sv_pool_take(&ph)))
@@ -348,9 +362,16 @@ static int64_t inject(const struct sv_call *c, uint32_t entry, enum emu_root roo
             close(ph.give);
             close(ph.keep);
         }
+        if (d)
+            free(d->ipmi);
         free(d);
         sv_say_once(SAY_NOMEM, "cannot make a descriptor: %s", strerror(e ? e : ENOMEM));
         return -(e == EMFILE || e == ENFILE ? e : ENOMEM);
+    }
+    if (d->ipmi) { /* readable exactly while an answer waits (ipmi_poll): not the pool's one byte */
+        char byte;
+        if (read(ph.give, &byte, 1) != 1)
+            sv_say_once(SAY_IPMI, "an IPMI placeholder had no byte to take: select() may not wait");
     }
     d->ino = ph.ino;
     d->ours = ph.keep;
@@ -435,8 +456,6 @@ static int64_t a_open(const struct sv_call *c, int dirfd, uint64_t upath, int fl
         if (err)
             return -err;
         if (L.root == EMU_ROOT_DEV) {
-            if (e->cls == SEG_I)
-                return SV_CONTINUE; /* the IPMI device is the shim's only (ipmi.h): the host's here */
             uid_t ruid = 0, euid = 0;
             if (sv_ids(c->tid, NULL, &ruid, &euid) < 0)
                 return sv_valid(c) ? -EACCES : SV_DONE;
@@ -761,6 +780,127 @@ static int64_t a_getdents64(const struct sv_call *c, int fd, uint64_t ubuf, uint
     return used;
 }
 
+/* --- ioctl: /dev/ipmi0 ----------------------------------------------------------------------------- */
+
+/* The OpenIPMI ioctls on an emulated /dev/ipmi0, emu_ipmi.c's answers with the arguments copied
+ * from and to the target. Its placeholder pipe holds a byte exactly while an answer waits, so
+ * poll() and select() say what ipmi_poll says. The ioctls of other files reach the kernel. */
+static int64_t a_ioctl(const struct sv_call *c, int fd, unsigned long req, uint64_t arg)
+{
+    struct desc *d = fd_desc(c, fd);
+    struct ipmi_queue *q = d ? d->ipmi : NULL;
+    if (!q)
+        return SV_CONTINUE; /* not /dev/ipmi0: the kernel answers on the placeholder, as before */
+    switch (req) {
+    case IPMICTL_SEND_COMMAND:
+    case IPMICTL_SEND_COMMAND_SETTIME: {
+        struct ipmi_req r;
+        uint8_t addr[IPMI_ADDR_MAX], data[IPMI_DATA_MAX];
+        if (sv_peek(c->tid, arg, &r, sizeof r) != (ssize_t)sizeof r)
+            return sv_valid(c) ? -EFAULT : SV_DONE;
+        if (!r.addr || r.addr_len < IPMI_SI_ADDR_LEN || r.addr_len > IPMI_ADDR_MAX)
+            return -EINVAL;
+        unsigned len = r.msg.data && r.msg.data_len ? r.msg.data_len : 0;
+        if (len > IPMI_DATA_MAX)
+            return -EMSGSIZE;
+        if (sv_peek(c->tid, (uint64_t)(uintptr_t)r.addr, addr, r.addr_len) != (ssize_t)r.addr_len ||
+            (len && sv_peek(c->tid, (uint64_t)(uintptr_t)r.msg.data, data, len) != (ssize_t)len))
+            return sv_valid(c) ? -EFAULT : SV_DONE;
+        if (!sv_valid(c))
+            return SV_DONE;
+        bool was_empty = !q->count;
+        int err = emu_ipmi_send(q, emu_seg(), addr, r.addr_len, r.msgid, r.msg.netfn, r.msg.cmd, data, len,
+                                (int64_t)time(NULL));
+        if (!err && was_empty && write(d->ours, "", 1) != 1)
+            sv_say_once(SAY_IPMI, "cannot make an IPMI descriptor readable: %s", strerror(errno));
+        return -err;
+    }
+    case IPMICTL_RECEIVE_MSG:
+    case IPMICTL_RECEIVE_MSG_TRUNC: {
+        const struct ipmi_message *m = emu_ipmi_head(q);
+        if (!m)
+            return -EAGAIN;
+        struct ipmi_recv rv;
+        if (sv_peek(c->tid, arg, &rv, sizeof rv) != (ssize_t)sizeof rv)
+            return sv_valid(c) ? -EFAULT : SV_DONE;
+        unsigned copy;
+        bool take;
+        int rc = emu_ipmi_fit(m, rv.addr ? rv.addr_len : 0, rv.msg.data_len, req == IPMICTL_RECEIVE_MSG_TRUNC, &copy,
+                              &take);
+        if (rc == EINVAL || !take)
+            return -rc;
+        rv.addr_len = sizeof m->addr;
+        rv.recv_type = IPMI_RESPONSE_RECV_TYPE;
+        rv.msgid = m->msgid;
+        rv.msg.netfn = m->netfn;
+        rv.msg.cmd = m->cmd;
+        rv.msg.data_len = (unsigned short)copy;
+        int64_t w = put(c, (uint64_t)(uintptr_t)rv.addr, m->addr, sizeof m->addr);
+        if (!w && copy && rv.msg.data)
+            w = put(c, (uint64_t)(uintptr_t)rv.msg.data, m->data, copy);
+        if (!w)
+            w = put(c, arg, &rv, sizeof rv);
+        if (w)
+            return w;
+        emu_ipmi_drop(q);
+        if (!q->count) { /* empty: take the byte back through a copy of the target's end */
+            int dfd = sv_getfd(c->tid, fd);
+            char byte;
+            if (dfd >= 0) {
+                if (read(dfd, &byte, 1) != 1)
+                    sv_say_once(SAY_IPMI, "cannot clear an IPMI descriptor's readiness");
+                close(dfd);
+            }
+        }
+        return -rc;
+    }
+    case IPMICTL_SET_GETS_EVENTS_CMD:
+    case IPMICTL_SET_MY_ADDRESS_CMD:
+    case IPMICTL_SET_MY_LUN_CMD: {
+        unsigned v;
+        if (sv_peek(c->tid, arg, &v, sizeof v) != (ssize_t)sizeof v)
+            return sv_valid(c) ? -EFAULT : SV_DONE;
+        if (req == IPMICTL_SET_GETS_EVENTS_CMD)
+            q->gets_events = (int)v;
+        else if (req == IPMICTL_SET_MY_ADDRESS_CMD)
+            q->my_address = v;
+        else
+            q->my_lun = v & 3;
+        return 0;
+    }
+    case IPMICTL_GET_MY_ADDRESS_CMD:
+        return put(c, arg, &q->my_address, sizeof q->my_address);
+    case IPMICTL_GET_MY_LUN_CMD:
+        return put(c, arg, &q->my_lun, sizeof q->my_lun);
+    case IPMICTL_GET_MY_CHANNEL_ADDRESS_CMD:
+    case IPMICTL_GET_MY_CHANNEL_LUN_CMD: {
+        struct ipmi_channel_lun_address_set v;
+        if (sv_peek(c->tid, arg, &v, sizeof v) != (ssize_t)sizeof v)
+            return sv_valid(c) ? -EFAULT : SV_DONE;
+        v.value = (unsigned char)(req == IPMICTL_GET_MY_CHANNEL_ADDRESS_CMD ? q->my_address : q->my_lun);
+        return put(c, arg, &v, sizeof v);
+    }
+    case IPMICTL_GET_TIMING_PARMS_CMD: {
+        struct ipmi_timing_parms t = {0, 0};
+        return put(c, arg, &t, sizeof t);
+    }
+    case IPMICTL_SET_MY_CHANNEL_ADDRESS_CMD:
+    case IPMICTL_SET_MY_CHANNEL_LUN_CMD:
+    case IPMICTL_SET_TIMING_PARMS_CMD:
+    case IPMICTL_REGISTER_FOR_CMD:
+    case IPMICTL_UNREGISTER_FOR_CMD:
+    case IPMICTL_REGISTER_FOR_CMD_CHANS:
+    case IPMICTL_UNREGISTER_FOR_CMD_CHANS:
+    case IPMICTL_SET_MAINTENANCE_MODE_CMD:
+    case IPMICTL_GET_MAINTENANCE_MODE_CMD:
+        return 0;
+    default:
+        /* FIOCLEX, FIONBIO and the other generic ioctls the kernel answers for any file (on the
+         * placeholder, as on the device); anything else is the pipe's ENOTTY, as ipmi_ioctl's */
+        return SV_CONTINUE;
+    }
+}
+
 /* --- dispatch ------------------------------------------------------------------------------------- */
 
 static int64_t answer(const struct sv_call *c)
@@ -851,6 +991,7 @@ static int64_t answer(const struct sv_call *c)
                        c->nr == SYS_writev ? -1 : (int64_t)a[3] < 0 ? (c->nr == SYS_pwritev2 && (int64_t)a[3] == -1 ? -1 : -2)
                                                                     : (int64_t)a[3]);
     case SYS_lseek: return a_lseek(c, (int)a[0], (int64_t)a[1], (int)a[2]);
+    case SYS_ioctl: return a_ioctl(c, (int)a[0], (unsigned long)a[1], a[2]);
     case SYS_getdents64: return a_getdents64(c, (int)a[0], a[1], a[2]);
     case SYS_dup: return a_dup(c, (int)a[0], 0, false);
 #ifdef SYS_dup2

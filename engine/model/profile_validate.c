@@ -551,6 +551,20 @@ static void check_hsmp(struct vctx *c, const struct yt_node *t)
         VERR(c, yt_get(h, "capDefaultUW"), "hsmp: need 0 < capDefaultUW (%lld) <= capMaxUW (%lld)", df, mx);
 }
 
+/* crayPmCounters (docs/interfaces.md): raw_scan_hz is a sample rate, 1..255 Hz (10 on XC and EX
+ * blades); the file format version a positive integer. */
+static void check_cray(struct vctx *c, const struct yt_node *t)
+{
+    const struct yt_node *p = yt_get(t, "crayPmCounters");
+    if (!p || p->kind != YT_MAP)
+        return;
+    long long hz = prof_int(p, "rawScanHz", 10), v = prof_int(p, "version", 3);
+    if (hz < 1 || hz > 255)
+        VERR(c, yt_get(p, "rawScanHz"), "crayPmCounters.rawScanHz: must be 1..255 Hz, not %lld", hz);
+    if (v < 1)
+        VERR(c, yt_get(p, "version"), "crayPmCounters.version: must be a positive integer, not %lld", v);
+}
+
 static void check_gpus(struct vctx *c, const struct yt_node *t)
 {
     const struct yt_node *g = yt_get(t, "gpus");
@@ -676,6 +690,7 @@ int profile_validate(const struct yt_node *tree, const char *subject, struct dia
     check_powercap(&c, tree);
     check_cpufreq(&c, tree);
     check_hsmp(&c, tree);
+    check_cray(&c, tree);
     check_gpus(&c, tree);
     check_physics(&c, tree);
     return c.errors ? -1 : 0;

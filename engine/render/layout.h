@@ -34,7 +34,8 @@ enum bind_kind {
     BK_GPU_IDENT,    /* S: per-node identity zone (enum gpu_quantity) of GPU pkg, set at open */
     BK_GPU_SET,      /* A: setting zone (enum gpu_setting) of GPU pkg */
     BK_PLATFORM,     /* S: state/platform/power, the node's power and its statistics */
-    BK_PM_COUNTER,   /* S: a Cray pm_counters file: zone = enum pm_file, pkg = accelerator */
+    BK_PM_COUNTER,   /* S: a Cray pm_counters file: zone = enum pm_file, pkg = accelerator
+                      * (PM_FRESHNESS: pkg = raw_scan_hz, 1..255) */
 };
 
 /* The pm_counters files published each tick (render_platform.c). */

@@ -58,7 +58,8 @@ static void render_pm_counters(struct node_layout *l, const struct yt_node *tree
         pm_static(l, name, "0 W\n");
     }
     pm_static(l, "power_cap", "0 W\n");
-    pm_file(l, "freshness", "0\n", PM_FRESHNESS, 0);
+    long long hz = prof_int(tree, "crayPmCounters.rawScanHz", 10);
+    pm_file(l, "freshness", "0\n", PM_FRESHNESS, (uint8_t)(hz < 1 ? 1 : hz > 255 ? 255 : hz)); /* pkg: the rate */
     pm_file(l, "startup", "0\n", PM_STARTUP, 0);
     pm_static(l, "generation", "1\n");
     snprintf(text, sizeof text, "%lld\n", prof_int(tree, "crayPmCounters.rawScanHz", 10));

@@ -764,6 +764,14 @@ void run_after(struct run *r, struct engine *e)
     }
 }
 
+void run_set_eco(struct run *r, int i, bool eco)
+{
+    if (i < 0 || i >= r->nnodes)
+        return;
+    r->nodes[i].eco = eco;
+    r->cands[i].eco = eco;
+}
+
 void run_stop(struct run *r)
 {
     if (r->ending)

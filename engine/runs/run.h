@@ -142,6 +142,9 @@ void run_free(struct run *r);
 /* Engine hooks (engine_hooks): see the tick protocol above. */
 void run_before(struct run *r, struct engine *e);
 void run_after(struct run *r, struct engine *e);
+/* Marks node i eco or not for placement from now on (a label set at run time); jobs already
+ * on it stay. */
+void run_set_eco(struct run *r, int i, bool eco);
 /* Ends the run at the next tick (state stopped). */
 void run_stop(struct run *r);
 /* What node i's load is from the jobs on it now (trace.h defaults, the original's per-node

@@ -8,8 +8,11 @@
 #include "run_checkpoint.h"
 #include "run_output.h"
 #include "trace.h"
+#include "spec.h"
+#include "ytree.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <sys/stat.h>
@@ -40,6 +43,8 @@ struct runs {
     bool announced;                /* the stalled-at-start jobs' events are out */
     int checkpoint_errors;
     struct runs_tap tap;
+    struct label { char *key, *value; } **labels; /* per node: set at run time (value NULL: removed) */
+    int *nlabels;
     struct past *past;
     int npast;
     unsigned seq;
@@ -102,6 +107,29 @@ static void on_job(void *ctx, struct run *r, struct run_job *j)
 }
 
 static void lock_caller(struct runs *m);
+
+/* The run-time label of node i for key: *found false when none was set. */
+static const char *runtime_label(const struct runs *m, int i, const char *key, bool *found)
+{
+    for (int k = 0; m->labels && k < m->nlabels[i]; k++)
+        if (!strcmp(m->labels[i][k].key, key)) {
+            *found = true;
+            return m->labels[i][k].value;
+        }
+    *found = false;
+    return NULL;
+}
+
+/* A new or resumed run sees the eco labels set at run time. */
+static void apply_labels(struct runs *m, struct run *r)
+{
+    for (int i = 0; m->labels && i < r->nnodes; i++) {
+        bool found;
+        const char *v = runtime_label(m, i, "joulie.io/power-profile", &found);
+        if (found)
+            run_set_eco(r, i, v && !strcmp(v, "eco"));
+    }
+}
 
 static void tap_metrics(struct runs *m, bool final)
 {
@@ -263,6 +291,7 @@ static void resume(struct runs *m)
                 } else {
                     r->on_job = on_job;
                     r->ctx = m;
+                    apply_labels(m, r);
                     m->active = r;
                     m->announced = true;
                     fprintf(stderr, "hwemu: run %s resumes at %.3f s (%d of %d jobs completed)\n", names[i],
@@ -327,6 +356,13 @@ void runs_detach(struct runs *m)
         }
     }
     m->e->hooks = (struct engine_hooks){0};
+    for (int i = 0; m->labels && i < m->e->nnodes; i++) {
+        for (int k = 0; k < m->nlabels[i]; k++)
+            free(m->labels[i][k].key), free(m->labels[i][k].value);
+        free(m->labels[i]);
+    }
+    free(m->labels);
+    free(m->nlabels);
     for (int i = 0; i < m->npast; i++)
         free(m->past[i].status);
     free(m->past);
@@ -380,6 +416,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     }
     r->on_job = on_job;
     r->ctx = m;
+    apply_labels(m, r);
     m->active = r;
     m->out = out;
     m->announced = false;
@@ -472,6 +509,103 @@ const char *runs_state(struct runs *m, const char *id)
             s = run_state_names[m->past[i].state];
     pthread_mutex_unlock(&m->lock);
     return s;
+}
+
+/* Kubernetes label syntax: an optional DNS-subdomain prefix and '/', a name of at most 63
+ * characters [A-Za-z0-9._-] starting and ending alphanumeric; values the same or empty. */
+static bool label_name_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > 63 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+            return false;
+    return true;
+}
+
+static bool label_key_ok(const char *k)
+{
+    const char *slash = strchr(k, '/');
+    if (!slash)
+        return label_name_ok(k, strlen(k));
+    size_t p = (size_t)(slash - k);
+    if (p == 0 || p > 253)
+        return false;
+    for (size_t i = 0; i < p; i++)
+        if (!isalnum((unsigned char)k[i]) && !strchr(".-", k[i]))
+            return false;
+    return label_name_ok(slash + 1, strlen(slash + 1));
+}
+
+int runs_label_check(const char *key, const char *value, char *err, size_t errlen)
+{
+    if (!label_key_ok(key)) {
+        snprintf(err, errlen, "\"%s\" is not a label key: [prefix/]name, the name at most 63 characters of "
+                 "[A-Za-z0-9._-] starting and ending alphanumeric", key);
+        return EINVAL;
+    }
+    if (value && *value && !label_name_ok(value, strlen(value))) {
+        snprintf(err, errlen, "label %s: \"%s\" is not a label value: at most 63 characters of [A-Za-z0-9._-] "
+                 "starting and ending alphanumeric, or empty", key, value);
+        return EINVAL;
+    }
+    return 0;
+}
+
+int runs_set_label(struct runs *m, const char *node, const char *key, const char *value, char *err, size_t errlen)
+{
+    int i = engine_find(m->e, node);
+    if (i < 0)
+        return ENOENT;
+    int rc = runs_label_check(key, value, err, errlen);
+    if (rc)
+        return rc;
+    lock_caller(m);
+    if (!m->labels) {
+        m->labels = calloc((size_t)m->e->nnodes, sizeof *m->labels);
+        m->nlabels = calloc((size_t)m->e->nnodes, sizeof *m->nlabels);
+    }
+    int k = 0;
+    while (k < m->nlabels[i] && strcmp(m->labels[i][k].key, key))
+        k++;
+    if (k == m->nlabels[i]) {
+        m->labels[i] = realloc(m->labels[i], sizeof *m->labels[i] * (size_t)(k + 1));
+        m->labels[i][k] = (struct label){.key = strdup(key)};
+        m->nlabels[i]++;
+    }
+    free(m->labels[i][k].value);
+    m->labels[i][k].value = value ? strdup(value) : NULL;
+    if (m->active && !strcmp(key, "joulie.io/power-profile"))
+        run_set_eco(m->active, i, value && !strcmp(value, "eco"));
+    pthread_mutex_unlock(&m->lock);
+    return 0;
+}
+
+cJSON *runs_node_labels_json(struct runs *m, const char *node)
+{
+    int i = engine_find(m->e, node);
+    if (i < 0)
+        return NULL;
+    const struct cluster_spec *sp = &m->e->spec;
+    const struct spec_pool *pool = &sp->pools[sp->nodes[i].pool];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "node", node);
+    cJSON *l = cJSON_AddObjectToObject(o, "labels");
+    const struct yt_node *maps[2] = {sp->default_labels, pool->labels};
+    for (int s2 = 0; s2 < 2; s2++)
+        for (int k = 0; maps[s2] && maps[s2]->kind == YT_MAP && k < maps[s2]->n; k++) {
+            const char *key = maps[s2]->keys[k]->text, *v = yt_str(maps[s2]->vals[k]);
+            cJSON_DeleteItemFromObjectCaseSensitive(l, key);
+            cJSON_AddStringToObject(l, key, v ? v : "");
+        }
+    lock_caller(m);
+    for (int k = 0; m->labels && k < m->nlabels[i]; k++) {
+        cJSON_DeleteItemFromObjectCaseSensitive(l, m->labels[i][k].key);
+        if (m->labels[i][k].value)
+            cJSON_AddStringToObject(l, m->labels[i][k].key, m->labels[i][k].value);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return o;
 }
 
 struct text {

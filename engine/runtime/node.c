@@ -254,8 +254,9 @@ static void pm_text(const struct node *n, const struct binding *b, int64_t now_w
         energy = true;
         uj = b->pkg < PHYS_GPU_MAX ? phys_gpu_total_uj(&n->gstate, b->pkg) : 0;
         break;
-    case PM_FRESHNESS: { /* samples since startup at raw_scan_hz (10 Hz on XC/EX blades) */
-        snprintf(t, len, "%lld\n", (long long)((now_wall - n->power.since_wall_ns) / 100000000));
+    case PM_FRESHNESS: { /* samples since startup at raw_scan_hz (b->pkg; 10 Hz on XC/EX blades) */
+        long long hz = b->pkg ? b->pkg : 10;
+        snprintf(t, len, "%lld\n", (long long)((now_wall - n->power.since_wall_ns) / (1000000000 / hz)));
         return;
     }
     case PM_STARTUP:

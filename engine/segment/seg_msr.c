@@ -12,6 +12,8 @@ int seg_msr_cpu(const struct seg *s, uint32_t entry)
     if (entry >= s->n_entries || s->entries[entry].cls != SEG_M)
         return -1;
     const char *p = seg_path(s, entry);
+    if (!p)
+        return -1;
     int cpu = -1, end = 0;
     if (sscanf(p, "dev/cpu/%d/msr%n", &cpu, &end) != 1 || p[end])
         return -1;
@@ -60,7 +62,7 @@ static uint64_t file_number(struct seg *s, uint32_t entry, int64_t now_ns)
     size_t n;
     const char *t = seg_read(s, entry, now_ns, tmp, &n);
     unsigned long long v = 0;
-    for (size_t i = 0; i < n && t[i] >= '0' && t[i] <= '9'; i++)
+    for (size_t i = 0; t && i < n && t[i] >= '0' && t[i] <= '9'; i++)
         v = v * 10 + (unsigned)(t[i] - '0');
     return v;
 }
@@ -131,17 +133,10 @@ int seg_msr_read(struct seg *s, uint32_t entry, uint32_t msr, int64_t now_ns, ui
         return 0;
     }
     case SEG_MSR_RATIO: {
-        if (p->c < 0 || (uint64_t)p->c >= s->n_values || p->d <= 0)
-            return EIO;
-        /* the text value through any entry that shows it: the value index is the contract */
         struct seg_value v;
-        for (;;) {
-            uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
-            memcpy(&v, &s->copy[g & 1][p->c], sizeof v);
-            atomic_thread_fence(memory_order_acquire);
-            if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
-                break;
-        }
+        if (p->c < 0 || p->c > UINT32_MAX || p->d <= 0 || !seg_value_load(s, (uint32_t)p->c, &v) ||
+            v.type != SEG_V_TEXT)
+            return EIO;
         uint64_t khz = 0;
         for (size_t i = 0; i < v.len && i < sizeof v.text && v.text[i] >= '0' && v.text[i] <= '9'; i++)
             khz = khz * 10 + (unsigned)(v.text[i] - '0');

@@ -498,6 +498,14 @@ static void load_value(const struct seg *s, uint32_t v, struct seg_value *out)
     }
 }
 
+bool seg_value_load(const struct seg *s, uint32_t v, struct seg_value *out)
+{
+    if (v >= s->n_values)
+        return false;
+    load_value(s, v, out);
+    return true;
+}
+
 static void raise_hwm(struct seg *s, uint32_t v, uint64_t raw)
 {
     uint64_t cur = atomic_load_explicit(&s->hwm[v], memory_order_relaxed);

@@ -346,6 +346,8 @@ uint64_t seg_resume_total(bool have_ledger, uint64_t ledger_uj, const struct seg
  * read of its file computes it (raising its high-water mark); *wrap_bits and *unit_nj say how
  * the file shows it. Class M readers use it (seg_msr.h). */
 uint64_t seg_counter_raw(struct seg *s, uint32_t v, int64_t now_ns, uint8_t *wrap_bits, uint32_t *unit_nj);
+/* One consistent copy of snapshot value v (the latch read): false when v is out of range. */
+bool seg_value_load(const struct seg *s, uint32_t v, struct seg_value *out);
 
 /* --- agent side ---------------------------------------------------------------------------- */
 

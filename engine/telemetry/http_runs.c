@@ -18,9 +18,15 @@ void http_runs_set(struct runs *m)
     the_runs = m;
 }
 
+static bool labels_route(const char *url)
+{
+    size_t n = strlen(url);
+    return !strncmp(url, "/nodes/", 7) && n > 14 && !strcmp(url + n - 7, "/labels") && !memchr(url + 7, '/', n - 14);
+}
+
 bool http_runs_route(const char *url)
 {
-    return !strcmp(url, "/runs") || !strncmp(url, "/runs/", 6);
+    return !strcmp(url, "/runs") || !strncmp(url, "/runs/", 6) || labels_route(url);
 }
 
 char *http_runs_metrics(void)
@@ -123,6 +129,47 @@ static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
     return reply(c, code, o, NULL);
 }
 
+/* GET or PUT /nodes/<node>/labels; PUT's body: {"key": "value" or null, ...} */
+static enum MHD_Result labels(struct MHD_Connection *c, const char *url, const char *method, struct body *b)
+{
+    char node[256];
+    snprintf(node, sizeof node, "%.*s", (int)(strlen(url) - 14), url + 7);
+    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), put = !strcmp(method, "PUT");
+    if (!get && !put)
+        return error(c, 405, "method not allowed: GET shows the node's labels, PUT sets some", "GET, HEAD, PUT");
+    if (put) {
+        cJSON *o = b->len ? cJSON_ParseWithLength(b->p, b->len) : NULL;
+        cJSON *v;
+        const char *bad = !o || !cJSON_IsObject(o) ? "the body must be a JSON object of labels: {\"key\": \"value\"} "
+                                                     "(null removes a key)"
+                                                   : NULL;
+        cJSON *items = bad ? NULL : o;
+        cJSON_ArrayForEach(v, items) if (!cJSON_IsString(v) && !cJSON_IsNull(v))
+            bad = "every label value must be a string, or null to remove the key";
+        char err[512] = "";
+        if (bad) {
+            cJSON_Delete(o);
+            return error(c, 400, bad, NULL);
+        }
+        cJSON *probe = runs_node_labels_json(the_runs, node);
+        if (!probe) {
+            cJSON_Delete(o);
+            return error(c, 404, "no such node in the cluster spec (see /debug/nodes)", NULL);
+        }
+        cJSON_Delete(probe);
+        cJSON_ArrayForEach(v, o) /* all or nothing: check every label first */
+            if (runs_label_check(v->string, cJSON_IsString(v) ? v->valuestring : NULL, err, sizeof err)) {
+                cJSON_Delete(o);
+                return error(c, 400, err, NULL);
+            }
+        cJSON_ArrayForEach(v, o)
+            runs_set_label(the_runs, node, v->string, cJSON_IsString(v) ? v->valuestring : NULL, err, sizeof err);
+        cJSON_Delete(o);
+    }
+    cJSON *o = runs_node_labels_json(the_runs, node);
+    return o ? reply(c, 200, o, NULL) : error(c, 404, "no such node in the cluster spec (see /debug/nodes)", NULL);
+}
+
 enum MHD_Result http_runs_handle(struct MHD_Connection *c, const char *url, const char *method, const char *upload,
                                  size_t *upload_size, void **state)
 {
@@ -159,6 +206,8 @@ enum MHD_Result http_runs_handle(struct MHD_Connection *c, const char *url, cons
     const char *slash = strchr(rest, '/');
     if (!the_runs) {
         ret = error(c, 503, "this engine has no run support", NULL);
+    } else if (labels_route(url)) {
+        ret = labels(c, url, method, b);
     } else if (!*rest) { /* /runs */
         if (post)
             ret = submit(c, b);

@@ -34,12 +34,14 @@ gcc -O2 -static tests/soak/counter_reader.c -o "$tmp/reader-static" || { bad "st
 start || { bad "first start: $(cat "$tmp/err")"; finish; }
 Z=/sys/class/powercap
 files="$Z/intel-rapl:0/energy_uj $Z/intel-rapl:0:0/energy_uj $Z/intel-rapl:1/energy_uj $Z/intel-rapl:1:0/energy_uj"
-"$hwemu" exec --root "$tmp/r" --node intel-0 -- "$tmp/reader" "$tmp/stop" $files >"$tmp/shim.out" 2>&1 &
+READY_FILE=$tmp/ready1 "$hwemu" exec --root "$tmp/r" --node intel-0 -- "$tmp/reader" "$tmp/stop" $files \
+    >"$tmp/shim.out" 2>&1 &
 r1=$!
-"$hwemu" exec --root "$tmp/r" --node intel-1 --intercept seccomp -- "$tmp/reader-static" "$tmp/stop" $files \
-    >"$tmp/seccomp.out" 2>&1 &
+READY_FILE=$tmp/ready2 "$hwemu" exec --root "$tmp/r" --node intel-1 --intercept seccomp -- "$tmp/reader-static" \
+    "$tmp/stop" $files >"$tmp/seccomp.out" 2>&1 &
 r2=$!
-sleep 0.5
+for _ in $(seq 400); do [ -f "$tmp/ready1" ] && [ -f "$tmp/ready2" ] && break; sleep 0.05; done
+sleep 0.3
 restarts=0
 for round in $(seq 30); do
     sleep "0.$(printf %03d $((RANDOM % 400 + 20)))"

@@ -37,10 +37,14 @@ start || { bad "start: $(cat "$tmp/err")"; finish; }
 Z=/sys/class/powercap
 files="$Z/intel-rapl:0/energy_uj $Z/intel-rapl:1/energy_uj $Z/intel-rapl:0/constraint_0_power_limit_uw"
 X() { "$hwemu" exec --root "$tmp/r" --node "$@"; }
-X intel-0 -- "$tmp/reader" "$tmp/stop" $files >"$tmp/r0.out" 2>&1 & readers="$readers $!"
-X intel-1 --intercept seccomp -- "$tmp/reader-static" "$tmp/stop" $files >"$tmp/r1.out" 2>&1 & readers="$readers $!"
-X intel-2 -- "$tmp/reader" "$tmp/stop" $files >"$tmp/r2.out" 2>&1 & readers="$readers $!"
-sleep 0.5
+READY_FILE=$tmp/ready0 X intel-0 -- "$tmp/reader" "$tmp/stop" $files >"$tmp/r0.out" 2>&1 & readers="$readers $!"
+READY_FILE=$tmp/ready1 X intel-1 --intercept seccomp -- "$tmp/reader-static" "$tmp/stop" $files >"$tmp/r1.out" 2>&1 &
+readers="$readers $!"
+READY_FILE=$tmp/ready2 X intel-2 -- "$tmp/reader" "$tmp/stop" $files >"$tmp/r2.out" 2>&1 & readers="$readers $!"
+# the attacks start once every reader has its files open (a slow start must not meet a broken file)
+for _ in $(seq 400); do [ -f "$tmp/ready0" ] && [ -f "$tmp/ready1" ] && [ -f "$tmp/ready2" ] && break; sleep 0.05; done
+[ -f "$tmp/ready0" ] && [ -f "$tmp/ready1" ] && [ -f "$tmp/ready2" ] && ok || bad "the readers did not start"
+sleep 0.3
 victim=$tmp/r/intel-2.seg
 alive() { kill -0 $pid 2>/dev/null && curl -sf --max-time 2 "$url/healthz" >/dev/null && ok || bad "engine gone after: $1"; }
 ticks() { curl -s "$url/metrics" | awk '/^joulie_sim_emulate_tick_duration_seconds_count/{print $2}'; }

@@ -286,6 +286,25 @@ else
     bad "OTLP receiver: $(cat "$tmp/recv.err")"
 fi
 
+# --- M. eco labels set at run time steer placement ---------------------------------------------
+printf '%s\n' '{"type":"job","jobId":"perf","intentClass":"performance","podTemplate":{"requests":{"cpu":"2"}},"work":{"cpuUnits":4}}' >"$tmp/perf.jsonl"
+port=$(free_port); url=http://127.0.0.1:$port
+if serve_start "$url" "$tmp/m.err" --spec "$spec" --root "$tmp/rm" --addr "127.0.0.1:$port" --speed 10; then
+    curl -s "$url/nodes/eco-0/labels" | grep -q '"joulie.io/power-profile":"eco"' && ok || bad "GET labels: $(curl -s "$url/nodes/eco-0/labels")"
+    r=$(curl -s -X PUT -d '{"joulie.io/power-profile":"not eco!"}' "$url/nodes/cpu-0/labels" -w ' %{http_code}')
+    [[ "$r" == *' 400' ]] && grep -qF 'is not a label value' <<<"$r" && ok || bad "PUT bad label: $r"
+    curl -s -X PUT -d '{"a":"b"}' "$url/nodes/nope/labels" -w ' %{http_code}' | grep -q ' 404$' && ok || bad "PUT unknown node"
+    for n in cpu-0 cpu-1 gpu-0; do curl -s -o /dev/null -X PUT -d '{"joulie.io/power-profile":"eco"}' "$url/nodes/$n/labels"; done
+    r=$(curl -s -X PUT -d '{"joulie.io/power-profile":null}' "$url/nodes/eco-0/labels")
+    grep -q 'power-profile' <<<"$r" && bad "label not removed: $r" || ok
+    id=$(curl -s -X POST --data-binary @"$tmp/perf.jsonl" "$url/runs" | sed -n 's/.*"runId":"\([^"]*\)".*/\1/p')
+    for _ in $(seq 100); do curl -s "$url/runs/$id" | grep -q '"state":"completed"' && break; sleep 0.1; done
+    grep -q '"node":"eco-0"' "$tmp/rm/runs/$id/jobs.jsonl" && ok || bad "the performance job went to $(cat "$tmp/rm/runs/$id/jobs.jsonl")"
+    kill $pid; wait $pid; pid=
+else
+    bad "serve for labels: $(cat "$tmp/m.err")"
+fi
+
 # --- K. an engine restart in the middle of a run resumes it -----------------------------------
 for i in 0 1 2; do
     printf '{"type":"job","jobId":"r-%d","submitTimeOffsetSec":%d,"podTemplate":{"requests":{"cpu":"4"}},"work":{"cpuUnits":480},"sensitivity":{"cpu":0}}\n' $i $((i * 15))

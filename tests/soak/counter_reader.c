@@ -4,7 +4,8 @@
  * under `hwemu exec` (the shim, and the seccomp supervisor) while the engine is killed.
  *
  * Usage: counter_reader STOPFILE FILE...   runs until STOPFILE exists; alternates for each FILE
- *   open+read+close, and pread(0) on a descriptor kept open from the start.
+ *   open+read+close, and pread(0) on a descriptor kept open from the start. With READY_FILE set
+ *   in the environment, creates that file once every FILE is open (the test waits for it).
  * Output: one "DECREASE file method before after" line per decrease, then
  *   "reads N decreases D errors E rises R" (R: reads above the one before, so the counters
  *   were live). Exit 0. */
@@ -69,6 +70,12 @@ int main(int argc, char **argv)
         }
         last[i] = 0;
         range[i] = range_of(argv[2 + i]);
+    }
+    const char *ready = getenv("READY_FILE");
+    if (ready) {
+        int fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            close(fd);
     }
     for (long round = 0;; round++) {
         if (round % 64 == 0 && access(argv[1], F_OK) == 0)
