@@ -13,13 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct seg the_seg;
 static _Atomic int state; /* 0 new, 1 initialising, 2 ready, 3 nothing to emulate */
 static char cwd[PATH_MAX];
 static _Atomic int cwd_known;
+static _Atomic int cwd_emulated; /* the tracked cwd is the node's, not the kernel's */
 
 static void say_once(const char *what)
 {
@@ -31,6 +34,46 @@ static void say_once(const char *what)
         if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
             return;
     }
+}
+
+/* The kernel's working directory ("" when unknown), for the start-up checks below. */
+static const char *getcwd_now(void)
+{
+    static char buf[PATH_MAX];
+    return getcwd(buf, sizeof buf) ? buf : "";
+}
+
+/* Is dir, an emulated working directory handed down, still where this process stands? The
+ * kernel's cwd did not move when the parent went there (the node's directory may not exist on
+ * the host), so it is taken unless the kernel's cwd is that very directory of the host (then
+ * getcwd says the same) or the name is not a directory of the node. */
+static bool cwd_candidate(const char *dir, const char *kernel_cwd)
+{
+    if (!dir || dir[0] != '/' || strlen(dir) >= sizeof cwd)
+        return false;
+    uint32_t e;
+    enum emu_root r;
+    if (emu_path(dir, true, &e, &r) || the_seg.entries[e].kind != SEG_DIR)
+        return false;
+    if (kernel_cwd) /* HWEMU_CWD_BASE: the kernel's cwd when the emulated chdir was made */
+        return !strcmp(kernel_cwd, getcwd_now());
+    struct stat a, b; /* PWD, as glibc's get_current_dir_name trusts it: only when it is not "." */
+    if (syscall(SYS_newfstatat, AT_FDCWD, dir, &a, 0) != 0 || syscall(SYS_newfstatat, AT_FDCWD, ".", &b, 0) != 0)
+        return true;
+    return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
+/* The working directory a parent left in an emulated directory: HWEMU_CWD (set by the shim's
+ * chdir, inherited by children that pass environ on) when the kernel's cwd is still the one it
+ * was made from, else PWD, which shells (dash, bash) export after `cd` from their own variables
+ * rather than environ. NULL: the kernel's cwd is the truth. */
+static const char *inherited_cwd(void)
+{
+    const char *h = getenv("HWEMU_CWD"), *base = getenv("HWEMU_CWD_BASE");
+    if (h && base && cwd_candidate(h, base))
+        return h;
+    const char *pwd = getenv("PWD");
+    return cwd_candidate(pwd, NULL) ? pwd : NULL;
 }
 
 int emu_init(void)
@@ -66,14 +109,15 @@ int emu_init(void)
     }
     /* An emulated working directory (a parent did chdir into the node's tree, where the
      * kernel's cwd could not follow) is handed down in HWEMU_CWD. */
-    const char *ecwd = getenv("HWEMU_CWD");
-    if (ecwd && ecwd[0] == '/' && strlen(ecwd) < sizeof cwd) {
+    atomic_store(&state, 2);
+    const char *ecwd = inherited_cwd();
+    if (ecwd) {
         strcpy(cwd, ecwd);
+        atomic_store(&cwd_emulated, 1);
         atomic_store(&cwd_known, 1);
     } else if (getcwd(cwd, sizeof cwd)) {
         atomic_store(&cwd_known, 1);
     }
-    atomic_store(&state, 2);
     return 0;
 }
 
@@ -87,9 +131,15 @@ struct seg *emu_seg(void)
     return NULL;
 }
 
-void emu_set_cwd(const char *abs)
+bool emu_cwd_emulated(void)
+{
+    return atomic_load_explicit(&cwd_emulated, memory_order_relaxed) && atomic_load(&cwd_known);
+}
+
+void emu_set_cwd(const char *abs, bool emulated)
 {
     atomic_store(&cwd_known, 0);
+    atomic_store(&cwd_emulated, emulated);
     size_t n = strlen(abs);
     if (n < sizeof cwd) {
         memcpy(cwd, abs, n + 1);
@@ -106,9 +156,7 @@ static const char *under(const char *path, const char *prefix)
     return path + n;
 }
 
-/* Joins a relative path to the working directory into buf; NULL when it does not fit or the
- * working directory is unknown. */
-static const char *absolute(const char *path, char *buf, size_t len)
+const char *emu_absolute(const char *path, char *buf, size_t len)
 {
     if (path[0] == '/')
         return path;
@@ -230,7 +278,7 @@ static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enu
     if (!s)
         return EMU_PASS;
     char buf[SEG_PATH_MAX + 16], rel[SEG_PATH_MAX];
-    const char *abs = absolute(path, buf, sizeof buf);
+    const char *abs = emu_absolute(path, buf, sizeof buf);
     if (!abs)
         return EMU_PASS;
     const char *rest;
@@ -310,11 +358,28 @@ int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len)
     return n >= 0 && (size_t)n < len ? n : -1;
 }
 
+/* The host's boot time (CLOCK_REALTIME less CLOCK_BOOTTIME, both from the vDSO), in seconds,
+ * rounded so every stat agrees: sysfs and procfs inodes are made at or soon after boot. */
+static int64_t boot_time_s(void)
+{
+    static _Atomic int64_t cached;
+    int64_t b = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (b)
+        return b;
+    struct timespec rt, up;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_BOOTTIME, &up);
+    b = (int64_t)rt.tv_sec - (int64_t)up.tv_sec;
+    atomic_store_explicit(&cached, b, memory_order_relaxed);
+    return b;
+}
+
 void emu_stat(uint32_t entry, enum emu_root root, struct stat *st)
 {
     struct seg *s = emu_seg();
     const struct seg_entry *e = &s->entries[entry];
     memset(st, 0, sizeof *st);
+    st->st_atim.tv_sec = st->st_mtim.tv_sec = st->st_ctim.tv_sec = boot_time_s();
     /* sysfs (major 0, an anonymous device) and procfs each look like one file system */
     st->st_dev = root == EMU_ROOT_PROC ? makedev(0, 22) : makedev(0, 21);
     st->st_ino = 0x48570000u + entry;
@@ -350,6 +415,9 @@ void emu_stat_to_statx(const struct stat *st, struct statx *sx)
     sx->stx_dev_minor = minor(st->st_dev);
     sx->stx_rdev_major = major(st->st_rdev);
     sx->stx_rdev_minor = minor(st->st_rdev);
+    sx->stx_atime.tv_sec = st->st_atim.tv_sec;
+    sx->stx_mtime.tv_sec = st->st_mtim.tv_sec;
+    sx->stx_ctime.tv_sec = st->st_ctim.tv_sec;
 }
 
 void emu_stat_to64(const struct stat *s, struct stat64 *d)

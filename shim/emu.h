@@ -11,7 +11,11 @@
  *                                              directory the node owns (powercap, cpufreq,
  *                                              intel_pstate, amd_pstate, amd_hsmp, hwmon), is
  *                                              emulated; any other /sys path is the host's
- * Relative paths are taken against the working directory, which the shim tracks. What it
+ * Relative paths are taken against the working directory, which the shim tracks: a chdir into
+ * an emulated directory leaves the kernel's cwd where it was and is handed to children in
+ * HWEMU_CWD (with the kernel's cwd of that moment in HWEMU_CWD_BASE); a child whose
+ * environment lost it (shells export from their own variables) takes PWD when PWD is a
+ * directory of the node and not the kernel's cwd. What it
  * must never do: allocate, lock, or make a system call when answering for an emulated path
  * (the clock is the vDSO's); or touch errno on a path that is not the node's. */
 #ifndef HWEMU_SHIM_EMU_H
@@ -53,8 +57,14 @@ void emu_stat_to64(const struct stat *s, struct stat64 *d);
 /* The path an agent would see for an entry ("/sys/..." or "/host-sys/..." or
  * "/proc/cpuinfo") into buf; its length, or -1 when buf is too small. */
 int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len);
-/* The working directory changed (chdir/fchdir succeeded): track it for relative paths. */
-void emu_set_cwd(const char *abs);
+/* A relative path joined to the tracked working directory into buf (an absolute one as is);
+ * NULL when it does not fit or the working directory is unknown. */
+const char *emu_absolute(const char *path, char *buf, size_t len);
+/* The working directory changed (chdir/fchdir succeeded): track it for relative paths;
+ * emulated: it is the node's directory, the kernel's cwd did not move. */
+void emu_set_cwd(const char *abs, bool emulated);
+/* Is the working directory an emulated one (the kernel's cwd stayed elsewhere)? */
+bool emu_cwd_emulated(void);
 
 /* Does the node own this directory whole, itself or through an ancestor (SEG_F_OWNED)? */
 bool emu_owned(const struct seg *s, uint32_t entry);

@@ -13,6 +13,7 @@
  * call succeeds or passes through, or hand a slab address to libc's DIR functions. */
 #include "emu.h"
 #include "emu_dir.h"
+#include "dirpath.h"
 #include "fdtable.h"
 #include "real.h"
 
@@ -126,9 +127,14 @@ static DIR *dir_opendir(const char *path)
 {
     uint32_t entry;
     enum emu_root root = EMU_ROOT_SYS;
-    int rc = emu_path(path, true, &entry, &root);
-    if (rc == EMU_PASS)
-        return REAL(opendir)(path);
+    struct at_pass pass;
+    int rc = dirpath_locate(AT_FDCWD, path, true, &entry, &root, &pass);
+    if (rc == EMU_PASS) {
+        DIR *dp = REAL(opendir)(pass.path);
+        if (dp) /* a real directory of interest: openat(dirfd(dp), ...) may name the node's files */
+            dirpath_opened(REAL(dirfd)(dp), AT_FDCWD, pass.path);
+        return dp;
+    }
     if (rc) {
         errno = rc;
         return NULL;
@@ -169,8 +175,10 @@ static struct dirent64 *dir_readdir64(DIR *dp)
 static int dir_closedir(DIR *dp)
 {
     struct stream *d = mine(dp);
-    if (!d)
+    if (!d) {
+        dirpath_closed(REAL(dirfd)(dp));
         return REAL(closedir)(dp);
+    }
     emu_dir_close(&d->L);
     if (d->fd >= 0) {
         /* the exported close: it drops an emulated number, or a low alias and its placeholder */

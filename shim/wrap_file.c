@@ -15,6 +15,7 @@
  * No allocation, lock or system call on these paths. */
 #include "emu.h"
 #include "alias.h"
+#include "dirpath.h"
 #include "emu_read.h"
 #include "fdtable.h"
 #include "ipmi.h"
@@ -42,22 +43,14 @@ static int emulated_open(uint32_t entry, enum emu_root root, int flags)
     return fdt_open(entry, root, flags);
 }
 
-/* The answer for a path: -2 to pass through, else the descriptor or -1 with errno. */
-static int try_open(int dirfd, const char *path, int flags)
+/* The answer for (dirfd, path): -2 to pass through with pass's dirfd and path, else the
+ * descriptor or -1 with errno. */
+static int try_open(int dirfd, const char *path, int flags, struct at_pass *pass)
 {
     uint32_t entry;
     enum emu_root root = EMU_ROOT_SYS;
     bool follow = !(flags & O_NOFOLLOW);
-    int rc;
-    struct emu_file *d = dirfd != AT_FDCWD ? fdt_get(dirfd) : NULL;
-    if (d) {
-        root = d->root;
-        rc = emu_path_at(d->entry, d->root, path, follow, &entry);
-    } else if (dirfd != AT_FDCWD && path && path[0] != '/') {
-        return -2; /* relative to a real directory: the host's */
-    } else {
-        rc = emu_path(path, follow, &entry, &root);
-    }
+    int rc = dirpath_locate(dirfd, path, follow, &entry, &root, pass);
     if (rc == EMU_PASS)
         return -2;
     if (rc == ENOENT && (flags & O_CREAT))
@@ -67,6 +60,14 @@ static int try_open(int dirfd, const char *path, int flags)
     if (!follow && emu_seg()->entries[entry].kind == SEG_LINK)
         return shim_fail(ELOOP);
     return emulated_open(entry, root, flags);
+}
+
+/* A call that passed through opened fd: the real directories of interest are remembered. */
+static int opened(int fd, const struct at_pass *pass)
+{
+    if (fd >= 0)
+        dirpath_opened(fd, pass->dirfd, pass->path);
+    return fd;
 }
 
 static mode_t mode_arg(int flags, va_list ap)
@@ -81,8 +82,9 @@ static mode_t mode_arg(int flags, va_list ap)
         va_start(ap, flags);                                                                       \
         mode_t mode = mode_arg(flags, ap);                                                         \
         va_end(ap);                                                                                \
-        int fd = try_open(AT_FDCWD, path, flags);                                                  \
-        return fd != -2 ? fd : REAL(name)(path, flags, mode);                                      \
+        struct at_pass pass;                                                                       \
+        int fd = try_open(AT_FDCWD, path, flags, &pass);                                           \
+        return fd != -2 ? fd : opened(REAL(name)(path, flags, mode), &pass);                       \
     }
 OPEN_WRAPPER(open)
 OPEN_WRAPPER(open64)
@@ -94,46 +96,53 @@ OPEN_WRAPPER(open64)
         va_start(ap, flags);                                                                       \
         mode_t mode = mode_arg(flags, ap);                                                         \
         va_end(ap);                                                                                \
-        int fd = try_open(dirfd, path, flags);                                                     \
-        return fd != -2 ? fd : REAL(name)(dirfd, path, flags, mode);                               \
+        struct at_pass pass;                                                                       \
+        int fd = try_open(dirfd, path, flags, &pass);                                              \
+        return fd != -2 ? fd : opened(REAL(name)(pass.dirfd, pass.path, flags, mode), &pass);      \
     }
 OPENAT_WRAPPER(openat)
 OPENAT_WRAPPER(openat64)
 
 EXPORT int __open_2(const char *path, int flags)
 {
-    int fd = try_open(AT_FDCWD, path, flags);
-    return fd != -2 ? fd : REAL(__open_2)(path, flags);
+    struct at_pass pass;
+    int fd = try_open(AT_FDCWD, path, flags, &pass);
+    return fd != -2 ? fd : opened(REAL(__open_2)(path, flags), &pass);
 }
 
 EXPORT int __open64_2(const char *path, int flags)
 {
-    int fd = try_open(AT_FDCWD, path, flags);
-    return fd != -2 ? fd : REAL(__open64_2)(path, flags);
+    struct at_pass pass;
+    int fd = try_open(AT_FDCWD, path, flags, &pass);
+    return fd != -2 ? fd : opened(REAL(__open64_2)(path, flags), &pass);
 }
 
 EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
-    int fd = try_open(dirfd, path, flags);
-    return fd != -2 ? fd : REAL(__openat_2)(dirfd, path, flags);
+    struct at_pass pass;
+    int fd = try_open(dirfd, path, flags, &pass);
+    return fd != -2 ? fd : opened(REAL(__openat_2)(pass.dirfd, pass.path, flags), &pass);
 }
 
 EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 {
-    int fd = try_open(dirfd, path, flags);
-    return fd != -2 ? fd : REAL(__openat64_2)(dirfd, path, flags);
+    struct at_pass pass;
+    int fd = try_open(dirfd, path, flags, &pass);
+    return fd != -2 ? fd : opened(REAL(__openat64_2)(pass.dirfd, pass.path, flags), &pass);
 }
 
 EXPORT int creat(const char *path, mode_t mode)
 {
-    int fd = try_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC);
-    return fd != -2 ? fd : REAL(creat)(path, mode);
+    struct at_pass pass;
+    int fd = try_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, &pass);
+    return fd != -2 ? fd : opened(REAL(creat)(path, mode), &pass);
 }
 
 EXPORT int creat64(const char *path, mode_t mode)
 {
-    int fd = try_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC);
-    return fd != -2 ? fd : REAL(creat64)(path, mode);
+    struct at_pass pass;
+    int fd = try_open(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, &pass);
+    return fd != -2 ? fd : opened(REAL(creat64)(path, mode), &pass);
 }
 
 /* --- reading -------------------------------------------------------------------------------- */
@@ -339,12 +348,18 @@ EXPORT int close(int fd)
         alias_flush(fd);
         fdt_close(fd);
     }
+    dirpath_closed(fd);
     return REAL(close)(fd);
 }
 
 EXPORT int dup(int fd)
 {
-    return fdt_get(fd) ? fdt_dup(fd, EMU_FD_BASE, -1, false) : REAL(dup)(fd);
+    if (fdt_get(fd))
+        return fdt_dup(fd, EMU_FD_BASE, -1, false);
+    int nfd = REAL(dup)(fd);
+    if (nfd >= 0)
+        dirpath_dup(fd, nfd);
+    return nfd;
 }
 
 EXPORT int dup2(int fd, int newfd)
@@ -354,7 +369,12 @@ EXPORT int dup2(int fd, int newfd)
             alias_flush(newfd);
             fdt_close(newfd);
         }
-        return newfd >= EMU_FD_BASE ? shim_fail(EBADF) : REAL(dup2)(fd, newfd);
+        if (newfd >= EMU_FD_BASE)
+            return shim_fail(EBADF);
+        int rc = REAL(dup2)(fd, newfd);
+        if (rc >= 0 && fd != newfd)
+            dirpath_dup(fd, newfd);
+        return rc;
     }
     if (fd == newfd)
         return newfd;
@@ -370,7 +390,12 @@ EXPORT int dup3(int fd, int newfd, int flags)
             alias_flush(newfd);
             fdt_close(newfd);
         }
-        return newfd >= EMU_FD_BASE ? shim_fail(EBADF) : REAL(dup3)(fd, newfd, flags);
+        if (newfd >= EMU_FD_BASE)
+            return shim_fail(EBADF);
+        int rc = REAL(dup3)(fd, newfd, flags);
+        if (rc >= 0)
+            dirpath_dup(fd, newfd);
+        return rc;
     }
     if (fd == newfd)
         return shim_fail(EINVAL);
@@ -407,7 +432,12 @@ static int emu_fcntl(int fd, struct emu_file *f, int cmd, long arg)
         long arg = va_arg(ap, long);                                                               \
         va_end(ap);                                                                                \
         struct emu_file *f = fdt_get(fd);                                                          \
-        return f ? emu_fcntl(fd, f, cmd, arg) : REAL(name)(fd, cmd, arg);                          \
+        if (f)                                                                                     \
+            return emu_fcntl(fd, f, cmd, arg);                                                     \
+        int rc = REAL(name)(fd, cmd, arg);                                                         \
+        if (rc >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))                                 \
+            dirpath_dup(fd, rc);                                                                   \
+        return rc;                                                                                 \
     }
 FCNTL_WRAPPER(fcntl)
 FCNTL_WRAPPER(fcntl64)

@@ -4,6 +4,7 @@
  * realpath, the working directory, and the namespace calls sysfs refuses (sysfs §1.1,
  * §1.5): mkdir, rmdir, unlink, rename, symlink answer EPERM, truncate is accepted. */
 #include "emu.h"
+#include "dirpath.h"
 #include "fdtable.h"
 #include "real.h"
 
@@ -19,19 +20,16 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* Where a (dirfd, path) pair lands: EMU_PASS, 0 with the entry, or an errno. */
+/* Where the last locate of this thread sends a call that is not the node's (dirpath.h): the
+ * caller's dirfd and path, or AT_FDCWD and the host's path for an emulated directory. */
+static __thread struct at_pass tl_pass;
+#define PFD (tl_pass.dirfd)
+#define PP (tl_pass.path)
+
+/* Where a (dirfd, path) pair lands: EMU_PASS (then PFD, PP), 0 with the entry, or an errno. */
 static int locate(int dirfd, const char *path, bool follow, uint32_t *entry, enum emu_root *root)
 {
-    if (!path)
-        return EMU_PASS;
-    struct emu_file *d = dirfd != AT_FDCWD ? fdt_get(dirfd) : NULL;
-    if (d) {
-        *root = d->root;
-        return emu_path_at(d->entry, d->root, path, follow, entry);
-    }
-    if (dirfd != AT_FDCWD && path[0] != '/')
-        return EMU_PASS;
-    return emu_path(path, follow, entry, root);
+    return dirpath_locate(dirfd, path, follow, entry, root, &tl_pass);
 }
 
 /* 0 with st filled, EMU_PASS, or -1 with errno. */
@@ -60,13 +58,13 @@ static int stat_fd(int fd, struct stat *st)
 EXPORT int stat(const char *path, struct stat *st)
 {
     int rc = stat_path(AT_FDCWD, path, true, st);
-    return rc != EMU_PASS ? rc : REAL(stat)(path, st);
+    return rc != EMU_PASS ? rc : REAL(stat)(PP, st);
 }
 
 EXPORT int lstat(const char *path, struct stat *st)
 {
     int rc = stat_path(AT_FDCWD, path, false, st);
-    return rc != EMU_PASS ? rc : REAL(lstat)(path, st);
+    return rc != EMU_PASS ? rc : REAL(lstat)(PP, st);
 }
 
 EXPORT int stat64(const char *path, struct stat64 *st)
@@ -74,7 +72,7 @@ EXPORT int stat64(const char *path, struct stat64 *st)
     struct stat s;
     int rc = stat_path(AT_FDCWD, path, true, &s);
     if (rc == EMU_PASS)
-        return REAL(stat64)(path, st);
+        return REAL(stat64)(PP, st);
     if (!rc)
         emu_stat_to64(&s, st);
     return rc;
@@ -85,7 +83,7 @@ EXPORT int lstat64(const char *path, struct stat64 *st)
     struct stat s;
     int rc = stat_path(AT_FDCWD, path, false, &s);
     if (rc == EMU_PASS)
-        return REAL(lstat64)(path, st);
+        return REAL(lstat64)(PP, st);
     if (!rc)
         emu_stat_to64(&s, st);
     return rc;
@@ -110,15 +108,18 @@ EXPORT int fstat64(int fd, struct stat64 *st)
 /* fstatat with AT_EMPTY_PATH and an emulated fd stats the fd (coreutils does this). */
 static int statat(int dirfd, const char *path, struct stat *st, int flags)
 {
-    if ((flags & AT_EMPTY_PATH) && path && !*path)
+    if ((flags & AT_EMPTY_PATH) && path && !*path) {
+        tl_pass.dirfd = dirfd;
+        tl_pass.path = path;
         return stat_fd(dirfd, st);
+    }
     return stat_path(dirfd, path, !(flags & AT_SYMLINK_NOFOLLOW), st);
 }
 
 EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
     int rc = statat(dirfd, path, st, flags);
-    return rc != EMU_PASS ? rc : REAL(fstatat)(dirfd, path, st, flags);
+    return rc != EMU_PASS ? rc : REAL(fstatat)(PFD, PP, st, flags);
 }
 
 EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
@@ -126,7 +127,7 @@ EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
     struct stat s;
     int rc = statat(dirfd, path, &s, flags);
     if (rc == EMU_PASS)
-        return REAL(fstatat64)(dirfd, path, st, flags);
+        return REAL(fstatat64)(PFD, PP, st, flags);
     if (!rc)
         emu_stat_to64(&s, st);
     return rc;
@@ -136,13 +137,13 @@ EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
 EXPORT int __xstat(int ver, const char *path, struct stat *st)
 {
     int rc = stat_path(AT_FDCWD, path, true, st);
-    return rc != EMU_PASS ? rc : REAL(__xstat)(ver, path, st);
+    return rc != EMU_PASS ? rc : REAL(__xstat)(ver, PP, st);
 }
 
 EXPORT int __lxstat(int ver, const char *path, struct stat *st)
 {
     int rc = stat_path(AT_FDCWD, path, false, st);
-    return rc != EMU_PASS ? rc : REAL(__lxstat)(ver, path, st);
+    return rc != EMU_PASS ? rc : REAL(__lxstat)(ver, PP, st);
 }
 
 EXPORT int __xstat64(int ver, const char *path, struct stat64 *st)
@@ -150,7 +151,7 @@ EXPORT int __xstat64(int ver, const char *path, struct stat64 *st)
     struct stat s;
     int rc = stat_path(AT_FDCWD, path, true, &s);
     if (rc == EMU_PASS)
-        return REAL(__xstat64)(ver, path, st);
+        return REAL(__xstat64)(ver, PP, st);
     if (!rc)
         emu_stat_to64(&s, st);
     return rc;
@@ -161,7 +162,7 @@ EXPORT int __lxstat64(int ver, const char *path, struct stat64 *st)
     struct stat s;
     int rc = stat_path(AT_FDCWD, path, false, &s);
     if (rc == EMU_PASS)
-        return REAL(__lxstat64)(ver, path, st);
+        return REAL(__lxstat64)(ver, PP, st);
     if (!rc)
         emu_stat_to64(&s, st);
     return rc;
@@ -185,7 +186,7 @@ EXPORT int __fxstat64(int ver, int fd, struct stat64 *st)
 EXPORT int __fxstatat(int ver, int dirfd, const char *path, struct stat *st, int flags)
 {
     int rc = statat(dirfd, path, st, flags);
-    return rc != EMU_PASS ? rc : REAL(__fxstatat)(ver, dirfd, path, st, flags);
+    return rc != EMU_PASS ? rc : REAL(__fxstatat)(ver, PFD, PP, st, flags);
 }
 
 EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st, int flags)
@@ -193,7 +194,7 @@ EXPORT int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st,
     struct stat s;
     int rc = statat(dirfd, path, &s, flags);
     if (rc == EMU_PASS)
-        return REAL(__fxstatat64)(ver, dirfd, path, st, flags);
+        return REAL(__fxstatat64)(ver, PFD, PP, st, flags);
     if (!rc)
         emu_stat_to64(&s, st);
     return rc;
@@ -204,7 +205,7 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struct s
     struct stat s;
     int rc = statat(dirfd, path, &s, flags);
     if (rc == EMU_PASS)
-        return REAL(statx)(dirfd, path, flags, mask, sx);
+        return REAL(statx)(PFD, PP, flags, mask, sx);
     if (rc)
         return rc;
     emu_stat_to_statx(&s, sx);
@@ -295,25 +296,25 @@ static int access_at(int dirfd, const char *path, int mode, int flags)
 EXPORT int access(const char *path, int mode)
 {
     int rc = access_at(AT_FDCWD, path, mode, 0);
-    return rc != EMU_PASS ? rc : REAL(access)(path, mode);
+    return rc != EMU_PASS ? rc : REAL(access)(PP, mode);
 }
 
 EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
 {
     int rc = access_at(dirfd, path, mode, flags);
-    return rc != EMU_PASS ? rc : REAL(faccessat)(dirfd, path, mode, flags);
+    return rc != EMU_PASS ? rc : REAL(faccessat)(PFD, PP, mode, flags);
 }
 
 EXPORT int euidaccess(const char *path, int mode)
 {
     int rc = access_at(AT_FDCWD, path, mode, 0);
-    return rc != EMU_PASS ? rc : REAL(euidaccess)(path, mode);
+    return rc != EMU_PASS ? rc : REAL(euidaccess)(PP, mode);
 }
 
 EXPORT int eaccess(const char *path, int mode)
 {
     int rc = access_at(AT_FDCWD, path, mode, 0);
-    return rc != EMU_PASS ? rc : REAL(eaccess)(path, mode);
+    return rc != EMU_PASS ? rc : REAL(eaccess)(PP, mode);
 }
 
 /* --- links and canonical paths --------------------------------------------------------------- */
@@ -338,13 +339,13 @@ static ssize_t readlink_at(int dirfd, const char *path, char *buf, size_t len)
 EXPORT ssize_t readlink(const char *path, char *buf, size_t len)
 {
     ssize_t rc = readlink_at(AT_FDCWD, path, buf, len);
-    return rc != EMU_PASS ? rc : REAL(readlink)(path, buf, len);
+    return rc != EMU_PASS ? rc : REAL(readlink)(PP, buf, len);
 }
 
 EXPORT ssize_t readlinkat(int dirfd, const char *path, char *buf, size_t len)
 {
     ssize_t rc = readlink_at(dirfd, path, buf, len);
-    return rc != EMU_PASS ? rc : REAL(readlinkat)(dirfd, path, buf, len);
+    return rc != EMU_PASS ? rc : REAL(readlinkat)(PFD, PP, buf, len);
 }
 
 EXPORT ssize_t __readlink_chk(const char *path, char *buf, size_t len, size_t buflen)
@@ -352,7 +353,7 @@ EXPORT ssize_t __readlink_chk(const char *path, char *buf, size_t len, size_t bu
     if (len > buflen)
         __builtin_trap();
     ssize_t rc = readlink_at(AT_FDCWD, path, buf, len);
-    return rc != EMU_PASS ? rc : REAL(__readlink_chk)(path, buf, len, buflen);
+    return rc != EMU_PASS ? rc : REAL(__readlink_chk)(PP, buf, len, buflen);
 }
 
 EXPORT ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t len, size_t buflen)
@@ -360,7 +361,7 @@ EXPORT ssize_t __readlinkat_chk(int dirfd, const char *path, char *buf, size_t l
     if (len > buflen)
         __builtin_trap();
     ssize_t rc = readlink_at(dirfd, path, buf, len);
-    return rc != EMU_PASS ? rc : REAL(__readlinkat_chk)(dirfd, path, buf, len, buflen);
+    return rc != EMU_PASS ? rc : REAL(__readlinkat_chk)(PFD, PP, buf, len, buflen);
 }
 
 /* realpath of an emulated path: its entry's path with the agent's prefix, links resolved. */
@@ -463,17 +464,29 @@ EXPORT ssize_t flistxattr(int fd, char *list, size_t n)
 
 /* --- working directory ----------------------------------------------------------------------- */
 
+/* Hands an emulated working directory to exec'd children (emu.h): the directory and the
+ * kernel's cwd it was entered from. */
+static void emulated_cwd_env(const char *dir)
+{
+    char base[PATH_MAX];
+    if (!getcwd(base, sizeof base)) /* libc's: the kernel's cwd, which the emulated chdir left */
+        return;
+    setenv("HWEMU_CWD_BASE", base, 1);
+    setenv("HWEMU_CWD", dir, 1);
+}
+
 EXPORT int chdir(const char *path)
 {
     uint32_t e;
     enum emu_root root = EMU_ROOT_SYS;
-    int rc = emu_path(path, true, &e, &root);
+    int rc = locate(AT_FDCWD, path, true, &e, &root);
     if (rc == EMU_PASS) {
-        rc = REAL(chdir)(path);
+        rc = REAL(chdir)(PP); /* from an emulated cwd: the host's directory of that path */
         char buf[PATH_MAX];
         if (!rc && getcwd(buf, sizeof buf)) {
-            emu_set_cwd(buf);
+            emu_set_cwd(buf, false);
             unsetenv("HWEMU_CWD");
+            unsetenv("HWEMU_CWD_BASE");
         }
         return rc;
     }
@@ -486,8 +499,8 @@ EXPORT int chdir(const char *path)
         return shim_fail(ENAMETOOLONG);
     /* The kernel's cwd stays where it was (the emulated directory may not exist on the host);
      * relative names are resolved against the emulated one, here and in exec'd children. */
-    emu_set_cwd(buf);
-    setenv("HWEMU_CWD", buf, 1);
+    emu_set_cwd(buf, true);
+    emulated_cwd_env(buf);
     return 0;
 }
 
@@ -498,8 +511,9 @@ EXPORT int fchdir(int fd)
         int rc = REAL(fchdir)(fd);
         char buf[PATH_MAX];
         if (!rc && getcwd(buf, sizeof buf)) {
-            emu_set_cwd(buf);
+            emu_set_cwd(buf, false);
             unsetenv("HWEMU_CWD");
+            unsetenv("HWEMU_CWD_BASE");
         }
         return rc;
     }
@@ -508,8 +522,8 @@ EXPORT int fchdir(int fd)
     char buf[PATH_MAX];
     if (emu_agent_path(f->entry, f->root, buf, sizeof buf) < 0)
         return shim_fail(ENAMETOOLONG);
-    emu_set_cwd(buf);
-    setenv("HWEMU_CWD", buf, 1);
+    emu_set_cwd(buf, true);
+    emulated_cwd_env(buf);
     return 0;
 }
 
@@ -529,13 +543,13 @@ static int refuse(int dirfd, const char *path)
 EXPORT int mkdir(const char *path, mode_t mode)
 {
     int rc = refuse(AT_FDCWD, path);
-    return rc != EMU_PASS ? rc : REAL(mkdir)(path, mode);
+    return rc != EMU_PASS ? rc : REAL(mkdir)(PP, mode);
 }
 
 EXPORT int mkdirat(int dirfd, const char *path, mode_t mode)
 {
     int rc = refuse(dirfd, path);
-    return rc != EMU_PASS ? rc : REAL(mkdirat)(dirfd, path, mode);
+    return rc != EMU_PASS ? rc : REAL(mkdirat)(PFD, PP, mode);
 }
 
 EXPORT int rmdir(const char *path)
@@ -553,7 +567,7 @@ EXPORT int unlink(const char *path)
 EXPORT int unlinkat(int dirfd, const char *path, int flags)
 {
     int rc = refuse(dirfd, path);
-    return rc != EMU_PASS ? rc : REAL(unlinkat)(dirfd, path, flags);
+    return rc != EMU_PASS ? rc : REAL(unlinkat)(PFD, PP, flags);
 }
 
 EXPORT int rename(const char *from, const char *to)

@@ -2,6 +2,7 @@
  * [ARGS...]`: runs an unmodified agent against one emulated node. It checks that the node exists
  * under the root and that its engine is running, sets
  *   LD_PRELOAD   libhwemu-shim.so first (the agent's own preloads kept after it)
+ *   HWLOC_COMPONENTS  "-x86" unless set: hwloc takes the node's sysfs, not the host's CPUID
  *   HWEMU_NODE, HWEMU_ROOT   which node the shim serves (children inherit them)
  *   PATH         <root>/<node>.bin first: links to fakesmi for the GPU tools the node's profile
  *                installs (state/tools/<tool>), and only those
@@ -239,6 +240,9 @@ int cmd_exec(int argc, char **argv)
         unsetenv("HWEMU_NVML");
     }
     unsetenv("HWEMU_SEGMENT");
+    /* hwloc's x86 backend asks the host's CPUID for the topology, which is not the node's:
+     * leave hwloc the node's sysfs (a value the caller set wins). */
+    setenv("HWLOC_COMPONENTS", "-x86", 0);
     enum sv_route route = !strcmp(intercept, "seccomp") ? SV_ROUTE_SECCOMP : SV_ROUTE_PRELOAD;
     if (!strcmp(intercept, "auto")) {
         char why[PATH_MAX + 100];

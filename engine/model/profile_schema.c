@@ -27,8 +27,15 @@ static const struct sfield node_fields[] = {
     PLAIN("extendedResources", SF_INTMAP),
     END};
 static const struct sfield pci_fields[] = {
-    FACT("class", SF_STR), FACT("vendor", SF_STR), FACT("device", SF_STR), PLAIN("drm", SF_BOOL), END};
+    FACT("class", SF_STR), FACT("vendor", SF_STR), FACT("device", SF_STR), PLAIN("drm", SF_BOOL),
+    FACT("revision", SF_STR), FACT("subsystemVendor", SF_STR), FACT("subsystemDevice", SF_STR),
+    FACT("driver", SF_STR), FACT("bars", SF_STR), END};
+static const struct sfield cache_fields[] = {
+    PLAIN("level", SF_INT), PLAINW("type", "Data|Instruction|Unified"), FACT("sizeKB", SF_INT), FACT("ways", SF_INT),
+    FACT("lineBytes", SF_INT), FACT("coresPerInstance", SF_INT), END};
+static const struct sfield numa_fields[] = {FACT("nodes", SF_INT), FACT("distances", SF_INTLIST), END};
 static const struct sfield cpu_fields[] = {
+    OBJLIST("caches", cache_fields),
     FACT("vendorID", SF_STR), FACT("modelName", SF_STR), FACT("family", SF_INT), FACT("model", SF_INT),
     FACT("stepping", SF_INT), FACT("sockets", SF_INT), FACT("coresPerSocket", SF_INT),
     FACT("threadsPerCore", SF_INT), FACT("diesPerPackage", SF_INT),
@@ -102,6 +109,7 @@ static const struct sfield gpu_fields[] = {
     OBJ("intel", gpu_intel_fields),
     FACT("unprivilegedSetIsNoop", SF_BOOL),
     FACT("thermalRiseC", SF_FLOAT),
+    FACT("computeUnits", SF_INT),
     END};
 static const struct sfield phys_cpu_fields[] = {
     PLAINW("model", "|analytic|catalog-curve"),
@@ -125,6 +133,7 @@ const struct sfield profile_schema[] = {
     OBJ("node", node_fields),
     OBJLIST("pci", pci_fields),
     OBJ("cpu", cpu_fields),
+    OBJ("numa", numa_fields),
     OBJ("powercap", powercap_fields),
     OBJ("cpufreq", cpufreq_fields),
     OBJ("hsmp", hsmp_fields),

@@ -6,6 +6,8 @@
 #include "render.h"
 #include "profile.h"
 #include "render_gpu.h"
+#include "render_pci.h"
+#include "render_topology.h"
 #include "seg_attr.h"
 #include "ytree.h"
 
@@ -53,33 +55,6 @@ void gpu_static(struct node_layout *l, const char *dir, const char *name, const 
     text[n++] = '\n';
     snprintf(path, sizeof path, "%s/%s", dir, name);
     segb_static(l->b, path, 0444, text, (size_t)n);
-}
-
-/* One PCI function with its identity files and its sys/bus/pci/devices link (sysfs-abi §12). */
-static void pci_device(struct node_layout *l, int bus, const char *vendor, const char *device, const char *cls,
-                       const char *driver)
-{
-    char dir[128], path[256], target[160];
-    gpu_pci_dir(bus, dir, sizeof dir);
-    segb_dir(l->b, dir, 0755);
-    gpu_static(l, dir, "vendor", "%s", vendor);
-    if (*device)
-        gpu_static(l, dir, "device", "%s", device);
-    if (*cls)
-        gpu_static(l, dir, "class", "%s", cls);
-    gpu_static(l, dir, "subsystem_vendor", "%s", vendor);
-    gpu_static(l, dir, "subsystem_device", "0x0000");
-    gpu_static(l, dir, "revision", "0x00");
-    snprintf(path, sizeof path, "%s/subsystem", dir); /* the bus libsensors and udev read */
-    segb_link(l->b, path, "../../../bus/pci");
-    snprintf(path, sizeof path, "sys/bus/pci/devices/0000:%02x:00.0", bus);
-    snprintf(target, sizeof target, "../../../devices/pci0000:%02x/0000:%02x:00.0", bus, bus);
-    segb_link(l->b, path, target);
-    if (driver) {
-        snprintf(path, sizeof path, "sys/bus/pci/drivers/%s/0000:%02x:00.0", driver, bus);
-        snprintf(target, sizeof target, "../../../../devices/pci0000:%02x/0000:%02x:00.0", bus, bus);
-        segb_link(l->b, path, target);
-    }
 }
 
 void gpu_drm_card(struct node_layout *l, int bus, int card)
@@ -224,17 +199,19 @@ void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct
     segb_dir(l->b, "sys/bus/pci/devices", 0755);
     segb_own(l->b, "sys/class/drm");
     segb_own(l->b, "sys/bus/pci/devices");
-    /* The BMC's VGA and other DRM functions of pci[]: buses 0x02.., cards 0.. */
+    /* The functions of pci[] (the BMC's VGA, ...): buses 0x02.., DRM cards 0.. for drm: true. */
     const struct yt_node *pci = yt_get(tree, "pci");
-    int cards = 0;
-    for (int i = 0; pci && pci->kind == YT_SEQ && i < pci->n; i++) {
+    int cards = 0, npci = pci && pci->kind == YT_SEQ ? pci->n : 0;
+    for (int i = 0; i < npci; i++) {
         const struct yt_node *d = pci->vals[i];
-        if (!prof_bool(d, "drm", false))
-            continue;
-        pci_device(l, 2 + cards, prof_str(d, "vendor", ""), prof_str(d, "device", ""), prof_str(d, "class", ""),
-                   NULL);
-        gpu_drm_card(l, 2 + cards, cards);
-        cards++;
+        struct pci_fn fn = {.bus = 2 + i, .irq = 16 + i, .numa_node = 0, .link_speed = 1, .link_width = 1,
+                            .boot_vga = i == 0};
+        pci_fn_from_profile(d, &fn);
+        render_pci_function(l, tree, &fn);
+        if (prof_bool(d, "drm", false)) {
+            gpu_drm_card(l, 2 + i, cards);
+            cards++;
+        }
     }
     const struct yt_node *gp = yt_get(tree, "gpus");
     const char *driver = g->vendor == PHYS_GPU_NVIDIA ? "nvidia" : g->vendor == PHYS_GPU_AMD ? "amdgpu"
@@ -247,6 +224,8 @@ void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct
             segb_own(l->b, own);
         } else {
             segb_absent(l->b, own);
+            snprintf(own, sizeof own, "sys/module/%s", gpu_drivers[k]);
+            segb_absent(l->b, own);
         }
     }
     if (!gp || g->vendor == PHYS_GPU_NONE)
@@ -255,9 +234,24 @@ void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct
     const char *vendor = prof_str(gp, "pci.vendor", g->vendor == PHYS_GPU_NVIDIA ? "0x10de"
                                                   : g->vendor == PHYS_GPU_AMD  ? "0x1002"
                                                                                : "0x8086");
-    for (int i = 0; i < g->count; i++)
-        pci_device(l, GPU_PCI_BUS_BASE + i, vendor, prof_str(gp, "pci.device", ""), prof_str(gp, "pci.class", ""),
-                   driver);
+    const struct yt_node *gpci = yt_path(gp, "pci");
+    int nodes = topo_numa_nodes(tree);
+    for (int i = 0; i < g->count; i++) {
+        /* GPUs spread evenly over the NUMA nodes in bus order, PCIe Gen5 x16 (stated) */
+        struct pci_fn fn = {.bus = GPU_PCI_BUS_BASE + i, .irq = 32 + i, .numa_node = i * nodes / g->count,
+                            .link_speed = 5, .link_width = 16};
+        if (gpci)
+            pci_fn_from_profile(gpci, &fn);
+        fn.vendor = (unsigned)strtoul(vendor, NULL, 16);
+        if (!gpci || !*prof_str(gpci, "subsystemVendor", ""))
+            fn.subvendor = fn.vendor;
+        snprintf(fn.driver, sizeof fn.driver, "%s", driver ? driver : "");
+        if (!fn.nbars) { /* a single 16 MiB register BAR when the profile gives none */
+            fn.bars[0] = (struct pci_bar){.index = 0, .size = 16ULL << 20};
+            fn.nbars = 1;
+        }
+        render_pci_function(l, tree, &fn);
+    }
     if (g->vendor == PHYS_GPU_NVIDIA) {
         gpu_static(l, "state/nvml", "driver_version", "%s", NVML_DRIVER_VERSION);
         gpu_static(l, "state/nvml", "cuda_version", "%s", NVML_CUDA_VERSION);
@@ -269,4 +263,6 @@ void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct
     /* hwmon numbers after the HSMP sockets' (render_hsmp.c), from 2 as upstream numbers them */
     int hwmon = yt_get(tree, "hsmp") && p->sockets > 2 ? p->sockets : 2;
     render_gpu_hwmon(l, gp, g, cards, hwmon);
+    if (g->vendor == PHYS_GPU_AMD)
+        render_kfd(l, tree, gp, g->count, cards);
 }

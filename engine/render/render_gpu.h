@@ -21,4 +21,8 @@ uint32_t gpu_setting(struct node_layout *l, const char *path, uint16_t mode, con
 void render_gpu_hwmon(struct node_layout *l, const struct yt_node *gp, const struct phys_gpu_params *g,
                       int first_card, int first_hwmon);
 
+/* The amdkfd topology of the node's AMD GPUs (render_kfd.c), cards from first_card. */
+void render_kfd(struct node_layout *l, const struct yt_node *tree, const struct yt_node *gp, int gpus,
+                int first_card);
+
 #endif

@@ -48,6 +48,8 @@ static void amdgpu(struct node_layout *l, const struct yt_node *gp, const struct
     snprintf(path, sizeof path, "%s/mem_info_vram_used", dev);
     gpu_value(l, path, "0\n", i, GQ_VRAM_USED_B);
     gpu_drm_card(l, bus, card);
+    snprintf(path, sizeof path, "%s/drm/renderD%d", dev, 128 + card); /* librocm_smi64's render minor */
+    segb_dir(l->b, path, 0755);
     snprintf(hw, sizeof hw, "%s/hwmon/hwmon%d", dev, h);
     segb_dir(l->b, hw, 0755);
     hwmon_link(l, bus, h);
@@ -82,6 +84,22 @@ static void amdgpu(struct node_layout *l, const struct yt_node *gp, const struct
         snprintf(path, sizeof path, "%s/temp%d_input", hw, k + 1);
         gpu_value(l, path, "0\n", i, temps[k].q);
     }
+    /* The limits amdgpu_pm.c shows per sensor (temp*_crit, _crit_hyst, _emergency, m degrees C)
+     * and the GFX voltage rail in0 "vddgfx" (mV), which librocm_smi64 5.2.3 needs to start
+     * (Monitor::setVoltSensorLabelMap). Stated values, no source read: SMU 13 boards' usual
+     * limits and an idle rail voltage. */
+    static const int crit[3][3] = {{100000, -273150, 105000}, {110000, -273150, 115000}, {100000, -273150, 105000}};
+    for (int k = 0; k < 3; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "temp%d_crit", k + 1);
+        gpu_static(l, hw, name, "%d", crit[k][0]);
+        snprintf(name, sizeof name, "temp%d_crit_hyst", k + 1);
+        gpu_static(l, hw, name, "%d", crit[k][1]);
+        snprintf(name, sizeof name, "temp%d_emergency", k + 1);
+        gpu_static(l, hw, name, "%d", crit[k][2]);
+    }
+    gpu_static(l, hw, "in0_label", "vddgfx");
+    gpu_static(l, hw, "in0_input", "800");
     gpu_static(l, hw, "freq1_label", "sclk");
     snprintf(path, sizeof path, "%s/freq1_input", hw);
     gpu_value(l, path, "0\n", i, GQ_SCLK_HZ);

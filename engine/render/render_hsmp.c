@@ -2,7 +2,10 @@
  * (sysfs §11.2; upstream c0), one hwmon device per socket:
  *   sys/devices/platform/amd_hsmp/hwmon/hwmon<s>/  name (R "amd_hsmp_hwmon"),
  *       power1_input (S, uW), power1_cap (A, clamped to [0, power1_cap_max]), power1_cap_max (R)
- *   sys/class/hwmon/hwmon<s> -> ../../devices/platform/amd_hsmp/hwmon/hwmon<s> */
+ *   sys/class/hwmon/hwmon<s> -> ../../devices/platform/amd_hsmp/hwmon/hwmon<s>
+ *   .../hwmon<s>/device -> ../../../amd_hsmp.<s>, a platform device per socket (subsystem
+ *   platform), so lm-sensors names the sockets apart (amd_hsmp_hwmon-isa-0000, -0001). The
+ *   kernel's ACPI devices are AMDI0097:0<s>, which lm-sensors 3.6 would name alike. */
 #include "params.h"
 #include "render.h"
 #include "profile.h"
@@ -25,6 +28,21 @@ void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct
         snprintf(path, sizeof path, "sys/class/hwmon/hwmon%d", s);
         snprintf(text, sizeof text, "../../devices/platform/amd_hsmp/hwmon/hwmon%d", s);
         segb_link(b, path, text);
+        /* The socket's own platform device amd_hsmp.<s>, the hwmon's parent: libsensors names
+         * a platform chip by the number after the dot of its device (lib/sysfs.c
+         * classify_device), so the sockets read amd_hsmp_hwmon-isa-0000, -0001. */
+        char devdir[128];
+        snprintf(devdir, sizeof devdir, "sys/devices/platform/amd_hsmp.%d", s);
+        snprintf(path, sizeof path, "%s/subsystem", devdir);
+        segb_link(b, path, "../../../bus/platform");
+        snprintf(path, sizeof path, "%s/uevent", devdir);
+        snprintf(text, sizeof text, "DRIVER=amd_hsmp\nMODALIAS=platform:amd_hsmp\n");
+        segb_static(b, path, 0644, text, strlen(text));
+        snprintf(path, sizeof path, "%s/device", dir);
+        snprintf(text, sizeof text, "../../../amd_hsmp.%d", s);
+        segb_link(b, path, text);
+        snprintf(path, sizeof path, "%s/subsystem", dir);
+        segb_link(b, path, "../../../../../class/hwmon");
         snprintf(path, sizeof path, "%s/name", dir);
         segb_static(b, path, 0444, "amd_hsmp_hwmon\n", 15);
         snprintf(path, sizeof path, "%s/power1_input", dir);

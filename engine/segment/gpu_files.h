@@ -9,10 +9,28 @@
  * GPU i of a node sits on PCI bus 0x10+i (domain 0, device 0, function 0):
  *   BDF "0000:<bb>:00.0", bb two lower-case hex digits; NVML's bus id "00000000:<BB>:00.0".
  *
- * Every vendor: the PCI device (sysfs §12)
- *   sys/devices/pci0000:<bb>/0000:<bb>:00.0/       vendor, device, subsystem_vendor,
- *                                                  subsystem_device, class, revision (R, "0x..")
+ * Every PCI function (engine/render/render_pci.c; Linux 6.12 drivers/pci/pci-sysfs.c): the GPUs
+ * and, on buses 0x02 + k, entry k of the profile's pci[] (the BMC's VGA), all R:
+ *   sys/devices/pci0000:<bb>/0000:<bb>:00.0/
+ *     vendor, device, subsystem_vendor, subsystem_device  "0x%04x"; class "0x%06x"; revision "0x%02x"
+ *     irq "%d"; enable "1"; power_state "D0"; boot_vga; dma_mask_bits, consistent_dma_mask_bits
+ *     numa_node "%d" (0644): GPU i on NUMA node i * nodes / count; pci[] functions on node 0
+ *     local_cpus, local_cpulist   that node's CPUs (mask, list)
+ *     current_link_speed, max_link_speed ("32.0 GT/s PCIe"), current_link_width, max_link_width
+ *     resource     13 lines "0x%016llx 0x%016llx 0x%016llx" (BAR0-5, ROM, bridge windows):
+ *                  the profile's bars ("0:64p:256G 2:64p:2M 5:32:1M"), 64-bit BARs from
+ *                  (32 TiB + bus TiB), 32-bit ones from 0x90000000 + bus * 64 MiB, size-aligned
+ *     config       256 bytes: the type-0 header agreeing with the files above (command 0x0006,
+ *                  status with a capability list, the BARs with their type bits, subsystem,
+ *                  interrupt pin A), power management at 0x40, PCI Express endpoint at 0x50
+ *     modalias     "pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X"; uevent DRIVER=, PCI_CLASS=, PCI_ID=,
+ *                  PCI_SUBSYS_ID=, PCI_SLOT_NAME=, MODALIAS=
+ *     subsystem    -> ../../../bus/pci;   driver -> ../../../bus/pci/drivers/<drv> when bound
  *   sys/bus/pci/devices/0000:<bb>:00.0             -> ../../../devices/pci0000:<bb>/0000:<bb>:00.0
+ *   sys/bus/pci/drivers/<drv>/0000:<bb>:00.0       -> the device; .../<drv>/module -> ../../../../module/<drv>
+ *   sys/module/<drv>/initstate "live", refcnt "0", coresize, taint, uevent, drivers/pci:<drv>
+ *     for every bound driver (amdgpu, nvidia, i915, xe, ast, mgag200, ...); the GPU drivers a
+ *     node does not load are absent whatever the host has
  *
  * NVIDIA (gpus.vendor nvidia): the NVML view, one directory per GPU, upstream c0:
  *   state/nvml/driver_version        R  "590.48.01"
@@ -82,7 +100,16 @@
  *       temp1_input, temp2_input, temp3_input  S  m degrees C: edge, junction, mem
  *       temp1_label, temp2_label, temp3_label  R  "edge", "junction", "mem"
  *       freq1_input, freq1_label     S/R  sclk in Hz, "sclk"
+ *       temp1_crit .. temp3_emergency  R  m degrees C: crit, crit_hyst (-273150), emergency per sensor
+ *       in0_input, in0_label         R  "800" mV, "vddgfx" (librocm_smi64 5.2.3 needs the label)
+ *     drm/renderD<128+n>/            the render node's directory (librocm_smi64's render minor)
  *   sys/class/hwmon/hwmon<h>         -> ../../devices/pci0000:<bb>/0000:<bb>:00.0/hwmon/hwmon<h>
+ *   sys/class/kfd/kfd                -> ../../devices/virtual/kfd/kfd (render_kfd.c): topology/
+ *     generation_id, system_properties, nodes/<k>/ per NUMA node (gpu_id 0) then nodes/<nodes+i>/
+ *     per GPU: properties ("key value" lines: location_id = bus << 8, domain 0, hive_id 0,
+ *     drm_render_minor, simd_arrays_per_engine x array_count x cu_per_simd_array =
+ *     gpus.computeUnits), gpu_id (non-zero), name (gfx version), io_links/0/properties (PCIe,
+ *     type 2, to its NUMA node), p2p_links/
  *   state/amdgpu/card<n>/gfx_version R  "gfx942"
  *   state/amdgpu/card<n>/energy_uj   S  counter, uJ, 64 bits (the tools' and exporters' energy)
  *

@@ -333,6 +333,51 @@ static uint32_t str_add(struct strtab *t, const char *s, size_t n)
     return off;
 }
 
+/* Static texts and link targets repeat (a package's CPU mask in every CPU of it, "0\n", a link
+ * to the same driver): each distinct text is stored once and entries share its offset. An
+ * open-addressing table of offsets, keyed by the text's hash. */
+struct textdedup {
+    uint32_t *slot; /* string offset + 1, 0 = free */
+    uint32_t *len;
+    uint32_t cap, n;
+};
+
+static uint32_t text_add(struct strtab *t, struct textdedup *d, const char *s, size_t n)
+{
+    if (d->n * 2 >= d->cap) {
+        uint32_t cap = d->cap ? d->cap * 2 : 4096;
+        uint32_t *slot = calloc(cap, sizeof *slot), *len = calloc(cap, sizeof *len);
+        if (!slot || !len)
+            abort();
+        for (uint32_t i = 0; i < d->cap; i++) {
+            if (!d->slot[i])
+                continue;
+            uint32_t at = (uint32_t)seg_hash_bytes(1469598103934665603ULL, t->buf + d->slot[i] - 1, d->len[i]) &
+                          (cap - 1);
+            while (slot[at])
+                at = (at + 1) & (cap - 1);
+            slot[at] = d->slot[i];
+            len[at] = d->len[i];
+        }
+        free(d->slot);
+        free(d->len);
+        d->slot = slot;
+        d->len = len;
+        d->cap = cap;
+    }
+    uint32_t at = (uint32_t)seg_hash_bytes(1469598103934665603ULL, s, n) & (d->cap - 1);
+    while (d->slot[at]) {
+        if (d->len[at] == n && !memcmp(t->buf + d->slot[at] - 1, s, n))
+            return d->slot[at] - 1;
+        at = (at + 1) & (d->cap - 1);
+    }
+    uint32_t off = str_add(t, s, n);
+    d->slot[at] = off + 1;
+    d->len[at] = (uint32_t)n;
+    d->n++;
+    return off;
+}
+
 static uint32_t align64(uint32_t x)
 {
     return (x + 63) & ~63u;
@@ -369,12 +414,13 @@ static void lay_out(struct seg_builder *b, struct layout *l)
     for (uint32_t i = 0; i < b->n; i++)
         l->pos[l->order[i]] = i;
     str_add(&l->strs, "", 0);
+    struct textdedup dd = {0};
     for (uint32_t i = 0; i < b->n; i++) {
         const struct bentry *be = &b->e[l->order[i]];
         struct seg_entry *e = &l->entries[i];
         e->path_off = str_add(&l->strs, be->path, strlen(be->path));
         if (be->text) {
-            e->text_off = str_add(&l->strs, be->text, be->text_len);
+            e->text_off = text_add(&l->strs, &dd, be->text, be->text_len);
             e->text_len = (uint32_t)be->text_len;
         }
         e->value = be->value;
@@ -396,6 +442,8 @@ static void lay_out(struct seg_builder *b, struct layout *l)
             e->parent = p == SEG_NONE ? SEG_NONE : l->pos[p];
         }
     }
+    free(dd.slot);
+    free(dd.len);
 }
 
 static uint64_t layout_hash(const struct seg_builder *b, const struct layout *l, uint64_t extra)
