@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set-up command 2: install what is needed, then build and run the whole test suite twice:
-# a normal build (build/) and an ASan+UBSan build (build-asan/). Exits non-zero on any failure.
+# a normal build (build/) and an ASan+UBSan build (build-asan/), after a short bounded run of the
+# libFuzzer targets (tests/fuzz/run.sh, a clang build in build-fuzz/). Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/install-deps.sh
@@ -9,6 +10,8 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHWEMU_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"
+echo "== fuzz: every tests/fuzz target for 12 s on its corpus (clang build in build-fuzz)"
+tests/fuzz/run.sh 12 build-fuzz
 echo "== tests: normal build"
 ctest --test-dir build --output-on-failure -j"$jobs"
 echo "== tests: ASan+UBSan build"

@@ -23,6 +23,8 @@
 static const char help[] =
     "Usage: hwemu serve [--spec FILE] [--profiles-dir DIR] [--root DIR] [--addr HOST:PORT]\n"
     "                   [--tick DURATION] [--workers N] [--exporters LIST] [--speed N|max]\n"
+    "                   [--http-auth-file FILE] [--tls-cert FILE --tls-key FILE] [--http-max-connections N]\n"
+    "                   [--http-timeout DURATION]\n"
     "\n"
     "Runs every node of the cluster spec: renders (or resumes) one segment per node under the root,\n"
     "steps every node each tick, and serves a page at / and /telemetry/<node>, /control/<node>,\n"
@@ -36,13 +38,21 @@ static const char help[] =
     "  --profiles-dir DIR   local profiles added to the builtin ones (SIM_PROFILES_DIR)\n"
     "  --root DIR           where the node segments and events.jsonl live (SIM_HWEMU_ROOT);\n"
     "                       default /dev/shm/hwemu (tmpfs)\n"
-    "  --addr HOST:PORT     HTTP listen address (SIM_ADDR); default 127.0.0.1:18080\n"
+    "  --addr HOST:PORT     HTTP listen address (SIM_ADDR); default 127.0.0.1:18080 (loopback; another\n"
+    "                       interface gets a warning); port 0: the kernel picks one, printed at start\n"
     "  --tick DURATION      tick period, Go syntax such as 1s or 250ms (SIM_EMULATE_TICK); default 1s\n"
     "  --workers N          tick worker threads (SIM_EMULATE_WORKERS); default the online CPUs, at most 12\n"
     "  --exporters LIST     exporter formats served per node at /exporters/<format>/<node>/metrics\n"
     "                       (SIM_EXPORTERS; default none): kepler-0.7, kepler-0.12, dcgm-exporter, rocm-device-metrics\n"
     "  --speed N|max        emulated time per wall time (SIM_SPEED): 1 (default) wall time; N: N times\n"
     "                       faster (agents see counters move N times faster); max: ticks back to back\n"
+    "  --http-auth-file FILE  HTTP basic auth for every route but /healthz; the file's first line is\n"
+    "                       user:password (SIM_HTTP_AUTH_FILE); default none\n"
+    "  --tls-cert FILE      serve HTTPS with this PEM certificate (SIM_TLS_CERT); needs --tls-key\n"
+    "  --tls-key FILE       the certificate's PEM private key (SIM_TLS_KEY); default plain HTTP\n"
+    "  --http-max-connections N  connections served at once; more are closed at once\n"
+    "                       (SIM_HTTP_MAX_CONNECTIONS); default 4096\n"
+    "  --http-timeout DURATION  a connection idle this long is closed (SIM_HTTP_TIMEOUT); default 15s\n"
     "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
     "SIM_WORKLOAD_TRACE_PATH starts at startup; outputs under SIM_RUNS_DIR (default <root>/runs).\n"
     "  -h, --help           this text\n";
@@ -100,6 +110,9 @@ int cmd_serve(int argc, char **argv)
         {"root", required_argument, 0, 'r'}, {"addr", required_argument, 0, 'a'},
         {"tick", required_argument, 0, 't'}, {"workers", required_argument, 0, 'w'},
         {"exporters", required_argument, 0, 'x'}, {"speed", required_argument, 0, 'S'},
+        {"http-auth-file", required_argument, 0, 'A'}, {"tls-cert", required_argument, 0, 'C'},
+        {"tls-key", required_argument, 0, 'K'},         {"http-max-connections", required_argument, 0, 'M'},
+        {"http-timeout", required_argument, 0, 'T'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     struct engine_config cfg = {
         .spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
@@ -107,6 +120,11 @@ int cmd_serve(int argc, char **argv)
     const char *tick = cli_env("SIM_EMULATE_TICK"), *workers = cli_env("SIM_EMULATE_WORKERS");
     const char *tick_from = "SIM_EMULATE_TICK", *workers_from = "SIM_EMULATE_WORKERS";
     const char *exporters = cli_env("SIM_EXPORTERS"), *exporters_from = "SIM_EXPORTERS";
+    struct http_config hcfg = {.auth_file = cli_env("SIM_HTTP_AUTH_FILE"), .tls_cert = cli_env("SIM_TLS_CERT"),
+                               .tls_key = cli_env("SIM_TLS_KEY")};
+    const char *maxconn = cli_env("SIM_HTTP_MAX_CONNECTIONS"), *maxconn_from = "SIM_HTTP_MAX_CONNECTIONS";
+    const char *htimeout = cli_env("SIM_HTTP_TIMEOUT"), *htimeout_from = "SIM_HTTP_TIMEOUT";
+    const char *addr_from = "SIM_ADDR";
     const char *speed = cli_env("SIM_SPEED"), *speed_from = "SIM_SPEED";
     int c;
     opterr = 0;
@@ -116,10 +134,15 @@ int cmd_serve(int argc, char **argv)
         case 's': cfg.spec_path = optarg; break;
         case 'p': cfg.profiles_dir = optarg; break;
         case 'r': cfg.root = optarg; break;
-        case 'a': cfg.addr = optarg; break;
+        case 'a': cfg.addr = optarg, addr_from = "--addr"; break;
         case 't': tick = optarg, tick_from = "--tick"; break;
         case 'w': workers = optarg, workers_from = "--workers"; break;
         case 'x': exporters = optarg, exporters_from = "--exporters"; break;
+        case 'A': hcfg.auth_file = optarg; break;
+        case 'C': hcfg.tls_cert = optarg; break;
+        case 'K': hcfg.tls_key = optarg; break;
+        case 'M': maxconn = optarg, maxconn_from = "--http-max-connections"; break;
+        case 'T': htimeout = optarg, htimeout_from = "--http-timeout"; break;
         case 'S': speed = optarg, speed_from = "--speed"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("serve", "unknown option or missing value: %s", argv[optind - 1]);
@@ -145,6 +168,28 @@ int cmd_serve(int argc, char **argv)
                                    workers);
         cfg.workers = (int)w;
     }
+    char host[256], aerr[512];
+    unsigned port;
+    if (http_parse_addr(cfg.addr, host, sizeof host, &port, aerr, sizeof aerr))
+        return cli_usage_error("serve", "%s: %s", addr_from, aerr);
+    hcfg.addr = cfg.addr;
+    if (maxconn) {
+        char *end;
+        long m = strtol(maxconn, &end, 10);
+        if (*end || end == maxconn || m < 1 || m > 1000000)
+            return cli_usage_error("serve", "%s=\"%.100s\" is not a number of connections between 1 and 1000000",
+                                   maxconn_from, maxconn);
+        hcfg.max_connections = (unsigned)m;
+    }
+    if (htimeout) {
+        int64_t ns;
+        if (!duration_parse(htimeout, &ns) || ns < 1000000000LL || ns > 3600000000000LL)
+            return cli_usage_error("serve", "%s=\"%.100s\" is not a timeout between 1s and 1h (Go syntax: 15s)",
+                                   htimeout_from, htimeout);
+        hcfg.timeout_s = (unsigned)(ns / 1000000000LL);
+    }
+    if (!hcfg.tls_cert != !hcfg.tls_key)
+        return cli_usage_error("serve", "TLS needs both --tls-cert and --tls-key (or SIM_TLS_CERT and SIM_TLS_KEY)");
     cfg.speed = 1;
     if (speed && cli_parse_speed(speed, &cfg.speed))
         return cli_usage_error("serve", "%s=\"%s\" is not a speed: a number from 1 to 1000000, or max", speed_from,
@@ -200,7 +245,7 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "hwemu serve: run %s of %s starts now\n", id, trace);
     }
     http_runs_set(runs);
-    struct http *h = http_start(&eng, otlp, cfg.addr, err, sizeof err);
+    struct http *h = http_start(&eng, otlp, &hcfg, err, sizeof err);
     if (!h) {
         fprintf(stderr, "hwemu serve: %s\n", err);
         http_runs_set(NULL);
@@ -214,9 +259,9 @@ int cmd_serve(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    fprintf(stderr, "hwemu serve: %d nodes (%d resumed) from %s in %.3f s; root %s; http://%s; tick %.3f s, %d "
+    fprintf(stderr, "hwemu serve: %d nodes (%d resumed) from %s in %.3f s; root %s; %s; tick %.3f s, %d "
             "workers\n", eng.nnodes, eng.resumed, cfg.spec_path ? cfg.spec_path : "builtin specs/smoke.yaml",
-            eng.start_seconds, cfg.root, cfg.addr, (double)cfg.tick_ns / 1e9, cfg.workers);
+            eng.start_seconds, cfg.root, http_url(h), (double)cfg.tick_ns / 1e9, cfg.workers);
     engine_run(&eng);
     fprintf(stderr, "hwemu serve: stopping after %llu ticks (%llu overruns); the root keeps every node for a "
             "resume\n", (unsigned long long)atomic_load(&eng.ticks), (unsigned long long)atomic_load(&eng.overruns));

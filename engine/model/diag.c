@@ -24,11 +24,29 @@ static void push(struct diag *d, char *msg)
     d->msgs[d->count++] = msg;
 }
 
-static void vadd(struct diag *d, const char *where, const char *fmt, va_list ap)
+/* A message longer than this echoes a long value: its middle is cut, so the place it starts
+ * with and the remedy it ends with stay whole. */
+enum { DIAG_MAX_LEN = 600, DIAG_HEAD = 360, DIAG_TAIL = 200 };
+
+static char *shorten(char *msg)
+{
+    size_t n = msg ? strlen(msg) : 0;
+    if (n <= DIAG_MAX_LEN)
+        return msg;
+    char *s = NULL;
+    if (asprintf(&s, "%.*s...(%zu characters left out)...%s", DIAG_HEAD, msg, n - DIAG_HEAD - DIAG_TAIL,
+                 msg + n - DIAG_TAIL) < 0)
+        return msg;
+    free(msg);
+    return s;
+}
+
+__attribute__((format(printf, 3, 0))) static void vadd(struct diag *d, const char *where, const char *fmt, va_list ap)
 {
     char *body = NULL, *msg = NULL;
     if (vasprintf(&body, fmt, ap) < 0)
         return;
+    body = shorten(body);
     if (where) {
         if (asprintf(&msg, "%s: %s", where, body) < 0)
             msg = NULL;
@@ -63,8 +81,10 @@ void diag_at(struct diag *d, const struct yt_node *at, const char *fmt, ...)
 
 void diag_print(const struct diag *d, FILE *out)
 {
-    for (int i = 0; i < d->count; i++)
+    for (int i = 0; i < d->count && i < DIAG_PRINT_MAX; i++)
         fprintf(out, "%s\n", d->msgs[i]);
+    if (d->count > DIAG_PRINT_MAX)
+        fprintf(out, "(%d more problems not shown: fix the ones above first)\n", d->count - DIAG_PRINT_MAX);
 }
 
 void diag_free(struct diag *d)

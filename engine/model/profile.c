@@ -340,13 +340,44 @@ static int load_dir(struct profile_set *ps, const char *dir, struct diag *d)
     return rc;
 }
 
-static int finish(struct profile_set *ps, struct profile *p, struct diag *d, int depth)
+/* The longest extends chain taken: a profile and at most this many ancestors. */
+enum { MAX_EXTENDS = 32 };
+
+/* True when p's extends chain has more than MAX_EXTENDS ancestors (a cycle or an unknown
+ * parent stops the walk: finish reports those). Walks names only, so the answer is the same
+ * whichever profile is finished first. */
+static bool chain_too_long(const struct profile_set *ps, const struct profile *p)
+{
+    const struct profile *seen[MAX_EXTENDS + 2];
+    int n = 0;
+    seen[n++] = p;
+    while (p->extends) {
+        p = profiles_find(ps, p->extends);
+        if (!p)
+            return false;
+        for (int i = 0; i < n; i++)
+            if (seen[i] == p)
+                return false;
+        if (n > MAX_EXTENDS)
+            return true;
+        seen[n++] = p;
+    }
+    return false;
+}
+
+static int finish(struct profile_set *ps, struct profile *p, struct diag *d)
 {
     if (p->state == P_DONE)
         return 0;
     if (p->state == P_FAILED)
         return -1;
-    if (p->state == P_MERGING || depth > 32) {
+    if (p->state == P_NEW && chain_too_long(ps, p)) {
+        diag_at(d, yt_get(p->raw, "extends"), "profile %s: its extends chain has more than %d profiles above it; "
+                "shorten the chain (copy facts into a nearer parent)", p->name, MAX_EXTENDS);
+        p->state = P_FAILED;
+        return -1;
+    }
+    if (p->state == P_MERGING) {
         diag_at(d, yt_get(p->raw, "extends"), "profile %s: extends cycle through %s; break the chain", p->name,
                 p->extends);
         p->state = P_FAILED;
@@ -362,7 +393,7 @@ static int finish(struct profile_set *ps, struct profile *p, struct diag *d, int
             p->state = P_FAILED;
             return -1;
         }
-        if (finish(ps, parent, d, depth + 1)) {
+        if (finish(ps, parent, d)) {
             if (parent->state == P_FAILED && p->state == P_MERGING)
                 diag_at(d, yt_get(p->raw, "extends"), "profile %s: extends %s, which has errors (above)",
                         p->name, p->extends);
@@ -391,7 +422,7 @@ int profiles_load(struct profile_set *ps, const char *dir, struct diag *d)
     if (dir && load_dir(ps, dir, d))
         rc = -1;
     for (int i = 0; i < ps->n; i++)
-        if (finish(ps, &ps->items[i], d, 0))
+        if (finish(ps, &ps->items[i], d))
             rc = -1;
     /* Keep only the profiles that loaded cleanly. */
     int kept = 0;

@@ -8,6 +8,7 @@
 #include "ytree.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +326,9 @@ static void load_pool(struct sctx *c, const struct yt_node *pn, int idx)
         SERR(c, yt_get(pn, "count"), "%s: count %lld is more than one engine can hold (1000000)", where, p->count);
     if (get_int(c, pn, "startIndex", where, &p->start_index) && p->start_index < 0)
         SERR(c, yt_get(pn, "startIndex"), "%s: startIndex must be >= 0", where);
+    else if (p->count > 0 && p->start_index > LLONG_MAX - (p->count - 1))
+        SERR(c, yt_get(pn, "startIndex"), "%s: startIndex %lld with count %lld runs past the largest node number "
+             "(%lld); choose a smaller startIndex", where, p->start_index, p->count, LLONG_MAX);
     p->rack = get_str(c, pn, "rack", where);
     if (p->rack && k8s_label_value_problem(p->rack))
         SERR(c, yt_get(pn, "rack"), "%s: rack \"%s\" %s (it becomes a label value)", where, p->rack,

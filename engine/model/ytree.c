@@ -1,6 +1,7 @@
 /* ytree: libyaml document -> located tree; see ytree.h.
- * The conversion is recursive over libyaml's node graph with a depth and size bound, so a
- * recursive alias or a "billion laughs" document is an error rather than a hang. */
+ * Built from libyaml's events with an explicit stack, checking the depth and size bounds and
+ * duplicate keys (a hash table) event by event, so a deeply nested, recursive-alias or
+ * "billion laughs" document is an error found in linear time rather than a hang. */
 #include "ytree.h"
 
 #include "arena.h"
@@ -8,6 +9,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -15,91 +18,284 @@
 
 enum { YT_MAX_DEPTH = 64, YT_MAX_NODES = 1000000 };
 
-struct conv {
+/* An open-addressing hash table from (owner, text) to a node: the keys seen in each open
+ * mapping (owner: the mapping) and the anchors (owner: NULL). Linear in the document. */
+struct slot {
+    const void *owner;
+    const char *text;
+    struct yt_node *node;
+    long size;  /* anchors: nodes in the anchored subtree (-1 while it is still open) */
+    int depth;  /* anchors: its nesting depth below the anchored node */
+};
+struct table {
+    struct slot *s;
+    size_t cap, used;
+};
+
+static uint64_t hash_of(const void *owner, const char *text)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)(uintptr_t)owner;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h ^ (h >> 29);
+}
+
+/* The slot for (owner, text): the existing one, or a new one with node NULL. NULL: no memory. */
+static struct slot *table_slot(struct table *t, const void *owner, const char *text)
+{
+    if (t->used * 2 >= t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 64;
+        struct slot *ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            return NULL;
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->s[i].text)
+                continue;
+            size_t j = hash_of(t->s[i].owner, t->s[i].text) & (ncap - 1);
+            while (ns[j].text)
+                j = (j + 1) & (ncap - 1);
+            ns[j] = t->s[i];
+        }
+        free(t->s);
+        t->s = ns;
+        t->cap = ncap;
+    }
+    size_t j = hash_of(owner, text) & (t->cap - 1);
+    while (t->s[j].text && (t->s[j].owner != owner || strcmp(t->s[j].text, text)))
+        j = (j + 1) & (t->cap - 1);
+    if (!t->s[j].text) {
+        t->s[j].owner = owner;
+        t->s[j].text = text;
+        t->used++;
+    }
+    return &t->s[j];
+}
+
+/* An open collection: its node, where its children start on the child stack, its anchor. */
+struct frame {
+    struct yt_node *n;
+    size_t first;
+    struct slot *anchor;
+    long nodes_at_start;
+    int depth_below; /* the deepest child's depth below this node */
+};
+
+struct builder {
     struct arena *a;
     struct diag *d;
     const char *file;
-    yaml_document_t *doc;
+    struct frame *stack;
+    int depth, stack_cap;
+    struct yt_node **kids;
+    size_t nkids, kids_cap;
+    struct table keys, anchors;
     long nodes;
+    struct yt_node *root;
     bool failed;
 };
 
-static struct yt_node *new_node(struct conv *c, enum yt_kind kind, const yaml_node_t *yn)
+static void fail_at(struct builder *b, const yaml_mark_t *m, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail_at(struct builder *b, const yaml_mark_t *m, const char *fmt, ...)
 {
-    struct yt_node *n = arena_alloc(c->a, sizeof *n);
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    struct yt_node at = {.file = b->file, .line = (int)m->line + 1, .col = (int)m->column + 1};
+    diag_at(b->d, &at, "%s", msg);
+    b->failed = true;
+}
+
+static void too_big(struct builder *b, const yaml_mark_t *m)
+{
+    fail_at(b, m, "the document nests deeper than %d levels or expands to more than %d nodes (a recursive "
+            "alias?); flatten it", YT_MAX_DEPTH, YT_MAX_NODES);
+}
+
+static bool push_kid(struct builder *b, struct yt_node *n)
+{
+    if (b->nkids == b->kids_cap) {
+        size_t ncap = b->kids_cap ? b->kids_cap * 2 : 256;
+        struct yt_node **nk = realloc(b->kids, ncap * sizeof *nk);
+        if (!nk)
+            return false;
+        b->kids = nk;
+        b->kids_cap = ncap;
+    }
+    b->kids[b->nkids++] = n;
+    return true;
+}
+
+/* A finished node (scalar, alias copy or closed collection) of `size` nodes, `below` levels
+ * deep: becomes the root, or the next item, key or value of the open collection. */
+static void add_node(struct builder *b, struct yt_node *n, const yaml_mark_t *m, int below)
+{
+    if (!b->depth) {
+        b->root = n;
+        return;
+    }
+    struct frame *f = &b->stack[b->depth - 1];
+    if (f->depth_below < below + 1)
+        f->depth_below = below + 1;
+    if (f->n->kind == YT_MAP && (b->nkids - f->first) % 2 == 0) { /* a key */
+        if (n->kind != YT_SCALAR) {
+            fail_at(b, m, "a mapping key must be a plain value, not a %s", yt_kind_name(n->kind));
+            return;
+        }
+        struct slot *s = table_slot(&b->keys, f->n, n->text);
+        if (!s) {
+            fail_at(b, m, "out of memory");
+            return;
+        }
+        if (s->node) {
+            fail_at(b, m, "duplicate key \"%.80s%s\" (first at line %d); remove one of them", n->text,
+                    strlen(n->text) > 80 ? "..." : "", s->node->line);
+            return;
+        }
+        s->node = n;
+    }
+    if (!push_kid(b, n))
+        fail_at(b, m, "out of memory");
+}
+
+static struct yt_node *new_node(struct builder *b, enum yt_kind kind, const yaml_mark_t *m)
+{
+    struct yt_node *n = arena_alloc(b->a, sizeof *n);
     n->kind = kind;
-    n->file = c->file;
-    n->line = (int)yn->start_mark.line + 1;
-    n->col = (int)yn->start_mark.column + 1;
+    n->file = b->file;
+    n->line = (int)m->line + 1;
+    n->col = (int)m->column + 1;
     return n;
 }
 
-static struct yt_node *convert(struct conv *c, yaml_node_t *yn, int depth)
+/* Registers an anchor on a node that starts now (size -1: still open). */
+static struct slot *anchor(struct builder *b, const yaml_char_t *name, const yaml_mark_t *m)
 {
-    if (c->failed)
+    if (!name)
         return NULL;
-    if (depth > YT_MAX_DEPTH || ++c->nodes > YT_MAX_NODES) {
-        struct yt_node at = {.file = c->file, .line = (int)yn->start_mark.line + 1,
-                             .col = (int)yn->start_mark.column + 1};
-        diag_at(c->d, &at, "the document nests deeper than %d levels or expands to more than %d "
-                "nodes (a recursive alias?); flatten it", YT_MAX_DEPTH, YT_MAX_NODES);
-        c->failed = true;
-        return NULL;
-    }
-    switch (yn->type) {
-    case YAML_SCALAR_NODE: {
-        struct yt_node *n = new_node(c, YT_SCALAR, yn);
-        n->text = arena_strndup(c->a, (const char *)yn->data.scalar.value, yn->data.scalar.length);
-        n->plain = yn->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-        return n;
-    }
-    case YAML_SEQUENCE_NODE: {
-        struct yt_node *n = new_node(c, YT_SEQ, yn);
-        long count = yn->data.sequence.items.top - yn->data.sequence.items.start;
-        n->vals = arena_alloc(c->a, sizeof *n->vals * (size_t)(count ? count : 1));
-        for (yaml_node_item_t *it = yn->data.sequence.items.start; it < yn->data.sequence.items.top; it++) {
-            struct yt_node *v = convert(c, yaml_document_get_node(c->doc, *it), depth + 1);
-            if (!v)
-                return NULL;
-            n->vals[n->n++] = v;
+    struct slot *s = table_slot(&b->anchors, NULL, arena_strdup(b->a, (const char *)name));
+    if (!s)
+        fail_at(b, m, "out of memory");
+    else
+        s->size = -1;
+    return s;
+}
+
+static void on_event(struct builder *b, const yaml_event_t *ev)
+{
+    const yaml_mark_t *m = &ev->start_mark;
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT: {
+        if (++b->nodes > YT_MAX_NODES || b->depth > YT_MAX_DEPTH) {
+            too_big(b, m);
+            return;
         }
-        return n;
-    }
-    case YAML_MAPPING_NODE: {
-        struct yt_node *n = new_node(c, YT_MAP, yn);
-        long count = yn->data.mapping.pairs.top - yn->data.mapping.pairs.start;
-        size_t cap = (size_t)(count ? count : 1);
-        n->keys = arena_alloc(c->a, sizeof *n->keys * cap);
-        n->vals = arena_alloc(c->a, sizeof *n->vals * cap);
-        for (yaml_node_pair_t *p = yn->data.mapping.pairs.start; p < yn->data.mapping.pairs.top; p++) {
-            yaml_node_t *kn = yaml_document_get_node(c->doc, p->key);
-            struct yt_node *k = convert(c, kn, depth + 1);
-            if (!k)
-                return NULL;
-            if (k->kind != YT_SCALAR) {
-                diag_at(c->d, k, "a mapping key must be a plain value, not a %s", yt_kind_name(k->kind));
-                c->failed = true;
-                return NULL;
-            }
-            for (int i = 0; i < n->n; i++) {
-                if (strcmp(n->keys[i]->text, k->text) == 0) {
-                    diag_at(c->d, k, "duplicate key \"%s\" (first at line %d); remove one of them",
-                            k->text, n->keys[i]->line);
-                    c->failed = true;
-                    return NULL;
-                }
-            }
-            struct yt_node *v = convert(c, yaml_document_get_node(c->doc, p->value), depth + 1);
-            if (!v)
-                return NULL;
-            n->keys[n->n] = k;
-            n->vals[n->n] = v;
-            n->n++;
+        if (memchr(ev->data.scalar.value, 0, ev->data.scalar.length)) {
+            fail_at(b, m, "a value holds a NUL character (a \\0 or \\x00 escape): no name, path or number can "
+                    "contain one; remove it");
+            return;
         }
-        return n;
+        struct yt_node *n = new_node(b, YT_SCALAR, m);
+        n->text = arena_strndup(b->a, (const char *)ev->data.scalar.value, ev->data.scalar.length);
+        n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+        struct slot *s = anchor(b, ev->data.scalar.anchor, m);
+        if (s) {
+            s->node = n;
+            s->size = 1;
+            s->depth = 0;
+        }
+        add_node(b, n, m, 0);
+        return;
+    }
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT: {
+        bool map = ev->type == YAML_MAPPING_START_EVENT;
+        if (++b->nodes > YT_MAX_NODES || b->depth > YT_MAX_DEPTH) {
+            too_big(b, m);
+            return;
+        }
+        if (b->depth) { /* a collection as a key: refused when it starts, not when it ends */
+            struct frame *f = &b->stack[b->depth - 1];
+            if (f->n->kind == YT_MAP && (b->nkids - f->first) % 2 == 0) {
+                fail_at(b, m, "a mapping key must be a plain value, not a %s", map ? "mapping" : "sequence");
+                return;
+            }
+        }
+        if (b->depth == b->stack_cap) {
+            int ncap = b->stack_cap ? b->stack_cap * 2 : 16;
+            struct frame *ns = realloc(b->stack, (size_t)ncap * sizeof *ns);
+            if (!ns) {
+                fail_at(b, m, "out of memory");
+                return;
+            }
+            b->stack = ns;
+            b->stack_cap = ncap;
+        }
+        struct frame *f = &b->stack[b->depth++];
+        *f = (struct frame){.n = new_node(b, map ? YT_MAP : YT_SEQ, m), .first = b->nkids,
+                            .nodes_at_start = b->nodes - 1};
+        f->anchor = anchor(b, map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor, m);
+        if (f->anchor)
+            f->anchor->node = f->n;
+        return;
+    }
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT: {
+        struct frame f = b->stack[--b->depth];
+        size_t count = b->nkids - f.first;
+        struct yt_node *n = f.n;
+        if (n->kind == YT_MAP) {
+            n->n = (int)(count / 2);
+            n->keys = arena_alloc(b->a, sizeof *n->keys * (count / 2 ? count / 2 : 1));
+            n->vals = arena_alloc(b->a, sizeof *n->vals * (count / 2 ? count / 2 : 1));
+            for (size_t i = 0; i + 1 < count; i += 2) {
+                n->keys[i / 2] = b->kids[f.first + i];
+                n->vals[i / 2] = b->kids[f.first + i + 1];
+            }
+        } else {
+            n->n = (int)count;
+            n->vals = arena_alloc(b->a, sizeof *n->vals * (count ? count : 1));
+            if (count) /* kids is NULL until the first child */
+                memcpy(n->vals, b->kids + f.first, sizeof *n->vals * count);
+        }
+        b->nkids = f.first;
+        if (f.anchor) {
+            f.anchor->size = b->nodes - f.nodes_at_start;
+            f.anchor->depth = f.depth_below;
+        }
+        add_node(b, n, m, f.depth_below);
+        return;
+    }
+    case YAML_ALIAS_EVENT: {
+        const char *name = (const char *)ev->data.alias.anchor;
+        struct slot *s = table_slot(&b->anchors, NULL, name);
+        if (!s) {
+            fail_at(b, m, "out of memory");
+            return;
+        }
+        if (!s->node) {
+            s->text = arena_strdup(b->a, name); /* the slot keeps the name past the event */
+            fail_at(b, m, "alias *%.80s names no anchor before it; define &%.80s first", name, name);
+            return;
+        }
+        if (s->size < 0) {
+            fail_at(b, m, "alias *%.80s is inside the node it names (a recursive alias); YAML trees cannot "
+                    "contain themselves", name);
+            return;
+        }
+        /* an alias is a copy (later edits of one place must not change the other), counted
+         * whole against the limits before it is made */
+        if (s->size > YT_MAX_NODES - b->nodes || b->depth + s->depth > YT_MAX_DEPTH) {
+            too_big(b, m);
+            return;
+        }
+        b->nodes += s->size;
+        add_node(b, yt_clone(b->a, s->node), m, s->depth);
+        return;
     }
     default:
-        return NULL;
+        return;
     }
 }
 
@@ -113,12 +309,13 @@ static void syntax_error(struct diag *d, const char *file, const yaml_parser_t *
         diag_at(d, &at, "YAML syntax error: %s", p->problem ? p->problem : "invalid document");
 }
 
+/* The tree is built from libyaml's event stream (never from its composed document), so the
+ * depth, size and duplicate-key checks run as the text is read: a hostile document fails at
+ * the first event past a limit, in time linear in what was read. */
 struct yt_node *yt_parse(struct arena *a, const char *file, const char *buf, size_t len,
                          struct diag *d, bool *empty)
 {
     yaml_parser_t parser;
-    yaml_document_t doc;
-    struct yt_node *root = NULL;
     if (empty)
         *empty = false;
     if (!yaml_parser_initialize(&parser)) {
@@ -126,41 +323,40 @@ struct yt_node *yt_parse(struct arena *a, const char *file, const char *buf, siz
         return NULL;
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-    if (!yaml_parser_load(&parser, &doc)) {
-        syntax_error(d, file, &parser);
-        yaml_parser_delete(&parser);
-        return NULL;
-    }
-    yaml_node_t *top = yaml_document_get_root_node(&doc);
-    if (!top) {
-        if (empty)
-            *empty = true;
-    } else {
-        struct conv c = {.a = a, .d = d, .file = arena_strdup(a, file), .doc = &doc};
-        root = convert(&c, top, 0);
-        if (c.failed)
-            root = NULL;
-    }
-    yaml_document_delete(&doc);
-    if (root) {
-        /* A second document is almost always a mistake (two specs pasted into one file). */
-        yaml_document_t extra;
-        if (!yaml_parser_load(&parser, &extra)) {
+    struct builder b = {.a = a, .d = d, .file = arena_strdup(a, file)};
+    int docs = 0;
+    bool done = false;
+    while (!done && !b.failed) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) {
             syntax_error(d, file, &parser);
-            root = NULL;
-        } else {
-            yaml_node_t *x = yaml_document_get_root_node(&extra);
-            if (x) {
-                struct yt_node at = {.file = file, .line = (int)x->start_mark.line + 1,
-                                     .col = (int)x->start_mark.column + 1};
-                diag_at(d, &at, "a second YAML document starts here; this file must hold exactly one");
-                root = NULL;
-            }
-            yaml_document_delete(&extra);
+            b.failed = true;
+            break;
         }
+        if (ev.type == YAML_STREAM_END_EVENT) {
+            done = true;
+        } else if (ev.type == YAML_DOCUMENT_START_EVENT) {
+            docs++;
+        } else if (ev.type == YAML_DOCUMENT_END_EVENT) {
+            /* a second document is almost always a mistake (two specs pasted into one file) */
+        } else if (docs > 1) {
+            /* the first node of a second document */
+            fail_at(&b, &ev.start_mark, "a second YAML document starts here; this file must hold exactly one");
+        } else {
+            on_event(&b, &ev);
+        }
+        yaml_event_delete(&ev);
     }
     yaml_parser_delete(&parser);
-    return root;
+    free(b.stack);
+    free(b.kids);
+    free(b.keys.s);
+    free(b.anchors.s);
+    if (b.failed)
+        return NULL;
+    if (!b.root && empty)
+        *empty = true;
+    return b.root;
 }
 
 struct yt_node *yt_get(const struct yt_node *map, const char *key)

@@ -7,6 +7,7 @@
 
 #include "load.h"
 #include "events.h"
+#include "root.h"
 #include "ytree.h"
 
 #include <errno.h>
@@ -308,21 +309,6 @@ void engine_run(struct engine *e)
     }
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0755) && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
-}
-
 static struct phys_load base_load(const struct spec_pool *p)
 {
     return (struct phys_load){.cpu_util = p->base.cpu_util, .memory_intensity = p->base.memory_intensity,
@@ -350,12 +336,12 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         rc = model_load_spec(&e->spec, cfg->spec_path, &e->profiles);
     if (rc)
         return rc;
-    if (mkdir_p(cfg->root)) {
-        fprintf(stderr, "hwemu serve: cannot create the root %s: %s (set --root or SIM_HWEMU_ROOT to a writable "
-                "directory)\n", cfg->root, strerror(errno));
+    char path[4096], err[1024];
+    bool shared;
+    if (root_prepare(cfg->root, &shared, err, sizeof err)) {
+        fprintf(stderr, "hwemu serve: %s\n", err);
         return -1;
     }
-    char path[4096], err[1024];
     snprintf(path, sizeof path, "%s/events.jsonl", cfg->root);
     e->events = events_open(path, err, sizeof err);
     if (!e->events) {
@@ -392,6 +378,10 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
             failed++;
         } else {
             e->resumed += e->nodes[i].resumed;
+            /* a setgid root shares the segments with its group's agents (docs/security.md) */
+            if (shared && fchmod(e->nodes[i].seg.fd, 0660))
+                fprintf(stderr, "hwemu serve: node %s: cannot make its segment group-writable: %s\n", sn->name,
+                        strerror(errno));
         }
         if (cfg->progress)
             cfg->progress(cfg->progress_ctx, i + 1, e->nnodes, e->resumed);

@@ -3,6 +3,9 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -31,9 +34,23 @@ struct event_log *events_open(const char *path, char *err, size_t errlen)
     }
     pthread_mutex_init(&l->mu, NULL);
     if (path) {
-        l->f = fopen(path, "a");
-        if (!l->f) {
-            snprintf(err, errlen, "%s: cannot open the event log: %s", path, strerror(errno));
+        /* never through a symbolic link, never anything but a regular file: the root is ours
+         * (root.c), and a link or a FIFO here was put there to redirect the engine's writes */
+        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+        struct stat st;
+        int why = fd < 0 ? errno : fstat(fd, &st) ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
+        if (!why && fcntl(fd, F_SETFL, O_WRONLY | O_APPEND))
+            why = errno;
+        if (!why && !(l->f = fdopen(fd, "a")))
+            why = errno;
+        if (why) {
+            if (fd >= 0)
+                close(fd);
+            if (why == ELOOP || why == EINVAL || why == ENXIO) /* ENXIO: a FIFO no one reads */
+                snprintf(err, errlen, "%s is a symbolic link or not a regular file: refused (it could redirect the "
+                         "engine's writes); remove it and start again", path);
+            else
+                snprintf(err, errlen, "%s: cannot open the event log: %s", path, strerror(why));
             pthread_mutex_destroy(&l->mu);
             free(l);
             return NULL;

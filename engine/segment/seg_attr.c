@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -317,8 +318,11 @@ int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, i
         if (idx < 0) {
             if (!p->c)
                 return EINVAL;
+            /* intel_pstate: kstrtouint (ERANGE past 32 bits), then above 255 -> EINVAL */
             if ((rc = kstrtoull10(buf, len, &v)))
                 return rc;
+            if (v > UINT_MAX)
+                return ERANGE;
             if (v > 255)
                 return EINVAL;
             performance = v == 0;
@@ -401,7 +405,13 @@ int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, i
     case SV_INTEL_PL1: /* §10.1: any value; 1/8 W units, round to nearest; the hardware clamps */
         if ((rc = kstrtoul0(buf, len, &v)))
             return rc;
-        *outlen = put_u64(out, (v + 62500) / 125000 * 125000);
+        /* only 0 turns the limit off (i915's PL1_DISABLE); any other value is at least one
+         * 1/8 W step, and the rounding saturates instead of wrapping past 2^64 */
+        if (v) {
+            unsigned long long q = v / 125000 + (v % 125000 >= 62500);
+            v = q ? (q > ULLONG_MAX / 125000 ? ULLONG_MAX / 125000 : q) * 125000 : 125000;
+        }
+        *outlen = put_u64(out, v);
         return 0;
     case SV_MAX_MS: /* power1_max_interval: ms, above the longest window -> EINVAL */
         if ((rc = kstrtoul0(buf, len, &v)))

@@ -18,7 +18,7 @@
  *                      [a=cpuinfo_min, b=cpuinfo_max] (min also to the related max's value)
  *   SV_GOVERNOR        scaling_governor: first word, case-insensitive, one of `words`
  *   SV_EPP             energy_performance_preference: a name of `words`; c=1 also takes 0..255
- *                      (intel_pstate); EBUSY when the related governor is performance and
+ *                      (intel_pstate: kstrtouint, so past 2^32-1 ERANGE, 256.. EINVAL); EBUSY when the related governor is performance and
  *                      the choice is not performance (d=1: that rule applies)
  *   SV_UINT_CLAMP01    intel_pstate/no_turbo: sscanf("%u") else EINVAL, clamped to 0/1
  *   SV_BOOL01          cpufreq/boost: kstrtobool -> "0"/"1"
@@ -33,7 +33,9 @@
  *   SV_DPM_LEVEL       power_dpm_force_performance_level: the kernel's keywords by prefix (the
  *                      profile's `words` when set), profile_exit outside a profile -> EINVAL
  *   SV_INTEL_PL1       i915/xe powerN_max: kstrtoul0, rounded to 1/8 W; any value is taken
- *                      (the engine clamps it to the hardware's range at the next tick)
+ *                      (the engine clamps it to the hardware's range at the next tick); only
+ *                      0 turns the limit off: 1..62499 uW is one 1/8 W step, and values near
+ *                      2^64 saturate at the last step instead of wrapping
  *   SV_MAX_MS          powerN_max_interval: kstrtoul0 ms, above a -> EINVAL
  */
 #ifndef HWEMU_SEG_ATTR_H

@@ -178,6 +178,10 @@ struct guard_ent {
 static struct guard_ent *_Atomic guard_tab;
 static _Atomic uint32_t guard_n;
 static uint32_t guard_cap, guard_free; /* under guard_lock */
+/* Tables outgrown: the handler may still be reading one, so they are kept (and stay reachable,
+ * which is what a leak checker asks); capacities double from 16, so 32 cover any count. */
+static struct guard_ent *guard_retired[32];
+static uint32_t guard_nretired;
 static _Atomic uint64_t guard_faults; /* any registered segment faulted, ever */
 static pthread_mutex_t guard_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction guard_prev;
@@ -243,7 +247,7 @@ void seg_guard_register(struct seg *s)
             break;
         }
     if (at == n && n == guard_cap) {
-        /* grow: the handler may be reading the old table, so it is never freed (it is small) */
+        /* grow: the handler may be reading the old table, so it is never freed (guard_retired) */
         uint32_t cap = guard_cap ? guard_cap * 2 : 16;
         struct guard_ent *nt = calloc(cap, sizeof *nt);
         if (!nt) {
@@ -257,6 +261,8 @@ void seg_guard_register(struct seg *s)
             atomic_store(&nt[i].faulted, atomic_load(&t[i].faulted));
         }
         atomic_store_explicit(&guard_tab, nt, memory_order_release);
+        if (t && guard_nretired < sizeof guard_retired / sizeof *guard_retired)
+            guard_retired[guard_nretired++] = t;
         guard_cap = cap;
         t = nt;
     }

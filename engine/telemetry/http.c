@@ -17,7 +17,10 @@
  *   GET  /redfish/v1/...    Redfish: service root, Chassis per node, Power (redfish.c)
  *   GET  /healthz           ok
  * Unknown node: 404 with a JSON error. A known route with another method: 405 with Allow.
- * Unknown route: 404. Never steps a node, never blocks the tick loop (RCU reads). */
+ * Unknown route: 404. With --http-auth-file, every route but /healthz answers 401 (with a
+ * Basic challenge) without the credentials. Never steps a node, never blocks the tick loop
+ * (RCU reads). The routes (http_route) take no socket; the rest of this file is the
+ * libmicrohttpd daemon around them: budget, timeouts, auth, TLS, the log's rate limit. */
 #include "http.h"
 #include "http_runs.h"
 
@@ -29,6 +32,11 @@
 #include "web.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/resource.h>
 #include <stdarg.h>
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -43,6 +51,16 @@ struct http {
     struct MHD_Daemon *d;
     struct engine *e;
     const struct otlp *otlp;
+    char *user, *pass;  /* basic auth (pass points into user's allocation); NULL: none */
+    char *cert, *key;   /* PEM text for TLS; NULL: plain HTTP */
+    bool tls;
+    uint16_t port;      /* the port bound (the kernel's pick for :0) */
+    char url[300];
+    pthread_mutex_t log_mu; /* mhd_log's rate limit */
+    time_t log_last;
+    unsigned long log_dropped;
+    unsigned max;        /* the connection budget */
+    atomic_uint open;    /* connections now open */
 };
 
 enum route { R_TELEMETRY, R_CONTROL, R_DEBUG, R_METRICS, R_HEALTH, R_EXPORTERS, R_REDFISH, R_PAGE, R_OTHER, R_NROUTES };
@@ -81,59 +99,47 @@ static void bprintf(struct buf *b, const char *fmt, ...)
     }
 }
 
-static enum MHD_Result respond(struct MHD_Connection *c, unsigned code, const char *type, char *body, size_t len,
-                            const char *allow)
+/* A route's answer, before it becomes an MHD response (so the routes run without a socket:
+ * http_route, which the fuzz target drives). body is malloc'd (NULL: out of memory). */
+static void reply_set(struct http_reply *r, unsigned code, const char *type, char *body, size_t len,
+                      const char *allow)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(body);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", type);
-    if (allow)
-        MHD_add_response_header(r, "Allow", allow);
-    enum MHD_Result ret = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
-    return ret;
+    r->code = code;
+    r->type = type;
+    r->body = body;
+    r->len = body ? len : 0;
+    r->allow = allow;
+    r->persistent = false;
 }
 
 /* A file embedded in the binary: served from where it is, never copied or freed. */
-static enum MHD_Result respond_static(struct MHD_Connection *c, const struct web_file *f)
+static void reply_static(struct http_reply *r, const struct web_file *f)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(f->len, (void *)f->data, MHD_RESPMEM_PERSISTENT);
-    if (!r)
-        return MHD_NO;
-    MHD_add_response_header(r, "Content-Type", f->type);
-    MHD_add_response_header(r, "Cache-Control", "no-cache");
-    enum MHD_Result ret = MHD_queue_response(c, 200, r);
-    MHD_destroy_response(r);
-    return ret;
+    r->code = 200;
+    r->type = f->type;
+    r->body = (char *)f->data;
+    r->len = f->len;
+    r->allow = NULL;
+    r->persistent = true;
 }
 
-static const char *query_arg(void *ctx, const char *name)
-{
-    return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
-}
-
-static enum MHD_Result send_json(struct MHD_Connection *c, unsigned code, cJSON *o)
+static void send_json(struct http_reply *r, unsigned code, cJSON *o)
 {
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
-    if (!s)
-        return MHD_NO;
-    size_t n = strlen(s);
-    char *body = realloc(s, n + 2);
+    size_t n = s ? strlen(s) : 0;
+    char *body = s ? realloc(s, n + 2) : NULL;
     if (!body) {
         free(s);
-        return MHD_NO;
+        reply_set(r, code, "application/json", NULL, 0, NULL);
+        return;
     }
     body[n] = '\n';
     body[n + 1] = 0;
-    return respond(c, code, "application/json", body, n + 1, NULL);
+    reply_set(r, code, "application/json", body, n + 1, NULL);
 }
 
-static enum MHD_Result json_error(struct MHD_Connection *c, unsigned code, const char *msg, const char *node,
-                                  const char *allow)
+static void json_error(struct http_reply *r, unsigned code, const char *msg, const char *node, const char *allow)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "error", msg);
@@ -141,7 +147,7 @@ static enum MHD_Result json_error(struct MHD_Connection *c, unsigned code, const
         cJSON_AddStringToObject(o, "node", node);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
-    return s ? respond(c, code, "application/json", s, strlen(s), allow) : MHD_NO;
+    reply_set(r, code, "application/json", s, s ? strlen(s) : 0, allow);
 }
 
 static void rfc3339(int64_t wall_ns, char *out, size_t len)
@@ -388,21 +394,9 @@ static const struct node_telemetry *find(const struct telemetry *t, const char *
     return NULL;
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-                              const char *version, const char *upload, size_t *upload_size, void **state)
+void http_route(struct engine *e, const struct otlp *otlp, const char *method, const char *url,
+                http_arg_fn *arg, void *arg_ctx, struct http_reply *rep)
 {
-    struct http *h = cls;
-    struct engine *e = h->e;
-    if (http_runs_route(url)) /* the run API collects its own body (http_runs.c) */
-        return http_runs_handle(c, url, method, upload, upload_size, state);
-    if (!*state) { /* first call: headers only; a body (if any) follows */
-        *state = (void *)1;
-        return MHD_YES;
-    }
-    if (*upload_size) {
-        *upload_size = 0; /* the routes take no body: discard it */
-        return MHD_YES;
-    }
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     enum route r = !strncmp(url, "/telemetry/", 11) ? R_TELEMETRY : !strncmp(url, "/control/", 9) ? R_CONTROL
                    : !strncmp(url, "/debug/", 7) ? R_DEBUG : !strcmp(url, "/metrics") ? R_METRICS
@@ -411,24 +405,23 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                    : !strcmp(url, "/redfish") || !strncmp(url, "/redfish/", 9) ? R_REDFISH
                    : !strcmp(url, "/") || !strncmp(url, "/ui/", 4) ? R_PAGE : R_OTHER;
     atomic_fetch_add(&e->requests[r], 1);
-    enum MHD_Result ret;
     rcu_read_lock();
     const struct telemetry *t = rcu_dereference(e->telemetry);
     if (r == R_TELEMETRY) {
         const char *name = url + 11;
         const struct node_telemetry *nt = find(t, name);
         if (!get)
-            ret = json_error(c, 405, "method not allowed: use GET", NULL, "GET, HEAD");
+            json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
         else if (!nt)
-            ret = json_error(c, 404, "no such node in the cluster spec (see /debug/nodes)", name, NULL);
+            json_error(rep, 404, "no such node in the cluster spec (see /debug/nodes)", name, NULL);
         else
-            ret = send_json(c, 200, telemetry_json(nt, t->wall_ns));
+            send_json(rep, 200, telemetry_json(nt, t->wall_ns));
     } else if (r == R_CONTROL) {
         const char *name = url + 9;
         if (strcmp(method, "POST"))
-            ret = json_error(c, 405, "method not allowed: use POST", NULL, "POST");
+            json_error(rep, 405, "method not allowed: use POST", NULL, "POST");
         else if (!find(t, name))
-            ret = json_error(c, 404, "no such node in the cluster spec (see /debug/nodes)", name, NULL);
+            json_error(rep, 404, "no such node in the cluster spec (see /debug/nodes)", name, NULL);
         else {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddBoolToObject(o, "ok", false);
@@ -436,49 +429,55 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             cJSON_AddStringToObject(o, "node", name);
             cJSON_AddStringToObject(o, "message", "the node is emulated: its limits are written to its files "
                                                   "(powercap, cpufreq) through the shim, not through /control");
-            ret = send_json(c, 409, o);
+            send_json(rep, 409, o);
         }
     } else if (r == R_EXPORTERS) {
         char *body = NULL;
         size_t len = 0;
         const char *type = NULL;
-        unsigned code = get ? exporters_http(e, t, url + 10, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-                                             "node"), &body, &len, &type) : 405;
-        ret = code == 405 ? json_error(c, 405, "method not allowed: use GET", NULL, "GET, HEAD")
-              : body      ? respond(c, code, type, body, len, NULL) : MHD_NO;
+        unsigned code = get ? exporters_http(e, t, url + 10, arg(arg_ctx, "node"), &body, &len, &type) : 405;
+        if (code == 405)
+            json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
+        else
+            reply_set(rep, code, type, body, len, NULL);
     } else if (r == R_REDFISH) { /* redfish.c */
         char *body = NULL;
         size_t len = 0;
         unsigned code = get ? redfish_http(t, url, &body, &len) : 405;
-        ret = code == 405 ? json_error(c, 405, "method not allowed: use GET", NULL, "GET, HEAD")
-              : body      ? respond(c, code, "application/json", body, len, NULL) : MHD_NO;
+        if (code == 405)
+            json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
+        else
+            reply_set(rep, code, "application/json", body, len, NULL);
     } else if (r == R_PAGE) {
         struct web_file f;
         if (!get)
-            ret = json_error(c, 405, "method not allowed: use GET", NULL, "GET, HEAD");
+            json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
         else if (web_file(url, &f))
-            ret = respond_static(c, &f);
+            reply_static(rep, &f);
         else if (!strcmp(url, "/"))
-            ret = respond(c, 404, "text/plain; charset=utf-8", strdup(web_not_built_text), strlen(web_not_built_text),
-                          NULL);
+            reply_set(rep, 404, "text/plain; charset=utf-8", strdup(web_not_built_text), strlen(web_not_built_text),
+                      NULL);
         else
-            ret = json_error(c, 404, "no such file of the page", NULL, NULL);
+            json_error(rep, 404, "no such file of the page", NULL, NULL);
     } else if (r == R_METRICS || r == R_HEALTH || r == R_DEBUG) {
         if (!get) {
-            ret = json_error(c, 405, "method not allowed: use GET", NULL, "GET, HEAD");
+            json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
         } else if (r == R_HEALTH) {
-            ret = respond(c, 200, "text/plain; charset=utf-8", strdup("ok\n"), 3, NULL);
+            reply_set(rep, 200, "text/plain; charset=utf-8", strdup("ok\n"), 3, NULL);
         } else if (r == R_METRICS) {
             struct buf b = {0};
-            metrics(e, h->otlp, t, &b);
-            ret = b.p ? respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL) : MHD_NO;
+            metrics(e, otlp, t, &b);
+            reply_set(rep, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL);
         } else if (!strcmp(url, "/debug/nodes") || !strcmp(url, "/debug/history")) {
             char err[256];
-            cJSON *o = !strcmp(url, "/debug/nodes") ? web_nodes(t, query_arg, c, err, sizeof err)
-                                                    : web_history(e, query_arg, c, err, sizeof err);
-            ret = o ? send_json(c, 200, o) : json_error(c, 400, err, NULL, NULL);
+            cJSON *o = !strcmp(url, "/debug/nodes") ? web_nodes(t, arg, arg_ctx, err, sizeof err)
+                                                    : web_history(e, arg, arg_ctx, err, sizeof err);
+            if (o)
+                send_json(rep, 200, o);
+            else
+                json_error(rep, 400, err, NULL, NULL);
         } else if (!strcmp(url, "/debug/cluster")) {
-            ret = send_json(c, 200, web_cluster(e, t));
+            send_json(rep, 200, web_cluster(e, t));
         } else if (!strcmp(url, "/debug/energy")) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "count", t ? t->n : 0);
@@ -505,18 +504,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                 }
                 cJSON_AddItemToArray(arr, n);
             }
-            ret = send_json(c, 200, o);
+            send_json(rep, 200, o);
         } else if (!strcmp(url, "/debug/events")) {
-            const char *node = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
-            const char *after_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "after");
-            const char *limit_s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+            const char *node = arg(arg_ctx, "node");
+            const char *after_s = arg(arg_ctx, "after");
+            const char *limit_s = arg(arg_ctx, "limit");
             char *end = NULL;
             unsigned long long after = after_s ? strtoull(after_s, &end, 10) : 0;
             bool bad = after_s && (!*after_s || *end || *after_s == '-');
             unsigned long long limit = limit_s ? strtoull(limit_s, &end, 10) : 0;
             bad = bad || (limit_s && (!*limit_s || *end || *limit_s == '-'));
             if (bad) {
-                ret = json_error(c, 400, "after and limit are whole numbers >= 0 (after: the count of an earlier "
+                json_error(rep, 400, "after and limit are whole numbers >= 0 (after: the count of an earlier "
                                          "answer, for only newer events)", NULL, NULL);
             } else {
                 uint64_t total = 0;
@@ -524,62 +523,337 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                 struct buf b = {0};
                 bprintf(&b, "{\"count\":%llu,\"events\":%s}\n", (unsigned long long)total, arr ? arr : "[]");
                 free(arr);
-                ret = b.p ? respond(c, 200, "application/json", b.p, b.len, NULL) : MHD_NO;
+                reply_set(rep, 200, "application/json", b.p, b.len, NULL);
             }
         } else {
-            ret = json_error(c, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, "
+            json_error(rep, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, "
                                      "/debug/cluster, /debug/history, /debug/events, /debug/energy, /metrics; "
                                      "the page at /)", NULL, NULL);
         }
     } else {
-        ret = json_error(c, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, /debug/cluster, "
+        json_error(rep, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, /debug/cluster, "
                                  "/debug/history, /debug/events, /debug/energy, /metrics; the page at /)", NULL, NULL);
     }
     rcu_read_unlock();
+}
+
+/* The connection's query arguments, for http_route. */
+static const char *mhd_arg(void *ctx, const char *key)
+{
+    return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
+}
+
+/* Constant-time comparison of the credentials (a wrong guess takes as long as a near miss). */
+static bool same(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    unsigned char d = la != lb;
+    for (size_t i = 0; i < la && i < lb; i++)
+        d |= (unsigned char)(a[i] ^ b[i]);
+    return !d;
+}
+
+static bool authorized(const struct http *h, struct MHD_Connection *c)
+{
+    char *pass = NULL;
+    char *user = MHD_basic_auth_get_username_password(c, &pass);
+    bool ok = user && pass && ((int)same(user, h->user) & (int)same(pass, h->pass)); /* both compared, always */
+    MHD_free(user);
+    MHD_free(pass);
+    return ok;
+}
+
+static enum MHD_Result queue(struct MHD_Connection *c, const struct http_reply *rep, bool challenge)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        rep->len, rep->body, rep->persistent ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        if (!rep->persistent)
+            free(rep->body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", rep->type);
+    if (rep->persistent) /* the page's files: embedded in the binary */
+        MHD_add_response_header(r, "Cache-Control", "no-cache");
+    if (rep->allow)
+        MHD_add_response_header(r, "Allow", rep->allow);
+    enum MHD_Result ret = challenge ? MHD_queue_basic_auth_fail_response(c, "hwemu", r)
+                                    : MHD_queue_response(c, rep->code, r);
+    MHD_destroy_response(r);
     return ret;
 }
 
-struct http *http_start(struct engine *e, const struct otlp *otlp, const char *addr, char *err, size_t errlen)
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *upload, size_t *upload_size, void **state)
 {
-    char host[256];
-    const char *colon = strrchr(addr, ':');
-    if (!colon || !colon[1] || (size_t)(colon - addr) >= sizeof host) {
-        snprintf(err, errlen, "listen address \"%s\" is not host:port (e.g. 127.0.0.1:18080)", addr);
-        return NULL;
+    struct http *h = cls;
+    struct http_reply rep = {0};
+    /* checked on the first call, with the headers, before any body is read: /healthz stays open
+     * (liveness probes carry no credentials); every other route, the run API's too, needs them */
+    if (!*state && h->user && strcmp(url, "/healthz") && !authorized(h, c)) {
+        atomic_fetch_add(&h->e->requests[R_OTHER], 1);
+        json_error(&rep, 401, "authentication required (HTTP basic auth; see --http-auth-file)", NULL, NULL);
+        if (!rep.body)
+            return MHD_NO;
+        return queue(c, &rep, true);
+    }
+    if (http_runs_route(url)) /* the run API collects its own body (http_runs.c) */
+        return http_runs_handle(c, url, method, upload, upload_size, state);
+    if (!*state) { /* first call: headers only; a body (if any) follows */
+        *state = (void *)1;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        *upload_size = 0; /* the routes take no body: discard it */
+        return MHD_YES;
+    }
+    http_route(h->e, h->otlp, method, url, mhd_arg, c, &rep);
+    return rep.body ? queue(c, &rep, false) : MHD_NO;
+}
+
+/* libmicrohttpd's own messages (a client that reset or timed out, a failed accept): at most
+ * one line a minute with the count of those left out, so slow or hostile clients cannot fill
+ * the log. */
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    struct http *h = cls;
+    time_t now = time(NULL);
+    pthread_mutex_lock(&h->log_mu);
+    if (now - h->log_last >= 60) {
+        char msg[512];
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        msg[strcspn(msg, "\n")] = 0;
+        if (h->log_dropped)
+            fprintf(stderr, "hwemu serve: http: %s (%lu similar messages left out in the last minute)\n", msg,
+                    h->log_dropped);
+        else
+            fprintf(stderr, "hwemu serve: http: %s (further ones at most once a minute)\n", msg);
+        h->log_last = now;
+        h->log_dropped = 0;
+    } else {
+        h->log_dropped++;
+    }
+    pthread_mutex_unlock(&h->log_mu);
+}
+
+/* The budget: a connection past it is closed as soon as it is accepted (the client sees the
+ * close at once rather than waiting in the listen backlog). */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    struct http *h = cls;
+    return atomic_load(&h->open) < h->max ? MHD_YES : MHD_NO;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct http *h = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED)
+        atomic_fetch_add(&h->open, 1);
+    else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+        atomic_fetch_sub(&h->open, 1);
+}
+
+int http_parse_addr(const char *addr, char *host, size_t hostlen, unsigned *port, char *err, size_t errlen)
+{
+    const char *colon = addr ? strrchr(addr, ':') : NULL;
+    if (!colon || !colon[1] || (size_t)(colon - addr) >= hostlen) {
+        snprintf(err, errlen, "listen address \"%.200s\" is not host:port (e.g. 127.0.0.1:18080)", addr ? addr : "");
+        return -1;
+    }
+    unsigned long p = 0;
+    for (const char *d = colon + 1; *d; d++) {
+        if (*d < '0' || *d > '9' || (p = p * 10 + (unsigned long)(*d - '0')) > 65535) {
+            snprintf(err, errlen, "listen address \"%.200s\": the port must be a number from 0 to 65535 (0: "
+                     "the kernel picks one, printed at start)", addr);
+            return -1;
+        }
     }
     memcpy(host, addr, (size_t)(colon - addr));
     host[colon - addr] = 0;
     if (host[0] == '[') { /* [::1]:18080 */
-        memmove(host, host + 1, strlen(host));
-        host[strcspn(host, "]")] = 0;
+        size_t n = strcspn(host + 1, "]");
+        if (host[1 + n] != ']' || host[2 + n]) {
+            snprintf(err, errlen, "listen address \"%.200s\": an IPv6 host goes in brackets, as [::1]:18080", addr);
+            return -1;
+        }
+        memmove(host, host + 1, n);
+        host[n] = 0;
     }
+    *port = (unsigned)p;
+    return 0;
+}
+
+static bool is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    }
+    return false;
+}
+
+/* The whole of a small file (a certificate, a key, the credentials), NUL-terminated; NULL with errno. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *p = malloc(cap);
+    while (p) {
+        size_t n = fread(p + len, 1, cap - len - 1, f);
+        len += n;
+        if (len + 1 < cap || n == 0)
+            break;
+        if (cap >= (1u << 20)) { /* no certificate chain is that long */
+            free(p);
+            p = NULL;
+            errno = EFBIG;
+            break;
+        }
+        char *np = realloc(p, cap *= 2);
+        if (!np)
+            free(p);
+        p = np;
+    }
+    if (p)
+        p[len] = 0;
+    fclose(f);
+    return p;
+}
+
+static void http_free(struct http *h)
+{
+    free(h->user);
+    free(h->cert);
+    free(h->key);
+    pthread_mutex_destroy(&h->log_mu);
+    free(h);
+}
+
+/* Credentials "user:password" on the file's first line. */
+static int load_auth(struct http *h, const char *path, char *err, size_t errlen)
+{
+    char *s = slurp(path);
+    if (!s) {
+        snprintf(err, errlen, "--http-auth-file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    s[strcspn(s, "\r\n")] = 0;
+    char *colon = strchr(s, ':');
+    if (!colon || colon == s || !colon[1]) {
+        snprintf(err, errlen, "--http-auth-file %s: the first line must be user:password (both non-empty)", path);
+        free(s);
+        return -1;
+    }
+    *colon = 0;
+    h->user = s;
+    h->pass = colon + 1;
+    return 0;
+}
+
+struct http *http_start(struct engine *e, const struct otlp *otlp, const struct http_config *cfg, char *err,
+                        size_t errlen)
+{
+    char host[256];
+    unsigned port;
+    if (http_parse_addr(cfg->addr, host, sizeof host, &port, err, errlen))
+        return NULL;
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai;
-    int gai = getaddrinfo(*host ? host : NULL, colon + 1, &hints, &ai);
+    int gai = getaddrinfo(*host ? host : NULL, "0", &hints, &ai);
     if (gai) {
-        snprintf(err, errlen, "listen address \"%s\": %s", addr, gai_strerror(gai));
+        snprintf(err, errlen, "listen address \"%s\": %s", cfg->addr, gai_strerror(gai));
         return NULL;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-    if (ai->ai_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
-    uint16_t port = (uint16_t)atoi(colon + 1);
+    if (ai->ai_family == AF_INET)
+        ((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)port);
+    else if (ai->ai_family == AF_INET6)
+        ((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = htons((uint16_t)port);
     struct http *h = calloc(1, sizeof *h);
     if (!h)
         abort();
+    pthread_mutex_init(&h->log_mu, NULL);
+    h->log_last = -60;
     h->e = e;
     h->otlp = otlp;
-    struct MHD_Daemon *d = MHD_start_daemon(flags, port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                                            MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-                                            MHD_OPTION_END);
+    h->tls = cfg->tls_cert || cfg->tls_key;
+    if (cfg->auth_file && load_auth(h, cfg->auth_file, err, errlen))
+        goto fail;
+    if (h->tls) {
+        if (!cfg->tls_cert || !cfg->tls_key) {
+            snprintf(err, errlen, "TLS needs both --tls-cert and --tls-key (PEM files)");
+            goto fail;
+        }
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            snprintf(err, errlen, "this libmicrohttpd has no TLS support (Debian's is built with GnuTLS)");
+            goto fail;
+        }
+        if (!(h->cert = slurp(cfg->tls_cert)) || !(h->key = slurp(cfg->tls_key))) {
+            snprintf(err, errlen, "%s: %s", h->cert ? cfg->tls_key : cfg->tls_cert, strerror(errno));
+            goto fail;
+        }
+    }
+    unsigned max = cfg->max_connections ? cfg->max_connections : HTTP_DEFAULT_MAX_CONNECTIONS;
+    unsigned timeout = cfg->timeout_s ? cfg->timeout_s : HTTP_DEFAULT_TIMEOUT_S;
+    /* every connection is a descriptor: make room for the budget above what the engine holds */
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max + 256) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (rlim_t)max + 256 ? (rlim_t)max + 256 : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+        if (rl.rlim_cur < (rlim_t)max + 256) {
+            unsigned fit = rl.rlim_cur > 512 ? (unsigned)(rl.rlim_cur - 256) : 256;
+            fprintf(stderr, "hwemu serve: warning: the descriptor limit (ulimit -n %llu) holds %u HTTP connections, "
+                    "not %u; raise ulimit -n for more\n", (unsigned long long)rl.rlim_cur, fit, max);
+            max = fit;
+        }
+    }
+    h->max = max;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    if (ai->ai_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    if (h->tls)
+        flags |= MHD_USE_TLS;
+    struct MHD_OptionItem tls_opts[] = {
+        {h->tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, h->cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, h->key},
+        {MHD_OPTION_END, 0, NULL}};
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, (uint16_t)port, accept_policy, h, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+        MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, max + 16,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_ARRAY,
+        tls_opts, MHD_OPTION_END);
+    bool loopback = is_loopback(ai->ai_addr);
     freeaddrinfo(ai);
+    ai = NULL;
     if (!d) {
-        snprintf(err, errlen, "cannot listen on %s (in use, or not an address of this host?); choose another with "
-                 "--addr or SIM_ADDR", addr);
-        free(h);
-        return NULL;
+        snprintf(err, errlen, "cannot listen on %s (in use, not an address of this host, or a bad TLS certificate "
+                 "or key?); choose another with --addr or SIM_ADDR", cfg->addr);
+        goto fail;
     }
     h->d = d;
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = info ? info->port : (uint16_t)port;
+    snprintf(h->url, sizeof h->url, "%s://%s%s%s:%u", h->tls ? "https" : "http", strchr(host, ':') ? "[" : "",
+             *host ? host : "0.0.0.0", strchr(host, ':') ? "]" : "", h->port);
+    if (!loopback)
+        fprintf(stderr, "hwemu serve: warning: %s is reachable from other hosts%s%s; the default 127.0.0.1 keeps "
+                "the API on this machine\n", h->url, h->user ? "" : ", with no authentication (--http-auth-file)",
+                h->tls ? "" : ", in clear text (--tls-cert/--tls-key)");
     return h;
+fail:
+    if (ai)
+        freeaddrinfo(ai);
+    http_free(h);
+    return NULL;
+}
+
+const char *http_url(const struct http *h)
+{
+    return h->url;
 }
 
 void http_stop(struct http *h)
@@ -587,5 +861,5 @@ void http_stop(struct http *h)
     if (!h)
         return;
     MHD_stop_daemon(h->d);
-    free(h);
+    http_free(h);
 }

@@ -177,6 +177,10 @@ static void test_cpufreq(void **st)
     assert_int_equal(w(POL "energy_performance_preference", "128", o), 0);
     assert_string_equal(o, "128\n");
     assert_int_equal(w(POL "energy_performance_preference", "256", o), EINVAL);
+    /* intel_pstate parses raw values with kstrtouint: past 2^32-1 it is ERANGE, not EINVAL */
+    assert_int_equal(w(POL "energy_performance_preference", "4294967295", o), EINVAL);
+    assert_int_equal(w(POL "energy_performance_preference", "4294967296", o), ERANGE);
+    assert_int_equal(w(POL "energy_performance_preference", "18446744073709551616", o), ERANGE);
     assert_int_equal(w(POL "energy_performance_preference", "fast", o), EINVAL);
 }
 
@@ -255,6 +259,18 @@ static void test_i915(void **st)
     assert_int_equal(w("i915/power1_max", "0", o), 0);
     assert_string_equal(o, "0\n");
     assert_int_equal(w("i915/power1_max", "-1", o), EINVAL);
+    /* only 0 turns the limit off (i915's PL1_DISABLE): a small value is one 1/8 W step */
+    assert_int_equal(w("i915/power1_max", "1", o), 0);
+    assert_string_equal(o, "125000\n");
+    assert_int_equal(w("i915/power1_max", "62499", o), 0);
+    assert_string_equal(o, "125000\n");
+    assert_int_equal(w("i915/power1_max", "62500", o), 0);
+    assert_string_equal(o, "125000\n");
+    /* 2^64-1 must not wrap to a small value: it saturates at the last whole step */
+    assert_int_equal(w("i915/power1_max", "18446744073709551615", o), 0);
+    assert_string_equal(o, "18446744073709500000\n");
+    assert_int_equal(w("i915/power1_max", "0xffffffffffffffff", o), 0);
+    assert_string_equal(o, "18446744073709500000\n");
     assert_int_equal(w("i915/power1_max_interval", "256001", o), EINVAL);
     assert_int_equal(w("i915/power1_max_interval", "0x100", o), 0);
     assert_string_equal(o, "256\n");

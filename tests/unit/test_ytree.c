@@ -100,6 +100,49 @@ static void test_alias_bomb_is_refused(void **st)
     arena_free(&a);
 }
 
+/* Found by fuzz_spec: an empty collection before any other child (no child stack yet). */
+static void test_empty_collections(void **st)
+{
+    struct arena a = {0};
+    struct diag d = {0};
+    struct yt_node *r = parse(&a, &d, "[]");
+    assert_non_null(r);
+    assert_int_equal(r->kind, YT_SEQ);
+    assert_int_equal(r->n, 0);
+    r = parse(&a, &d, "[[[[[[[[[]]]]]]]]]");
+    assert_non_null(r);
+    assert_int_equal(r->vals[0]->n, 1);
+    r = parse(&a, &d, "{}");
+    assert_non_null(r);
+    assert_int_equal(r->kind, YT_MAP);
+    assert_int_equal(d.count, 0);
+    assert_null(parse(&a, &d, "[[[[[[[[[]{T{"));
+    assert_int_equal(d.count, 1);
+    assert_non_null(strstr(d.msgs[0], "YAML syntax error"));
+    diag_free(&d);
+    arena_free(&a);
+}
+
+/* Deep nesting fails at the first level past the limit, with the limit's message. */
+static void test_depth_limit(void **st)
+{
+    struct arena a = {0};
+    struct diag d = {0};
+    char text[300];
+    memset(text, '[', 65);
+    memset(text + 65, ']', 65);
+    text[130] = 0;
+    assert_non_null(parse(&a, &d, text)); /* 65 levels: the root and 64 below it */
+    memset(text, '[', 66);
+    memset(text + 66, ']', 66);
+    text[132] = 0;
+    assert_null(parse(&a, &d, text));
+    assert_int_equal(d.count, 1);
+    assert_non_null(strstr(d.msgs[0], "t.yaml:1:66: the document nests deeper than 64 levels"));
+    diag_free(&d);
+    arena_free(&a);
+}
+
 static void test_map_edit(void **st)
 {
     struct arena a = {0};
@@ -124,6 +167,8 @@ int main(void)
         cmocka_unit_test(test_duplicate_key),
         cmocka_unit_test(test_syntax_error_and_second_document),
         cmocka_unit_test(test_alias_bomb_is_refused),
+        cmocka_unit_test(test_empty_collections),
+        cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_map_edit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,120 @@
+/* root: the root directory's creation and its ownership checks; see root.h. Never follows a
+ * symbolic link at the root itself, never changes an existing directory's owner or mode. */
+#include "root.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *user_name(uid_t uid, char *buf, size_t len)
+{
+    struct passwd pw, *res = NULL;
+    char tmp[1024];
+    if (!getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) && res)
+        snprintf(buf, len, "%u (%s)", (unsigned)uid, res->pw_name);
+    else
+        snprintf(buf, len, "%u", (unsigned)uid);
+    return buf;
+}
+
+/* Every ancestor of the absolute path p (not p itself): owned by root or us, and not
+ * writable by others unless sticky, so no one else can rename the root away and put another
+ * in its place. Creates the missing ones (0755). */
+static int check_ancestors(char *p, uid_t me, char *err, size_t errlen)
+{
+    for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = 0;
+        struct stat st;
+        if (lstat(p, &st) && errno == ENOENT && !mkdir(p, 0755))
+            lstat(p, &st);
+        else if (lstat(p, &st)) {
+            snprintf(err, errlen, "cannot create or read %s: %s", p, strerror(errno));
+            *s = '/';
+            return -1;
+        }
+        if (S_ISLNK(st.st_mode) && stat(p, &st)) { /* a link among the ancestors: judge its target */
+            snprintf(err, errlen, "%s: %s", p, strerror(errno));
+            *s = '/';
+            return -1;
+        }
+        char who[300];
+        const char *why = !S_ISDIR(st.st_mode)                              ? "is not a directory"
+                          : st.st_uid != 0 && st.st_uid != me               ? "is owned by another user"
+                          : (st.st_mode & 022) && !(st.st_mode & S_ISVTX)    ? "is writable by other users and not sticky"
+                                                                            : NULL;
+        if (why) {
+            snprintf(err, errlen, "the root's parent %s %s (owner %s, mode %04o): another user could replace the "
+                     "root; choose a --root (SIM_HWEMU_ROOT) under directories only you or root can change",
+                     p, why, user_name(st.st_uid, who, sizeof who), (unsigned)(st.st_mode & 07777));
+            *s = '/';
+            return -1;
+        }
+        *s = '/';
+    }
+    return 0;
+}
+
+int root_prepare(const char *root, bool *shared, char *err, size_t errlen)
+{
+    char p[4096];
+    *shared = false;
+    if (!root || !*root) {
+        snprintf(err, errlen, "the root is empty: set --root or SIM_HWEMU_ROOT to a directory");
+        return -1;
+    }
+    if (root[0] == '/')
+        snprintf(p, sizeof p, "%s", root);
+    else {
+        char cwd[2048];
+        if (!getcwd(cwd, sizeof cwd)) {
+            snprintf(err, errlen, "root %s: cannot read the working directory: %s", root, strerror(errno));
+            return -1;
+        }
+        snprintf(p, sizeof p, "%s/%s", cwd, root);
+    }
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/')
+        p[--n] = 0;
+    uid_t me = geteuid();
+    if (check_ancestors(p, me, err, errlen))
+        return -1;
+    if (mkdir(p, 0755) && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create the root %s: %s (set --root or SIM_HWEMU_ROOT to a writable directory)",
+                 root, strerror(errno));
+        return -1;
+    }
+    int fd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "the root %s %s: the engine writes only into a real directory; give its real path "
+                 "or choose another --root", root,
+                 errno == ELOOP || errno == ENOTDIR ? "is a symbolic link or not a directory" : strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    int rc = fstat(fd, &st);
+    close(fd);
+    if (rc) {
+        snprintf(err, errlen, "the root %s: %s", root, strerror(errno));
+        return -1;
+    }
+    char who[300], mine[300];
+    if (st.st_uid != me) {
+        snprintf(err, errlen, "the root %s is owned by user %s, not by this engine's user %s: whoever created it "
+                 "could redirect the engine's writes; remove it (rm -rf %s) or choose another --root "
+                 "(SIM_HWEMU_ROOT)", root, user_name(st.st_uid, who, sizeof who), user_name(me, mine, sizeof mine),
+                 root);
+        return -1;
+    }
+    if (st.st_mode & 022) {
+        snprintf(err, errlen, "the root %s has mode %04o: other users can create files in it and redirect the "
+                 "engine's writes; chmod go-w %s (to let agents of other users in, see docs/security.md: a group "
+                 "and chmod 2750)", root, (unsigned)(st.st_mode & 07777), root);
+        return -1;
+    }
+    *shared = (st.st_mode & S_ISGID) != 0;
+    return 0;
+}
