@@ -53,9 +53,10 @@ static const char help[] =
     "  --http-max-connections N  connections served at once; more are closed at once\n"
     "                       (SIM_HTTP_MAX_CONNECTIONS); default 4096\n"
     "  --http-timeout DURATION  a connection idle this long is closed (SIM_HTTP_TIMEOUT); default 15s\n"
+    "  -h, --help           this text\n"
+    "\n"
     "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
-    "SIM_WORKLOAD_TRACE_PATH starts at startup; outputs under SIM_RUNS_DIR (default <root>/runs).\n"
-    "  -h, --help           this text\n";
+    "SIM_WORKLOAD_TRACE_PATH starts at startup; outputs under SIM_RUNS_DIR (default <root>/runs).\n";
 
 static struct engine eng;
 
