@@ -28,6 +28,7 @@ fi
 # extra seed directories per target (read only)
 extra_spec="specs tests/specs tests/corpus/specs"
 extra_profile="profiles"
+extra_trace="tests/corpus/traces"
 pass=0 fail=0
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
