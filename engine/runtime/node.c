@@ -779,13 +779,16 @@ static void publish_identity(struct node *n)
 }
 
 /* Every counter's resumed total from segment from (mapped and bound with the template's
- * geometry) into out[ncounters]: segment.h "Resume". */
-static void salvage_totals(const struct node *n, const struct seg *from, uint64_t *out)
+ * geometry) into out[ncounters]: segment.h "Resume". The node's ledger sequence continues from
+ * the newest copy found: restarted at 1, its first writes would be older than the copies the
+ * dead engine left, and a later restart would read those stale totals as the newest. */
+static void salvage_totals(struct node *n, const struct seg *from, uint64_t *out)
 {
     uint64_t *led = calloc(from->n_counters + 1, sizeof *led), seq = 0;
     if (!led)
         abort();
     bool have = seg_ledger_read(from, &seq, led);
+    n->ledger_seq = have && seq < (UINT64_MAX >> 1) ? seq : 0;
     uint64_t gen = atomic_load(&from->h->gen);
     for (uint32_t k = 0; k < n->ncounters; k++) {
         uint32_t v = n->counters[k];
