@@ -161,7 +161,7 @@ static void tick_slice(struct engine *e, int w)
     int from = (int)((long)e->nnodes * w / nw), to = (int)((long)e->nnodes * (w + 1) / nw);
     for (int i = from; i < to; i++) {
         double amb = engine_ambient_c(e, e->spec.nodes[i].pool, e->tick_wall);
-        node_tick(&e->nodes[i], e->tick_mono, e->tick_until, e->tick_wall, amb, e->events);
+        node_tick(&e->nodes[i], e->tick_mono, e->tick_wall, amb, e->events);
         if (e->next)
             fill_telemetry(e, i, &e->next->nodes[i], amb);
     }
@@ -245,16 +245,6 @@ static void tick_all(struct engine *e)
     }
     e->real_last = real;
     e->tick_wall = e->tick_mono + e->wall_minus_mono;
-    /* Where this tick's intervals end: at the next tick's deadline (in emulated time), which the
-     * next tick never comes before, so no counter is extrapolated past the time the next
-     * tick restarts it from. Without a loop (engine_tick called directly), one tick. */
-    int64_t next = e->next_deadline;
-    if (next && next <= real) /* woken late: the loop's next deadline is the grid's first past now */
-        next += ((real - next) / e->deadline_period + 1) * e->deadline_period;
-    if (e->cfg.speed != ENGINE_SPEED_MAX && next)
-        e->tick_until = e->tick_mono + (int64_t)((double)(next - real) * (e->cfg.speed > 1 ? e->cfg.speed : 1));
-    else
-        e->tick_until = e->tick_mono + e->cfg.tick_ns;
     if (e->hooks.before)
         e->hooks.before(e->hooks.ctx, e);
     if (!e->threads) { /* one worker, or before the workers start */
@@ -296,8 +286,6 @@ void engine_run(struct engine *e)
            ;
         if (e->stop)
             break;
-        e->next_deadline = deadline + period;
-        e->deadline_period = period;
         engine_tick(e);
         deadline += period;
         int64_t now = now_of(CLOCK_MONOTONIC);

@@ -128,9 +128,6 @@ struct engine {
     pthread_t *threads;
     pthread_barrier_t start, done;
     int64_t tick_mono, tick_wall; /* emulated time of the tick (node clocks are CLOCK_MONOTONIC based) */
-    int64_t tick_until;           /* emulated time of the next tick's deadline: the intervals' end */
-    int64_t next_deadline;        /* CLOCK_MONOTONIC of the next tick's deadline (engine_run), or 0 */
-    int64_t deadline_period;      /* engine_run's period between deadlines */
     int64_t real_last;            /* CLOCK_MONOTONIC at the last tick */
     int64_t wall_minus_mono;      /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
     struct engine_hooks hooks;    /* set before engine_run or under no tick */

@@ -728,8 +728,7 @@ static void check_health(struct node *n, int64_t now_wall, struct event_log *log
     }
 }
 
-void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
-               struct event_log *log)
+void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log)
 {
     check_health(n, now_wall, log);
     int64_t dt = (now_mono - n->mono_origin) - n->state.now_ns;
@@ -748,8 +747,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
     phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     phys_gpu_begin_interval(&n->gparams, &n->gstate, &n->gload, n->tick_ns);
     sample_power(n, now_mono, now_wall);
-    int64_t horizon = until_mono > now_mono ? until_mono - n->mono_origin : n->state.now_ns;
-    collect_s_values(n, ch, &nch, horizon, now_wall);
+    collect_s_values(n, ch, &nch, n->state.now_ns + n->tick_ns, now_wall);
     publish(n, ch, nch, now_mono);
     free(ch);
     write_ledger(n, now_wall);
@@ -1051,10 +1049,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->mono_origin = seg_now_ns();
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    /* the start's interval ends where it begins: until the engine's first tick the counters
-     * stand still, so no reader sees past what that tick will publish */
-    node_tick(n, n->mono_origin, n->mono_origin, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec,
-              n->params.ambient_init_c, NULL);
+    node_tick(n, n->mono_origin, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, n->params.ambient_init_c, NULL);
     publish_identity(n);
     return 0;
 }

@@ -104,12 +104,8 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
               size_t errlen);
 void node_close(struct node *n);
 /* One tick at now_mono: step to it, drain agent writes (events to log), begin the next
- * interval at load, publish, write the ledger. until_mono is the earliest time the next tick
- * can come (its deadline): the published interval ends there, so a reader who reads this
- * snapshot after that instant, while the next tick is still being published, sees the
- * counters stand still instead of running ahead of what that tick publishes. */
-void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
-               struct event_log *log);
+ * interval at load, publish, write the ledger. */
+void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log);
 /* The node's power now, W: packages, DRAM, GPUs and the rest of the platform (the figure
  * /telemetry's nodePowerWatts and the BMC interfaces show). */
 double node_power_w(const struct node *n);

@@ -46,10 +46,7 @@
  * and the file shows energy_uj, or (raw mod 2^wrap_bits) itself when shows_count is set.
  * which is what stepping the physics to t gives, bit for bit: on the grid, never decreasing
  * (until the register wraps, as hardware does), equal at the next tick to what the tick
- * computes, and frozen at the horizon if the engine stops. The engine sets the horizon at the
- * next tick's deadline, never later: the next tick restarts the line from its own time, which
- * is at or after the deadline, so no read before that publication can run past it. Before
- * returning, a reader raises
+ * computes, and frozen at the horizon if the engine stops. Before returning, a reader raises
  * hwm[value] to start_uj + acc (the total energy it revealed).
  *
  * Resume (the rule that keeps counters from ever going back across crashes, seg_resume_total):
