@@ -10,6 +10,7 @@
 #ifndef HWEMU_CLI_H
 #define HWEMU_CLI_H
 #include <stdbool.h>
+#include <stdint.h>
 
 enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
 
@@ -19,6 +20,12 @@ enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
 const char *cli_env(const char *name);
 /* Prints "hwemu CMD: MSG" and a hint to --help on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The tick period and worker count of serve and run, each from its option or variable (tick_from
+ * and workers_from name which, for the message); defaults 1 s and the online CPUs (at most 12).
+ * EXIT_OK, or a usage error printed for cmd. */
+int cli_tick_workers(const char *cmd, const char *tick, const char *tick_from, const char *workers,
+                     const char *workers_from, int64_t *tick_ns, int *nworkers);
 
 int cmd_clusterspec(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);

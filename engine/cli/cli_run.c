@@ -74,6 +74,7 @@ int cmd_run(int argc, char **argv)
                                 .root = cli_env("SIM_HWEMU_ROOT")};
     const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH"), *runs_dir = cli_env("SIM_RUNS_DIR");
     const char *tick = cli_env("SIM_EMULATE_TICK"), *workers = cli_env("SIM_EMULATE_WORKERS");
+    const char *tick_from = "SIM_EMULATE_TICK", *workers_from = "SIM_EMULATE_WORKERS";
     const char *speed = cli_env("SIM_SPEED"), *bspeed = cli_env("SIM_BASE_SPEED_PER_CORE");
     int c;
     opterr = 0;
@@ -85,8 +86,8 @@ int cmd_run(int argc, char **argv)
         case 'p': cfg.profiles_dir = optarg; break;
         case 'r': cfg.root = optarg; break;
         case 'R': runs_dir = optarg; break;
-        case 't': tick = optarg; break;
-        case 'w': workers = optarg; break;
+        case 't': tick = optarg, tick_from = "--tick"; break;
+        case 'w': workers = optarg, workers_from = "--workers"; break;
         case 'S': speed = optarg; break;
         case 'b': bspeed = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
@@ -100,18 +101,8 @@ int cmd_run(int argc, char **argv)
                                       "writes one");
     if (!cfg.root)
         cfg.root = "/dev/shm/hwemu";
-    cfg.tick_ns = 1000000000;
-    if (tick && (!duration_parse(tick, &cfg.tick_ns) || cfg.tick_ns < 10000000 || cfg.tick_ns > 3600000000000LL))
-        return cli_usage_error("run", "--tick \"%s\" is not a tick between 10ms and 1h (Go syntax: 1s, 250ms)", tick);
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    cfg.workers = online < 1 ? 1 : online > 12 ? 12 : (int)online;
-    if (workers) {
-        char *end;
-        long w = strtol(workers, &end, 10);
-        if (*end || w < 1 || w > 256)
-            return cli_usage_error("run", "--workers \"%s\" is not a number of workers between 1 and 256", workers);
-        cfg.workers = (int)w;
-    }
+    if (cli_tick_workers("run", tick, tick_from, workers, workers_from, &cfg.tick_ns, &cfg.workers))
+        return EXIT_USAGE;
     cfg.speed = 1;
     if (speed && cli_parse_speed(speed, &cfg.speed))
         return cli_usage_error("run", "--speed \"%s\" is not a speed: a number from 1 to 1000000, or max", speed);

@@ -155,20 +155,8 @@ int cmd_serve(int argc, char **argv)
         cfg.root = "/dev/shm/hwemu";
     if (!cfg.addr)
         cfg.addr = "127.0.0.1:18080";
-    cfg.tick_ns = 1000000000;
-    if (tick && (!duration_parse(tick, &cfg.tick_ns) || cfg.tick_ns < 10000000 || cfg.tick_ns > 3600000000000LL))
-        return cli_usage_error("serve", "%s=\"%s\" is not a tick between 10ms and 1h (Go syntax: 1s, 250ms)",
-                               tick_from, tick);
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    cfg.workers = online < 1 ? 1 : online > 12 ? 12 : (int)online;
-    if (workers) {
-        char *end;
-        long w = strtol(workers, &end, 10);
-        if (*end || w < 1 || w > 256)
-            return cli_usage_error("serve", "%s=\"%s\" is not a number of workers between 1 and 256", workers_from,
-                                   workers);
-        cfg.workers = (int)w;
-    }
+    if (cli_tick_workers("serve", tick, tick_from, workers, workers_from, &cfg.tick_ns, &cfg.workers))
+        return EXIT_USAGE;
     char host[256], aerr[512];
     unsigned port;
     if (http_parse_addr(cfg.addr, host, sizeof host, &port, aerr, sizeof aerr))
