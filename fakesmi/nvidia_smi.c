@@ -59,12 +59,6 @@ bool nv_num(const char *text, long long *v)
     return true;
 }
 
-const char *nv_watts(long long mw, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%.2f", (double)mw / 1000.0);
-    return buf;
-}
-
 int nv_persistence(int gpu)
 {
     char t[16];

@@ -45,8 +45,9 @@ const char *nv_read(int gpu, const char *file, char *buf, size_t cap);
 bool nv_incomplete(void);
 /* Is text a whole decimal integer (not a token such as "[N/A]")? */
 bool nv_num(const char *text, long long *v);
-/* A mW value as watts with two decimals, rounded as the real tool's %.2f of mW / 1000
- * (143605 -> "143.61"; Debian's nvidia-smi 535 on the node's NVML, tests/cli/test_nvml.sh). */
+/* A mW value as watts with two decimals, as the real tool prints it: %.2f of the single-
+ * precision mW / 1000 (551515 -> "551.52", where the double quotient gives "551.51"; Debian's
+ * nvidia-smi 535 on the node's NVML, tests/cli/test_nvml.sh). In nvidia_smi_watts.c. */
 const char *nv_watts(long long mw, char *buf, size_t cap);
 /* Persistence mode: 1 enabled, 0 disabled, -1 unknown. */
 int nv_persistence(int gpu);

@@ -115,6 +115,26 @@ for node in sxm-0 sxm4-0 nvl-0 l40s-0 fs-0; do
     [ $rc_real = 0 ] && [ $rc_fake = 0 ] && python3 tests/cli/smi_compare.py table "$root/real.txt" "$root/fake.txt" &&
         ok || bad "table on $node (rc $rc_real/$rc_fake)"
 done
+# How both round a power to two decimals: with the power forced through gdb to values whose
+# single- and double-precision quotients print differently (551515 mW: 551.52 in float, 551.51
+# in double; 45: 0.05 / 0.04; 55: 0.05 / 0.06), the real tool prints the float rounding, and
+# fakesmi must print the same. (Before fakesmi divided in float, the comparisons above failed on
+# the tick in ten whose power ends in 5 mW.)
+if command -v gdb >/dev/null; then
+    for mw_want in 551515:551.52 45:0.05 55:0.05 300005:300.01; do
+        mw=${mw_want%%:*} want="${mw_want#*:} W"
+        got=$(FORCE_MW=$mw HWEMU_ROOT=$root/r HWEMU_NODE=sxm-0 LD_LIBRARY_PATH=$root/r/sxm-0.lib \
+            HWEMU_NVML=$root/r/sxm-0.lib/libnvidia-ml.so.1 LD_PRELOAD=$(dirname "$hwemu")/libhwemu-shim.so \
+            gdb -q -batch -x tests/cli/force_power.py --args "$smi" -i 0 --query-gpu=power.draw \
+            --format=csv,noheader 2>&1 | grep ' W$' | tail -1)
+        [ "$got" = "$want" ] && ok || bad "real nvidia-smi on $mw mW printed '$got', want '$want'"
+        got=$(FORCE_MW=$mw HWEMU_ROOT=$root/r HWEMU_NODE=sxm-0 gdb -q -batch -x tests/cli/force_power.py \
+            --args "$fakesmi" nvidia-smi -i 0 --query-gpu=power.draw --format=csv,noheader 2>&1 | grep ' W$' | tail -1)
+        [ "$got" = "$want" ] && ok || bad "fakesmi on $mw mW printed '$got', want '$want' (as the real tool)"
+    done
+else
+    bad "gdb is missing (scripts/install-deps.sh installs it): cannot compare the tools' rounding"
+fi
 # What the real -q shows from the NVML (not N/A): the values the library answers.
 frozen sxm-0 -i 0 -q
 for want in "Product Architecture *: Hopper" "Device Id *: 0x233010DE" "Bus Id *: 00000000:10:00.0" \
