@@ -7,7 +7,7 @@ packages=(
   libyaml-dev libcjson-dev liburcu-dev libmicrohttpd-dev libcurl4-openssl-dev libseccomp-dev
   libcmocka-dev
   python3 python3-yaml curl prometheus
-  powercap-utils linux-cpupower python3-psutil prometheus-node-exporter lm-sensors
+  powercap-utils linux-cpupower python3-psutil prometheus-node-exporter lm-sensors tlp
   msr-tools ipmitool freeipmi-tools python3-venv tmux librust-nvml-wrapper-dev chromium
   clang-14 libclang-rt-14-dev openssl util-linux
   pciutils hwloc numactl rocm-smi gdb

@@ -324,6 +324,19 @@ static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enu
         *entry = e;
         return 0;
     }
+    /* /proc/<file> for the files the node renders under proc/ (stat, loadavg, uptime, meminfo):
+     * the node's; every other /proc path, and the per-process ones, the host's. */
+    if ((rest = under(abs, "/proc")) && rest[0] == '/' && !strchr(rest + 1, '/') && rest[1]) {
+        int n = snprintf(rel, sizeof rel, "proc%s", rest);
+        if (n < 0 || (size_t)n >= sizeof rel)
+            return EMU_PASS;
+        uint32_t e = seg_lookup(s, rel, (size_t)n);
+        if (e == SEG_NONE || s->entries[e].kind != SEG_FILE)
+            return EMU_PASS;
+        *root = EMU_ROOT_PROC;
+        *entry = e;
+        return 0;
+    }
     return EMU_PASS;
 }
 
@@ -352,7 +365,7 @@ int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len)
     const char *p = s ? seg_path(s, entry) : "";
     int n;
     if (root == EMU_ROOT_PROC)
-        n = snprintf(buf, len, "/proc/%s", p);
+        n = snprintf(buf, len, "/proc/%s", strncmp(p, "proc/", 5) ? p : p + 5);
     else
         n = snprintf(buf, len, "%s%s", root == EMU_ROOT_HOST_SYS ? "/host-" : "/", p);
     return n >= 0 && (size_t)n < len ? n : -1;

@@ -1,10 +1,39 @@
 /* emu_read: read and lseek answers on emulated files; see emu_read.h. */
 #include "emu_read.h"
 
+#include "seg_view.h"
+
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <unistd.h>
+
+/* View buffers: static (untouched pages cost nothing), claimed by compare-and-swap. Each holds
+ * a 512-CPU /proc/stat (seg_view_bound). */
+#define EMU_VIEW_BUFS 32
+#define EMU_VIEW_SIZE SEG_VIEW_MAX_TEXT
+static char view_bufs[EMU_VIEW_BUFS][EMU_VIEW_SIZE];
+static _Atomic int view_taken[EMU_VIEW_BUFS];
+
+static int view_claim(void)
+{
+    for (int i = 0; i < EMU_VIEW_BUFS; i++) {
+        int expected = 0;
+        if (!atomic_load_explicit(&view_taken[i], memory_order_relaxed) &&
+            atomic_compare_exchange_strong(&view_taken[i], &expected, 1))
+            return i + 1;
+    }
+    return 0;
+}
+
+void emu_show_release(struct emu_show *sh)
+{
+    if (sh->buf > 0 && sh->buf <= EMU_VIEW_BUFS)
+        atomic_store_explicit(&view_taken[sh->buf - 1], 0, memory_order_release);
+    sh->buf = 0;
+    sh->content = NULL;
+}
 
 ssize_t emu_read_at(struct emu_show *sh, uint32_t entry, int flags, int64_t off, size_t n, const char **bytes)
 {
@@ -24,8 +53,16 @@ ssize_t emu_read_at(struct emu_show *sh, uint32_t entry, int flags, int64_t off,
         return -EINVAL;
     if (entry >= s->n_entries)
         return -EIO;
-    if (off == 0 || !sh->content)
+    if ((off == 0 || !sh->content) && seg_view_of(s, entry)) {
+        if (!sh->buf && !(sh->buf = view_claim()))
+            return -ENOMEM;
+        if (seg_view_bound(s, entry) > EMU_VIEW_SIZE)
+            return -ENOMEM;
+        sh->len = seg_view_render(s, entry, seg_now_ns(), view_bufs[sh->buf - 1], EMU_VIEW_SIZE);
+        sh->content = view_bufs[sh->buf - 1];
+    } else if (off == 0 || !sh->content) {
         sh->content = seg_read(s, entry, seg_now_ns(), sh->text, &sh->len);
+    }
     if (!sh->content)
         return -EIO; /* the segment shrank under us (a SIGBUS the guard caught) */
     if ((uint64_t)off > sh->len)

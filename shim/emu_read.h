@@ -2,6 +2,9 @@
  * (the shim's read family and lseek in wrap_file.c, the seccomp supervisor's in sv_answer.c),
  * as sysfs and procfs answer them (sysfs §1.3):
  *   read    a read at offset 0, or the first read of the description, computes the content
+ *           (a view into one of EMU_VIEW_BUFS static buffers the description keeps until it is
+ *           closed; with every buffer taken a read fails ENOMEM, as seq_file does when it
+ *           cannot allocate)
  *           (show, at the time of the call) and keeps it in the description; reads at other
  *           offsets continue in what was kept, then EOF; past its end EPERM (the kernel's
  *           quirk); a negative offset EINVAL; a directory EISDIR; a description opened
@@ -22,12 +25,17 @@
 
 #include <sys/types.h>
 
-/* The content of a description's last show: static text in the segment, or text. */
+/* The content of a description's last show: static text in the segment, text, or for a view
+ * (seg_view.h: /proc/stat, uptime, meminfo) one of the process's view buffers. */
 struct emu_show {
     const char *content;        /* NULL until the first read */
     size_t len;
+    int buf;                    /* view buffer held (index + 1), 0 none */
     char text[SEG_TEXT_MAX];
 };
+
+/* Gives back a description's view buffer (its last close). */
+void emu_show_release(struct emu_show *sh);
 
 /* A read of at most n bytes at offset off on a description of entry opened with flags: the
  * number of bytes, which *bytes points to, or -errno. */

@@ -58,7 +58,9 @@ static int claim_file(void)
 
 static void release_file(uint32_t k)
 {
-    atomic_fetch_sub_explicit(&files[k].refs, 1, memory_order_acq_rel);
+    struct emu_show held = files[k].show; /* the last holder gives its view buffer back */
+    if (atomic_fetch_sub_explicit(&files[k].refs, 1, memory_order_acq_rel) == 1)
+        emu_show_release(&held);
 }
 
 /* A free high number for description k, at or above minfd; -1 when none. */
@@ -98,6 +100,7 @@ int fdt_open(uint32_t entry, enum emu_root root, int flags)
     f->flags = flags;
     atomic_store(&f->pos, 0);
     f->show.content = NULL;
+    f->show.buf = 0;
     int fd = claim_number((uint32_t)k, 0);
     if (fd < 0) {
         release_file((uint32_t)k);

@@ -138,6 +138,7 @@ struct statx;
     X(long, sysconf, (int))                                                                        \
     X(int, get_nprocs, (void))                                                                     \
     X(int, get_nprocs_conf, (void))                                                                \
+    X(int, sched_getaffinity, (pid_t, size_t, void *))                                             \
     /* stdio */                                                                                    \
     X(FILE *, fopen, (const char *, const char *))                                                 \
     X(FILE *, fopen64, (const char *, const char *))                                               \

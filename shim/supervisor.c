@@ -92,6 +92,8 @@ static const char *const path_calls[] = {"open", "openat", "openat2", "creat", "
                                          "statx", "access", "faccessat", "faccessat2", "readlink", "readlinkat",
                                          "statfs", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename",
                                          "renameat", "renameat2", "symlink", "symlinkat"};
+/* What the process learns about the machine by a system call: answered as the node (sv_answer.c). */
+static const char *const machine_calls[] = {"sched_getaffinity"};
 static const struct {
     const char *name;
     unsigned arg;  /* which argument is the descriptor */
@@ -118,6 +120,11 @@ static int build_filter(struct sock_fprog *prog, char *err, size_t len)
     int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
     for (size_t i = 0; !rc && i < sizeof path_calls / sizeof path_calls[0]; i++) {
         int nr = seccomp_syscall_resolve_name(path_calls[i]);
+        if (nr != __NR_SCMP_ERROR && nr >= 0)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+    }
+    for (size_t i = 0; !rc && i < sizeof machine_calls / sizeof machine_calls[0]; i++) {
+        int nr = seccomp_syscall_resolve_name(machine_calls[i]);
         if (nr != __NR_SCMP_ERROR && nr >= 0)
             rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
     }

@@ -138,6 +138,7 @@ static void desc_free(struct desc *d)
     if (d->nescaped)
         store_escaped(d);
     free(d->escaped);
+    emu_show_release(&d->show);
     free(d->ipmi);
     for (struct desc **p = &buckets[d->ino % BUCKETS]; *p; p = &(*p)->next)
         if (*p == d) {
@@ -780,6 +781,33 @@ static int64_t a_getdents64(const struct sv_call *c, int fd, uint64_t ubuf, uint
     return used;
 }
 
+/* --- the machine ------------------------------------------------------------------------------------ */
+
+/* sched_getaffinity(2) of the caller (pid 0, or its own thread or process id): every CPU of the
+ * node, as the kernel copies it: len below the cpumask size (nr_cpu_ids bits rounded up to a
+ * long) or not a multiple of a long EINVAL, else the mask and the cpumask size as the result.
+ * Another process's affinity is the host's. */
+static int64_t a_getaffinity(const struct sv_call *c, pid_t pid, uint64_t len, uint64_t addr)
+{
+    int n = emu_ncpus();
+    pid_t tgid = c->tid;
+    sv_ids(c->tid, &tgid, NULL, NULL);
+    if (n <= 0 || (pid != 0 && pid != c->tid && pid != tgid))
+        return SV_CONTINUE;
+    size_t need = ((size_t)n + 63) / 64 * 8;
+    if (len < need || len % sizeof(long))
+        return -EINVAL;
+    unsigned char mask[1024] = {0};
+    if (need > sizeof mask)
+        return SV_CONTINUE;
+    for (int i = 0; i < n; i++)
+        mask[i / 8] |= (unsigned char)(1u << (i % 8));
+    if (!sv_valid(c))
+        return SV_DONE;
+    struct iovec to = {(void *)(uintptr_t)addr, need};
+    return sv_pokev(c->tid, &to, 1, mask, need) == (ssize_t)need ? (int64_t)need : -EFAULT;
+}
+
 /* --- ioctl: /dev/ipmi0 ----------------------------------------------------------------------------- */
 
 /* The OpenIPMI ioctls on an emulated /dev/ipmi0, emu_ipmi.c's answers with the arguments copied
@@ -1005,6 +1033,7 @@ static int64_t answer(const struct sv_call *c)
     case SYS_copy_file_range: return a_refuse(c, (int)a[0], (int)a[2], EXDEV);
     case SYS_sendfile: return a_refuse(c, (int)a[1], -1, EINVAL);
     case SYS_splice: return a_refuse(c, (int)a[0], (int)a[2], EINVAL);
+    case SYS_sched_getaffinity: return a_getaffinity(c, (pid_t)a[0], a[1], a[2]);
     default: return SV_CONTINUE;
     }
 }

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "seg_attr.h"
 #include "segment.h"
+#include "seg_view.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -35,6 +36,8 @@ static const char *relative(const char *p)
 {
     if (!strcmp(p, "/proc/cpuinfo"))
         return "cpuinfo";
+    if (!strncmp(p, "/proc/", 6))
+        return p + 1; /* "/proc/stat" -> "proc/stat" (render_proc.c) */
     if (!strncmp(p, "/host-sys/", 10))
         return p + 6; /* "/host-sys/x" -> "sys/x" */
     if (!strncmp(p, "/sys/", 5) || !strcmp(p, "/sys"))
@@ -114,6 +117,15 @@ int cmd_node(const char *what, int argc, char **argv)
                 fprintf(stderr, "hwemu cat: %s: a character device, not text (node %s); read it with its tools "
                         "under hwemu exec (rdmsr, ipmitool: docs/interfaces.md)\n", argv[a], node);
                 rc = EXIT_INVALID;
+                continue;
+            }
+            if (seg_view_of(&s, e)) { /* computed at read time (seg_view.h) */
+                size_t cap = seg_view_bound(&s, e);
+                char *buf = malloc(cap ? cap : 1);
+                if (!buf)
+                    abort();
+                fwrite(buf, 1, seg_view_render(&s, e, seg_now_ns(), buf, cap), stdout);
+                free(buf);
                 continue;
             }
             char tmp[SEG_TEXT_MAX];

@@ -239,22 +239,29 @@ static double curve_power(const struct phys_cpu_params *p, double util, double m
     return curve_node_w(p, 100 * clamp01(u * m)) / npkgs_of(p);
 }
 
-double phys_cpu_model_power_w(const struct phys_cpu_params *p, const struct phys_load *load, double f)
+/* Package power if every CPU of it ran at utilisation util and scale f. */
+static double model_w(const struct phys_cpu_params *p, double util, const struct phys_load *load, double f)
 {
     if (p->model == PHYS_MODEL_CURVE)
-        return curve_power(p, load->cpu_util, load->memory_intensity, load->cpu_class, f);
-    return analytic_power(p, load->cpu_util, load->memory_intensity, f);
+        return curve_power(p, util, load->memory_intensity, load->cpu_class, f);
+    return analytic_power(p, util, load->memory_intensity, f);
+}
+
+double phys_cpu_model_power_w(const struct phys_cpu_params *p, const struct phys_load *load, double f)
+{
+    return model_w(p, load->cpu_util, load, f);
 }
 
 /* c.3 inverse for the curve: 22 bisection steps on [ms, 1], keeping the last scale within cap. */
-static double curve_solve(const struct phys_cpu_params *p, const struct phys_load *load, double cap, double ms)
+static double curve_solve(const struct phys_cpu_params *p, const struct phys_load *load, double util, double cap,
+                          double ms)
 {
-    if (phys_cpu_model_power_w(p, load, 1) <= cap)
+    if (model_w(p, util, load, 1) <= cap)
         return 1;
     double lo = ms, hi = 1, best = ms;
     for (int i = 0; i < 22; i++) {
         double mid = (lo + hi) / 2;
-        if (phys_cpu_model_power_w(p, load, mid) <= cap) {
+        if (model_w(p, util, load, mid) <= cap) {
             best = mid;
             lo = mid;
         } else {
@@ -299,12 +306,19 @@ struct freq_limits {
     double eff_min, ceiling;
 };
 
-static struct freq_limits freq_limits(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int pkg)
+/* The limits of CPU i's policy: its scaling_min/max resolved into the hardware range and table. */
+static struct freq_limits freq_limits(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int i)
 {
-    const struct phys_pkg_state *ps = &s->pkg[pkg];
+    const struct phys_core_state *c = &s->cpu[i];
     double lo = (double)p->cpuinfo_min_khz, hi = (double)phys_cpu_cpuinfo_max_khz(p, s);
-    double eff_max = resolve(p, clamp((double)ps->scaling_max_khz, lo, hi), true);
-    double eff_min = resolve(p, clamp((double)ps->scaling_min_khz, lo, hi), false);
+    double smax = (double)c->scaling_max_khz, smin = (double)c->scaling_min_khz;
+    if (s->max_perf_pct > 0 && s->max_perf_pct < 100) /* intel_pstate's global limits */
+        smax = smax < (double)p->cpuinfo_max_khz * s->max_perf_pct / 100 ? smax
+                                                                         : (double)p->cpuinfo_max_khz * s->max_perf_pct / 100;
+    if (s->min_perf_pct > 0 && (double)p->cpuinfo_max_khz * s->min_perf_pct / 100 > smin)
+        smin = (double)p->cpuinfo_max_khz * s->min_perf_pct / 100;
+    double eff_max = resolve(p, clamp(smax, lo, hi), true);
+    double eff_min = resolve(p, clamp(smin, lo, hi), false);
     if (eff_min > eff_max)
         eff_min = eff_max;
     double ceiling = eff_max;
@@ -317,10 +331,11 @@ static struct freq_limits freq_limits(const struct phys_cpu_params *p, const str
     return (struct freq_limits){eff_min, ceiling};
 }
 
-static double freq_target(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int pkg, double util)
+/* The frequency CPU i's governor asks for at utilisation util. */
+static double freq_target(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int i, double util)
 {
-    struct freq_limits l = freq_limits(p, s, pkg);
-    int gov = s->pkg[pkg].governor;
+    struct freq_limits l = freq_limits(p, s, i);
+    int gov = s->cpu[i].governor;
     if (gov == PHYS_GOV_PERFORMANCE)
         return l.ceiling;
     if (gov == PHYS_GOV_POWERSAVE && !setpolicy_driver(p))
@@ -328,18 +343,57 @@ static double freq_target(const struct phys_cpu_params *p, const struct phys_cpu
     return l.eff_min + (l.ceiling - l.eff_min) * clamp01(util);
 }
 
-int64_t phys_cpu_cur_freq_khz(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int pkg)
+int phys_cpu_pkg_of(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int cpu)
 {
-    if (pkg < 0 || pkg >= s->npkgs)
+    int k;
+    if (p->cpu_pkg_n > 0 && cpu < p->cpu_pkg_n)
+        k = p->cpu_pkg[cpu];
+    else
+        k = s->ncpus > 0 ? (int)((int64_t)cpu * s->npkgs / s->ncpus) : 0;
+    return k < 0 ? 0 : k >= s->npkgs ? s->npkgs - 1 : k;
+}
+
+double phys_load_util(const struct phys_load *load, int cpu)
+{
+    if (cpu >= 0 && cpu < load->ncpu_util && cpu < PHYS_MAX_CPUS)
+        return clamp01(load->cpu_util_of[cpu]);
+    return clamp01(load->cpu_util);
+}
+
+uint64_t phys_cpu_busy_ns(const struct phys_cpu_state *s, int cpu, uint64_t sub)
+{
+    if (cpu < 0 || cpu >= s->ncpus)
         return 0;
-    const struct phys_pkg_state *ps = &s->pkg[pkg];
-    double shown = ps->freq_khz;
+    const struct phys_core_state *c = &s->cpu[cpu];
+    uint64_t d = sub > c->busy_base_sub ? sub - c->busy_base_sub : 0;
+    return c->busy_base_ns + d * c->busy_rate_ns;
+}
+
+int64_t phys_cpu_cpu_freq_khz(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int cpu)
+{
+    if (cpu < 0 || cpu >= s->ncpus)
+        return 0;
+    const struct phys_pkg_state *ps = &s->pkg[phys_cpu_pkg_of(p, s, cpu)];
+    double shown = s->cpu[cpu].freq_khz;
     if (ps->capped && p->cpuinfo_max_khz > 0) { /* c.6 */
         double f = ps->scale_eff * (double)p->cpuinfo_max_khz;
         if (f < shown)
             shown = f > (double)p->cpuinfo_min_khz ? f : (double)p->cpuinfo_min_khz;
     }
     return shown > 0 ? (int64_t)(shown + 0.5) : 0;
+}
+
+int64_t phys_cpu_cur_freq_khz(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int pkg)
+{
+    if (pkg < 0 || pkg >= s->npkgs)
+        return 0;
+    int64_t sum = 0, n = 0;
+    for (int i = 0; i < s->ncpus; i++)
+        if (phys_cpu_pkg_of(p, s, i) == pkg) {
+            sum += phys_cpu_cpu_freq_khz(p, s, i);
+            n++;
+        }
+    return n ? (sum + n / 2) / n : 0;
 }
 
 /* ---- caps (c.4) ---- */
@@ -529,17 +583,95 @@ uint64_t phys_rapl_max_energy_range_uj(uint64_t energy_unit_nj)
 
 /* ---- the node ---- */
 
+/* CPUs of one package with the same utilisation and running frequency: the power model is
+ * evaluated once per run, weighted by its share of the package's CPUs. */
+struct run {
+    double util, f; /* f: scale = running kHz / cpuinfo_max */
+    int n;
+};
+
+/* The runs of every package in one pass over the CPUs: runs[k][..], counts in nr[k]. A new run
+ * starts when a CPU differs from the package's last one (CPUs with the same settings are usually
+ * neighbours, so a package has a few runs; it is exact whatever their number). */
+static void package_runs(const struct phys_cpu_params *p, const struct phys_cpu_state *s, const struct phys_load *load,
+                         struct run *runs, int *nr)
+{
+    const double inv_fmax = p->cpuinfo_max_khz > 0 ? 1.0 / (double)p->cpuinfo_max_khz : 0;
+    int base[PHYS_MAX_PKGS], used = 0;
+    for (int k = 0; k < s->npkgs; k++) {
+        base[k] = used;
+        used += s->pkg[k].ncpus;
+        nr[k] = 0;
+    }
+    for (int i = 0; i < s->ncpus; i++) {
+        int k = phys_cpu_pkg_of(p, s, i);
+        struct run *r = runs + base[k];
+        double u = phys_load_util(load, i), f = inv_fmax > 0 ? s->cpu[i].freq_khz * inv_fmax : 1;
+        if (nr[k] > 0 && r[nr[k] - 1].util == u && r[nr[k] - 1].f == f)
+            r[nr[k] - 1].n++;
+        else
+            r[nr[k]++] = (struct run){u, f, 1};
+    }
+}
+
+/* Package power: Σ over runs of (CPUs in the run / CPUs in the package) · model power at the
+ * run's utilisation and min(f, ceiling). With one run this is the model's power itself. */
+static double runs_power(const struct phys_cpu_params *p, const struct phys_load *load, const struct run *runs,
+                         int nr, double ceiling)
+{
+    int total = 0;
+    for (int r = 0; r < nr; r++)
+        total += runs[r].n;
+    if (nr == 1)
+        return model_w(p, runs[0].util, load, runs[0].f < ceiling ? runs[0].f : ceiling);
+    double w = 0;
+    for (int r = 0; r < nr; r++)
+        w += (double)runs[r].n / total * model_w(p, runs[r].util, load, runs[r].f < ceiling ? runs[r].f : ceiling);
+    return w;
+}
+
+/* The frequency ceiling (scale) under which the package draws cap: the model's own inverse with
+ * one run, else 30 bisection steps on [ms, 1] keeping the last ceiling within cap. */
+static double runs_solve(const struct phys_cpu_params *p, const struct phys_load *load, const struct run *runs,
+                         int nr, double cap, double ms)
+{
+    if (nr == 1)
+        return p->model == PHYS_MODEL_CURVE ? curve_solve(p, load, runs[0].util, cap, ms)
+                                            : analytic_solve(p, runs[0].util, cap, ms);
+    if (runs_power(p, load, runs, nr, 1) <= cap)
+        return 1;
+    double lo = ms, hi = 1, best = ms;
+    for (int i = 0; i < 30; i++) {
+        double mid = (lo + hi) / 2;
+        if (runs_power(p, load, runs, nr, mid) <= cap) {
+            best = mid;
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return best;
+}
+
 void phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_state *s,
                              const struct phys_load *load)
 {
     const double ms = min_scale(p);
-    const double fmax = (double)p->cpuinfo_max_khz;
     const uint64_t dram_uw = watts_to_uw(p->dram_w_per_socket);
     uint64_t psys_uw = watts_to_uw(p->platform_other_w);
-    for (int k = 0; k < s->npkgs; k++) {
+    struct run all_runs[PHYS_MAX_CPUS + PHYS_MAX_PKGS];
+    int nruns[PHYS_MAX_PKGS];
+    package_runs(p, s, load, all_runs, nruns);
+    for (int k = 0, at = 0; k < s->npkgs; at += s->pkg[k].ncpus, k++) {
         struct phys_pkg_state *ps = &s->pkg[k];
-        double f_nat = fmax > 0 ? ps->freq_khz / fmax : 1;
-        double nat = phys_cpu_model_power_w(p, load, f_nat);
+        struct run *runs = all_runs + at, idle_run = {0, ms, 1};
+        int nr = nruns[k];
+        if (nr == 0) /* a package without CPUs draws what an idle one does */
+            runs = &idle_run, nr = 1;
+        double nat = runs_power(p, load, runs, nr, 1);
+        double f_max_run = 0;
+        for (int r = 0; r < nr; r++)
+            f_max_run = runs[r].f > f_max_run ? runs[r].f : f_max_run;
 
         double cap = HUGE_VAL, req = HUGE_VAL;
         if (pl_enforced(p, s, k, PHYS_PL1) && ps->pl1_settled_w < cap)
@@ -554,18 +686,17 @@ void phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_st
         if (hsmp_present(p, k) && (double)ps->hsmp_cap_uw / 1e6 < req)
             req = (double)ps->hsmp_cap_uw / 1e6;
 
-        double power = nat, f_eff = f_nat;
+        double power = nat, f_eff = f_max_run;
         bool capped = false;
         if (nat > cap) {
             /* c.4: frequency drops to meet the cap, down to cpuinfo_min; below what that draws
              * (or floorW) the package keeps drawing more than the limit */
-            double lowest = phys_cpu_model_power_w(p, load, ms);
+            double lowest = runs_power(p, load, runs, nr, ms);
             double floor_w = p->rapl_floor_w > lowest ? p->rapl_floor_w : lowest;
             double want = cap > floor_w ? cap : floor_w;
             power = nat < want ? nat : want;
-            double solved = p->model == PHYS_MODEL_CURVE ? curve_solve(p, load, cap, ms)
-                                                          : analytic_solve(p, load->cpu_util, cap, ms);
-            f_eff = solved < f_nat ? solved : f_nat;
+            double solved = runs_solve(p, load, runs, nr, cap, ms);
+            f_eff = solved < f_max_run ? solved : f_max_run;
             f_eff = f_eff > ms ? f_eff : ms;
             capped = true;
         }
@@ -583,13 +714,41 @@ void phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_st
         psys_uw += pkg_uw + dram_uw;
     }
     s->psys.power_uw = psys_uw;
+
+    /* CPU time: a CPU whose utilisation changed starts a new line at this grid boundary. */
+    double active = 0;
+    for (int i = 0; i < s->ncpus; i++) {
+        struct phys_core_state *c = &s->cpu[i];
+        double u = phys_load_util(load, i);
+        active += u;
+        uint32_t rate = (uint32_t)(u * 1e6 + 0.5);
+        if (rate != c->busy_rate_ns) {
+            c->busy_base_ns = phys_cpu_busy_ns(s, i, s->substeps);
+            c->busy_base_sub = s->substeps;
+            c->busy_rate_ns = rate;
+        }
+    }
+    s->nr_active = (int32_t)(active + 0.5);
 }
 
 void phys_cpu_init(const struct phys_cpu_params *p, struct phys_cpu_state *s)
 {
     memset(s, 0, sizeof *s);
     s->npkgs = npkgs_of(p);
+    s->ncpus = p->cpus < s->npkgs ? s->npkgs : p->cpus > PHYS_MAX_CPUS ? PHYS_MAX_CPUS : p->cpus;
     s->boost = p->boost != 0;
+    s->max_perf_pct = 100;
+    s->min_perf_pct = 0;
+    for (int i = 0; i < s->ncpus; i++) {
+        struct phys_core_state *c = &s->cpu[i];
+        c->governor = p->governor;
+        c->epp = p->epp;
+        c->scaling_min_khz = (int32_t)p->cpuinfo_min_khz;
+        c->scaling_max_khz = (int32_t)phys_cpu_cpuinfo_max_khz(p, s);
+        struct freq_limits l = freq_limits(p, s, i);
+        c->freq_khz = p->governor == PHYS_GOV_PERFORMANCE ? l.ceiling : l.eff_min;
+        s->pkg[phys_cpu_pkg_of(p, s, i)].ncpus++;
+    }
     for (int k = 0; k < s->npkgs; k++) {
         const struct phys_pkg_params *pp = &p->pkg[k];
         struct phys_pkg_state *ps = &s->pkg[k];
@@ -598,22 +757,59 @@ void phys_cpu_init(const struct phys_cpu_params *p, struct phys_cpu_state *s)
         ps->pl1_window_us = pp->pl[PHYS_PL1].time_window_us;
         ps->rapl_enabled = pp->rapl_enabled != 0;
         ps->hsmp_cap_uw = pp->hsmp_cap_default_uw;
-        ps->governor = p->governor;
-        ps->epp = p->epp;
-        ps->scaling_min_khz = p->cpuinfo_min_khz;
-        ps->scaling_max_khz = phys_cpu_cpuinfo_max_khz(p, s);
         ps->pl1_settled_w = pl_target_w(p, s, k, PHYS_PL1);
         ps->hsmp_settled_w = hsmp_target_w(p, s, k);
-        struct freq_limits l = freq_limits(p, s, k);
-        ps->freq_khz = p->governor == PHYS_GOV_PERFORMANCE ? l.ceiling : l.eff_min;
         for (int z = 0; z < 3; z++)
             energy_init(&ps->energy[z], &pp->counter[z]);
     }
     energy_init(&s->psys, &p->psys);
-    const struct phys_load idle = {0, 0, PHYS_CLASS_MIXED};
+    const struct phys_load idle = {0, 0, PHYS_CLASS_MIXED, 0, {0}};
     phys_cpu_begin_interval(p, s, &idle);
-    for (int k = 0; k < s->npkgs; k++)
+    for (int k = 0; k < s->npkgs; k++) {
         s->pkg[k].temp_c = p->ambient_init_c + thermal_c_per_w(p) * s->pkg[k].power_w;
+        s->pkg[k].freq_khz = 0;
+    }
+    for (int i = 0; i < s->ncpus; i++)
+        s->pkg[phys_cpu_pkg_of(p, s, i)].freq_khz += s->cpu[i].freq_khz;
+    for (int k = 0; k < s->npkgs; k++)
+        s->pkg[k].freq_khz = s->pkg[k].ncpus ? s->pkg[k].freq_khz / s->pkg[k].ncpus : 0;
+}
+
+/* kernel/sched/loadavg.c calc_load: 11-bit fixed point, EXP_1/5/15 = 1884, 2014, 2037. */
+static uint64_t calc_load(uint64_t load, uint64_t exp, uint64_t active)
+{
+    uint64_t next = load * exp + active * (2048 - exp);
+    if (active >= load)
+        next += 2048 - 1;
+    return next / 2048;
+}
+
+/* n substeps of x += (target - x)·a on m independent lanes, four at a time (their chains run
+ * side by side), stopping a group early at its fixed point: where a further substep changes no
+ * lane, every later one would not either, so the result is the same bits. */
+static void settle_lanes(double *x, const double *target, const double *a, int m, int64_t n)
+{
+    for (int g = 0; g < m; g += 4) {
+        double v[4], t[4], f[4];
+        int w = m - g < 4 ? m - g : 4;
+        for (int j = 0; j < 4; j++) {
+            v[j] = j < w ? x[g + j] : 0;
+            t[j] = j < w ? target[g + j] : 0;
+            f[j] = j < w ? a[g + j] : 0;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            double n0 = v[0] + (t[0] - v[0]) * f[0], n1 = v[1] + (t[1] - v[1]) * f[1];
+            double n2 = v[2] + (t[2] - v[2]) * f[2], n3 = v[3] + (t[3] - v[3]) * f[3];
+            if (n0 == v[0] && n1 == v[1] && n2 == v[2] && n3 == v[3])
+                break;
+            v[0] = n0;
+            v[1] = n1;
+            v[2] = n2;
+            v[3] = n3;
+        }
+        for (int j = 0; j < w; j++)
+            x[g + j] = v[j];
+    }
 }
 
 void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, const struct phys_load *load,
@@ -629,39 +825,79 @@ void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
     if (n == 0)
         return;
 
-    /* Everything below is constant for the call: targets and factors of the first-order laws. */
-    double f_target[PHYS_MAX_PKGS], f_a, pl1_t[PHYS_MAX_PKGS], pl1_a[PHYS_MAX_PKGS];
-    double hs_t[PHYS_MAX_PKGS], t_target[PHYS_MAX_PKGS];
     const double hs_a = settle_factor(p->hsmp_settle_tau_ms / 1000.0);
     const double t_a = settle_factor(thermal_tau_s(p));
-    f_a = settle_factor(p->freq_ramp_ms / 1000.0);
-    for (int k = 0; k < s->npkgs; k++) {
-        f_target[k] = freq_target(p, s, k, load->cpu_util);
-        pl1_t[k] = pl_target_w(p, s, k, PHYS_PL1);
-        pl1_a[k] = settle_factor(pl1_tau_s(p, s, k));
-        hs_t[k] = hsmp_target_w(p, s, k);
-        t_target[k] = ambient_c + thermal_c_per_w(p) * s->pkg[k].power_w;
-    }
+    const double f_a = settle_factor(p->freq_ramp_ms / 1000.0);
 
+    /* The first-order laws as lanes: three per package (PL1, HSMP, temperature), then one per run
+     * of neighbouring CPUs with the same frequency and target (they share the work). Targets are
+     * taken at the start of the call, as before the interval's substeps. */
+    double x[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4], tg[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4],
+        fa[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4];
+    int16_t lane_of[PHYS_MAX_CPUS];
+    int nl = 0;
+    for (int k = 0; k < s->npkgs; k++) /* lanes 0..npkgs-1: temperatures */
+        x[nl] = s->pkg[k].temp_c, tg[nl] = ambient_c + thermal_c_per_w(p) * s->pkg[k].power_w, fa[nl++] = t_a;
+    int first_cpu_lane = nl;
+    const struct phys_core_state *prev = NULL;
+    double prev_u = -1;
+    for (int i = 0; i < s->ncpus; i++) {
+        const struct phys_core_state *c = &s->cpu[i];
+        double u = phys_load_util(load, i);
+        /* a neighbour with the same policy settings, utilisation and frequency: the same lane */
+        if (prev && u == prev_u && c->freq_khz == prev->freq_khz && c->governor == prev->governor &&
+            c->scaling_min_khz == prev->scaling_min_khz && c->scaling_max_khz == prev->scaling_max_khz) {
+            lane_of[i] = (int16_t)(nl - 1);
+            continue;
+        }
+        double ft = freq_target(p, s, i, u);
+        prev = c;
+        prev_u = u;
+        if (nl > first_cpu_lane && x[nl - 1] == c->freq_khz && tg[nl - 1] == ft) {
+            lane_of[i] = (int16_t)(nl - 1);
+            continue;
+        }
+        x[nl] = c->freq_khz, tg[nl] = ft, fa[nl] = f_a;
+        lane_of[i] = (int16_t)nl++;
+    }
+    /* pad to a group of four so PL1 and HSMP, which have usually settled, form groups of their own */
+    while ((nl - 0) % 4)
+        x[nl] = tg[nl] = 0, fa[nl++] = 0;
+    int first_cap_lane = nl;
+    for (int k = 0; k < s->npkgs; k++) {
+        struct phys_pkg_state *ps = &s->pkg[k];
+        x[nl] = ps->pl1_settled_w, tg[nl] = pl_target_w(p, s, k, PHYS_PL1), fa[nl++] = settle_factor(pl1_tau_s(p, s, k));
+        x[nl] = ps->hsmp_settled_w, tg[nl] = hsmp_target_w(p, s, k), fa[nl++] = hs_a;
+    }
+    settle_lanes(x, tg, fa, nl, n);
+
+    double sum_f[PHYS_MAX_PKGS] = {0};
+    for (int i = 0; i < s->ncpus; i++) {
+        s->cpu[i].freq_khz = x[lane_of[i]];
+        sum_f[phys_cpu_pkg_of(p, s, i)] += s->cpu[i].freq_khz;
+    }
     for (int k = 0; k < s->npkgs; k++) {
         struct phys_pkg_state *ps = &s->pkg[k];
         energy_add(&ps->energy[PHYS_ZONE_PACKAGE], (uint64_t)n);
         energy_add(&ps->energy[PHYS_ZONE_DRAM], (uint64_t)n);
         energy_add(&ps->energy[PHYS_ZONE_CORE], (uint64_t)n);
-        /* The first-order laws, one substep at a time (bit-identical however the time is cut). */
-        double pl1 = ps->pl1_settled_w, hs = ps->hsmp_settled_w, f = ps->freq_khz, t = ps->temp_c;
-        const double pt = pl1_t[k], pa = pl1_a[k], ht = hs_t[k], ft = f_target[k], tt = t_target[k];
-        for (int64_t i = 0; i < n; i++) {
-            pl1 += (pt - pl1) * pa;
-            hs += (ht - hs) * hs_a;
-            f += (ft - f) * f_a;
-            t += (tt - t) * t_a;
-        }
-        ps->pl1_settled_w = pl1;
-        ps->hsmp_settled_w = hs;
-        ps->freq_khz = f;
-        ps->temp_c = t;
+        ps->temp_c = x[k];
+        ps->pl1_settled_w = x[first_cap_lane + 2 * k];
+        ps->hsmp_settled_w = x[first_cap_lane + 2 * k + 1];
+        ps->freq_khz = ps->ncpus ? sum_f[k] / ps->ncpus : 0;
     }
     energy_add(&s->psys, (uint64_t)n);
+
+    /* Load averages every PHYS_LOAD_PERIOD substeps, with this interval's running tasks. */
+    uint64_t samples = (s->substeps + (uint64_t)n) / PHYS_LOAD_PERIOD - s->substeps / PHYS_LOAD_PERIOD;
+    static const uint64_t exps[3] = {1884, 2014, 2037};
+    uint64_t active = (uint64_t)(s->nr_active > 0 ? s->nr_active : 0) * 2048;
+    for (uint64_t j = 0; j < samples; j++) {
+        uint64_t before[3] = {s->avenrun[0], s->avenrun[1], s->avenrun[2]};
+        for (int m = 0; m < 3; m++)
+            s->avenrun[m] = calc_load(s->avenrun[m], exps[m], active);
+        if (!memcmp(before, s->avenrun, sizeof before))
+            break; /* the fixed point: every later sample gives the same */
+    }
     s->substeps += (uint64_t)n;
 }

@@ -57,6 +57,8 @@
 #define PHYS_MAX_FREQS 64
 #define PHYS_MAX_CURVE 32
 #define PHYS_SUBSTEP_NS 1000000LL /* 1 ms */
+#define PHYS_MAX_CPUS 512        /* logical CPUs of a node the physics runs (the largest profile has 384) */
+#define PHYS_LOAD_PERIOD 5000    /* substeps between load-average samples (kernel LOAD_FREQ, 5 s) */
 
 enum phys_model { PHYS_MODEL_ANALYTIC = 0, PHYS_MODEL_CURVE = 1 };
 
@@ -90,10 +92,16 @@ enum phys_reject { PHYS_REJECT_NONE = 0, PHYS_REJECT_LOCKED, PHYS_REJECT_DISABLE
 /* Energy zones. PACKAGE, DRAM and CORE exist per package; PSYS once per node (pkg ignored). */
 enum phys_zone { PHYS_ZONE_PACKAGE = 0, PHYS_ZONE_DRAM, PHYS_ZONE_CORE, PHYS_ZONE_PSYS, PHYS_NZONES };
 
+/* The load a node runs. Utilisation is per logical CPU (index = position in the node's CPU list,
+ * ascending CPU number): with ncpu_util 0 every CPU runs at cpu_util (baseLoad); a producer that
+ * drives CPUs one by one (workload runs) sets ncpu_util and cpu_util_of[0..ncpu_util), and CPUs
+ * past ncpu_util run at cpu_util. */
 struct phys_load {
-    double cpu_util;         /* 0..1, every package */
+    double cpu_util;         /* 0..1, every CPU unless given per CPU */
     double memory_intensity; /* 0..1 */
     int cpu_class;           /* enum phys_cpu_class */
+    int32_t ncpu_util;       /* entries of cpu_util_of in use, 0..PHYS_MAX_CPUS */
+    float cpu_util_of[PHYS_MAX_CPUS];
 };
 
 /* ---- parameters: what the profile says; never written by the physics ---- */
@@ -125,9 +133,19 @@ struct phys_pkg_params {
 };
 
 struct phys_cpu_params {
-    /* topology: physics uses sockets; dies and cpus are for the renderer */
+    /* topology: the physics runs every logical CPU (cpus, at most PHYS_MAX_CPUS) and groups them
+     * into packages by cpu_pkg (index = position in the CPU list); with cpu_pkg_n 0 the CPUs are
+     * split into sockets contiguous blocks. dies are for the renderer. */
     int32_t sockets, dies_per_pkg, cpus;
     int32_t model; /* enum phys_model */
+    int32_t cpu_pkg_n;
+    int32_t reserved2;
+    uint8_t cpu_pkg[PHYS_MAX_CPUS];
+    /* For the write path, not the physics: the CPU index of the first CPU of each CPU's cpufreq
+     * policy (a write to a policy sets every CPU whose cpu_policy is that CPU). */
+    uint16_t cpu_policy[PHYS_MAX_CPUS];
+    int32_t policy_span; /* most CPUs in one policy (1: every policy is one CPU) */
+    int32_t reserved3;
 
     /* analytic model (c.2) */
     double idle_pkg_w, max_pkg_w;
@@ -176,19 +194,32 @@ struct phys_energy {
     uint64_t start_uj; /* phys_energy_total_uj base */
 };
 
+/* One logical CPU: its cpufreq policy's settings (a policy spanning several CPUs writes all of
+ * them), its running frequency, and its CPU time as a line on the substep grid: busy ns at
+ * substep s ≥ busy_base_sub is busy_base_ns + busy_rate_ns·(s - busy_base_sub). The line is
+ * rebased only when the CPU's utilisation changes, so a reader can extend it exactly. */
+struct phys_core_state {
+    double freq_khz;                         /* running frequency (ramped) */
+    int32_t scaling_min_khz, scaling_max_khz; /* written by agents (normalised) */
+    int32_t governor;                        /* enum phys_governor */
+    int32_t epp;                             /* raw 0..255; no effect on power (upstream c.5, assumed) */
+    uint32_t busy_rate_ns;                   /* busy ns per substep this interval: utilisation × 1e6 */
+    uint32_t reserved;
+    uint64_t busy_base_ns, busy_base_sub;
+};
+
 struct phys_pkg_state {
     /* written by agents through the write path (normalised values, as the files read back) */
     int64_t pl_limit_uw[PHYS_NPL];
     int64_t pl1_window_us;
-    int64_t scaling_min_khz, scaling_max_khz;
     int64_t hsmp_cap_uw;
     int32_t rapl_enabled;
-    int32_t governor; /* enum phys_governor */
-    int32_t epp;      /* raw 0..255; no effect on power (upstream c.5, assumed) */
+    int32_t ncpus;    /* logical CPUs in the package */
     int32_t capped;   /* the interval's power is set by a cap */
+    int32_t reserved;
 
     /* dynamics, every substep */
-    double freq_khz;       /* running frequency of the package's policies (ramped) */
+    double freq_khz;       /* mean running frequency of the package's CPUs */
     double pl1_settled_w;  /* PL1 settled power */
     double hsmp_settled_w; /* HSMP settled cap */
     double temp_c;
@@ -209,8 +240,13 @@ struct phys_cpu_state {
     uint64_t substeps;   /* grid boundaries crossed since init */
     int32_t npkgs;       /* packages simulated (sockets clamped to 1..PHYS_MAX_PKGS) */
     int32_t boost;       /* turbo/boost on (agent-writable) */
+    int32_t ncpus;       /* logical CPUs simulated (cpus clamped to npkgs..PHYS_MAX_CPUS) */
+    int32_t max_perf_pct, min_perf_pct; /* intel_pstate global limits (agent-writable), % of cpuinfo_max */
+    int32_t nr_active;   /* tasks running this interval: round(Σ utilisation), load-average input */
+    uint64_t avenrun[3]; /* load averages 1, 5, 15 min, kernel fixed point (11 bits) */
     struct phys_pkg_state pkg[PHYS_MAX_PKGS];
     struct phys_energy psys;
+    struct phys_core_state cpu[PHYS_MAX_CPUS];
 };
 
 /* What a reader needs to compute one energy_uj file between ticks (header contract). */
@@ -231,16 +267,25 @@ void phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_st
                              const struct phys_load *load);
 
 /* Advance by dt_ns (≥ 0; a negative dt does nothing) on the 1 ms grid: per substep, energy at the
- * held powers, PL1/HSMP settling, the frequency ramp toward the governor's target for load, and
- * temperature toward ambient_c. Pass the load the interval was begun with. */
+ * held powers, PL1/HSMP settling, each CPU's frequency ramp toward its governor's target for its
+ * utilisation, temperature toward ambient_c, and every PHYS_LOAD_PERIOD substeps the load
+ * averages (kernel/sched/loadavg.c calc_load). Pass the load the interval was begun with. */
 void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, const struct phys_load *load,
                    double ambient_c, int64_t dt_ns);
 
 /* Package power of the model alone (no caps) at frequency scale f = running kHz / cpuinfo_max. */
 double phys_cpu_model_power_w(const struct phys_cpu_params *p, const struct phys_load *load, double f);
 
-/* scaling_cur_freq of the package's policies (c.6: lowered to what a cap forces). */
+/* scaling_cur_freq of one CPU (index into the CPU list; c.6: lowered to what a cap forces). */
+int64_t phys_cpu_cpu_freq_khz(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int cpu);
+/* The mean of phys_cpu_cpu_freq_khz over the package's CPUs (telemetry's package frequency). */
 int64_t phys_cpu_cur_freq_khz(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int pkg);
+/* Package of CPU index cpu (cpu_pkg, or the contiguous split). */
+int phys_cpu_pkg_of(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int cpu);
+/* Utilisation of CPU index cpu under load (0..1). */
+double phys_load_util(const struct phys_load *load, int cpu);
+/* Busy ns of CPU cpu since init at grid boundary sub (≥ the CPU's line base; exact). */
+uint64_t phys_cpu_busy_ns(const struct phys_cpu_state *s, int cpu, uint64_t sub);
 
 /* cpuinfo_max_freq as shown: the top non-turbo frequency (base_khz) while turbo is off on a driver
  * without a frequency table, else cpuinfo_max_khz. */

@@ -16,18 +16,20 @@
 enum bind_kind {
     BK_STATIC = 0,   /* A value with no physics effect (a disabled DRAM limit, ...) */
     BK_ENERGY,       /* S counter: zone, pkg */
-    BK_CUR_FREQ,     /* S: scaling_cur_freq of pkg */
+    BK_CUR_FREQ,     /* S: scaling_cur_freq of the policy whose first CPU (index) is cpu */
     BK_CPUINFO_MAX,  /* S: cpuinfo_max_freq (follows turbo) */
     BK_HSMP_POWER,   /* S: HSMP power1_input of pkg, uW */
     BK_PL_LIMIT,     /* A: constraint power limit: pkg, pl */
     BK_PL1_WINDOW,   /* A: PL1 time window of pkg */
     BK_ZONE_ENABLED, /* A: package zone enabled */
-    BK_GOVERNOR,     /* A: scaling_governor of a policy of pkg */
-    BK_MIN_FREQ,     /* A: scaling_min_freq of a policy of pkg */
-    BK_MAX_FREQ,     /* A: scaling_max_freq of a policy of pkg */
-    BK_EPP,          /* A: energy_performance_preference of a policy of pkg */
+    BK_GOVERNOR,     /* A: scaling_governor of the policy of cpu (every CPU of the policy) */
+    BK_MIN_FREQ,     /* A: scaling_min_freq of the policy of cpu */
+    BK_MAX_FREQ,     /* A: scaling_max_freq of the policy of cpu */
+    BK_EPP,          /* A: energy_performance_preference of the policy of cpu */
     BK_BOOST,        /* A: cpufreq/boost (1 = turbo on) */
     BK_NO_TURBO,     /* A: intel_pstate/no_turbo (1 = turbo off) */
+    BK_MAX_PERF_PCT, /* A: intel_pstate/max_perf_pct */
+    BK_MIN_PERF_PCT, /* A: intel_pstate/min_perf_pct */
     BK_HSMP_CAP,     /* A: HSMP power1_cap of pkg */
     BK_GPU,          /* S: quantity zone (enum gpu_quantity) of GPU pkg */
     BK_GPU_ENERGY,   /* S counter: energy of GPU pkg */
@@ -36,6 +38,11 @@ enum bind_kind {
     BK_PLATFORM,     /* S: state/platform/power, the node's power and its statistics */
     BK_PM_COUNTER,   /* S: a Cray pm_counters file: zone = enum pm_file, pkg = accelerator
                       * (PM_FRESHNESS: pkg = raw_scan_hz, 1..255) */
+    BK_ELAPSED,      /* S counter: the node's elapsed time (seg_view.h units), republished every tick */
+    BK_CPU_BUSY,     /* S counter: busy time of CPU index cpu, republished when its utilisation changes */
+    BK_LOADAVG,      /* S: /proc/loadavg */
+    BK_MEM_USED,     /* S: the applications' share of memory in ppm, for the meminfo view */
+    BK_PKG_TEMP,     /* S: package pkg's temperature in m°C, in steps of 1 °C (zone 0) or 0.125 °C (zone 1) */
 };
 
 /* The pm_counters files published each tick (render_platform.c). */
@@ -59,6 +66,7 @@ struct binding {
     uint8_t zone;    /* enum phys_zone */
     uint8_t pkg;
     uint8_t pl;      /* enum phys_pl */
+    uint16_t cpu;    /* CPU index (position in the node's CPU list) for per-CPU values */
 };
 
 /* What render fills in: the builder plus one binding per value (index = value index). */

@@ -6,6 +6,7 @@
 #include "render_cpuinfo.h"
 #include "ytree.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int driver_of(const char *d)
@@ -96,12 +97,40 @@ static void zone_params(struct phys_cpu_params *p, const struct yt_node *z, int 
     }
 }
 
+/* Package and cpufreq policy of every CPU index, from the CPU list render_cpuinfo numbers
+ * (policies as render_cpufreq groups them: per CPU, or per core with cpufreq.policyGrouping). */
+static void cpu_map(const struct yt_node *t, struct phys_cpu_params *p)
+{
+    struct cpuinfo_cpu *cpus = NULL;
+    int n = cpuinfo_cpus(t, &cpus);
+    if (n < 0)
+        abort();
+    bool per_core = !strcmp(prof_str(t, "cpufreq.policyGrouping", "per-cpu"), "per-core");
+    p->cpu_pkg_n = n < PHYS_MAX_CPUS ? n : PHYS_MAX_CPUS;
+    for (int i = 0; i < p->cpu_pkg_n; i++) {
+        int s = cpus[i].socket;
+        p->cpu_pkg[i] = (uint8_t)(s < 0 ? 0 : s < PHYS_MAX_PKGS ? s : PHYS_MAX_PKGS - 1);
+        p->cpu_policy[i] = (uint16_t)i;
+        for (int o = 0; per_core && o < i; o++)
+            if (cpus[o].socket == cpus[i].socket && cpus[o].core == cpus[i].core) {
+                p->cpu_policy[i] = p->cpu_policy[o];
+                break;
+            }
+    }
+    p->policy_span = 1;
+    for (int i = 0; i < p->cpu_pkg_n; i++)
+        if (p->cpu_policy[i] != i)
+            p->policy_span = 2; /* grouped policies: a write walks the CPUs */
+    free(cpus);
+}
+
 void node_params(const struct yt_node *t, double ambient_c, struct phys_cpu_params *p)
 {
     memset(p, 0, sizeof *p);
     p->sockets = (int)prof_int(t, "cpu.sockets", 1);
     p->dies_per_pkg = (int)prof_int(t, "cpu.diesPerPackage", 1);
     p->cpus = cpuinfo_ncpus(t);
+    cpu_map(t, p);
     p->model = !strcmp(prof_str(t, "physics.cpu.model", "analytic"), "catalog-curve") ? PHYS_MODEL_CURVE
                                                                                     : PHYS_MODEL_ANALYTIC;
     p->idle_pkg_w = prof_num(t, "physics.cpu.idlePkgW", 0);

@@ -13,12 +13,6 @@
 void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile,
                  const struct phys_cpu_params *p, const struct phys_gpu_params *g)
 {
-    size_t len = 0;
-    char *cpuinfo = render_cpuinfo(tree, &len);
-    if (!cpuinfo)
-        abort();
-    segb_static(l->b, "cpuinfo", 0444, cpuinfo, len);
-    free(cpuinfo);
     char json[512];
     int n = snprintf(json, sizeof json, "{\"schemaVersion\":1,\"profile\":\"%s\",\"substep\":\"1ms\"}\n", profile);
     segb_static(l->b, "state/hwemu.json", 0444, json, (size_t)n);
@@ -32,9 +26,13 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_powercap(l, tree, p);
     render_cpufreq(l, tree, p);
     render_hsmp(l, tree, p);
+    render_cpuinfo_entry(l, tree, p->cpu_policy, p->cpu_pkg_n);
+    render_proc(l, tree, p);
     render_gpus(l, tree, p, g);
     render_msr(l, tree, p);
     render_platform(l, tree, g);
+    render_coretemp(l, tree, p); /* after every other hwmon device: it takes the next free numbers */
+    render_cpuidle(l, tree, p);
     /* What the node owns whole: the host's own files there never show through. */
     static const char *const owned[] = {
         "sys/class/powercap", "sys/devices/virtual/powercap", "sys/devices/system/cpu/cpufreq",

@@ -20,6 +20,14 @@ void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct
 void render_msr(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 /* state/platform/power, /dev/ipmi0 and, when the profile declares them, Cray pm_counters. */
 void render_platform(struct node_layout *l, const struct yt_node *tree, const struct phys_gpu_params *g);
+/* /proc/stat, uptime, loadavg, meminfo and their values (render_proc.c). */
+void render_proc(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+/* coretemp / k10temp hwmon devices (render_coretemp.c). */
+void render_coretemp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+/* cpuidle of every CPU (render_cpuidle.c; after render_proc, whose counters it reads). */
+void render_cpuidle(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+/* The logical CPUs the physics runs and /proc/stat shows (0 without a CPU topology). */
+int render_proc_ncpus(const struct phys_cpu_params *p);
 /* The GPUs (engine/segment/gpu_files.h): PCI devices, the vendor's sysfs and state files, tool facts. */
 void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p,
                  const struct phys_gpu_params *g);

@@ -5,7 +5,11 @@
  *   sys/devices/system/cpu/cpu<c>/cpufreq       -> ../cpufreq/policy<P>
  *   sys/devices/system/cpu/cpufreq/boost        when the profile sources boost (A)
  *   sys/devices/system/cpu/intel_pstate/        intel_pstate and intel_cpufreq: status (A,
- *                                               taken, no effect), no_turbo (A)
+ *                                               taken, no effect), no_turbo (A), max_perf_pct and
+ *                                               min_perf_pct (A: limit every CPU's frequency),
+ *                                               turbo_pct and num_pstates (R, from the 100 MHz
+ *                                               ratios), hwp_dynamic_boost (A, active with HWP,
+ *                                               no effect on power)
  *   sys/devices/system/cpu/amd_pstate/status    amd-pstate drivers (A, taken, no effect)
  * Per policy: scaling_driver, scaling_available_governors (setpolicy drivers without the
  * trailing space), scaling_governor (A), cpuinfo_min_freq, cpuinfo_max_freq (S: follows
@@ -14,8 +18,8 @@
  * related_cpus, scaling_available_frequencies (table drivers), and with HWP (intel_pstate) or
  * amd-pstate-epp: energy_performance_preference (A) and its available list; base_frequency on
  * intel_pstate with HWP.
- * A policy belongs to the package of its first CPU; what agents write to a policy goes to its
- * package's physics (the physics runs one frequency per package). */
+ * What agents write to a policy goes to every CPU of the policy in the physics, which runs each
+ * CPU's own frequency; scaling_cur_freq shows the policy's first CPU. */
 #include "params.h"
 #include "render.h"
 #include "profile.h"
@@ -59,10 +63,7 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
     bool hwp = prof_bool(cf, "hwp", false);
     char text[256], dir[256], path[512];
 
-    /* Shared values: one per package for scaling_cur_freq, one for cpuinfo_max_freq. */
-    uint32_t cur_value[PHYS_MAX_PKGS];
-    for (int k = 0; k < PHYS_MAX_PKGS; k++)
-        cur_value[k] = SEG_NONE;
+    /* Shared value: cpuinfo_max_freq. */
     snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_max_khz);
     uint32_t max_value = layout_value(l, text, (struct binding){.kind = BK_CPUINFO_MAX});
 
@@ -135,28 +136,28 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
         snprintf(text, sizeof text, "%s\n", gov0);
         snprintf(path, sizeof path, "%s/scaling_governor", dir);
         uint32_t gov = segb_dynamic(b, path, 0644, SEG_A, layout_value(l, text, (struct binding){.kind = BK_GOVERNOR,
-                                                                                           .pkg = (uint8_t)pkg}),
+                                                                                           .pkg = (uint8_t)pkg, .cpu = (uint16_t)i}),
                                     SV_GOVERNOR, segb_param(b, (struct seg_param){.related = SEG_NONE}, avail));
         snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_max_khz);
         snprintf(path, sizeof path, "%s/scaling_max_freq", dir);
         uint32_t mx = segb_dynamic(b, path, 0644, SEG_A,
-                                   layout_value(l, text, (struct binding){.kind = BK_MAX_FREQ, .pkg = (uint8_t)pkg}),
+                                   layout_value(l, text, (struct binding){.kind = BK_MAX_FREQ, .pkg = (uint8_t)pkg, .cpu = (uint16_t)i}),
                                    SV_FREQ_MAX,
                                    segb_param(b, (struct seg_param){.a = p->cpuinfo_min_khz, .b = p->cpuinfo_max_khz,
                                                                     .related = SEG_NONE}, NULL));
         snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_min_khz);
         snprintf(path, sizeof path, "%s/scaling_min_freq", dir);
         segb_dynamic(b, path, 0644, SEG_A,
-                     layout_value(l, text, (struct binding){.kind = BK_MIN_FREQ, .pkg = (uint8_t)pkg}), SV_FREQ_MIN,
+                     layout_value(l, text, (struct binding){.kind = BK_MIN_FREQ, .pkg = (uint8_t)pkg, .cpu = (uint16_t)i}), SV_FREQ_MIN,
                      segb_param(b, (struct seg_param){.a = p->cpuinfo_min_khz, .b = p->cpuinfo_max_khz, .related = mx},
                                 NULL));
-        if (cur_value[pkg] == SEG_NONE) {
-            long long cur = !strcmp(gov0, "performance") ? p->cpuinfo_max_khz : p->cpuinfo_min_khz;
-            snprintf(text, sizeof text, "%lld\n", cur);
-            cur_value[pkg] = layout_value(l, text, (struct binding){.kind = BK_CUR_FREQ, .pkg = (uint8_t)pkg});
-        }
+        long long cur = !strcmp(gov0, "performance") ? p->cpuinfo_max_khz : p->cpuinfo_min_khz;
+        snprintf(text, sizeof text, "%lld\n", cur);
         snprintf(path, sizeof path, "%s/scaling_cur_freq", dir);
-        segb_dynamic(b, path, 0444, SEG_S, cur_value[pkg], SV_NONE, SEG_NONE);
+        segb_dynamic(b, path, 0444, SEG_S,
+                     layout_value(l, text, (struct binding){.kind = BK_CUR_FREQ, .pkg = (uint8_t)pkg,
+                                                            .cpu = (uint16_t)i}),
+                     SV_NONE, SEG_NONE);
         snprintf(path, sizeof path, "%s/scaling_setspeed", dir);
         segb_dynamic(b, path, 0644, SEG_A, layout_value(l, "<unsupported>\n", (struct binding){.kind = BK_STATIC}),
                      SV_SETSPEED, segb_param(b, (struct seg_param){.related = gov}, NULL));
@@ -171,7 +172,7 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
             bool active = p->driver != PHYS_DRV_INTEL_CPUFREQ;
             segb_dynamic(b, path, 0644, SEG_A,
                          layout_value(l, perf ? "performance\n" : "balance_performance\n",
-                                      (struct binding){.kind = BK_EPP, .pkg = (uint8_t)pkg}),
+                                      (struct binding){.kind = BK_EPP, .pkg = (uint8_t)pkg, .cpu = (uint16_t)i}),
                          SV_EPP, segb_param(b, (struct seg_param){.c = intel_hwp, .d = active, .related = gov},
                                             EPP_WORDS));
         }
@@ -196,6 +197,29 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
         snprintf(text, sizeof text, "%d\n", p->boost ? 0 : 1);
         segb_dynamic(b, CPU "/intel_pstate/no_turbo", 0644, SEG_A,
                      layout_value(l, text, (struct binding){.kind = BK_NO_TURBO}), SV_UINT_CLAMP01, SEG_NONE);
+        /* intel_pstate.c show_num_pstates / show_turbo_pct, in P-state ratios (100 MHz): min
+         * (cpuinfo_min), max (base, non-turbo) and turbo (cpuinfo_max); min_perf_pct starts at
+         * min·100/turbo (intel_pstate_init_limits); writes are clamped, never refused for range. */
+        long long pmin = p->cpuinfo_min_khz / 100000, pturbo = p->cpuinfo_max_khz / 100000;
+        long long pmax = p->base_khz > 0 ? p->base_khz / 100000 : pturbo;
+        if (pturbo > 0 && pturbo >= pmin) {
+            long long total = pturbo - pmin + 1, no_turbo = pmax - pmin + 1;
+            snprintf(text, sizeof text, "%lld\n", total);
+            segb_static(b, CPU "/intel_pstate/num_pstates", 0444, text, strlen(text));
+            snprintf(text, sizeof text, "%lld\n", 100 - no_turbo * 100 / total);
+            segb_static(b, CPU "/intel_pstate/turbo_pct", 0444, text, strlen(text));
+            long long min_pct = pmin * 100 / pturbo;
+            segb_dynamic(b, CPU "/intel_pstate/max_perf_pct", 0644, SEG_A,
+                         layout_value(l, "100\n", (struct binding){.kind = BK_MAX_PERF_PCT}), SV_UW_CLAMP,
+                         segb_param(b, (struct seg_param){.a = min_pct, .b = 100, .related = SEG_NONE}, NULL));
+            snprintf(text, sizeof text, "%lld\n", min_pct);
+            segb_dynamic(b, CPU "/intel_pstate/min_perf_pct", 0644, SEG_A,
+                         layout_value(l, text, (struct binding){.kind = BK_MIN_PERF_PCT}), SV_UW_CLAMP,
+                         segb_param(b, (struct seg_param){.a = min_pct, .b = 100, .related = SEG_NONE}, NULL));
+        }
+        if (hwp && p->driver == PHYS_DRV_INTEL_PSTATE)
+            segb_dynamic(b, CPU "/intel_pstate/hwp_dynamic_boost", 0644, SEG_A,
+                         layout_value(l, "0\n", (struct binding){.kind = BK_STATIC}), SV_UINT_CLAMP01, SEG_NONE);
     }
     if (p->driver == PHYS_DRV_AMD_PSTATE_EPP || p->driver == PHYS_DRV_AMD_PSTATE) {
         const char *mode = p->driver == PHYS_DRV_AMD_PSTATE_EPP ? "active\n" : "passive\n";

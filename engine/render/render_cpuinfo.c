@@ -1,5 +1,7 @@
 /* render_cpuinfo: /proc/cpuinfo text and CPU placement; see render_cpuinfo.h for the format. */
 #include "render_cpuinfo.h"
+#include "layout.h"
+#include "seg_view.h"
 
 #include "profile.h"
 
@@ -510,4 +512,63 @@ char *render_cpuinfo(const struct yt_node *tree, size_t *len)
     if (len)
         *len = out.len;
     return out.p;
+}
+
+/* The cpuinfo entry: the text as above, and on a node with cpufreq policies a view
+ * (seg_view.h SEG_VIEW_CPUINFO) whose `cpu MHz` of each CPU shows its policy's scaling_cur_freq,
+ * as the kernel's arch_freq_get_on_cpu shows a busy CPU's running frequency (psutil's cpu_freq
+ * reads it). Without cpufreq, or when the view would not fit a reader's buffer, static text. */
+void render_cpuinfo_entry(struct node_layout *l, const struct yt_node *tree, const uint16_t *cpu_policy, int npolicy)
+{
+    size_t len = 0;
+    char *text = render_cpuinfo(tree, &len);
+    struct cpuinfo_cpu *cpus = NULL;
+    int n = cpuinfo_cpus(tree, &cpus);
+    if (!text || n < 0)
+        abort();
+    const char *key = "cpu MHz\t\t: ";
+    size_t klen = strlen(key), cap = len + (size_t)n * 16 + 1, used = 0, marks = 0;
+    char *tpl = malloc(cap);
+    if (!tpl)
+        abort();
+    const char *t = text, *end = text + len;
+    bool ok = n > 0;
+    for (int k = 0; ok && t < end; k++) {
+        const char *m = strstr(t, key);
+        if (!m) {
+            memcpy(tpl + used, t, (size_t)(end - t));
+            used += (size_t)(end - t);
+            break;
+        }
+        m += klen;
+        memcpy(tpl + used, t, (size_t)(m - t));
+        used += (size_t)(m - t);
+        t = strchr(m, '\n');
+        char path[160];
+        int pi = k < npolicy && k < n ? cpu_policy[k] : -1;
+        uint32_t id = pi >= 0 && pi < n ? (snprintf(path, sizeof path,
+                                                    "sys/devices/system/cpu/cpufreq/policy%d/scaling_cur_freq",
+                                                    cpus[pi].id),
+                                           segb_find(l->b, path))
+                                        : SEG_NONE;
+        uint32_t v = id == SEG_NONE ? SEG_NONE : segb_value_of(l->b, id);
+        if (!t || v == SEG_NONE) {
+            ok = false;
+            break;
+        }
+        used += (size_t)snprintf(tpl + used, cap - used, "\x01%u\x02", v);
+        marks++;
+    }
+    if (ok && used + marks * 24 + 64 <= SEG_VIEW_MAX_TEXT) {
+        tpl[used] = 0;
+        uint32_t pa = segb_param(l->b, (struct seg_param){.a = (int64_t)used, .b = (int64_t)marks, .related = SEG_NONE},
+                                 tpl);
+        uint32_t v0 = segb_value_of(l->b, segb_find(l->b, "sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq"));
+        segb_dynamic(l->b, "cpuinfo", 0444, SEG_S, v0 != SEG_NONE ? v0 : 0, SEG_VIEW_CPUINFO, pa);
+    } else {
+        segb_static(l->b, "cpuinfo", 0444, text, len);
+    }
+    free(tpl);
+    free(cpus);
+    free(text);
 }

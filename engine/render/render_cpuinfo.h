@@ -68,4 +68,10 @@ void cpuinfo_cpu_topology(const struct yt_node *tree, int cpu, int *socket, int 
  * memory runs out (*out is then NULL). */
 int cpuinfo_cpus(const struct yt_node *tree, struct cpuinfo_cpu **out);
 
+struct node_layout;
+/* The node's cpuinfo entry (render_cpuinfo.c, after the cpufreq policies are rendered):
+ * cpu_policy[k] is the CPU index of CPU index k's policy (phys_cpu_params.cpu_policy). */
+void render_cpuinfo_entry(struct node_layout *l, const struct yt_node *tree, const unsigned short *cpu_policy,
+                          int npolicy);
+
 #endif

@@ -40,6 +40,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,20 +122,32 @@ static void apply_gpu(struct node *n, const struct binding *b, const char *text,
     }
 }
 
+/* A policy's setting goes to every CPU of the policy. */
+#define SET_POLICY(n, b, field, value)                                                                \
+    do {                                                                                              \
+        int end_ = (n)->params.policy_span > 1 ? (n)->state.ncpus : (b)->cpu + 1;                     \
+        for (int i_ = (b)->cpu; i_ < end_ && i_ < (n)->state.ncpus; i_++)                            \
+            if ((n)->params.cpu_policy[i_] == (b)->cpu)                                               \
+                (n)->state.cpu[i_].field = (value);                                                   \
+    } while (0)
+
 static void apply(struct node *n, const struct binding *b, const char *text)
 {
     struct phys_pkg_state *k = &n->state.pkg[b->pkg < PHYS_MAX_PKGS ? b->pkg : 0];
     long long v = strtoll(text, NULL, 10);
+    int32_t khz = v < 0 ? 0 : v > INT32_MAX ? INT32_MAX : (int32_t)v;
     switch (b->kind) {
     case BK_PL_LIMIT: k->pl_limit_uw[b->pl < PHYS_NPL ? b->pl : 0] = v; break;
     case BK_PL1_WINDOW: k->pl1_window_us = v; break;
     case BK_ZONE_ENABLED: k->rapl_enabled = v != 0; break;
-    case BK_GOVERNOR: k->governor = node_governor_of(text); break;
-    case BK_MIN_FREQ: k->scaling_min_khz = v; break;
-    case BK_MAX_FREQ: k->scaling_max_khz = v; break;
-    case BK_EPP: k->epp = epp_value(text); break;
+    case BK_GOVERNOR: SET_POLICY(n, b, governor, node_governor_of(text)); break;
+    case BK_MIN_FREQ: SET_POLICY(n, b, scaling_min_khz, khz); break;
+    case BK_MAX_FREQ: SET_POLICY(n, b, scaling_max_khz, khz); break;
+    case BK_EPP: SET_POLICY(n, b, epp, epp_value(text)); break;
     case BK_BOOST: n->state.boost = v != 0; break;
     case BK_NO_TURBO: n->state.boost = v == 0; break;
+    case BK_MAX_PERF_PCT: n->state.max_perf_pct = (int32_t)(v < 0 ? 0 : v > 100 ? 100 : v); break;
+    case BK_MIN_PERF_PCT: n->state.min_perf_pct = (int32_t)(v < 0 ? 0 : v > 100 ? 100 : v); break;
     case BK_HSMP_CAP: k->hsmp_cap_uw = v; break;
     case BK_GPU_SET: apply_gpu(n, b, text, v); break;
     default: break;
@@ -269,6 +282,68 @@ static void pm_text(const struct node *n, const struct binding *b, int64_t now_w
         snprintf(t, len, "%.0f W %lld us\n", w, us);
 }
 
+/* The node-wide values computed here: the elapsed-time counter (every tick), the load averages,
+ * the memory share and the package temperatures (when the shown text moves). Fills v whole;
+ * false when it shows what it showed. */
+static bool fresh_value(struct node *n, const struct binding *b, uint32_t v, struct seg_value *out, int64_t until_ns)
+{
+    char text[SEG_TEXT_MAX];
+    switch (b->kind) {
+    case BK_ELAPSED: {
+        int64_t grid = n->state.now_ns - n->state.carry_ns;
+        *out = (struct seg_value){.type = SEG_V_COUNTER, .wrap_bits = 64};
+        out->ctr.acc_uj = n->state.substeps * 1000;
+        out->ctr.power_uw = 1000000;
+        out->ctr.unit_nj = 1000;
+        out->ctr.start_uj = n->cstart[v];
+        out->ctr.t0_ns = n->mono_origin + grid;
+        out->nsub = (uint32_t)((until_ns - grid) / PHYS_SUBSTEP_NS);
+        return true;
+    }
+    case BK_LOADAVG: {
+        /* fs/proc/loadavg.c: avenrun + FIXED_1/200, LOAD_INT, LOAD_FRAC; running/threads and the
+         * last pid (threads assumed: 200 + 4 per CPU; pids follow /proc/stat processes) */
+        unsigned long a[3];
+        for (int m = 0; m < 3; m++)
+            a[m] = (unsigned long)n->state.avenrun[m] + 2048 / 200;
+        int running = n->state.nr_active > 0 ? n->state.nr_active : 1;
+        long long pid = 1000 + (n->state.substeps + (uint64_t)n->cstart_elapsed_us / 1000) / 100;
+        snprintf(text, sizeof text, "%lu.%02lu %lu.%02lu %lu.%02lu %d/%d %lld\n", a[0] >> 11,
+                 ((a[0] & 2047) * 100) >> 11, a[1] >> 11, ((a[1] & 2047) * 100) >> 11, a[2] >> 11,
+                 ((a[2] & 2047) * 100) >> 11, running, 200 + 4 * n->state.ncpus, pid % 4194304);
+        if (!strcmp(text, n->loadavg_shown))
+            return false;
+        snprintf(n->loadavg_shown, sizeof n->loadavg_shown, "%s", text);
+        break;
+    }
+    case BK_MEM_USED: {
+        /* used share (ppm): 4 % idle, up to 84 % at memory intensity 1 (assumed) */
+        double mi = n->load.memory_intensity > 0 ? (n->load.memory_intensity < 1 ? n->load.memory_intensity : 1) : 0;
+        long long ppm = (long long)((0.04 + 0.80 * mi) * 1e6 + 0.5);
+        if (n->shown[v] == ppm)
+            return false;
+        n->shown[v] = ppm;
+        snprintf(text, sizeof text, "%lld\n", ppm);
+        break;
+    }
+    case BK_PKG_TEMP: {
+        /* coretemp: whole degrees; k10temp: 0.125 °C steps */
+        int64_t step = b->zone ? 125 : 1000;
+        double tc = n->state.pkg[b->pkg < PHYS_MAX_PKGS ? b->pkg : 0].temp_c;
+        int64_t mc = tc > 0 ? (int64_t)(tc * 1000) / step * step : 0;
+        if (n->shown[v] == mc)
+            return false;
+        n->shown[v] = mc;
+        snprintf(text, sizeof text, "%lld\n", (long long)mc);
+        break;
+    }
+    default:
+        return false;
+    }
+    text_value(out, text);
+    return true;
+}
+
 /* The S values of this tick, plus the A values in changes[0..*nch) already. */
 static const struct seg_header *img_header(const struct node_template *t)
 {
@@ -289,6 +364,34 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
     for (uint32_t i = 0; i < n->nsvalues; i++) {
         uint32_t v = n->svalues[i];
         const struct binding *b = &n->binds[v];
+        if (b->kind == BK_CUR_FREQ) {
+            /* one value per policy, published only when the shown kHz moved; a fresh text value
+             * (nothing of the old one is kept), formatted without stdio */
+            int64_t khz = phys_cpu_cpu_freq_khz(&n->params, &n->state, b->cpu);
+            if (n->shown[v] == khz)
+                continue;
+            n->shown[v] = khz;
+            struct change c = {.value = v, .v = {.type = SEG_V_TEXT}};
+            char *e = c.v.text + sizeof c.v.text, *q = e;
+            uint64_t u = khz > 0 ? (uint64_t)khz : 0;
+            *--q = '\n';
+            do
+                *--q = (char)('0' + u % 10);
+            while ((u /= 10) && q > c.v.text);
+            c.v.len = (uint8_t)(e - q);
+            memmove(c.v.text, q, c.v.len);
+            ch[(*nch)++] = c;
+            continue;
+        }
+        /* values rebuilt whole or published on change: decided without reading the segment,
+         * whose pages are cold when a worker steps thousands of nodes */
+        if (b->kind == BK_PKG_TEMP || b->kind == BK_MEM_USED || b->kind == BK_LOADAVG || b->kind == BK_ELAPSED) {
+            struct change c = {.value = v, .v = {.type = SEG_V_TEXT}};
+            if (!fresh_value(n, b, v, &c.v, until_ns))
+                continue;
+            ch[(*nch)++] = c;
+            continue;
+        }
         struct change c = {.value = v, .v = cur[v]};
         switch (b->kind) {
         case BK_ENERGY: {
@@ -305,10 +408,6 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
             c.v.nsub = (uint32_t)((pub.until_ns - pub.grid_ns) / PHYS_SUBSTEP_NS);
             break;
         }
-        case BK_CUR_FREQ:
-            snprintf(text, sizeof text, "%lld\n", (long long)phys_cpu_cur_freq_khz(&n->params, &n->state, b->pkg));
-            text_value(&c.v, text);
-            break;
         case BK_CPUINFO_MAX:
             snprintf(text, sizeof text, "%lld\n", (long long)phys_cpu_cpuinfo_max_khz(&n->params, &n->state));
             text_value(&c.v, text);
@@ -348,6 +447,29 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
         default:
             continue;
         }
+        ch[(*nch)++] = c;
+    }
+}
+
+/* The busy-time lines of the CPUs whose utilisation changed (seg_view.h): a line is republished
+ * only when its CPU starts a new one, so a steady load publishes nothing here. */
+static void collect_busy_lines(struct node *n, struct change *ch, uint32_t *nch)
+{
+    const struct seg_value *cur = n->seg.copy[0];
+    for (uint32_t i = 0; i < n->nbusy; i++) {
+        const struct phys_core_state *cs = &n->state.cpu[i < PHYS_MAX_CPUS ? i : 0];
+        if (n->busy_shown[i] == cs->busy_base_sub && n->busy_shown_rate[i] == cs->busy_rate_ns)
+            continue;
+        n->busy_shown[i] = cs->busy_base_sub;
+        n->busy_shown_rate[i] = cs->busy_rate_ns;
+        uint32_t v = n->busy_values[i];
+        struct change c = {.value = v, .v = cur[v]};
+        c.v.ctr.acc_uj = cs->busy_base_ns / 1000;
+        c.v.ctr.rem_nj = (uint32_t)(cs->busy_base_ns % 1000);
+        c.v.ctr.power_uw = cs->busy_rate_ns;
+        c.v.ctr.start_uj = n->cstart[v];
+        c.v.ctr.t0_ns = n->mono_origin + (int64_t)cs->busy_base_sub * PHYS_SUBSTEP_NS;
+        c.v.nsub = UINT32_MAX;
         ch[(*nch)++] = c;
     }
 }
@@ -523,12 +645,23 @@ static void reset_idle_limits(struct node *n, struct change *ch, uint32_t *nch, 
     }
 }
 
+/* Time counters go to the ledger at the freeze horizon: the most any reader can have seen, so
+ * a restart resumes them where no reader was ahead. */
 static void write_ledger(struct node *n, int64_t now_wall)
 {
+    /* the freeze horizon of this tick's publication (the elapsed counter's nsub) */
+    int64_t h = n->horizon_ns > n->state.now_ns ? n->horizon_ns : n->state.now_ns;
+    uint64_t until_sub = (uint64_t)((h - (n->state.now_ns - n->state.carry_ns)) / PHYS_SUBSTEP_NS) + n->state.substeps;
     for (uint32_t k = 0; k < n->ncounters; k++) {
-        const struct binding *b = &n->binds[n->counters[k]];
-        n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
-                                                : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
+        uint32_t v = n->counters[k];
+        const struct binding *b = &n->binds[v];
+        if (b->kind == BK_ELAPSED)
+            n->totals[k] = n->cstart[v] + until_sub * 1000;
+        else if (b->kind == BK_CPU_BUSY)
+            n->totals[k] = n->cstart[v] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
+        else
+            n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
+                                                    : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
     }
     seg_ledger_write(&n->seg, ++n->ledger_seq, n->totals, now_wall);
 }
@@ -747,7 +880,9 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
     phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     phys_gpu_begin_interval(&n->gparams, &n->gstate, &n->gload, n->tick_ns);
     sample_power(n, now_mono, now_wall);
-    collect_s_values(n, ch, &nch, n->state.now_ns + n->tick_ns, now_wall);
+    n->horizon_ns = n->state.now_ns + n->tick_ns; /* time counters reach the ledger at it (write_ledger) */
+    collect_s_values(n, ch, &nch, n->horizon_ns, now_wall);
+    collect_busy_lines(n, ch, &nch);
     publish(n, ch, nch, now_mono);
     free(ch);
     write_ledger(n, now_wall);
@@ -805,6 +940,14 @@ static void resume_counters(struct node *n, struct phys_cpu_params *p, const uin
         const struct binding *b = &n->binds[n->counters[k]];
         if (b->kind == BK_GPU_ENERGY) {
             n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0].start_uj = (int64_t)totals[k];
+            continue;
+        }
+        if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY) {
+            /* time counters: the ledger holds them at their horizon (write_ledger), and the
+             * busy lines' open-ended nsub makes seg_resume_total keep the ledger's value */
+            n->cstart[n->counters[k]] = totals[k];
+            if (b->kind == BK_ELAPSED)
+                n->cstart_elapsed_us = totals[k];
             continue;
         }
         struct phys_counter *c = b->zone == PHYS_ZONE_PSYS ? &p->psys : &p->pkg[b->pkg].counter[b->zone];
@@ -974,18 +1117,31 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->totals = calloc(n->nvalues + 1, sizeof *n->totals);
     n->counters = calloc(n->nvalues + 1, sizeof *n->counters);
     n->svalues = calloc(n->nvalues + 1, sizeof *n->svalues);
+    n->shown = malloc((n->nvalues + 1) * sizeof *n->shown);
+    n->busy_shown = malloc((n->nvalues + 1) * sizeof *n->busy_shown);
+    n->busy_shown_rate = calloc(n->nvalues + 1, sizeof *n->busy_shown_rate);
+    n->cstart = calloc(n->nvalues + 1, sizeof *n->cstart);
+    n->busy_values = calloc(n->nvalues + 1, sizeof *n->busy_values);
     size_t plen = strlen(root) + strlen(name) + 6;
     n->path = malloc(plen);
-    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues || !n->path)
+    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues || !n->shown ||
+        !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->busy_values || !n->path)
         abort();
     snprintf(n->path, plen, "%s/%s.seg", root, name);
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
-        if (k == BK_ENERGY || k == BK_GPU_ENERGY)
+        if (k == BK_ENERGY || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY)
             n->counters[n->ncounters++] = v;
         if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
-            k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_PM_COUNTER)
+            k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
+            k == BK_MEM_USED || k == BK_PKG_TEMP)
             n->svalues[n->nsvalues++] = v;
+        if (k == BK_CPU_BUSY && n->binds[v].cpu == n->nbusy)
+            n->busy_values[n->nbusy++] = v; /* by CPU index (render_proc makes them in order) */
+    }
+    for (uint32_t v = 0; v <= n->nvalues; v++) {
+        n->shown[v] = -1; /* nothing shown yet: the first tick publishes every value */
+        n->busy_shown[v] = UINT64_MAX;
     }
     seg_guard_install();
     int rc;
@@ -1063,6 +1219,11 @@ void node_close(struct node *n)
     free(n->slot_entry);
     free(n->counters);
     free(n->svalues);
+    free(n->shown);
+    free(n->busy_shown);
+    free(n->busy_shown_rate);
+    free(n->cstart);
+    free(n->busy_values);
     free(n->slot_applied);
     free(n->totals);
     memset(n, 0, sizeof *n);

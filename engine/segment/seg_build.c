@@ -115,6 +115,11 @@ static void reindex(struct seg_builder *b)
     b->index_cap = cap;
 }
 
+uint32_t segb_value_of(const struct seg_builder *b, uint32_t id)
+{
+    return id < b->n ? b->e[id].value : SEG_NONE;
+}
+
 uint32_t segb_find(const struct seg_builder *b, const char *path)
 {
     if (!b->index_cap)

@@ -30,6 +30,8 @@ void segb_own(struct seg_builder *b, const char *dir);
 void segb_absent(struct seg_builder *b, const char *dir);
 /* Looks up a builder id by path, SEG_NONE when absent. */
 uint32_t segb_find(const struct seg_builder *b, const char *path);
+/* The value of a dynamic file (builder id), SEG_NONE for other entries. */
+uint32_t segb_value_of(const struct seg_builder *b, uint32_t id);
 int segb_errors(const struct seg_builder *b, const char **first);
 
 /* A laid-out segment in memory, ready to be instantiated for any number of nodes (all the

@@ -115,6 +115,10 @@
  *      each tick, the same figure as /telemetry's nodePowerWatts).
  * A reader that does not know a class treats the file as unreadable (EIO).
  *
+ * Views: an S file whose `validator` is non-zero is computed at read time from several values
+ * (/proc/stat, /proc/meminfo, cpuidle times, per-core temperatures, cpuinfo's MHz): its kind and
+ * inputs are in seg_view.h; seg_read does not compute it (its text is seg_view_render's).
+ *
  * Agent writes: a slot holds the last accepted text with a sequence number (odd while being
  * written). A reader of an A attribute shows the slot's text when the slot's sequence is newer
  * than the sequence the snapshot says it applied, else the snapshot's text. The engine drains

@@ -122,6 +122,14 @@ static void hsmp_params(struct phys_cpu_params *p)
     }
 }
 
+/* What a write to every policy of a package does (the write path sets each CPU of the policy). */
+#define SET_PKG(p, s, k, field, value)                                                                \
+    do {                                                                                              \
+        for (int i_ = 0; i_ < (s)->ncpus; i_++)                                                      \
+            if (phys_cpu_pkg_of((p), (s), i_) == (k))                                                 \
+                (s)->cpu[i_].field = (value);                                                         \
+    } while (0)
+
 /* The engine's tick: step to the tick, then begin the next interval. */
 static void tick(const struct phys_cpu_params *p, struct phys_cpu_state *s, const struct phys_load *l,
                  double ambient, int64_t dt)
@@ -143,7 +151,7 @@ static void test_analytic_formula(void **st)
 {
     struct phys_cpu_params p;
     intel_params(&p);
-    struct phys_load l = {0, 0, PHYS_CLASS_MIXED};
+    struct phys_load l = {.cpu_util = 0, .memory_intensity = 0, .cpu_class = PHYS_CLASS_MIXED};
     /* idle + (max - idle)·(u·a)^1.15·f^1.35, a = 1 - 0.30·mem */
     assert_near(phys_cpu_model_power_w(&p, &l, 1), 40, 1e-12);
     l.cpu_util = 1;
@@ -164,7 +172,7 @@ static void test_analytic_formula(void **st)
     assert_near(s.pkg[0].power_w, 40, 1e-12);
     assert_int_equal(phys_cpu_cur_freq_khz(&p, &s, 0), 1000000);
     /* full load under performance: 165 W per package */
-    struct phys_load full = {1, 0, PHYS_CLASS_COMPUTE_BOUND};
+    struct phys_load full = {.cpu_util = 1, .memory_intensity = 0, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
     p.governor = PHYS_GOV_PERFORMANCE;
     phys_cpu_init(&p, &s);
     phys_cpu_begin_interval(&p, &s, &full);
@@ -177,7 +185,7 @@ static void test_curve_epyc_9654(void **st)
 {
     struct phys_cpu_params p;
     epyc_params(&p);
-    struct phys_load l = {0, 0, PHYS_CLASS_COMPUTE_BOUND};
+    struct phys_load l = {.cpu_util = 0, .memory_intensity = 0, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
     /* at f = 1 the throughput multiplier is 1, so P = node curve(100·u) / 2 */
     assert_near(phys_cpu_model_power_w(&p, &l, 1), 128.0 / 2, 1e-12);
     l.cpu_util = 0.5;
@@ -195,7 +203,7 @@ static void test_curve_epyc_9654(void **st)
     p.governor = PHYS_GOV_PERFORMANCE;
     struct phys_cpu_state s;
     phys_cpu_init(&p, &s);
-    struct phys_load half = {0.5, 0, PHYS_CLASS_COMPUTE_BOUND};
+    struct phys_load half = {.cpu_util = 0.5, .memory_intensity = 0, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
     phys_cpu_begin_interval(&p, &s, &half);
     assert_int_equal(phys_cpu_cur_freq_khz(&p, &s, 0), 3707812);
     assert_near(s.pkg[0].power_w, 205, 1e-12);
@@ -208,7 +216,7 @@ static void test_governor_performance_vs_powersave(void **st)
 {
     struct phys_cpu_params p;
     struct phys_cpu_state s;
-    struct phys_load l = {0.5, 0, PHYS_CLASS_MIXED};
+    struct phys_load l = {.cpu_util = 0.5, .memory_intensity = 0, .cpu_class = PHYS_CLASS_MIXED};
 
     /* intel_pstate (setpolicy): powersave follows load, performance pins the ceiling */
     intel_params(&p);
@@ -222,7 +230,7 @@ static void test_governor_performance_vs_powersave(void **st)
     run_ticks(&p, &s, &l, 20, 20);
     assert_int_equal(phys_cpu_cur_freq_khz(&p, &s, 1), 3900000);
     assert_near(s.pkg[1].power_w, 165, 1e-6);
-    s.pkg[0].governor = PHYS_GOV_PERFORMANCE;
+    SET_PKG(&p, &s, 0, governor, PHYS_GOV_PERFORMANCE);
     l.cpu_util = 0;
     run_ticks(&p, &s, &l, 20, 20);
     assert_int_equal(phys_cpu_cur_freq_khz(&p, &s, 0), 3900000);
@@ -244,8 +252,8 @@ static void test_governor_performance_vs_powersave(void **st)
     l.cpu_util = 1;
     run_ticks(&p, &s, &l, 20, 20);
     assert_int_equal(phys_cpu_cur_freq_khz(&p, &s, 0), 1500000);
-    s.pkg[0].governor = PHYS_GOV_PERFORMANCE;
-    s.pkg[1].governor = PHYS_GOV_SCHEDUTIL;
+    SET_PKG(&p, &s, 0, governor, PHYS_GOV_PERFORMANCE);
+    SET_PKG(&p, &s, 1, governor, PHYS_GOV_SCHEDUTIL);
     l.cpu_util = 0.5;
     run_ticks(&p, &s, &l, 20, 20);
     assert_int_equal(phys_cpu_cur_freq_khz(&p, &s, 0), 3707812);
@@ -261,21 +269,21 @@ static void test_scaling_max_clamp(void **st)
 {
     struct phys_cpu_params p;
     struct phys_cpu_state s;
-    struct phys_load l = {1, 0, PHYS_CLASS_COMPUTE_BOUND};
+    struct phys_load l = {.cpu_util = 1, .memory_intensity = 0, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
     intel_params(&p);
     p.governor = PHYS_GOV_PERFORMANCE;
     phys_cpu_init(&p, &s);
     run_ticks(&p, &s, &l, 20, 5);
     assert_near(s.pkg[0].power_w, 165, 1e-9);
-    s.pkg[0].scaling_max_khz = 2000000;
+    SET_PKG(&p, &s, 0, scaling_max_khz, 2000000);
     run_ticks(&p, &s, &l, 20, 20);
     assert_int_equal(phys_cpu_cur_freq_khz(&p, &s, 0), 2000000);
     assert_int_equal(phys_cpu_cur_freq_khz(&p, &s, 1), 3900000);
     assert_near(s.pkg[0].power_w, 90.74149838213913, 1e-6); /* 40 + 125·(2/3.9)^1.35 */
     assert_near(s.pkg[1].power_w, 165, 1e-9);
     /* a max below cpuinfo_min clamps to cpuinfo_min; a min above max is lowered to max */
-    s.pkg[0].scaling_max_khz = 1;
-    s.pkg[0].scaling_min_khz = 3000000;
+    SET_PKG(&p, &s, 0, scaling_max_khz, 1);
+    SET_PKG(&p, &s, 0, scaling_min_khz, 3000000);
     run_ticks(&p, &s, &l, 20, 20);
     assert_int_equal(phys_cpu_cur_freq_khz(&p, &s, 0), 1000000);
 
@@ -291,7 +299,7 @@ static void test_scaling_max_clamp(void **st)
     epyc_params(&p);
     p.governor = PHYS_GOV_PERFORMANCE;
     phys_cpu_init(&p, &s);
-    s.pkg[0].scaling_max_khz = 2000000;
+    SET_PKG(&p, &s, 0, scaling_max_khz, 2000000);
     run_ticks(&p, &s, &l, 20, 20);
     assert_int_equal(phys_cpu_cur_freq_khz(&p, &s, 0), 1900000);
     assert_true(s.pkg[0].power_w < s.pkg[1].power_w);
@@ -303,7 +311,7 @@ static void test_pl1_settles_to_limit(void **st)
 {
     struct phys_cpu_params p;
     struct phys_cpu_state s;
-    struct phys_load l = {1, 0, PHYS_CLASS_COMPUTE_BOUND};
+    struct phys_load l = {.cpu_util = 1, .memory_intensity = 0, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
     intel_params(&p);
     p.governor = PHYS_GOV_PERFORMANCE;
     phys_cpu_init(&p, &s);
@@ -348,7 +356,7 @@ static void test_pl2_instant_ceiling_and_floor(void **st)
 {
     struct phys_cpu_params p;
     struct phys_cpu_state s;
-    struct phys_load l = {1, 0, PHYS_CLASS_COMPUTE_BOUND};
+    struct phys_load l = {.cpu_util = 1, .memory_intensity = 0, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
     intel_params(&p);
     p.governor = PHYS_GOV_PERFORMANCE;
     phys_cpu_init(&p, &s);
@@ -394,7 +402,7 @@ static void test_hsmp_cap(void **st)
 {
     struct phys_cpu_params p;
     struct phys_cpu_state s;
-    struct phys_load l = {1, 0, PHYS_CLASS_COMPUTE_BOUND};
+    struct phys_load l = {.cpu_util = 1, .memory_intensity = 0, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
     hsmp_params(&p);
     phys_cpu_init(&p, &s);
     phys_cpu_begin_interval(&p, &s, &l);
@@ -431,7 +439,7 @@ static void test_temperature(void **st)
 {
     struct phys_cpu_params p;
     struct phys_cpu_state s;
-    struct phys_load idle = {0, 0, PHYS_CLASS_MIXED}, full = {1, 0, PHYS_CLASS_COMPUTE_BOUND};
+    struct phys_load idle = {.cpu_util = 0, .cpu_class = PHYS_CLASS_MIXED}, full = {.cpu_util = 1, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
     intel_params(&p);
     p.governor = PHYS_GOV_PERFORMANCE;
     phys_cpu_init(&p, &s);
@@ -463,7 +471,7 @@ static void test_energy_exact_and_monotone(void **st)
 {
     struct phys_cpu_params p;
     struct phys_cpu_state s;
-    struct phys_load l = {1, 0, PHYS_CLASS_COMPUTE_BOUND};
+    struct phys_load l = {.cpu_util = 1, .memory_intensity = 0, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
     intel_params(&p);
     p.governor = PHYS_GOV_PERFORMANCE;
     p.core_fraction = 0.7;
@@ -511,7 +519,7 @@ static void test_energy_wrap(void **st)
 {
     struct phys_cpu_params p;
     struct phys_cpu_state s;
-    struct phys_load l = {1, 0, PHYS_CLASS_COMPUTE_BOUND};
+    struct phys_load l = {.cpu_util = 1, .memory_intensity = 0, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
     intel_params(&p);
     p.governor = PHYS_GOV_PERFORMANCE;
     /* start 1 J below the range 262143328850 (upstream H04) */
@@ -552,14 +560,14 @@ static void test_split_invariance(void **st)
 {
     struct phys_cpu_params p;
     struct phys_cpu_state a, b, c;
-    struct phys_load l = {0.7, 0.3, PHYS_CLASS_MEMORY_BOUND};
+    struct phys_load l = {.cpu_util = 0.7, .memory_intensity = 0.3, .cpu_class = PHYS_CLASS_MEMORY_BOUND};
     intel_params(&p);
     p.core_fraction = 0.3;
     p.platform_other_w = 3.3;
     phys_cpu_init(&p, &a);
     /* a state in motion: PL1 settling, frequency ramping, temperature moving */
     a.pkg[0].pl_limit_uw[PHYS_PL1] = 70000000;
-    a.pkg[1].governor = PHYS_GOV_PERFORMANCE;
+    SET_PKG(&p, &a, 1, governor, PHYS_GOV_PERFORMANCE);
     phys_cpu_begin_interval(&p, &a, &l);
     phys_cpu_step(&p, &a, &l, 25, 123456); /* off the grid */
     memcpy(&b, &a, sizeof a);
@@ -593,7 +601,7 @@ static void test_read_between_ticks(void **st)
 {
     struct phys_cpu_params p;
     struct phys_cpu_state s, t;
-    struct phys_load l = {0.8, 0, PHYS_CLASS_COMPUTE_BOUND};
+    struct phys_load l = {.cpu_util = 0.8, .memory_intensity = 0, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
     intel_params(&p);
     p.core_fraction = 0.45;
     p.platform_other_w = 7.77;
@@ -708,6 +716,100 @@ static void test_window_and_range(void **st)
     assert_int_equal(phys_rapl_max_energy_range_uj(1000000000), 4294967295000000ULL);
 }
 
+/* ---- per-CPU frequency (issue 14) ---- */
+
+/* intel_params at full load, performance, no caps in the way (PL1/PL2 far above): throttling k
+ * of a package's 48 CPUs to cpuinfo_min lowers its power by k/48 of the difference between the
+ * model at full and at minimum frequency (the package power is the CPU-weighted sum), and the
+ * other package does not move. Expected: analytic c.2 with u = 1, a = 1 (memory 0):
+ * P(f) = 40 + 125·f^1.35; f = 1 at 3.9 GHz, f = 1/3.9 at 1.0 GHz. */
+static void test_per_cpu_throttle_proportional(void **st)
+{
+    (void)st;
+    struct phys_cpu_params p;
+    struct phys_cpu_state s;
+    intel_params(&p);
+    p.governor = PHYS_GOV_PERFORMANCE;
+    p.freq_ramp_ms = 0;
+    for (int k = 0; k < 2; k++) {
+        p.pkg[k].pl[PHYS_PL1].limit_uw = p.pkg[k].pl[PHYS_PL1].max_power_uw = 400000000;
+        p.pkg[k].pl[PHYS_PL2].limit_uw = 400000000;
+    }
+    struct phys_load l = {.cpu_util = 1, .cpu_class = PHYS_CLASS_MIXED};
+    phys_cpu_init(&p, &s);
+    run_ticks(&p, &s, &l, 20, 2);
+    const double full = 40 + 125.0, low = 40 + 125 * 0.15924389093632027; /* (1/3.9)^1.35 */
+    assert_near(s.pkg[0].power_w, full, 1e-9);
+    /* one CPU of package 0 (CPU index 0: the contiguous split puts 0..47 on package 0) */
+    s.cpu[0].scaling_max_khz = 1000000;
+    run_ticks(&p, &s, &l, 20, 1);
+    assert_near(s.pkg[0].power_w, full - (full - low) / 48, 1e-9);
+    assert_near(s.pkg[1].power_w, full, 1e-9);
+    assert_int_equal(phys_cpu_cpu_freq_khz(&p, &s, 0), 1000000);
+    assert_int_equal(phys_cpu_cpu_freq_khz(&p, &s, 1), 3900000);
+    /* all of package 0 */
+    SET_PKG(&p, &s, 0, scaling_max_khz, 1000000);
+    run_ticks(&p, &s, &l, 20, 1);
+    assert_near(s.pkg[0].power_w, low, 1e-9);
+    assert_near(s.pkg[1].power_w, full, 1e-9);
+    assert_int_equal(phys_cpu_cur_freq_khz(&p, &s, 0), 1000000);
+    assert_int_equal(phys_cpu_cur_freq_khz(&p, &s, 1), 3900000);
+}
+
+/* The same writes in two orders give the same bytes: each CPU keeps its own limits. */
+static void test_per_cpu_write_order(void **st)
+{
+    (void)st;
+    struct phys_cpu_params p;
+    intel_params(&p);
+    struct phys_load l = {.cpu_util = 0.7, .memory_intensity = 0.2, .cpu_class = PHYS_CLASS_MIXED};
+    static struct phys_cpu_state a, b;
+    phys_cpu_init(&p, &a);
+    phys_cpu_init(&p, &b);
+    for (int i = 0; i < 30; i++)
+        a.cpu[i].scaling_max_khz = 1500000;
+    a.cpu[60].scaling_max_khz = 3900000;
+    for (int i = 29; i >= 0; i--)
+        b.cpu[i].scaling_max_khz = 1500000;
+    b.cpu[60].scaling_max_khz = 3900000;
+    run_ticks(&p, &a, &l, 20, 3);
+    run_ticks(&p, &b, &l, 20, 3);
+    assert_memory_equal(&a, &b, sizeof a);
+    assert_true(a.pkg[0].power_w < a.pkg[1].power_w);
+}
+
+/* CPU time: busy ns is utilisation × elapsed exactly, per CPU; a change of utilisation starts a
+ * new line without moving what was accumulated; load averages follow calc_load (kernel). */
+static void test_cpu_time_and_loadavg(void **st)
+{
+    (void)st;
+    struct phys_cpu_params p;
+    static struct phys_cpu_state s;
+    intel_params(&p);
+    static struct phys_load l;
+    memset(&l, 0, sizeof l);
+    l.cpu_util = 0.25;
+    l.ncpu_util = 2;
+    l.cpu_util_of[0] = 1.0f;
+    l.cpu_util_of[1] = 0.5f;
+    phys_cpu_init(&p, &s);
+    phys_cpu_begin_interval(&p, &s, &l);
+    run_ticks(&p, &s, &l, 20, 10);
+    assert_int_equal(phys_cpu_busy_ns(&s, 0, s.substeps), 10 * SEC);
+    assert_int_equal(phys_cpu_busy_ns(&s, 1, s.substeps), 5 * SEC);
+    assert_int_equal(phys_cpu_busy_ns(&s, 2, s.substeps), 10 * SEC / 4);
+    /* running tasks: 1 + 0.5 + 94 × 0.25 = 25 → after the two 5 s samples from 0:
+     * calc_load(0, 1884, 25·2048) = (51200·164 + 2047)/2048 = 4100, then
+     * (4100·1884 + 51200·164 + 2047)/2048 = 7872 (EXP_1; 11-bit fixed point) */
+    assert_int_equal(s.nr_active, 25);
+    assert_int_equal(s.avenrun[0], 7872);
+    l.cpu_util_of[0] = 0;
+    phys_cpu_begin_interval(&p, &s, &l);
+    run_ticks(&p, &s, &l, 20, 5);
+    assert_int_equal(phys_cpu_busy_ns(&s, 0, s.substeps), 10 * SEC);
+    assert_int_equal(s.nr_active, 24);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -725,6 +827,9 @@ int main(void)
         cmocka_unit_test(test_read_between_ticks),
         cmocka_unit_test(test_limit_normalise),
         cmocka_unit_test(test_window_and_range),
+        cmocka_unit_test(test_per_cpu_throttle_proportional),
+        cmocka_unit_test(test_per_cpu_write_order),
+        cmocka_unit_test(test_cpu_time_and_loadavg),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

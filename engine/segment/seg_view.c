@@ -1,0 +1,508 @@
+/* seg_view: /proc/stat, /proc/uptime and /proc/meminfo computed at read time; see seg_view.h.
+ * Speed matters (a 384-CPU /proc/stat within 20 us, bench/README.md): one pass over the values
+ * under the latch, integer arithmetic only, and a two-digits-at-a-time decimal writer. */
+#include "seg_view.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#define VIEW_MAX_CPUS 8192
+#define TICK_NS 10000000ULL /* USER_HZ 100 */
+
+int seg_view_of(const struct seg *s, uint32_t entry)
+{
+    if (entry >= s->h->n_entries)
+        return SEG_VIEW_NONE;
+    const struct seg_entry *e = &s->entries[entry];
+    if (e->kind != SEG_FILE || e->cls != SEG_S || e->param >= s->h->n_params)
+        return SEG_VIEW_NONE;
+    return e->validator >= SEG_VIEW_PROC_STAT && e->validator <= SEG_VIEW_IDLE ? e->validator : SEG_VIEW_NONE;
+}
+
+static const struct seg_param *param_of(const struct seg *s, uint32_t entry)
+{
+    return &s->params[s->entries[entry].param];
+}
+
+size_t seg_view_bound(const struct seg *s, uint32_t entry)
+{
+    int kind = seg_view_of(s, entry);
+    if (kind == SEG_VIEW_PROC_STAT) {
+        int64_t c = param_of(s, entry)->c;
+        c = c < 0 ? 0 : c > VIEW_MAX_CPUS ? VIEW_MAX_CPUS : c;
+        return (size_t)(c + 1) * 240 + 1024; /* 10 numbers of ≤ 20 digits per line, and the rest */
+    }
+    if (kind == SEG_VIEW_PROC_UPTIME)
+        return 128;
+    if (kind == SEG_VIEW_PROC_MEMINFO)
+        return 4096;
+    if (kind == SEG_VIEW_TEMP || kind == SEG_VIEW_IDLE)
+        return 32;
+    if (kind == SEG_VIEW_CPUINFO) { /* each marker (≥ 3 bytes) becomes at most 24 */
+        const struct seg_param *pa = param_of(s, entry);
+        return pa->a > 0 && pa->a < (int64_t)s->h->strings_size && pa->b >= 0 && pa->b <= pa->a
+                   ? (size_t)pa->a + (size_t)pa->b * 24 + 64
+                   : 0;
+    }
+    return 0;
+}
+
+/* --- decimal writing ------------------------------------------------------------------------ */
+
+static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                 "8081828384858687888990919293949596979899";
+
+static int ndigits(uint64_t v)
+{
+    int n = 1;
+    while (v >= 10000) {
+        v /= 10000;
+        n += 4;
+    }
+    return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* v in decimal at p, written back to front in place (two digits a step); the end. */
+static inline char *put_u(char *p, uint64_t v)
+{
+    if (v < 10) {
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    char *e = p + ndigits(v), *q = e;
+    while (v > UINT32_MAX) {
+        q -= 2;
+        memcpy(q, digits2 + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    uint32_t w = (uint32_t)v; /* the rest in 32-bit arithmetic: cheaper divisions */
+    while (w >= 100) {
+        q -= 2;
+        memcpy(q, digits2 + 2 * (w % 100), 2);
+        w /= 100;
+    }
+    if (w >= 10) {
+        q -= 2;
+        memcpy(q, digits2 + 2 * w, 2);
+    } else {
+        *--q = (char)('0' + w);
+    }
+    return e;
+}
+
+static char *put_s(char *p, const char *t)
+{
+    size_t n = strlen(t);
+    memcpy(p, t, n);
+    return p + n;
+}
+
+/* --- time counters -------------------------------------------------------------------------- */
+
+struct line {
+    uint64_t base_ns; /* total ns at t0 (start + acc, in ns, plus rem) */
+    uint64_t rate;    /* ns per substep */
+    int64_t t0;
+};
+
+static struct line line_of(const struct seg_value *v)
+{
+    return (struct line){(v->ctr.start_uj + v->ctr.acc_uj) * 1000 + v->ctr.rem_nj, v->ctr.power_uw, v->ctr.t0_ns};
+}
+
+static uint64_t line_at(const struct line *l, int64_t t, int64_t substep)
+{
+    int64_t n = t > l->t0 ? (t - l->t0) / substep : 0;
+    return l->base_ns + (uint64_t)n * l->rate;
+}
+
+/* Elapsed ns E, every CPU's busy ns into busy[], their summed rates and the boot time (monotonic
+ * ns), all from one latch generation. Returns the CPU count, or -1 when the param is bad. */
+static int read_times(const struct seg *s, const struct seg_param *pa, int64_t now_ns, uint64_t *elapsed,
+                      uint64_t *busy, uint64_t *rates, int64_t *boot_mono)
+{
+    uint32_t nv = s->h->n_values;
+    if (pa->a < 0 || pa->a >= nv || pa->b < 0 || pa->c < 0 || pa->c > VIEW_MAX_CPUS || pa->b + pa->c > nv)
+        return -1;
+    int n = (int)pa->c;
+    int64_t substep = s->h->substep_ns > 0 ? s->h->substep_ns : 1000000;
+    for (;;) {
+        uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+        const struct seg_value *copy = s->copy[g & 1];
+        const struct seg_value *ev = &copy[pa->a];
+        struct line el = line_of(ev);
+        int64_t horizon = ev->ctr.t0_ns + (int64_t)ev->nsub * substep;
+        int64_t t = now_ns < horizon ? now_ns : horizon;
+        *elapsed = line_at(&el, t, substep);
+        *boot_mono = el.t0 - (int64_t)el.base_ns;
+        uint64_t sum = 0;
+        for (int i = 0; i < n; i++) {
+            struct line b = line_of(&copy[pa->b + i]);
+            uint64_t v = line_at(&b, t, substep);
+            busy[i] = v < *elapsed ? v : *elapsed;
+            sum += b.rate;
+        }
+        *rates = sum;
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
+            return n;
+    }
+}
+
+static char *put_cpu_fields(char *p, const uint64_t f[10])
+{
+    for (int k = 0; k < 10; k++) {
+        if (f[k] == 0) { /* most columns of a busy server's line */
+            memcpy(p, " 0", 2);
+            p += 2;
+            continue;
+        }
+        *p++ = ' ';
+        p = put_u(p, f[k]);
+    }
+    *p++ = '\n';
+    return p;
+}
+
+/* user nice system idle iowait irq softirq steal guest guest_nice of one CPU. */
+static void cpu_fields(uint64_t busy, uint64_t elapsed, uint64_t f[10])
+{
+    uint64_t b = busy / 100;
+    memset(f, 0, sizeof(uint64_t) * 10);
+    f[0] = b * 90 / TICK_NS;
+    f[2] = b * 7 / TICK_NS;
+    f[3] = (elapsed - busy) / TICK_NS;
+    f[5] = b * 1 / TICK_NS;
+    f[6] = b * 2 / TICK_NS;
+}
+
+static size_t render_stat(const struct seg *s, const struct seg_param *pa, int64_t now_ns, char *buf, size_t cap)
+{
+    uint64_t busy[VIEW_MAX_CPUS], elapsed, rates;
+    int64_t boot;
+    int n = read_times(s, pa, now_ns, &elapsed, busy, &rates, &boot);
+    if (n < 0 || cap < (size_t)(n + 1) * 240 + 1024)
+        return 0;
+    /* the cpu line goes first but sums every CPU: leave room for it, then move it in place */
+    char *p = buf + 256;
+    uint64_t sum[10] = {0}, f[10], busy_ticks = 0;
+    const char *prev = NULL; /* the previous CPU's columns, reused when its busy time is the same */
+    size_t prev_len = 0;
+    for (int i = 0; i < n; i++) {
+        memcpy(p, "cpu", 3);
+        p = put_u(p + 3, (uint64_t)i);
+        if (i > 0 && busy[i] == busy[i - 1]) {
+            memmove(p, prev, prev_len); /* the same numbers: copy them rather than format them */
+            prev = p;
+            p += prev_len;
+        } else {
+            cpu_fields(busy[i], elapsed, f);
+            char *at = p;
+            p = put_cpu_fields(p, f);
+            prev = at;
+            prev_len = (size_t)(p - at);
+        }
+        /* the non-zero columns one by one (a vector sum of f would stall on its scalar stores) */
+        sum[0] += f[0];
+        sum[2] += f[2];
+        sum[3] += f[3];
+        sum[5] += f[5];
+        sum[6] += f[6];
+        busy_ticks += busy[i] / TICK_NS;
+    }
+    char head[256], *h = head;
+    h = put_s(h, "cpu ");
+    h = put_cpu_fields(h, sum);
+    size_t hl = (size_t)(h - head);
+    char *start = buf + 256 - hl;
+    memcpy(start, head, hl);
+
+    /* Derived counters (assumed rates, monotonic in the ticks): a timer interrupt every 4 ms per
+     * CPU (HZ 250) plus 20 device interrupts per busy tick; 40 context switches per busy tick and
+     * 2 per idle CPU tick; 10 forks per second after 1000 at boot; softirqs half the interrupts,
+     * split TIMER 60 %, SCHED 25 %, RCU 15 %. */
+    uint64_t el_ticks = elapsed / TICK_NS, cpu_ticks = el_ticks * (uint64_t)n;
+    uint64_t intr = cpu_ticks * 5 / 2 + busy_ticks * 20;
+    uint64_t ctxt = busy_ticks * 40 + (cpu_ticks - (busy_ticks < cpu_ticks ? busy_ticks : cpu_ticks)) * 2;
+    uint64_t processes = 1000 + elapsed / 100000000ULL;
+    uint64_t running = (rates + 500000) / 1000000;
+    struct timespec rt, mono;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    int64_t off = ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
+    int64_t btime = (off + boot) / 1000000000LL;
+    p = put_s(p, "intr ");
+    p = put_u(p, intr);
+    for (int k = 0; k < 16; k++)
+        p = put_s(p, " 0"); /* the legacy IRQs: no device model behind them */
+    p = put_s(p, "\nctxt ");
+    p = put_u(p, ctxt);
+    p = put_s(p, "\nbtime ");
+    p = put_u(p, btime > 0 ? (uint64_t)btime : 0);
+    p = put_s(p, "\nprocesses ");
+    p = put_u(p, processes);
+    p = put_s(p, "\nprocs_running ");
+    p = put_u(p, running ? running : 1);
+    p = put_s(p, "\nprocs_blocked 0\nsoftirq ");
+    uint64_t soft = intr / 2, timer = soft * 60 / 100, sched = soft * 25 / 100, rcu = soft - timer - sched;
+    uint64_t parts[10] = {0, timer, 0, 0, 0, 0, 0, sched, 0, rcu};
+    p = put_u(p, soft);
+    for (int k = 0; k < 10; k++) {
+        *p++ = ' ';
+        p = put_u(p, parts[k]);
+    }
+    *p++ = '\n';
+    size_t len = (size_t)(p - start);
+    memmove(buf, start, len);
+    return len;
+}
+
+/* "%lu.%02lu" of ns, truncated to hundredths as fs/proc/uptime.c prints. */
+static char *put_centi(char *p, uint64_t ns)
+{
+    uint64_t cs = ns / 10000000ULL;
+    p = put_u(p, cs / 100);
+    *p++ = '.';
+    memcpy(p, digits2 + 2 * (cs % 100), 2);
+    return p + 2;
+}
+
+static size_t render_uptime(const struct seg *s, const struct seg_param *pa, int64_t now_ns, char *buf, size_t cap)
+{
+    uint64_t busy[VIEW_MAX_CPUS], elapsed, rates;
+    int64_t boot;
+    int n = read_times(s, pa, now_ns, &elapsed, busy, &rates, &boot);
+    if (n < 0 || cap < 128)
+        return 0;
+    uint64_t idle = 0;
+    for (int i = 0; i < n; i++)
+        idle += elapsed - busy[i];
+    char *p = put_centi(buf, elapsed);
+    *p++ = ' ';
+    p = put_centi(p, idle);
+    *p++ = '\n';
+    return (size_t)(p - buf);
+}
+
+/* One meminfo line: the name and colon padded to 16 columns, the value %8lu, then " kB"
+ * (show_val_kb); unit false for the HugePages counts (%5lu, no unit... printed as the kernel). */
+static char *mem_line(char *p, const char *name, uint64_t kb)
+{
+    size_t n = strlen(name);
+    memcpy(p, name, n);
+    p += n;
+    *p++ = ':';
+    char num[24], *e = put_u(num, kb);
+    size_t d = (size_t)(e - num);
+    for (size_t col = n + 1; col < 16 + (d < 8 ? 8 - d : 0); col++)
+        *p++ = ' ';
+    memcpy(p, num, d);
+    p += d;
+    return put_s(p, " kB\n");
+}
+
+static char *mem_count(char *p, const char *name, uint64_t v)
+{
+    size_t n = strlen(name);
+    memcpy(p, name, n);
+    p += n;
+    *p++ = ':';
+    char num[24], *e = put_u(num, v);
+    size_t d = (size_t)(e - num);
+    for (size_t col = n + 1; col < 16 + (d < 5 ? 5 - d : 0) + 3; col++)
+        *p++ = ' ';
+    memcpy(p, num, d);
+    p += d;
+    *p++ = '\n';
+    return p;
+}
+
+static size_t render_meminfo(const struct seg *s, const struct seg_param *pa, int64_t now_ns, char *buf, size_t cap)
+{
+    (void)now_ns;
+    if (cap < 4096 || pa->a <= 0 || pa->b < 0 || pa->b >= s->h->n_values)
+        return 0;
+    uint64_t total = (uint64_t)pa->a, used = 0;
+    char text[SEG_TEXT_MAX + 1];
+    for (;;) {
+        uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+        const struct seg_value *v = &s->copy[g & 1][pa->b];
+        size_t l = v->len < SEG_TEXT_MAX ? v->len : SEG_TEXT_MAX;
+        memcpy(text, v->text, l);
+        text[l] = 0;
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
+            break;
+    }
+    uint64_t ppm = 0;
+    for (const char *c = text; *c >= '0' && *c <= '9' && ppm <= 1000000; c++)
+        ppm = ppm * 10 + (uint64_t)(*c - '0');
+    used = ppm >= 1000000 ? total : total / 1000000 * ppm + total % 1000000 * ppm / 1000000;
+    /* The split of what is not application memory (assumed, typical of an idle server's
+     * meminfo): page cache 6 % of the total minus what the applications took beyond 80 %, slab
+     * 1 %, kernel stacks and page tables small; no swap (a server without swap). */
+    uint64_t cached = total * 6 / 100, slab = total / 100, anon = used;
+    uint64_t room = total - used;
+    if (cached > room / 2)
+        cached = room / 2;
+    if (slab > room / 4)
+        slab = room / 4;
+    uint64_t buffers = cached / 50, kstack = 16 * 1024 + total / 50000, ptables = anon / 500 + 4096;
+    uint64_t sreclaim = slab / 2, sunreclaim = slab - sreclaim;
+    uint64_t nonfree = anon + cached + buffers + slab + kstack + ptables;
+    uint64_t free_kb = total > nonfree ? total - nonfree : 0;
+    uint64_t avail = free_kb + cached + buffers + sreclaim;
+    uint64_t shmem = cached / 20, mapped = cached / 4;
+    char *p = buf;
+    p = mem_line(p, "MemTotal", total);
+    p = mem_line(p, "MemFree", free_kb);
+    p = mem_line(p, "MemAvailable", avail);
+    p = mem_line(p, "Buffers", buffers);
+    p = mem_line(p, "Cached", cached);
+    p = mem_line(p, "SwapCached", 0);
+    p = mem_line(p, "Active", anon * 3 / 4 + cached / 2);
+    p = mem_line(p, "Inactive", anon / 4 + cached / 2 + buffers);
+    p = mem_line(p, "Active(anon)", anon * 3 / 4);
+    p = mem_line(p, "Inactive(anon)", anon / 4);
+    p = mem_line(p, "Active(file)", cached / 2);
+    p = mem_line(p, "Inactive(file)", cached / 2 + buffers);
+    p = mem_line(p, "Unevictable", 0);
+    p = mem_line(p, "Mlocked", 0);
+    p = mem_line(p, "SwapTotal", 0);
+    p = mem_line(p, "SwapFree", 0);
+    p = mem_line(p, "Zswap", 0);
+    p = mem_line(p, "Zswapped", 0);
+    p = mem_line(p, "Dirty", 0);
+    p = mem_line(p, "Writeback", 0);
+    p = mem_line(p, "AnonPages", anon);
+    p = mem_line(p, "Mapped", mapped);
+    p = mem_line(p, "Shmem", shmem);
+    p = mem_line(p, "KReclaimable", sreclaim);
+    p = mem_line(p, "Slab", slab);
+    p = mem_line(p, "SReclaimable", sreclaim);
+    p = mem_line(p, "SUnreclaim", sunreclaim);
+    p = mem_line(p, "KernelStack", kstack);
+    p = mem_line(p, "PageTables", ptables);
+    p = mem_line(p, "SecPageTables", 0);
+    p = mem_line(p, "NFS_Unstable", 0);
+    p = mem_line(p, "Bounce", 0);
+    p = mem_line(p, "WritebackTmp", 0);
+    p = mem_line(p, "CommitLimit", total / 2);
+    p = mem_line(p, "Committed_AS", anon + anon / 4);
+    p = mem_line(p, "VmallocTotal", 34359738367ULL);
+    p = mem_line(p, "VmallocUsed", 0);
+    p = mem_line(p, "VmallocChunk", 0);
+    p = mem_line(p, "Percpu", 0);
+    p = mem_line(p, "HardwareCorrupted", 0);
+    p = mem_line(p, "AnonHugePages", 0);
+    p = mem_line(p, "ShmemHugePages", 0);
+    p = mem_line(p, "ShmemPmdMapped", 0);
+    p = mem_line(p, "FileHugePages", 0);
+    p = mem_line(p, "FilePmdMapped", 0);
+    p = mem_line(p, "Unaccepted", 0);
+    p = mem_count(p, "HugePages_Total", 0);
+    p = mem_count(p, "HugePages_Free", 0);
+    p = mem_count(p, "HugePages_Rsvd", 0);
+    p = mem_count(p, "HugePages_Surp", 0);
+    p = mem_line(p, "Hugepagesize", 2048);
+    p = mem_line(p, "Hugetlb", 0);
+    p = mem_line(p, "DirectMap4k", total / 100);
+    p = mem_line(p, "DirectMap2M", total - total / 100);
+    p = mem_line(p, "DirectMap1G", 0);
+    return (size_t)(p - buf);
+}
+
+/* The decimal number at the start of a text value, read under the latch. */
+static int64_t value_number(const struct seg *s, uint32_t v)
+{
+    char text[SEG_TEXT_MAX + 1];
+    for (;;) {
+        uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+        const struct seg_value *sv = &s->copy[g & 1][v];
+        size_t l = sv->len < SEG_TEXT_MAX ? sv->len : SEG_TEXT_MAX;
+        memcpy(text, sv->text, l);
+        text[l] = 0;
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
+            break;
+    }
+    int64_t n = 0;
+    bool neg = text[0] == '-';
+    for (const char *c = text + neg; *c >= '0' && *c <= '9' && n < INT64_MAX / 10; c++)
+        n = n * 10 + (*c - '0');
+    return neg ? -n : n;
+}
+
+static size_t render_temp(const struct seg *s, const struct seg_param *pa, char *buf, size_t cap)
+{
+    if (cap < 32 || pa->a < 0 || pa->a >= s->h->n_values || pa->c <= 0)
+        return 0;
+    int64_t t = value_number(s, (uint32_t)pa->a) - pa->b;
+    t = t > 0 ? t / pa->c * pa->c : 0;
+    char *p = put_u(buf, (uint64_t)t);
+    *p++ = '\n';
+    return (size_t)(p - buf);
+}
+
+static size_t render_cpuinfo(const struct seg *s, const struct seg_param *pa, char *buf, size_t cap)
+{
+    if (pa->words_off >= s->h->strings_size || pa->a <= 0 || (uint64_t)pa->a > s->h->strings_size - pa->words_off ||
+        pa->b < 0 || pa->b > pa->a || cap < (size_t)pa->a + (size_t)pa->b * 24 + 64)
+        return 0;
+    const char *t = s->strings + pa->words_off, *end = t + pa->a;
+    char *p = buf;
+    while (t < end) {
+        const char *m = memchr(t, '\x01', (size_t)(end - t));
+        size_t run = (size_t)((m ? m : end) - t);
+        memcpy(p, t, run);
+        p += run;
+        if (!m)
+            break;
+        uint64_t v = 0;
+        for (t = m + 1; t < end && *t >= '0' && *t <= '9'; t++)
+            v = v * 10 + (uint64_t)(*t - '0');
+        if (t < end && *t == '\x02')
+            t++;
+        int64_t khz = v < s->h->n_values ? value_number(s, (uint32_t)v) : 0;
+        if (khz < 0)
+            khz = 0;
+        p = put_u(p, (uint64_t)khz / 1000);
+        *p++ = '.';
+        uint64_t frac = (uint64_t)khz % 1000;
+        *p++ = (char)('0' + frac / 100);
+        *p++ = (char)('0' + frac / 10 % 10);
+        *p++ = (char)('0' + frac % 10);
+    }
+    return (size_t)(p - buf);
+}
+
+static size_t render_idle(const struct seg *s, const struct seg_param *pa, int64_t now_ns, char *buf, size_t cap)
+{
+    uint64_t busy, elapsed, rates;
+    int64_t boot;
+    /* the times of one CPU: the elapsed counter and this CPU's busy counter as a one-CPU view */
+    struct seg_param one = {.a = pa->a, .b = pa->b, .c = 1};
+    if (cap < 32 || pa->c < 0 || pa->c > 1000 || pa->d < 0 || read_times(s, &one, now_ns, &elapsed, &busy, &rates, &boot) != 1)
+        return 0;
+    uint64_t us = (elapsed - busy) / 1000 / 1000 * (uint64_t)pa->c + (elapsed - busy) / 1000 % 1000 * (uint64_t)pa->c / 1000;
+    char *p = put_u(buf, pa->d ? us / (uint64_t)pa->d : us);
+    *p++ = '\n';
+    return (size_t)(p - buf);
+}
+
+size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char *buf, size_t cap)
+{
+    switch (seg_view_of(s, entry)) {
+    case SEG_VIEW_PROC_STAT: return render_stat(s, param_of(s, entry), now_ns, buf, cap);
+    case SEG_VIEW_PROC_UPTIME: return render_uptime(s, param_of(s, entry), now_ns, buf, cap);
+    case SEG_VIEW_PROC_MEMINFO: return render_meminfo(s, param_of(s, entry), now_ns, buf, cap);
+    case SEG_VIEW_TEMP: return render_temp(s, param_of(s, entry), buf, cap);
+    case SEG_VIEW_CPUINFO: return render_cpuinfo(s, param_of(s, entry), buf, cap);
+    case SEG_VIEW_IDLE: return render_idle(s, param_of(s, entry), now_ns, buf, cap);
+    default: return 0;
+    }
+}

@@ -1,0 +1,72 @@
+/* seg_view: files whose text a reader computes at read time from several snapshot values (the
+ * /proc files of a node: stat, uptime, meminfo), for every party that reads a segment (the shim,
+ * the seccomp supervisor, `hwemu cat`). Part of the segment contract (segment.h).
+ *
+ * A view is an S file entry whose `validator` holds the view kind (enum seg_view, never 0) and
+ * whose `param` names a struct seg_param:
+ *   SEG_VIEW_PROC_STAT, SEG_VIEW_PROC_UPTIME
+ *       a = value index of the node's elapsed-time counter, b = value index of CPU 0's busy-time
+ *       counter, c = number of CPUs (their busy counters are the values b .. b+c-1, CPU numbers
+ *       0 .. c-1).
+ *   SEG_VIEW_PROC_MEMINFO
+ *       a = MemTotal in kB, b = value index of a text value holding the share of it applications
+ *       use, in parts per million ("280000\n").
+ *   SEG_VIEW_TEMP (a hwmon tempN_input of a core or CCD)
+ *       a = value index of the package's temperature text (m°C, "45000\n"), b = m°C below it,
+ *       c = step in m°C: shows ⌊(package - b) / c⌋·c, at least 0.
+ *   SEG_VIEW_CPUINFO (/proc/cpuinfo with each CPU's running frequency)
+ *       words_off = the text with every `cpu MHz` value replaced by "\x01<value index>\x02",
+ *       the index of that CPU's scaling_cur_freq value (kHz, "2400000\n"), shown as the kernel
+ *       prints kHz: "%u.%03u" (arch/x86/kernel/cpu/proc.c); a = the text's length, b = the number of markers.
+ *   SEG_VIEW_IDLE (cpuidle stateK/usage and stateK/time of one CPU)
+ *       a = the elapsed counter, b = the CPU's busy counter, c = the state's share of the idle
+ *       time in permille, d = 0 for `time` (µs: ⌊idle µs · c / 1000⌋), else the mean µs of one
+ *       entry for `usage` (⌊state time / d⌋).
+ * Time counters are SEG_V_COUNTER values read as lines (segment.h "Counters") in these units:
+ * acc_uj is µs, rem_nj the sub-µs ns, power_uw the ns added per 1 ms substep, start_uj the µs
+ * before the engine's start. The elapsed counter (power 1e6: wall time of the node) is
+ * republished every tick and its freeze horizon (t0 + nsub substeps) caps the time at which
+ * every busy counter is read; a busy counter is republished only when its CPU's utilisation
+ * changes (its own nsub is not used). The whole view is taken from one latch generation, so its
+ * lines agree with each other.
+ *
+ * /proc/stat (fs/proc/stat.c show_stat; USER_HZ 100): per CPU, busy ns B and idle ns E − B give
+ *   user = ⌊⌊B/100⌋·90/10^7⌋, system ⌊⌊B/100⌋·7/10^7⌋, softirq ⌊⌊B/100⌋·2/10^7⌋,
+ *   irq ⌊⌊B/100⌋·1/10^7⌋, idle ⌊(E − B)/10^7⌋, nice iowait steal guest guest_nice 0
+ *   (shares assumed: no source splits a server's busy time; each field is monotonic in B);
+ *   the `cpu` line sums the CPUs' fields. intr, ctxt, processes, softirq are derived from the
+ *   ticks (assumed rates, see seg_view.c); btime = realtime − monotonic + the monotonic time at
+ *   which the elapsed counter was 0 (the node's boot); procs_running = max(1, round(Σ busy ns per
+ *   substep / 1e6)); procs_blocked 0.
+ * /proc/uptime: "%lu.%02lu %lu.%02lu\n" of E and Σ idle (fs/proc/uptime.c).
+ * /proc/meminfo: fs/proc/meminfo.c's lines and order (6.12, Debian config), see seg_view.c.
+ *
+ * Never: allocation, locks or system calls (clocks are the vDSO's); a bad param or value index
+ * gives an empty text, never an out-of-bounds read. */
+#ifndef HWEMU_SEG_VIEW_H
+#define HWEMU_SEG_VIEW_H
+#include "segment.h"
+
+enum seg_view {
+    SEG_VIEW_NONE = 0,
+    SEG_VIEW_PROC_STAT = 1,
+    SEG_VIEW_PROC_UPTIME,
+    SEG_VIEW_PROC_MEMINFO,
+    SEG_VIEW_TEMP,
+    SEG_VIEW_CPUINFO,
+    SEG_VIEW_IDLE,
+};
+
+/* The longest view text a reader must be able to hold (the shim's view buffers); a renderer makes
+ * no view whose seg_view_bound exceeds it. */
+#define SEG_VIEW_MAX_TEXT (160 * 1024)
+
+/* The view kind of an entry, SEG_VIEW_NONE when it is not a view. */
+int seg_view_of(const struct seg *s, uint32_t entry);
+/* An upper bound of the view's text length (what a reader's buffer must hold). */
+size_t seg_view_bound(const struct seg *s, uint32_t entry);
+/* The view's text at now_ns (CLOCK_MONOTONIC) into buf (cap bytes, at least seg_view_bound):
+ * its length; 0 when buf is too small or the entry is not a view. */
+size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char *buf, size_t cap);
+
+#endif
