@@ -249,6 +249,52 @@ static void cache_put(const char *p, size_t n, bool follow, uint32_t entry, enum
 
 static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enum emu_root *root);
 
+/* Is e a slot directory or under one (segment.h "Slots")? */
+static bool under_slot(const struct seg *s, uint32_t e)
+{
+    for (int depth = 0; s && e < s->n_entries && depth < 64; depth++) {
+        if (s->entries[e].flags & SEG_F_SLOT)
+            return true;
+        uint32_t p = s->entries[e].parent;
+        if (p >= e)
+            break;
+        e = p;
+    }
+    return false;
+}
+
+/* The node-relative path of entry as agents name it: each slot placeholder replaced by the
+ * slot's current name (an absent slot keeps its placeholder: the path no longer exists). */
+static const char *agent_rel(const struct seg *s, uint32_t entry, char *buf, size_t cap)
+{
+    const char *p = seg_path(s, entry);
+    if (!strchr(p, SEG_SLOT_MARK))
+        return p;
+    size_t o = 0;
+    for (const char *c = p; *c;) {
+        const char *end = strchr(c, '/');
+        size_t clen = end ? (size_t)(end - c) : strlen(c);
+        const char *comp = c;
+        char name[SEG_SLOT_NAME_MAX + 1];
+        size_t nlen = clen;
+        if (clen && c[0] == SEG_SLOT_MARK) {
+            uint32_t se = seg_lookup(s, p, (size_t)(c - p) + clen);
+            size_t l = se == SEG_NONE ? 0 : seg_slot_name(s, se, name, sizeof name);
+            if (l)
+                comp = name, nlen = l;
+        }
+        if (o + nlen + 2 > cap)
+            return p;
+        if (o)
+            buf[o++] = '/';
+        memcpy(buf + o, comp, nlen);
+        o += nlen;
+        c = end ? end + 1 : c + clen;
+    }
+    buf[o] = 0;
+    return buf;
+}
+
 int emu_path(const char *path, bool follow, uint32_t *entry, enum emu_root *root)
 {
     if (!path)
@@ -259,8 +305,8 @@ int emu_path(const char *path, bool follow, uint32_t *entry, enum emu_root *root
     if (path[0] == '/' && cache_get(path, n, follow, entry, root))
         return 0;
     int rc = emu_path_uncached(path, follow, entry, root);
-    if (rc == 0 && path[0] == '/')
-        cache_put(path, n, follow, *entry, *root);
+    if (rc == 0 && path[0] == '/' && !under_slot(emu_seg(), *entry))
+        cache_put(path, n, follow, *entry, *root); /* a slot's name changes: never cached */
     return rc;
 }
 
@@ -362,7 +408,8 @@ int emu_path_at(uint32_t dir, enum emu_root root, const char *path, bool follow,
 int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len)
 {
     struct seg *s = emu_seg();
-    const char *p = s ? seg_path(s, entry) : "";
+    char named[SEG_PATH_MAX];
+    const char *p = s ? agent_rel(s, entry, named, sizeof named) : "";
     int n;
     if (root == EMU_ROOT_PROC)
         n = snprintf(buf, len, "/proc/%s", strncmp(p, "proc/", 5) ? p : p + 5);

@@ -159,7 +159,15 @@ bool emu_dir_next(struct emu_listing *L, struct emu_dirent *out)
             if (e->parent != L->dir || (e->flags & SEG_F_ABSENT))
                 continue; /* not a child, or a name the node does not have */
             const char *name = seg_path(s, i) + L->dlen + 1;
-            size_t len = strlen(name);
+            size_t len;
+            if (e->flags & SEG_F_SLOT) { /* listed by its current name; absent: not at all */
+                len = seg_slot_name(s, i, L->slot_name, sizeof L->slot_name);
+                if (!len)
+                    continue;
+                name = L->slot_name;
+            } else {
+                len = strlen(name);
+            }
             if (len > NAME_MAX)
                 continue;
             L->next = i + 3;

@@ -4,7 +4,9 @@
  *
  * A listing is "." and "..", then the node's children of the directory in byte order (the
  * segment's entries are sorted by path, so the children of D are the entries inside the
- * "<D>/" range whose parent is D; names the node does not have, SEG_F_ABSENT, are not listed),
+ * "<D>/" range whose parent is D; names the node does not have, SEG_F_ABSENT, are not listed;
+ * a slot directory, SEG_F_SLOT, is listed under its current name and not at all while absent:
+ * segment.h "Slots"),
  * with d_type DT_DIR/DT_REG/DT_LNK and d_ino as emu_stat gives it (".." of the node's top
  * directory is the host's "/"). A directory reached through /sys that the node does not own
  * (neither it nor an ancestor carries SEG_F_OWNED: /sys, /sys/class, /sys/devices/system/cpu,
@@ -56,6 +58,7 @@ struct emu_listing {
     uint32_t host_at;           /* raw entries taken from it */
     uint32_t buf_at, buf_len;   /* the records of buf not taken yet */
     char buf[4096] __attribute__((aligned(8)));
+    char slot_name[SEG_SLOT_NAME_MAX + 1]; /* the current name of a slot directory just listed */
 };
 
 /* A listing of the directory entry dir, reached through root, at position 0. */

@@ -28,7 +28,9 @@ struct sctx {
 
 static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec", NULL};
 static const char *const metadata_keys[] = {"name", "labels", "annotations", NULL};
-static const char *const spec_keys[] = {"defaults", "facility", "pools", NULL};
+static const char *const spec_keys[] = {"defaults", "facility", "jobCgroups", "pools", NULL};
+static const char *const cgroups_keys[] = {"manager", "maxJobsPerNode", NULL};
+const char *const cgroup_manager_names[3] = {"slurm", "kubernetes", "none"};
 static const char *const defaults_keys[] = {"kwok", "labels", "baseLoad", NULL};
 static const char *const facility_keys[] = {"ambientC", "amplitudeC", "periodH", "coolingZones", NULL};
 static const char *const zone_keys[] = {"name", "offsetC", NULL};
@@ -230,6 +232,36 @@ static void load_base(struct sctx *c, const struct yt_node *n, struct base_load 
         const char *near = closest_word(v, classes[i]);
         SERR(c, yt_get(m, key), "%s: baseLoad.%s: unknown class \"%s\"%s%s%s (expected one of: %s)", where, key, v,
              near ? "; did you mean \"" : "", near ? near : "", near ? "\"?" : "", list);
+    }
+}
+
+static void load_cgroups(struct sctx *c, const struct yt_node *n)
+{
+    struct job_cgroups *g = &c->s->cgroups;
+    g->manager = CG_SLURM;
+    g->max_jobs = CG_MAX_JOBS_DEFAULT;
+    const struct yt_node *m = want_map(c, n, "spec", "jobCgroups");
+    if (!m)
+        return;
+    check_keys(c, m, cgroups_keys, "spec", "jobCgroups");
+    const char *mgr = get_str(c, m, "manager", "spec.jobCgroups");
+    if (mgr) {
+        int k = 0;
+        while (k < 3 && strcmp(mgr, cgroup_manager_names[k]))
+            k++;
+        if (k == 3)
+            SERR(c, yt_get(m, "manager"), "spec.jobCgroups: manager: unknown manager \"%s\" (expected one of: slurm, "
+                 "kubernetes, none)", mgr);
+        else
+            g->manager = k;
+    }
+    long long mj;
+    if (get_int(c, m, "maxJobsPerNode", "spec.jobCgroups", &mj)) {
+        if (mj < 1 || mj > CG_MAX_JOBS_LIMIT)
+            SERR(c, yt_get(m, "maxJobsPerNode"), "spec.jobCgroups: maxJobsPerNode: %lld is out of range (expected "
+                 "1..%d job cgroups a node can show at once)", mj, CG_MAX_JOBS_LIMIT);
+        else
+            g->max_jobs = (int)mj;
     }
 }
 
@@ -512,6 +544,7 @@ int spec_load(struct cluster_spec *s, const char *file, const char *text, size_t
         load_base(&c, yt_get(defs, "baseLoad"), &s->base, "spec.defaults");
     }
     load_facility(&c, yt_get(spec, "facility"));
+    load_cgroups(&c, yt_get(spec, "jobCgroups"));
     const struct yt_node *pools = yt_get(spec, "pools");
     if (!pools || yt_is_null(pools)) {
         SERR(&c, spec, "spec.pools: required: a list of pools ({name, profile, count, ...})");

@@ -6,6 +6,8 @@
  *   metadata.name                      the cluster, label sim.joulie.io/cluster
  *   spec.defaults  kwok (default true), labels, baseLoad
  *   spec.facility  ambientC (20), amplitudeC (0), periodH (24), coolingZones [{name, offsetC}]
+ *   spec.jobCgroups manager (slurm | kubernetes | none; slurm), maxJobsPerNode (64, 1..512): the
+ *                  cgroup v2 tree a node shows for the jobs of a workload run (render_cgroup.c)
  *   spec.pools[]   name, profile, count, prefix (= name), startIndex (0), rack, coolingZone,
  *                  labels, baseLoad (overrides the defaults field by field), overrides
  * Pool p yields nodes <prefix>-<startIndex> ... <prefix>-<startIndex+count-1>. */
@@ -54,6 +56,16 @@ struct spec_pool {
     struct base_load base;
 };
 
+/* The jobs' cgroup tree (docs/interfaces.md "Job cgroups"). */
+enum cgroup_manager { CG_SLURM = 0, CG_KUBERNETES, CG_NONE };
+#define CG_MAX_JOBS_DEFAULT 64
+#define CG_MAX_JOBS_LIMIT 512
+struct job_cgroups {
+    int manager;   /* enum cgroup_manager */
+    int max_jobs;  /* job slots per node: min(this, the node's logical CPUs) */
+};
+extern const char *const cgroup_manager_names[3];
+
 struct spec_node {
     const char *name;
     int pool;                      /* index into pools */
@@ -66,6 +78,7 @@ struct cluster_spec {
     const struct yt_node *default_labels;
     struct base_load base;
     struct facility facility;
+    struct job_cgroups cgroups;
     struct spec_pool *pools;
     int npools;
     struct spec_node *nodes;

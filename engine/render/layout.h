@@ -43,6 +43,14 @@ enum bind_kind {
     BK_LOADAVG,      /* S: /proc/loadavg */
     BK_MEM_USED,     /* S: the applications' share of memory in ppm, for the meminfo view */
     BK_PKG_TEMP,     /* S: package pkg's temperature in m°C, in steps of 1 °C (zone 0) or 0.125 °C (zone 1) */
+    /* job cgroup slot `cpu` (render_cgroup.c; published by runtime/node_unit.c) */
+    BK_UNIT_ID,      /* S: the slot's id (zone 0), its container's id (zone 1); empty: absent */
+    BK_UNIT_CPU,     /* S counter: the unit's CPU time (seg_view.h time units), in the ledger */
+    BK_UNIT_MASK,    /* S: part pkg of the unit's CPU mask, raw bytes */
+    BK_UNIT_MEM,     /* S: memory.current */
+    BK_UNIT_MEM_MAX, /* S: memory.max */
+    BK_UNIT_WEIGHT,  /* S: cpu.weight */
+    BK_UNIT_PROCS,   /* S: cgroup.procs of the unit's task */
 };
 
 /* The pm_counters files published each tick (render_platform.c). */
@@ -66,7 +74,7 @@ struct binding {
     uint8_t zone;    /* enum phys_zone */
     uint8_t pkg;
     uint8_t pl;      /* enum phys_pl */
-    uint16_t cpu;    /* CPU index (position in the node's CPU list) for per-CPU values */
+    uint16_t cpu;    /* CPU index (position in the node's CPU list) for per-CPU values; slot for BK_UNIT_* */
 };
 
 /* What render fills in: the builder plus one binding per value (index = value index). */

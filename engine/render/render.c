@@ -11,7 +11,7 @@
 #include <string.h>
 
 void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile,
-                 const struct phys_cpu_params *p, const struct phys_gpu_params *g)
+                 const struct phys_cpu_params *p, const struct phys_gpu_params *g, const struct job_cgroups *cg)
 {
     char json[512];
     int n = snprintf(json, sizeof json, "{\"schemaVersion\":1,\"profile\":\"%s\",\"substep\":\"1ms\"}\n", profile);
@@ -33,11 +33,12 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_platform(l, tree, g);
     render_coretemp(l, tree, p); /* after every other hwmon device: it takes the next free numbers */
     render_cpuidle(l, tree, p);
+    render_cgroup(l, p, cg);
     /* What the node owns whole: the host's own files there never show through. */
     static const char *const owned[] = {
         "sys/class/powercap", "sys/devices/virtual/powercap", "sys/devices/system/cpu/cpufreq",
         "sys/devices/system/cpu/intel_pstate", "sys/devices/system/cpu/amd_pstate", "sys/devices/platform/amd_hsmp",
-        "sys/class/hwmon", "dev/cpu"};
+        "sys/class/hwmon", "dev/cpu", "sys/fs/cgroup"};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
         segb_own(l->b, owned[i]);
     /* Driver directories of other machines: absent here, whatever the host has. */

@@ -9,10 +9,16 @@
 #include "physics_gpu.h"
 
 struct yt_node;
+struct job_cgroups;
 
-/* Renders every file of a node of this profile (sys/, cpuinfo, state/) into l. */
+/* Renders every file of a node of this profile (sys/, cpuinfo, state/) into l; cg: the spec's
+ * job cgroups (NULL: none). */
 void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile,
-                 const struct phys_cpu_params *p, const struct phys_gpu_params *g);
+                 const struct phys_cpu_params *p, const struct phys_gpu_params *g, const struct job_cgroups *cg);
+/* The cgroup v2 tree under sys/fs/cgroup with its job slots (render_cgroup.c; after render_proc,
+ * whose time counters its cpu.stat files read), and how many job slots it has. */
+void render_cgroup(struct node_layout *l, const struct phys_cpu_params *p, const struct job_cgroups *cg);
+int render_cgroup_slots(const struct phys_cpu_params *p, const struct job_cgroups *cg);
 void render_powercap(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);

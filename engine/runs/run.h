@@ -58,6 +58,8 @@ struct run_job {
     int gpus[PHYS_GPU_MAX], ngpus;
     int gang;        /* index into run.gangs, -1 */
     bool fresh;      /* placed this tick: held nothing over the interval that just ended */
+    int slot;        /* its job cgroup slot on its node (run_cgroup.c), -1: none */
+    uint64_t cgroup_cpu_ns; /* the CPU time its cgroup counted, when it was released */
     double cpu_left, gpu_left;
     int64_t submit_ns, start_ns, end_ns; /* emulated ns since the run's start; -1: not yet */
     uint64_t energy_uj[EP_N];
@@ -74,6 +76,7 @@ struct run_gang {
 
 struct run_node {
     int ncpus, npkgs, ngpus, gpu_vendor;
+    int slots;                       /* job cgroup slots (the node's units), 0: no limit */
     const unsigned char *cpu_pkg;    /* package of each logical CPU (the profile's topology) */
     bool eco;
     unsigned char *cpu_used;
@@ -162,6 +165,12 @@ double run_job_cpu_util(const struct trace_job *t);
 /* CPU and GPU throughput multipliers of the original's model (0..1). */
 double run_cpu_throughput(double f, double knee, int cls, double mem, double io);
 double run_gpu_throughput(double ratio, int cls, double mem);
+/* Job cgroups (run_cgroup.c, docs/interfaces.md "Job cgroups"): the job's cgroup directory as
+ * the node shows it, relative to /sys/fs/cgroup ("" when the spec has none); on node i's
+ * worker at every hook, the slots of the jobs that ended are released and the jobs that hold
+ * none claim one (all released when the run ends). */
+void run_cgroup_path(const struct run *r, const struct run_job *j, char *buf, size_t cap);
+void run_cgroup_sync(struct run *r, int i, struct node *nd);
 /* Energy totals: per class and idle, and the nodes' counters, since the start (µJ). */
 void run_energy(const struct run *r, uint64_t cls_uj[JOB_NCLASSES], uint64_t *idle_uj, uint64_t *nodes_uj);
 

@@ -97,6 +97,12 @@ void run_output_job(struct run_output *o, const struct engine *e, const struct r
         cJSON_AddStringToObject(x, "node", e->nodes[j->node].name);
     else
         cJSON_AddNullToObject(x, "node");
+    char cg[160];
+    run_cgroup_path(r, j, cg, sizeof cg);
+    if (*cg) { /* where the job's cgroup was, and the CPU time its cpu.stat counted */
+        cJSON_AddStringToObject(x, "cgroup", cg);
+        cJSON_AddNumberToObject(x, "cgroupCpuSeconds", (double)j->cgroup_cpu_ns / 1e9);
+    }
     cJSON *cpus = cJSON_AddArrayToObject(x, "cpus");
     for (int k = 0; j->cpus && k < t->cpus; k++)
         cJSON_AddItemToArray(cpus, cJSON_CreateNumber(j->cpus[k]));
@@ -122,7 +128,9 @@ void run_output_job(struct run_output *o, const struct engine *e, const struct r
     cJSON_AddNumberToObject(w, "gpuUnitsDone", t->gpus ? t->gpu_units - (j->gpu_left > 0 ? j->gpu_left : 0) : 0);
     char *s = cJSON_PrintUnformatted(x);
     cJSON_Delete(x);
-    if (s && fprintf(o->jobs, "%s\n", s) < 0 && !o->errors++)
+    /* each line reaches the file as the job ends: a reader follows the run, and an engine
+     * killed later loses none of the jobs that ended before */
+    if (s && (fprintf(o->jobs, "%s\n", s) < 0 || fflush(o->jobs) != 0) && !o->errors++)
         fprintf(stderr, "hwemu: run %s: cannot write %s/jobs.jsonl: %s\n", r->id, o->dir, strerror(errno));
     free(s);
 }

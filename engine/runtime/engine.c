@@ -350,7 +350,7 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         if (!pool->count)
             continue;
         if (node_template_build(&e->templates[p], pool->profile->name, pool->tree, engine_ambient_c(e, p, wall),
-                                cfg->tick_ns, err, sizeof err)) {
+                                cfg->tick_ns, &e->spec.cgroups, err, sizeof err)) {
             fprintf(stderr, "hwemu serve: pool %s: %s\n", pool->name, err);
             return -1;
         }

@@ -156,10 +156,6 @@ static void apply(struct node *n, const struct binding *b, const char *text)
 
 /* --- publication --------------------------------------------------------------------------- */
 
-struct change {
-    uint32_t value;
-    struct seg_value v;
-};
 
 static void text_value(struct seg_value *v, const char *text)
 {
@@ -170,7 +166,7 @@ static void text_value(struct seg_value *v, const char *text)
     v->len = (uint8_t)n;
 }
 
-static void publish(struct node *n, struct change *ch, uint32_t nch, int64_t now_mono)
+static void publish(struct node *n, struct node_change *ch, uint32_t nch, int64_t now_mono)
 {
     struct seg *s = &n->seg;
     seg_publish_begin(s);
@@ -357,7 +353,7 @@ static const struct seg_value *img_values(const struct node_template *t)
     return (const struct seg_value *)(t->image.bytes + img_header(t)->values_off[0]);
 }
 
-static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, int64_t until_ns, int64_t now_wall)
+static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns, int64_t now_wall)
 {
     const struct seg_value *cur = img_values(n->t);
     char text[SEG_TEXT_MAX];
@@ -371,7 +367,7 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
             if (n->shown[v] == khz)
                 continue;
             n->shown[v] = khz;
-            struct change c = {.value = v, .v = {.type = SEG_V_TEXT}};
+            struct node_change c = {.value = v, .v = {.type = SEG_V_TEXT}};
             char *e = c.v.text + sizeof c.v.text, *q = e;
             uint64_t u = khz > 0 ? (uint64_t)khz : 0;
             *--q = '\n';
@@ -386,13 +382,13 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
         /* values rebuilt whole or published on change: decided without reading the segment,
          * whose pages are cold when a worker steps thousands of nodes */
         if (b->kind == BK_PKG_TEMP || b->kind == BK_MEM_USED || b->kind == BK_LOADAVG || b->kind == BK_ELAPSED) {
-            struct change c = {.value = v, .v = {.type = SEG_V_TEXT}};
+            struct node_change c = {.value = v, .v = {.type = SEG_V_TEXT}};
             if (!fresh_value(n, b, v, &c.v, until_ns))
                 continue;
             ch[(*nch)++] = c;
             continue;
         }
-        struct change c = {.value = v, .v = cur[v]};
+        struct node_change c = {.value = v, .v = cur[v]};
         switch (b->kind) {
         case BK_ENERGY: {
             struct phys_energy_pub pub;
@@ -453,7 +449,7 @@ static void collect_s_values(struct node *n, struct change *ch, uint32_t *nch, i
 
 /* The busy-time lines of the CPUs whose utilisation changed (seg_view.h): a line is republished
  * only when its CPU starts a new one, so a steady load publishes nothing here. */
-static void collect_busy_lines(struct node *n, struct change *ch, uint32_t *nch)
+static void collect_busy_lines(struct node *n, struct node_change *ch, uint32_t *nch)
 {
     const struct seg_value *cur = n->seg.copy[0];
     for (uint32_t i = 0; i < n->nbusy; i++) {
@@ -463,7 +459,7 @@ static void collect_busy_lines(struct node *n, struct change *ch, uint32_t *nch)
         n->busy_shown[i] = cs->busy_base_sub;
         n->busy_shown_rate[i] = cs->busy_rate_ns;
         uint32_t v = n->busy_values[i];
-        struct change c = {.value = v, .v = cur[v]};
+        struct node_change c = {.value = v, .v = cur[v]};
         c.v.ctr.acc_uj = cs->busy_base_ns / 1000;
         c.v.ctr.rem_nj = (uint32_t)(cs->busy_base_ns % 1000);
         c.v.ctr.power_uw = cs->busy_rate_ns;
@@ -552,7 +548,7 @@ static void drain_events(struct node *n, int64_t now_mono, int64_t now_wall, str
 
 /* Agent writes since the last tick: validated again (the slot is untrusted), applied, and
  * queued as A values of the next publication. */
-static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_t now_mono, int64_t now_wall,
+static void drain_slots(struct node *n, struct node_change *ch, uint32_t *nch, int64_t now_mono, int64_t now_wall,
                         struct event_log *log)
 {
     uint64_t writes = atomic_load_explicit(&n->seg.h->slot_writes, memory_order_acquire);
@@ -576,7 +572,7 @@ static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_
         size_t olen;
         bool changes;
         int rc = seg_attr_store(&n->seg, e, text, len, now_mono, out, &olen, &changes);
-        struct change c = {.value = v, .v = n->seg.copy[n->seg.pub_gen & 1][v]};
+        struct node_change c = {.value = v, .v = n->seg.copy[n->seg.pub_gen & 1][v]};
         c.v.type = img_values(n->t)[v].type; /* the text may be the agent's; the kind is ours */
         if (rc || !changes) {
             /* Only a tampered slot gets here: the writer's store validated it. Put it back. */
@@ -605,7 +601,7 @@ static void drain_slots(struct node *n, struct change *ch, uint32_t *nch, int64_
 /* Persistence mode off: an idle GPU drops the limit agents wrote back to its default, as the
  * driver does when it unloads with no client (Joulie emulate mode). The file reads the default from
  * this tick on, whatever a slot held. */
-static void reset_idle_limits(struct node *n, struct change *ch, uint32_t *nch, int64_t now_wall,
+static void reset_idle_limits(struct node *n, struct node_change *ch, uint32_t *nch, int64_t now_wall,
                               struct event_log *log)
 {
     if (n->gparams.vendor != PHYS_GPU_NVIDIA || n->gload.util > 0)
@@ -622,7 +618,7 @@ static void reset_idle_limits(struct node *n, struct change *ch, uint32_t *nch, 
         trimmed(t ? t : "", t ? len : 0, was, sizeof was);
         g->limit_w = n->gparams.default_w;
         uint32_t v = n->seg.entries[e].value, slot = n->seg.entries[e].slot;
-        struct change c = {.value = v, .v = img_values(n->t)[v]};
+        struct node_change c = {.value = v, .v = img_values(n->t)[v]};
         int l = snprintf(text, sizeof text, "%lld\n", llround(g->limit_w * 1000));
         memcpy(c.v.a.text, text, (size_t)l);
         c.v.len = (uint8_t)l;
@@ -659,6 +655,8 @@ static void write_ledger(struct node *n, int64_t now_wall)
             n->totals[k] = n->cstart[v] + until_sub * 1000;
         else if (b->kind == BK_CPU_BUSY)
             n->totals[k] = n->cstart[v] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
+        else if (b->kind == BK_UNIT_CPU)
+            n->totals[k] = node_unit_total_us(n, v, until_sub);
         else
             n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
                                                     : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
@@ -868,7 +866,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
     phys_cpu_step(&n->params, &n->state, &n->load, ambient_c, dt);
     phys_gpu_step(&n->gparams, &n->gstate, ambient_c, n->state.now_ns);
     uint32_t cap = n->nvalues + n->seg.n_slots;
-    struct change *ch = malloc(sizeof *ch * (cap ? cap : 1));
+    struct node_change *ch = malloc(sizeof *ch * (cap ? cap : 1));
     if (!ch)
         return;
     uint32_t nch = 0;
@@ -883,6 +881,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
     n->horizon_ns = n->state.now_ns + n->tick_ns; /* time counters reach the ledger at it (write_ledger) */
     collect_s_values(n, ch, &nch, n->horizon_ns, now_wall);
     collect_busy_lines(n, ch, &nch);
+    node_units_collect(n, ch, &nch, n->horizon_ns);
     publish(n, ch, nch, now_mono);
     free(ch);
     write_ledger(n, now_wall);
@@ -894,7 +893,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
  * the pool's, so each node publishes its own once. */
 static void publish_identity(struct node *n)
 {
-    struct change *ch = malloc(sizeof *ch * (n->nvalues ? n->nvalues : 1));
+    struct node_change *ch = malloc(sizeof *ch * (n->nvalues ? n->nvalues : 1));
     if (!ch)
         abort();
     uint32_t nch = 0;
@@ -902,7 +901,7 @@ static void publish_identity(struct node *n)
     for (uint32_t v = 0; v < n->nvalues; v++) {
         if (n->binds[v].kind != BK_GPU_IDENT || !node_gpu_text(n, &n->binds[v], text, sizeof text))
             continue;
-        struct change c = {.value = v, .v = img_values(n->t)[v]};
+        struct node_change c = {.value = v, .v = img_values(n->t)[v]};
         text_value(&c.v, text);
         ch[nch++] = c;
     }
@@ -942,7 +941,7 @@ static void resume_counters(struct node *n, struct phys_cpu_params *p, const uin
             n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0].start_uj = (int64_t)totals[k];
             continue;
         }
-        if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY) {
+        if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY || b->kind == BK_UNIT_CPU) {
             /* time counters: the ledger holds them at their horizon (write_ledger), and the
              * busy lines' open-ended nsub makes seg_resume_total keep the ledger's value */
             n->cstart[n->counters[k]] = totals[k];
@@ -982,7 +981,7 @@ static void resume_writes(struct node *n)
 }
 
 int node_template_build(struct node_template *t, const char *profile, const struct yt_node *tree, double ambient_c,
-                        int64_t tick_ns, char *err, size_t errlen)
+                        int64_t tick_ns, const struct job_cgroups *cg, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
     t->profile = profile;
@@ -990,7 +989,7 @@ int node_template_build(struct node_template *t, const char *profile, const stru
     node_gpu_params(tree, ambient_c, &t->gparams);
     t->gpu_product = prof_str(tree, "gpus.product", "");
     struct node_layout l = {.b = segb_new()};
-    render_node(&l, tree, profile, &t->params, &t->gparams);
+    render_node(&l, tree, profile, &t->params, &t->gparams, cg);
     uint64_t extra = fnv(node_tree_hash(tree), profile);
     int rc = segb_image(l.b, profile, extra, tick_ns, &t->image, err, errlen);
     segb_free(l.b);
@@ -1130,7 +1129,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     snprintf(n->path, plen, "%s/%s.seg", root, name);
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
-        if (k == BK_ENERGY || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY)
+        if (k == BK_ENERGY || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY || k == BK_UNIT_CPU)
             n->counters[n->ncounters++] = v;
         if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
             k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
@@ -1139,6 +1138,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         if (k == BK_CPU_BUSY && n->binds[v].cpu == n->nbusy)
             n->busy_values[n->nbusy++] = v; /* by CPU index (render_proc makes them in order) */
     }
+    node_units_init(n);
     for (uint32_t v = 0; v <= n->nvalues; v++) {
         n->shown[v] = -1; /* nothing shown yet: the first tick publishes every value */
         n->busy_shown[v] = UINT64_MAX;
@@ -1153,6 +1153,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         if (rc == 0) {
             n->resumed = true;
             salvage_totals(n, &n->seg, n->totals);
+            node_units_salvage(n); /* which job each cgroup slot showed */
         } else if (rc < 0) {
             rc = seg_image_write(&t->image, n->path, name, &n->seg, err, errlen);
             if (!rc) {
@@ -1226,5 +1227,6 @@ void node_close(struct node *n)
     free(n->busy_values);
     free(n->slot_applied);
     free(n->totals);
+    free(n->units);
     memset(n, 0, sizeof *n);
 }

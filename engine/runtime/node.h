@@ -17,6 +17,7 @@
 
 struct spec_pool;
 struct yt_node;
+struct job_cgroups;
 
 struct event_log;
 
@@ -33,8 +34,9 @@ struct node_template {
     uint32_t nbinds;
 };
 
+/* cg: the spec's job cgroups (NULL: none rendered). */
 int node_template_build(struct node_template *t, const char *profile, const struct yt_node *tree, double ambient_c,
-                        int64_t tick_ns, char *err, size_t errlen);
+                        int64_t tick_ns, const struct job_cgroups *cg, char *err, size_t errlen);
 void node_template_free(struct node_template *t);
 
 /* The last write an agent made to a node's files, as its event said (the engine's page shows it
@@ -45,6 +47,32 @@ struct node_write_note {
     const char *file;  /* the path, in the segment's string pool */
     char value[24];    /* what was written, cut to fit */
     const char *error; /* rejected: "einval", ... (static); else NULL */
+};
+
+/* One job cgroup slot of the node (engine/render/render_cgroup.c, node_unit.c): the values it
+ * publishes and what it holds now. */
+struct node_unit {
+    uint32_t v_id, v_cid, v_cpu, v_mask[2], v_mem, v_mem_max, v_weight, v_procs; /* SEG_NONE: none */
+    int nmask;
+    bool used;                    /* a job holds it */
+    bool dirty;                   /* its texts changed since the last publication */
+    char id[SEG_TEXT_MAX + 1], cid[SEG_TEXT_MAX + 1];
+    char salvaged[SEG_TEXT_MAX + 1]; /* the id it showed when the engine resumed, until claimed */
+    uint64_t mask[PHYS_MAX_CPUS / 64]; /* the CPUs it holds (CPU index bits) */
+    uint64_t mem, mem_max;        /* bytes; mem_max 0: "max" */
+    int weight, pid;
+    uint64_t origin_ns;           /* Σ of its CPUs' busy ns (this engine's physics) when it was claimed */
+};
+
+/* What a job cgroup shows (node_unit_claim). */
+struct node_unit_info {
+    const char *id;               /* the slot's id: "4217" (job_4217), a pod uid with underscores */
+    const char *cid;              /* the container's id (Kubernetes), or NULL */
+    const int *cpus;              /* CPU indexes it holds */
+    int ncpus;
+    uint64_t mem, mem_max;        /* memory.current, memory.max (0: "max") in bytes */
+    int weight;                   /* cpu.weight 1..10000 */
+    int pid;                      /* the one process cgroup.procs lists */
 };
 
 /* One node as the engine holds it. */
@@ -102,7 +130,20 @@ struct node {
      * does, engine/runs). NULL: the load stays as it is. */
     void (*load_hook)(void *ctx, struct node *n);
     void *load_ctx;
+    struct node_unit *units;       /* the job cgroup slots (node_unit.c) */
+    int nunits;
 };
+
+/* Job cgroups (node_unit.c, docs/interfaces.md "Job cgroups"); called on the node's worker
+ * (its load hook) only. node_unit_claim takes a free slot for a job whose CPUs begin running
+ * from this tick: the slot the engine resumed showing the same id when there is one (its CPU
+ * time continues from what the ledger held, *continued set), else a free slot (its CPU time
+ * starts at 0). Returns the slot, or -1 when every slot is in use. node_unit_release frees
+ * it: its directory is gone from the next publication. */
+int node_unit_claim(struct node *n, const struct node_unit_info *u, bool *continued);
+void node_unit_release(struct node *n, int k);
+/* The unit's CPU time now (ns, as its cpu.stat counts it from its start), 0 for a free slot. */
+uint64_t node_unit_cpu_ns(const struct node *n, int k);
 
 /* Creates <root>/<name>.seg from the template or, when it exists and was rendered from the
  * same template, resumes it (a damaged one is rendered again, its counters salvaged: see node.c
@@ -126,6 +167,19 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
  * Intel limit clamped to the hardware's range) into out: its length, or 0 when it reads as
  * written. */
 size_t node_gpu_effective(const struct node *n, const struct binding *b, const char *text, char *out, size_t cap);
+/* One value a tick publishes. */
+struct node_change {
+    uint32_t value;
+    struct seg_value v;
+};
+/* Job cgroup slots, inside the runtime (node_unit.c): the slots from the bindings (at open),
+ * the ids a resumed segment showed (before the first publication), this tick's values appended
+ * to ch (at most 9 a slot), and a slot's CPU-time total in µs at substep until_sub for the
+ * ledger (v: its BK_UNIT_CPU value). */
+void node_units_init(struct node *n);
+void node_units_salvage(struct node *n);
+void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns);
+uint64_t node_unit_total_us(const struct node *n, uint32_t v, uint64_t until_sub);
 /* A stable hash of a profile tree's values (keys, values, order), for the layout hash. */
 uint64_t node_tree_hash(const struct yt_node *tree);
 

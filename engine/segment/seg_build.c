@@ -291,6 +291,31 @@ uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words
     return b->nparams++;
 }
 
+uint32_t segb_slot_dir(struct seg_builder *b, const char *parent, uint32_t k, uint32_t value, const char *pattern,
+                       char *path_out, size_t cap)
+{
+    int n = snprintf(path_out, cap, "%s/%c%u", parent, SEG_SLOT_MARK, k);
+    if (n < 0 || (size_t)n >= cap || value >= b->nvalues) {
+        error(b, "slot directory: path too long or no value", parent);
+        return SEG_NONE;
+    }
+    if (k > 0) {
+        char prev[512];
+        snprintf(prev, sizeof prev, "%s/%c%u", parent, SEG_SLOT_MARK, k - 1);
+        if (segb_find(b, prev) == SEG_NONE)
+            error(b, "slot directories out of order", path_out);
+    }
+    uint32_t id = add(b, path_out, SEG_DIR, 0755);
+    if (id == SEG_NONE)
+        return id;
+    b->e[id].flags |= SEG_F_SLOT;
+    b->e[id].value = value;
+    b->e[id].text = own_text(b, pattern, strlen(pattern));
+    b->e[id].text_len = strlen(pattern);
+    b->e[segb_find(b, parent)].flags |= SEG_F_SLOTS;
+    return id;
+}
+
 void segb_own(struct seg_builder *b, const char *dir)
 {
     uint32_t id = segb_find(b, dir);

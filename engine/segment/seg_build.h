@@ -28,6 +28,12 @@ uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words
 void segb_own(struct seg_builder *b, const char *dir);
 /* Records that the node does not have dir, whatever the host has there: SEG_F_ABSENT. */
 void segb_absent(struct seg_builder *b, const char *dir);
+/* Slot k of directory parent (segment.h "Slots"): the directory parent/SEG_SLOT_MARK<k>, its id
+ * in text value `value`, its name pattern (SEG_SLOT_MARK bytes stand for the id); marks parent
+ * SEG_F_SLOTS. Slots of one parent must be made 0, 1, ... in order. The path of the slot
+ * (what files under it are rendered below) goes to path_out (cap bytes). */
+uint32_t segb_slot_dir(struct seg_builder *b, const char *parent, uint32_t k, uint32_t value, const char *pattern,
+                       char *path_out, size_t cap);
 /* Looks up a builder id by path, SEG_NONE when absent. */
 uint32_t segb_find(const struct seg_builder *b, const char *path);
 /* The value of a dynamic file (builder id), SEG_NONE for other entries. */

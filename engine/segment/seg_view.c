@@ -19,7 +19,7 @@ int seg_view_of(const struct seg *s, uint32_t entry)
     const struct seg_entry *e = &s->entries[entry];
     if (e->kind != SEG_FILE || e->cls != SEG_S || e->param >= s->h->n_params)
         return SEG_VIEW_NONE;
-    return e->validator >= SEG_VIEW_PROC_STAT && e->validator <= SEG_VIEW_IDLE ? e->validator : SEG_VIEW_NONE;
+    return e->validator >= SEG_VIEW_PROC_STAT && e->validator <= SEG_VIEW_CG_CPUS ? e->validator : SEG_VIEW_NONE;
 }
 
 static const struct seg_param *param_of(const struct seg *s, uint32_t entry)
@@ -41,6 +41,15 @@ size_t seg_view_bound(const struct seg *s, uint32_t entry)
         return 4096;
     if (kind == SEG_VIEW_TEMP || kind == SEG_VIEW_IDLE)
         return 32;
+    if (kind == SEG_VIEW_CG_CPU_STAT)
+        return 256;
+    if (kind == SEG_VIEW_CG_MEMORY_STAT)
+        return 1024;
+    if (kind == SEG_VIEW_CG_CPUS) { /* at most "N-M," per pair of CPUs */
+        int64_t b = param_of(s, entry)->b;
+        b = b < 0 ? 0 : b > 64 ? 64 : b;
+        return (size_t)b * SEG_TEXT_MAX * 8 / 2 * 12 + 16;
+    }
     if (kind == SEG_VIEW_CPUINFO) { /* each marker (≥ 3 bytes) becomes at most 24 */
         const struct seg_param *pa = param_of(s, entry);
         return pa->a > 0 && pa->a < (int64_t)s->h->strings_size && pa->b >= 0 && pa->b <= pa->a
@@ -491,6 +500,149 @@ static size_t render_idle(const struct seg *s, const struct seg_param *pa, int64
     return (size_t)(p - buf);
 }
 
+/* --- cgroup views ---------------------------------------------------------------------------- */
+
+static size_t render_cg_cpu_stat(const struct seg *s, const struct seg_param *pa, int64_t now_ns, char *buf,
+                                 size_t cap)
+{
+    uint32_t nv = s->h->n_values;
+    if (cap < 256 || pa->a < 0 || pa->a >= nv || pa->b < 0 || pa->c < 0 || pa->c > VIEW_MAX_CPUS || pa->b + pa->c > nv)
+        return 0;
+    int64_t substep = s->h->substep_ns > 0 ? s->h->substep_ns : 1000000;
+    uint64_t total = 0;
+    for (;;) {
+        uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+        const struct seg_value *copy = s->copy[g & 1];
+        const struct seg_value *ev = &copy[pa->a];
+        struct line el = line_of(ev);
+        int64_t horizon = ev->ctr.t0_ns + (int64_t)ev->nsub * substep;
+        int64_t t = now_ns < horizon ? now_ns : horizon;
+        uint64_t elapsed = line_at(&el, t, substep);
+        total = 0;
+        for (int64_t i = 0; i < pa->c; i++) {
+            struct line b = line_of(&copy[pa->b + i]);
+            uint64_t v = line_at(&b, t, substep);
+            total += pa->d || v < elapsed ? v : elapsed;
+        }
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
+            break;
+    }
+    uint64_t usage = total / 1000, user = usage / 10 * 9 + usage % 10 * 9 / 10;
+    char *p = put_s(buf, "usage_usec ");
+    p = put_u(p, usage);
+    p = put_s(p, "\nuser_usec ");
+    p = put_u(p, user);
+    p = put_s(p, "\nsystem_usec ");
+    p = put_u(p, usage - user);
+    p = put_s(p, "\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\nnr_bursts 0\nburst_usec 0\n");
+    return (size_t)(p - buf);
+}
+
+static size_t render_cg_memory_stat(const struct seg *s, const struct seg_param *pa, char *buf, size_t cap)
+{
+    if (cap < 1024 || pa->a < 0 || pa->a >= s->h->n_values)
+        return 0;
+    int64_t cur = value_number(s, (uint32_t)pa->a);
+    uint64_t m = cur > 0 ? (uint64_t)cur : 0;
+    uint64_t anon = m / 100 * 94, file = m / 100 * 4, kernel = m - anon - file;
+    uint64_t stack = kernel / 8, ptables = kernel / 4, slab = kernel - stack - ptables;
+    /* mm/memcontrol.c memory_stats[] order (Documentation/admin-guide/cgroup-v2.rst, memory.stat) */
+    const struct {
+        const char *k;
+        uint64_t v;
+    } rows[] = {{"anon", anon},
+                {"file", file},
+                {"kernel", kernel},
+                {"kernel_stack", stack},
+                {"pagetables", ptables},
+                {"percpu", 0},
+                {"sock", 0},
+                {"vmalloc", 0},
+                {"shmem", 0},
+                {"file_mapped", file / 2},
+                {"file_dirty", 0},
+                {"file_writeback", 0},
+                {"swapcached", 0},
+                {"anon_thp", 0},
+                {"file_thp", 0},
+                {"shmem_thp", 0},
+                {"inactive_anon", anon / 4},
+                {"active_anon", anon - anon / 4},
+                {"inactive_file", file / 2},
+                {"active_file", file - file / 2},
+                {"unevictable", 0},
+                {"slab_reclaimable", slab / 2},
+                {"slab_unreclaimable", slab - slab / 2},
+                {"slab", slab},
+                {"workingset_refault_anon", 0},
+                {"workingset_refault_file", 0},
+                {"workingset_activate_anon", 0},
+                {"workingset_activate_file", 0},
+                {"workingset_restore_anon", 0},
+                {"workingset_restore_file", 0},
+                {"workingset_nodereclaim", 0},
+                {"pgfault", anon / 4096},
+                {"pgmajfault", 0},
+                {"pgrefill", 0},
+                {"pgscan", 0},
+                {"pgsteal", 0},
+                {"pgactivate", 0},
+                {"pgdeactivate", 0},
+                {"pglazyfree", 0},
+                {"pglazyfreed", 0},
+                {"thp_fault_alloc", 0},
+                {"thp_collapse_alloc", 0}};
+    char *p = buf;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        p = put_s(p, rows[i].k);
+        *p++ = ' ';
+        p = put_u(p, rows[i].v);
+        *p++ = '\n';
+    }
+    return (size_t)(p - buf);
+}
+
+static size_t render_cg_cpus(const struct seg *s, const struct seg_param *pa, char *buf, size_t cap)
+{
+    if (pa->a < 0 || pa->b < 0 || pa->b > 64 || pa->a + pa->b > s->h->n_values ||
+        cap < (size_t)pa->b * SEG_TEXT_MAX * 8 / 2 * 12 + 16)
+        return 0;
+    unsigned char mask[64 * SEG_TEXT_MAX];
+    for (;;) {
+        uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+        for (int64_t i = 0; i < pa->b; i++) {
+            const struct seg_value *v = &s->copy[g & 1][pa->a + i];
+            memset(mask + i * SEG_TEXT_MAX, 0, SEG_TEXT_MAX);
+            memcpy(mask + i * SEG_TEXT_MAX, v->text, v->len < SEG_TEXT_MAX ? v->len : SEG_TEXT_MAX);
+        }
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
+            break;
+    }
+    int n = (int)pa->b * SEG_TEXT_MAX * 8;
+    char *p = buf;
+    for (int c = 0; c < n;) {
+        if (!(mask[c / 8] >> (c % 8) & 1)) {
+            c++;
+            continue;
+        }
+        int e = c;
+        while (e + 1 < n && (mask[(e + 1) / 8] >> ((e + 1) % 8) & 1))
+            e++;
+        if (p != buf)
+            *p++ = ',';
+        p = put_u(p, (uint64_t)c);
+        if (e > c) {
+            *p++ = '-';
+            p = put_u(p, (uint64_t)e);
+        }
+        c = e + 1;
+    }
+    *p++ = '\n';
+    return (size_t)(p - buf);
+}
+
 size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char *buf, size_t cap)
 {
     switch (seg_view_of(s, entry)) {
@@ -500,6 +652,9 @@ size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char
     case SEG_VIEW_TEMP: return render_temp(s, param_of(s, entry), buf, cap);
     case SEG_VIEW_CPUINFO: return render_cpuinfo(s, param_of(s, entry), buf, cap);
     case SEG_VIEW_IDLE: return render_idle(s, param_of(s, entry), now_ns, buf, cap);
+    case SEG_VIEW_CG_CPU_STAT: return render_cg_cpu_stat(s, param_of(s, entry), now_ns, buf, cap);
+    case SEG_VIEW_CG_MEMORY_STAT: return render_cg_memory_stat(s, param_of(s, entry), buf, cap);
+    case SEG_VIEW_CG_CPUS: return render_cg_cpus(s, param_of(s, entry), buf, cap);
     default: return 0;
     }
 }

@@ -22,6 +22,21 @@
  *       a = the elapsed counter, b = the CPU's busy counter, c = the state's share of the idle
  *       time in permille, d = 0 for `time` (µs: ⌊idle µs · c / 1000⌋), else the mean µs of one
  *       entry for `usage` (⌊state time / d⌋).
+ *   SEG_VIEW_CG_CPU_STAT (a cgroup v2 cpu.stat, docs/interfaces.md "Job cgroups")
+ *       a = the elapsed counter (its horizon caps the read time), b = the first time counter,
+ *       c = how many are summed (b .. b+c-1), d = 0: each is a CPU's busy counter, capped at
+ *       the elapsed time (the root cgroup: every CPU), d = 1: a unit's CPU-time counter (the
+ *       sum of its CPUs' busy time, not capped). Shows, from the summed ns U:
+ *       usage_usec ⌊U/1000⌋, user_usec ⌊usage·9/10⌋, system_usec usage − user (the /proc/stat
+ *       view's split: user 90 %, system + irq + softirq 10 %; the kernel's cgroup base stat
+ *       counts irq and softirq as system), then nr_periods, nr_throttled, throttled_usec,
+ *       nr_bursts, burst_usec 0 (no cpu.max is set).
+ *   SEG_VIEW_CG_MEMORY_STAT (a cgroup v2 memory.stat)
+ *       a = the text value of the unit's memory.current (bytes): anon 94 %, file 4 %, kernel
+ *       2 % of it (assumed split), in the keys and order of the kernel's memory.stat.
+ *   SEG_VIEW_CG_CPUS (cpuset.cpus.effective)
+ *       a = the first of b text values holding a CPU mask as raw bytes (SEG_TEXT_MAX each, CPU c
+ *       is bit c%8 of byte c/8 of the whole): the kernel's CPU list ("0-3,8\n", "\n" when empty).
  * Time counters are SEG_V_COUNTER values read as lines (segment.h "Counters") in these units:
  * acc_uj is µs, rem_nj the sub-µs ns, power_uw the ns added per 1 ms substep, start_uj the µs
  * before the engine's start. The elapsed counter (power 1e6: wall time of the node) is
@@ -55,6 +70,9 @@ enum seg_view {
     SEG_VIEW_TEMP,
     SEG_VIEW_CPUINFO,
     SEG_VIEW_IDLE,
+    SEG_VIEW_CG_CPU_STAT,
+    SEG_VIEW_CG_MEMORY_STAT,
+    SEG_VIEW_CG_CPUS,
 };
 
 /* The longest view text a reader must be able to hold (the shim's view buffers); a renderer makes

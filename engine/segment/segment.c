@@ -387,6 +387,99 @@ uint32_t seg_lookup(const struct seg *s, const char *path, size_t len)
     return SEG_NONE;
 }
 
+/* --- slots (segment.h "Slots") ------------------------------------------------------------- */
+
+static void load_value(const struct seg *s, uint32_t v, struct seg_value *out);
+
+size_t seg_slot_name(const struct seg *s, uint32_t entry, char *buf, size_t cap)
+{
+    if (cap)
+        buf[0] = 0;
+    if (entry >= s->n_entries || cap < 2)
+        return 0;
+    const struct seg_entry *e = &s->entries[entry];
+    if (!(e->flags & SEG_F_SLOT) || e->kind != SEG_DIR || e->value >= s->n_values || e->text_off > s->strings_size ||
+        e->text_len > s->strings_size - e->text_off)
+        return 0;
+    struct seg_value v;
+    load_value(s, e->value, &v);
+    size_t idlen = v.type == SEG_V_TEXT && v.len <= sizeof v.text ? v.len : 0;
+    if (!idlen)
+        return 0;
+    const char *pat = s->strings + e->text_off;
+    size_t n = 0, max = cap - 1 < SEG_SLOT_NAME_MAX ? cap - 1 : SEG_SLOT_NAME_MAX;
+    for (uint32_t i = 0; i < e->text_len; i++) {
+        if (pat[i] != SEG_SLOT_MARK) {
+            if (n + 1 > max)
+                return buf[0] = 0, 0;
+            buf[n++] = pat[i];
+            continue;
+        }
+        if (n + idlen > max)
+            return buf[0] = 0, 0;
+        memcpy(buf + n, v.text, idlen);
+        n += idlen;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == '/' || buf[i] == 0)
+            return buf[0] = 0, 0; /* not a name: treat the slot as absent */
+    buf[n] = 0;
+    return n;
+}
+
+static bool slot_absent(const struct seg *s, uint32_t e)
+{
+    char name[SEG_SLOT_NAME_MAX + 1];
+    return (s->entries[e].flags & SEG_F_SLOT) && !seg_slot_name(s, e, name, sizeof name);
+}
+
+bool seg_entry_present(const struct seg *s, uint32_t entry)
+{
+    for (int depth = 0; entry < s->n_entries && depth < 64; depth++) {
+        if (slot_absent(s, entry))
+            return false;
+        uint32_t p = s->entries[entry].parent;
+        if (p >= entry) /* a parent always sorts before its child; anything else ends the walk */
+            break;
+        entry = p;
+    }
+    return true;
+}
+
+/* The slot of directory parent (SEG_F_SLOTS) whose current name is comp: the placeholder path
+ * replaces the component in buf (the resolved prefix buf[0..plen) then "/" comp). */
+static uint32_t slot_by_name(const struct seg *s, char *buf, size_t plen, size_t *blen, const char *comp, size_t clen)
+{
+    char name[SEG_SLOT_NAME_MAX + 1];
+    for (uint32_t k = 0; k < 100000; k++) {
+        char ph[16], digits[12];
+        int nd = 0, n = 0;
+        uint32_t v = k;
+        do
+            digits[nd++] = (char)('0' + v % 10);
+        while ((v /= 10) && nd < 11);
+        ph[n++] = SEG_SLOT_MARK;
+        while (nd)
+            ph[n++] = digits[--nd];
+        if (plen + 1 + (size_t)n + 1 > SEG_PATH_MAX)
+            return SEG_NONE;
+        char path[SEG_PATH_MAX];
+        memcpy(path, buf, plen);
+        path[plen] = '/';
+        memcpy(path + plen + 1, ph, (size_t)n);
+        uint32_t e = seg_lookup(s, path, plen + 1 + (size_t)n);
+        if (e == SEG_NONE)
+            return SEG_NONE;
+        size_t l = seg_slot_name(s, e, name, sizeof name);
+        if (l == clen && !memcmp(name, comp, clen)) {
+            memcpy(buf + plen + 1, ph, (size_t)n);
+            *blen = plen + 1 + (size_t)n;
+            return e;
+        }
+    }
+    return SEG_NONE;
+}
+
 /* Appends component comp to the resolved prefix buf (which names a directory or is empty). */
 static int walk_push(char *buf, size_t *blen, const char *comp, size_t clen)
 {
@@ -443,7 +536,13 @@ int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follo
         if (dots)
             continue;
         uint32_t e = seg_lookup(s, done, dlen);
-        if (e == SEG_NONE)
+        if (e == SEG_NONE && dlen > clen) { /* a slot's current name? */
+            size_t prefix = dlen - clen - 1;
+            uint32_t pe = seg_lookup(s, done, prefix);
+            if (pe != SEG_NONE && (s->entries[pe].flags & SEG_F_SLOTS))
+                e = slot_by_name(s, done, prefix, &dlen, pending + start, clen);
+        }
+        if (e == SEG_NONE || slot_absent(s, e))
             return ENOENT;
         const struct seg_entry *en = &s->entries[e];
         uint8_t kind = en->kind;
@@ -485,7 +584,7 @@ int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follo
     if (!dlen)
         return ENOENT; /* the node root itself is not an entry */
     uint32_t e = seg_lookup(s, done, dlen);
-    if (e == SEG_NONE || (s->entries[e].flags & SEG_F_ABSENT))
+    if (e == SEG_NONE || (s->entries[e].flags & SEG_F_ABSENT) || slot_absent(s, e))
         return ENOENT;
     *entry = e;
     return 0;

@@ -115,6 +115,24 @@
  *      each tick, the same figure as /telemetry's nodePowerWatts).
  * A reader that does not know a class treats the file as unreadable (EIO).
  *
+ * Slots (directories whose name and presence change while the layout stays fixed: the job
+ * cgroups of docs/interfaces.md "Job cgroups"). A slot directory is a SEG_DIR entry with
+ * SEG_F_SLOT whose path ends in a placeholder component: SEG_SLOT_MARK ('\x01') followed by the
+ * slot number in decimal ("...slurmstepd.scope/\x01" "3"); its parent carries SEG_F_SLOTS and its
+ * slots are numbered 0, 1, ... without gaps. Its `value` is an S text value, the slot's id (no
+ * newline; empty: the slot is absent), and its text (text_off, text_len) is the name pattern:
+ * every SEG_SLOT_MARK byte in it stands for the id ("job_\x01" with id "4217" names the
+ * directory job_4217). A present slot is listed under that name (never the placeholder) and a
+ * path walk resolves that name to it (seg_resolve: a component missing under a SEG_F_SLOTS
+ * directory is compared with the current name of each of its slots, read under the latch). An
+ * absent slot, and everything under it, does not exist, by any name. Everything under a slot
+ * is rendered once under the placeholder path; descendants may be slots themselves (their
+ * ids are their own values). The engine changes a slot's id at a tick, in the same
+ * publication as the files under it; a reader that resolved the old name and holds a
+ * descriptor sees the files of whatever the slot holds now (the kernel would answer ENODEV).
+ * The placeholder itself also resolves while the slot is present (the emulator's own
+ * descriptor paths use it); it is never listed.
+ *
  * Views: an S file whose `validator` is non-zero is computed at read time from several values
  * (/proc/stat, /proc/meminfo, cpuidle times, per-core temperatures, cpuinfo's MHz): its kind and
  * inputs are in seg_view.h; seg_read does not compute it (its text is seg_view_render's).
@@ -134,7 +152,7 @@
 #include <stdint.h>
 
 #define SEG_MAGIC "HWEMUSEG"
-#define SEG_VERSION 3u
+#define SEG_VERSION 4u
 #define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
 #define SEG_READ_MAX 4096       /* sysfs shows at most a page */
 #define SEG_NONE UINT32_MAX
@@ -151,6 +169,12 @@ enum seg_vtype { SEG_V_TEXT = 1, SEG_V_COUNTER = 2 };
 /* A name the host may have but the node does not (an intel_pstate directory on an AMD node):
  * it does not exist, nor anything under it, and listings do not show it. Always OWNED too. */
 #define SEG_F_ABSENT 2
+/* A slot directory ("Slots" above): its name is its pattern with its value's id, absent when empty. */
+#define SEG_F_SLOT 4
+/* A directory with slot children, named SEG_SLOT_MARK "0", SEG_SLOT_MARK "1", ... */
+#define SEG_F_SLOTS 8
+#define SEG_SLOT_MARK '\x01'
+#define SEG_SLOT_NAME_MAX 200 /* longest name a pattern expands to */
 
 struct seg_header {
     char magic[8];              /* SEG_MAGIC */
@@ -331,6 +355,12 @@ int seg_resolve(const struct seg *s, const char *path, size_t len, bool follow, 
 /* seg_resolve, and on ENOENT the deepest directory the walk reached (SEG_NONE: none). */
 int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follow, uint32_t *entry,
                    uint32_t *last_dir);
+
+/* The current name of slot directory entry (SEG_F_SLOT) into buf (cap >= SEG_SLOT_NAME_MAX + 1,
+ * NUL-terminated): its length, 0 when the slot is absent or entry is not a slot. No allocation. */
+size_t seg_slot_name(const struct seg *s, uint32_t entry, char *buf, size_t cap);
+/* Is entry present: false when it or a directory above it is an absent slot. */
+bool seg_entry_present(const struct seg *s, uint32_t entry);
 
 /* The text a read of a file shows at time now_ns (CLOCK_MONOTONIC). Returns a pointer to the
  * text (static text in the segment, or tmp) and its length; raises the high-water mark of a

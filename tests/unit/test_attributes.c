@@ -204,7 +204,7 @@ static void test_every_writable_attribute(void **st)
     int total = 0;
     for (int i = 0; i < ps.n; i++) {
         struct node_template t;
-        assert_int_equal(node_template_build(&t, ps.items[i].name, ps.items[i].tree, 20, 1000000000, err, sizeof err),
+        assert_int_equal(node_template_build(&t, ps.items[i].name, ps.items[i].tree, 20, 1000000000, NULL, err, sizeof err),
                          0);
         snprintf(path, sizeof path, "/tmp/hwemu-test-attrs-%d.seg", (int)getpid());
         struct seg s;

@@ -1,0 +1,234 @@
+/* node_unit: a node's job cgroup slots at run time (docs/interfaces.md "Job cgroups"; the
+ * files are engine/render/render_cgroup.c's, the slot contract segment.h "Slots").
+ *
+ * A slot a job holds publishes, every tick, its CPU time as a time counter line (seg_view.h
+ * units): at the tick's grid boundary the sum of its CPUs' busy ns since it was claimed, rising
+ * by the sum of their busy rates per substep, frozen at the publication's horizon; so cpu.stat
+ * shows exactly the CPUs' busy time that /proc/stat shows on their cpuN lines (the job holds
+ * them alone). Its id, CPU mask, memory and process texts are published when they change; a
+ * released slot publishes an empty id (its directory is gone) in the same publication.
+ * The counter goes to the ledger like the busy counters (at the horizon), so a restart resumes
+ * it where no reader was ahead; a job that claims the slot the resumed segment showed under
+ * its id continues from there, any other job starts at 0. Never: allocation on the tick path,
+ * anything about runs or placement (the run's load hook calls in). */
+#include "node.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void node_units_init(struct node *n)
+{
+    int k_max = -1;
+    for (uint32_t v = 0; v < n->nvalues; v++) {
+        uint8_t k = n->binds[v].kind;
+        if (k >= BK_UNIT_ID && k <= BK_UNIT_PROCS && n->binds[v].cpu > k_max)
+            k_max = n->binds[v].cpu;
+    }
+    n->nunits = k_max + 1;
+    if (!n->nunits)
+        return;
+    n->units = calloc((size_t)n->nunits, sizeof *n->units);
+    if (!n->units)
+        abort();
+    for (int k = 0; k < n->nunits; k++) {
+        struct node_unit *u = &n->units[k];
+        u->v_id = u->v_cid = u->v_cpu = u->v_mem = u->v_mem_max = u->v_weight = u->v_procs = SEG_NONE;
+        u->v_mask[0] = u->v_mask[1] = SEG_NONE;
+    }
+    for (uint32_t v = 0; v < n->nvalues; v++) {
+        const struct binding *b = &n->binds[v];
+        if (b->kind < BK_UNIT_ID || b->kind > BK_UNIT_PROCS)
+            continue;
+        struct node_unit *u = &n->units[b->cpu];
+        switch (b->kind) {
+        case BK_UNIT_ID: *(b->zone ? &u->v_cid : &u->v_id) = v; break;
+        case BK_UNIT_CPU: u->v_cpu = v; break;
+        case BK_UNIT_MASK:
+            if (b->pkg < 2) {
+                u->v_mask[b->pkg] = v;
+                u->nmask = u->nmask > b->pkg + 1 ? u->nmask : b->pkg + 1;
+            }
+            break;
+        case BK_UNIT_MEM: u->v_mem = v; break;
+        case BK_UNIT_MEM_MAX: u->v_mem_max = v; break;
+        case BK_UNIT_WEIGHT: u->v_weight = v; break;
+        case BK_UNIT_PROCS: u->v_procs = v; break;
+        default: break;
+        }
+    }
+}
+
+void node_units_salvage(struct node *n)
+{
+    for (int k = 0; k < n->nunits; k++) {
+        struct node_unit *u = &n->units[k];
+        struct seg_value v;
+        u->salvaged[0] = 0;
+        if (u->v_id == SEG_NONE || !seg_value_load(&n->seg, u->v_id, &v) || v.type != SEG_V_TEXT)
+            continue;
+        size_t l = v.len < SEG_TEXT_MAX ? v.len : SEG_TEXT_MAX;
+        memcpy(u->salvaged, v.text, l);
+        u->salvaged[l] = 0;
+        if (strlen(u->salvaged) != l)
+            u->salvaged[0] = 0; /* a NUL inside: not an id the engine wrote */
+    }
+}
+
+/* Σ of the unit's CPUs' busy ns at substep sub (this engine's physics). */
+static uint64_t busy_sum(const struct node *n, const struct node_unit *u, uint64_t sub, uint64_t *rate)
+{
+    uint64_t sum = 0, r = 0;
+    for (int w = 0; w < PHYS_MAX_CPUS / 64; w++)
+        for (uint64_t m = u->mask[w]; m; m &= m - 1) {
+            int c = w * 64 + __builtin_ctzll(m);
+            if (c >= n->state.ncpus)
+                continue;
+            sum += phys_cpu_busy_ns(&n->state, c, sub);
+            r += n->state.cpu[c].busy_rate_ns;
+        }
+    if (rate)
+        *rate = r;
+    return sum;
+}
+
+static void text_of(struct seg_value *out, const char *t, size_t len)
+{
+    memset(out, 0, sizeof *out);
+    out->type = SEG_V_TEXT;
+    if (len > SEG_TEXT_MAX)
+        len = SEG_TEXT_MAX;
+    memcpy(out->text, t, len);
+    out->len = (uint8_t)len;
+}
+
+int node_unit_claim(struct node *n, const struct node_unit_info *info, bool *continued)
+{
+    *continued = false;
+    int pick = -1;
+    for (int k = 0; k < n->nunits && pick < 0; k++) /* the slot that showed this id before a restart */
+        if (!n->units[k].used && n->units[k].salvaged[0] && !strcmp(n->units[k].salvaged, info->id))
+            pick = k, *continued = true;
+    for (int k = 0; k < n->nunits && pick < 0; k++) /* else a free one nobody may come back to */
+        if (!n->units[k].used && !n->units[k].salvaged[0])
+            pick = k;
+    for (int k = 0; k < n->nunits && pick < 0; k++)
+        if (!n->units[k].used)
+            pick = k;
+    if (pick < 0)
+        return -1;
+    struct node_unit *u = &n->units[pick];
+    u->used = true;
+    u->dirty = true;
+    u->salvaged[0] = 0;
+    snprintf(u->id, sizeof u->id, "%s", info->id);
+    snprintf(u->cid, sizeof u->cid, "%s", info->cid ? info->cid : "");
+    memset(u->mask, 0, sizeof u->mask);
+    for (int i = 0; i < info->ncpus; i++)
+        if (info->cpus[i] >= 0 && info->cpus[i] < PHYS_MAX_CPUS)
+            u->mask[info->cpus[i] / 64] |= 1ull << (info->cpus[i] % 64);
+    u->mem = info->mem;
+    u->mem_max = info->mem_max;
+    u->weight = info->weight;
+    u->pid = info->pid;
+    u->origin_ns = busy_sum(n, u, n->state.substeps, NULL);
+    if (!*continued && u->v_cpu != SEG_NONE)
+        n->cstart[u->v_cpu] = 0; /* a new job's CPU time starts at 0 */
+    return pick;
+}
+
+uint64_t node_unit_cpu_ns(const struct node *n, int k)
+{
+    if (k < 0 || k >= n->nunits || !n->units[k].used)
+        return 0;
+    const struct node_unit *u = &n->units[k];
+    uint64_t now = busy_sum(n, u, n->state.substeps, NULL);
+    return (u->v_cpu != SEG_NONE ? n->cstart[u->v_cpu] * 1000 : 0) + (now > u->origin_ns ? now - u->origin_ns : 0);
+}
+
+void node_unit_release(struct node *n, int k)
+{
+    if (k < 0 || k >= n->nunits || !n->units[k].used)
+        return;
+    struct node_unit *u = &n->units[k];
+    if (u->v_cpu != SEG_NONE) /* the ledger keeps the job's last total (nobody continues it) */
+        n->cstart[u->v_cpu] = node_unit_cpu_ns(n, k) / 1000;
+    u->used = false;
+    u->dirty = true;
+    u->id[0] = u->cid[0] = 0;
+}
+
+uint64_t node_unit_total_us(const struct node *n, uint32_t v, uint64_t until_sub)
+{
+    int k = n->binds[v].cpu;
+    if (k >= n->nunits || !n->units[k].used)
+        return n->cstart[v];
+    const struct node_unit *u = &n->units[k];
+    uint64_t at = busy_sum(n, u, until_sub, NULL);
+    return n->cstart[v] + (at > u->origin_ns ? at - u->origin_ns : 0) / 1000;
+}
+
+static void put(struct node_change *ch, uint32_t *nch, uint32_t v, const struct seg_value *x)
+{
+    if (v == SEG_NONE)
+        return;
+    ch[*nch].value = v;
+    ch[*nch].v = *x;
+    (*nch)++;
+}
+
+void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns)
+{
+    char t[SEG_TEXT_MAX + 1];
+    struct seg_value x;
+    int64_t grid = n->state.now_ns - n->state.carry_ns;
+    for (int k = 0; k < n->nunits; k++) {
+        struct node_unit *u = &n->units[k];
+        if (u->used && u->v_cpu != SEG_NONE) { /* the CPU-time line of this interval */
+            uint64_t rate, ns = busy_sum(n, u, n->state.substeps, &rate);
+            ns = ns > u->origin_ns ? ns - u->origin_ns : 0;
+            memset(&x, 0, sizeof x);
+            x.type = SEG_V_COUNTER;
+            x.wrap_bits = 64;
+            x.ctr.unit_nj = 1000;
+            x.ctr.acc_uj = ns / 1000;
+            x.ctr.rem_nj = (uint32_t)(ns % 1000);
+            x.ctr.power_uw = rate;
+            x.ctr.start_uj = n->cstart[u->v_cpu];
+            x.ctr.t0_ns = n->mono_origin + grid;
+            x.nsub = (uint32_t)((until_ns - grid) / PHYS_SUBSTEP_NS);
+            put(ch, nch, u->v_cpu, &x);
+        }
+        if (!u->dirty)
+            continue;
+        u->dirty = false;
+        /* the files under the slot first, its id last: all in this one publication */
+        for (int w = 0; w < u->nmask; w++) {
+            memset(&x, 0, sizeof x);
+            x.type = SEG_V_TEXT;
+            x.len = SEG_TEXT_MAX;
+            memcpy(x.text, (const unsigned char *)u->mask + w * SEG_TEXT_MAX,
+                   sizeof u->mask - (size_t)w * SEG_TEXT_MAX < SEG_TEXT_MAX ? sizeof u->mask - (size_t)w * SEG_TEXT_MAX
+                                                                          : SEG_TEXT_MAX);
+            put(ch, nch, u->v_mask[w], &x);
+        }
+        text_of(&x, t, (size_t)snprintf(t, sizeof t, "%llu\n", (unsigned long long)u->mem));
+        put(ch, nch, u->v_mem, &x);
+        if (u->mem_max)
+            text_of(&x, t, (size_t)snprintf(t, sizeof t, "%llu\n", (unsigned long long)u->mem_max));
+        else
+            text_of(&x, "max\n", 4);
+        put(ch, nch, u->v_mem_max, &x);
+        text_of(&x, t, (size_t)snprintf(t, sizeof t, "%d\n", u->weight > 0 ? u->weight : 100));
+        put(ch, nch, u->v_weight, &x);
+        if (u->used)
+            text_of(&x, t, (size_t)snprintf(t, sizeof t, "%d\n", u->pid));
+        else
+            text_of(&x, "", 0);
+        put(ch, nch, u->v_procs, &x);
+        text_of(&x, u->cid, strlen(u->cid));
+        put(ch, nch, u->v_cid, &x);
+        text_of(&x, u->id, strlen(u->id));
+        put(ch, nch, u->v_id, &x);
+    }
+}

@@ -1,0 +1,246 @@
+/* Unit tests of the segment's slot directories (segment.h "Slots") and the cgroup views
+ * (seg_view.h SEG_VIEW_CG_*): a slot resolves by its current name only while present, its
+ * placeholder is never a name an absent slot answers to, nested slots follow their own ids,
+ * seg_entry_present sees an absent ancestor, and cpu.stat / cpuset / memory.stat texts follow
+ * the published values. Expected texts are computed by hand from the values published here. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "seg_build.h"
+#include "seg_view.h"
+#include "segment.h"
+
+static char path[256];
+
+struct fx {
+    struct seg s;
+    uint32_t v_id[2], v_cid, v_el, v_busy[2], v_unit, v_mask, v_mem;
+    uint32_t e_stat, e_cpus, e_mem, e_root;
+};
+
+#define SCOPE "sys/fs/cgroup/system.slice/slurmstepd.scope"
+
+static int setup(void **st)
+{
+    snprintf(path, sizeof path, "/tmp/hwemu-test-slots-%d.seg", (int)getpid());
+    struct fx *f = calloc(1, sizeof *f);
+    struct seg_builder *b = segb_new();
+    f->v_el = segb_value_counter(b, 1000, 64, false);
+    f->v_busy[0] = segb_value_counter(b, 1000, 64, false);
+    f->v_busy[1] = segb_value_counter(b, 1000, 64, false);
+    uint32_t rp = segb_param(b, (struct seg_param){.a = f->v_el, .b = f->v_busy[0], .c = 2, .related = SEG_NONE}, NULL);
+    segb_dynamic(b, "sys/fs/cgroup/cpu.stat", 0444, SEG_S, f->v_el, SEG_VIEW_CG_CPU_STAT, rp);
+    segb_dir(b, SCOPE, 0755);
+    segb_static(b, SCOPE "/cgroup.procs", 0444, "", 0);
+    char dir[256], leaf[300];
+    for (uint32_t k = 0; k < 2; k++) {
+        f->v_id[k] = segb_value_text(b, "");
+        assert_int_not_equal(segb_slot_dir(b, SCOPE, k, f->v_id[k], "job_\x01", dir, sizeof dir), SEG_NONE);
+        char p2[300];
+        snprintf(p2, sizeof p2, "%s/cgroup.procs", dir);
+        segb_static(b, p2, 0444, "", 0);
+        if (k == 0) {
+            f->v_unit = segb_value_counter(b, 1000, 64, false);
+            f->v_mask = segb_value_text(b, "");
+            f->v_mem = segb_value_text(b, "0\n");
+            uint32_t up = segb_param(
+                b, (struct seg_param){.a = f->v_el, .b = f->v_unit, .c = 1, .d = 1, .related = SEG_NONE}, NULL);
+            snprintf(p2, sizeof p2, "%s/cpu.stat", dir);
+            segb_dynamic(b, p2, 0444, SEG_S, f->v_unit, SEG_VIEW_CG_CPU_STAT, up);
+            uint32_t mp = segb_param(b, (struct seg_param){.a = f->v_mask, .b = 1, .related = SEG_NONE}, NULL);
+            snprintf(p2, sizeof p2, "%s/cpuset.cpus.effective", dir);
+            segb_dynamic(b, p2, 0444, SEG_S, f->v_mask, SEG_VIEW_CG_CPUS, mp);
+            uint32_t sp = segb_param(b, (struct seg_param){.a = f->v_mem, .related = SEG_NONE}, NULL);
+            snprintf(p2, sizeof p2, "%s/memory.stat", dir);
+            segb_dynamic(b, p2, 0444, SEG_S, f->v_mem, SEG_VIEW_CG_MEMORY_STAT, sp);
+            /* a nested slot: the container of slot 0, named from its own id (twice) */
+            f->v_cid = segb_value_text(b, "");
+            assert_int_not_equal(segb_slot_dir(b, dir, 0, f->v_cid, "c-\x01\x01.scope", leaf, sizeof leaf), SEG_NONE);
+            snprintf(p2, sizeof p2, "%s/cgroup.procs", leaf);
+            segb_static(b, p2, 0444, "7\n", 2);
+        }
+    }
+    /* out of order: slot 3 before 2 is refused */
+    struct seg_builder *bad = segb_new();
+    uint32_t v = segb_value_text(bad, "");
+    segb_dir(bad, "d", 0755);
+    segb_slot_dir(bad, "d", 1, v, "x\x01", dir, sizeof dir);
+    assert_int_equal(segb_errors(bad, NULL), 1);
+    segb_free(bad);
+    assert_int_equal(segb_errors(b, NULL), 0);
+    char err[256];
+    int rc = segb_write(b, path, "n-0", "p", 1, 1000000000, &f->s, err, sizeof err);
+    segb_free(b);
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    *st = f;
+    return rc;
+}
+
+static int teardown(void **st)
+{
+    struct fx *f = *st;
+    seg_close(&f->s);
+    unlink(path);
+    free(f);
+    return 0;
+}
+
+static void text(struct seg_value *v, const char *t, size_t len)
+{
+    memset(v, 0, sizeof *v);
+    v->type = SEG_V_TEXT;
+    memcpy(v->text, t, len);
+    v->len = (uint8_t)len;
+}
+
+/* A time counter line: base ns at t0, rate ns per 1 ms substep, horizon nsub substeps. */
+static void line(struct seg_value *v, uint64_t base_ns, uint64_t rate, int64_t t0, uint32_t nsub)
+{
+    memset(v, 0, sizeof *v);
+    v->type = SEG_V_COUNTER;
+    v->wrap_bits = 64;
+    v->ctr.unit_nj = 1000;
+    v->ctr.acc_uj = base_ns / 1000;
+    v->ctr.rem_nj = (uint32_t)(base_ns % 1000);
+    v->ctr.power_uw = rate;
+    v->ctr.t0_ns = t0;
+    v->nsub = nsub;
+}
+
+/* Publishes ids (NULL: leave) and the rest of the values at t0. */
+static void publish(struct fx *f, const char *id0, const char *id1, const char *cid, int64_t t0)
+{
+    struct seg *s = &f->s;
+    seg_publish_begin(s);
+    for (int copy = 0; copy < 2; copy++) {
+        struct seg_value *c = seg_writable_copy(s);
+        if (id0)
+            text(&c[f->v_id[0]], id0, strlen(id0));
+        if (id1)
+            text(&c[f->v_id[1]], id1, strlen(id1));
+        if (cid)
+            text(&c[f->v_cid], cid, strlen(cid));
+        line(&c[f->v_el], 10000000000ULL, 1000000, t0, 1000);       /* 10 s elapsed */
+        line(&c[f->v_busy[0]], 4000000000ULL, 500000, t0, 1000);    /* CPU 0: 4 s, half busy */
+        line(&c[f->v_busy[1]], 12000000000ULL, 1000000, t0, 1000);  /* CPU 1: above elapsed: capped */
+        line(&c[f->v_unit], 25000000000ULL + 999, 2000000, t0, 1000); /* unit: 25 s on 2 CPUs, not capped */
+        unsigned char mask[SEG_TEXT_MAX] = {0};
+        mask[0] = 0x0f | 0x40; /* CPUs 0-3, 6 */
+        mask[1] = 0x80;        /* CPU 15 */
+        text(&c[f->v_mask], (const char *)mask, SEG_TEXT_MAX);
+        text(&c[f->v_mem], "1000000\n", 8);
+        if (!copy)
+            seg_publish_flip(s);
+    }
+    seg_publish_end(s, t0);
+}
+
+static int res(struct fx *f, const char *p, uint32_t *e)
+{
+    return seg_resolve(&f->s, p, strlen(p), true, e);
+}
+
+static void test_names_and_presence(void **st)
+{
+    struct fx *f = *st;
+    uint32_t e, e2;
+    publish(f, "", "", "", 1000);
+    /* absent: by no name, the placeholder included, nor anything under it */
+    assert_int_equal(res(f, SCOPE "/job_", &e), ENOENT);
+    assert_int_equal(res(f, SCOPE "/\x01" "0", &e), ENOENT);
+    assert_int_equal(res(f, SCOPE "/\x01" "0/cgroup.procs", &e), ENOENT);
+    assert_int_equal(res(f, SCOPE "/cgroup.procs", &e), 0);
+
+    publish(f, "4217", "", NULL, 1000);
+    assert_int_equal(res(f, SCOPE "/job_4217", &e), 0);
+    assert_true(f->s.entries[e].flags & SEG_F_SLOT);
+    char name[SEG_SLOT_NAME_MAX + 1];
+    assert_int_equal(seg_slot_name(&f->s, e, name, sizeof name), 8);
+    assert_string_equal(name, "job_4217");
+    assert_int_equal(res(f, SCOPE "/job_4217/cgroup.procs", &e2), 0);
+    assert_int_equal(f->s.entries[e2].parent, e);
+    assert_int_equal(res(f, SCOPE "/job_4217/../job_4217/./cgroup.procs", &e2), 0);
+    assert_int_equal(res(f, SCOPE "/job_4218", &e), ENOENT);
+    assert_int_equal(res(f, SCOPE "/job_421", &e), ENOENT);
+    assert_int_equal(res(f, SCOPE "/job_4217x/cgroup.procs", &e), ENOENT);
+    /* the nested container is absent while its own id is empty */
+    assert_int_equal(res(f, SCOPE "/job_4217/c-.scope", &e), ENOENT);
+
+    /* a new id in the same slot: the old name is gone at once, the new one resolves */
+    publish(f, "99", "4217", "ab", 1000);
+    assert_int_equal(res(f, SCOPE "/job_99/cgroup.procs", &e), 0);
+    assert_int_equal(res(f, SCOPE "/job_4217", &e2), 0); /* now slot 1 */
+    assert_int_not_equal(e, e2);
+    assert_int_equal(res(f, SCOPE "/job_99/c-abab.scope/cgroup.procs", &e), 0);
+    size_t len;
+    char tmp[SEG_TEXT_MAX];
+    const char *t = seg_read(&f->s, e, 1000, tmp, &len);
+    assert_true(len == 2 && !memcmp(t, "7\n", 2));
+    assert_true(seg_entry_present(&f->s, e));
+
+    /* the parent slot goes: its nested child is gone with it, whatever its own id */
+    publish(f, "", NULL, NULL, 1000);
+    assert_false(seg_entry_present(&f->s, e));
+    assert_int_equal(res(f, SCOPE "/job_99/c-abab.scope/cgroup.procs", &e2), ENOENT);
+    assert_int_equal(res(f, SCOPE "/\x01" "0/\x01" "0/cgroup.procs", &e2), ENOENT);
+
+    /* a slash in an id is not a name: the slot counts as absent */
+    publish(f, "a/b", NULL, NULL, 1000);
+    assert_int_equal(res(f, SCOPE "/job_a", &e), ENOENT);
+    e = seg_lookup(&f->s, SCOPE "/\x01" "0", strlen(SCOPE) + 3);
+    assert_int_not_equal(e, SEG_NONE);
+    assert_int_equal(seg_slot_name(&f->s, e, name, sizeof name), 0);
+}
+
+static void test_views(void **st)
+{
+    struct fx *f = *st;
+    publish(f, "1", "", "", 1000);
+    char buf[4096];
+    uint32_t e;
+    /* 5 ms after t0: elapsed 10.005 s; CPU 0 4 s + 5 × 0.5 ms; CPU 1 capped at elapsed */
+    int64_t now = 1000 + 5 * 1000000 + 10;
+    assert_int_equal(res(f, "sys/fs/cgroup/cpu.stat", &e), 0);
+    size_t n = seg_view_render(&f->s, e, now, buf, sizeof buf);
+    buf[n] = 0;
+    /* usage = (4002500000 + 10005000000) ns = 14007500 us; user = floor(0.9 usage) */
+    assert_string_equal(buf, "usage_usec 14007500\nuser_usec 12606750\nsystem_usec 1400750\nnr_periods 0\n"
+                             "nr_throttled 0\nthrottled_usec 0\nnr_bursts 0\nburst_usec 0\n");
+    assert_int_equal(res(f, SCOPE "/job_1/cpu.stat", &e), 0);
+    n = seg_view_render(&f->s, e, now, buf, sizeof buf);
+    buf[n] = 0;
+    /* the unit's own line, above the elapsed time (two CPUs): 25 s + 999 ns + 5 × 2 ms */
+    assert_non_null(strstr(buf, "usage_usec 25010000\nuser_usec 22509000\nsystem_usec 2501000\n"));
+    /* frozen at the horizon (1000 substeps) */
+    n = seg_view_render(&f->s, e, 1000 + 5000 * 1000000LL, buf, sizeof buf);
+    buf[n] = 0;
+    assert_non_null(strstr(buf, "usage_usec 27000000\n"));
+    assert_int_equal(res(f, SCOPE "/job_1/cpuset.cpus.effective", &e), 0);
+    n = seg_view_render(&f->s, e, now, buf, sizeof buf);
+    buf[n] = 0;
+    assert_string_equal(buf, "0-3,6,15\n");
+    assert_int_equal(res(f, SCOPE "/job_1/memory.stat", &e), 0);
+    n = seg_view_render(&f->s, e, now, buf, sizeof buf);
+    buf[n] = 0;
+    /* 1000000 bytes: anon 94 %, file 4 %, kernel the rest */
+    assert_true(!strncmp(buf, "anon 940000\nfile 40000\nkernel 20000\n", 36));
+    assert_true(n <= seg_view_bound(&f->s, e));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_names_and_presence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_views, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
