@@ -6,7 +6,7 @@
  *   metadata.name                      the cluster, label sim.joulie.io/cluster
  *   spec.defaults  kwok (default true), labels, baseLoad
  *   spec.facility  ambientC (20), amplitudeC (0), periodH (24), coolingZones [{name, offsetC}]
- *   spec.jobCgroups manager (slurm | kubernetes | none; slurm), maxJobsPerNode (64, 1..512): the
+ *   spec.jobCgroups manager (slurm | kubernetes | none; slurm), maxJobsPerNode (32, 1..512): the
  *                  cgroup v2 tree a node shows for the jobs of a workload run (render_cgroup.c)
  *   spec.pools[]   name, profile, count, prefix (= name), startIndex (0), rack, coolingZone,
  *                  labels, baseLoad (overrides the defaults field by field), overrides
@@ -58,7 +58,7 @@ struct spec_pool {
 
 /* The jobs' cgroup tree (docs/interfaces.md "Job cgroups"). */
 enum cgroup_manager { CG_SLURM = 0, CG_KUBERNETES, CG_NONE };
-#define CG_MAX_JOBS_DEFAULT 64
+#define CG_MAX_JOBS_DEFAULT 32
 #define CG_MAX_JOBS_LIMIT 512
 struct job_cgroups {
     int manager;   /* enum cgroup_manager */
