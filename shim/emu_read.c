@@ -53,6 +53,8 @@ ssize_t emu_read_at(struct emu_show *sh, uint32_t entry, int flags, int64_t off,
         return -EINVAL;
     if (entry >= s->n_entries)
         return -EIO;
+    if ((off == 0 || !sh->content) && !seg_entry_present(s, entry))
+        return -ENODEV; /* under a job cgroup that is gone: kernfs answers a removed node so (fs/kernfs/file.c) */
     if ((off == 0 || !sh->content) && seg_view_of(s, entry)) {
         if (!sh->buf && !(sh->buf = view_claim()))
             return -ENOMEM;

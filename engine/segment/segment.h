@@ -128,8 +128,9 @@
  * absent slot, and everything under it, does not exist, by any name. Everything under a slot
  * is rendered once under the placeholder path; descendants may be slots themselves (their
  * ids are their own values). The engine changes a slot's id at a tick, in the same
- * publication as the files under it; a reader that resolved the old name and holds a
- * descriptor sees the files of whatever the slot holds now (the kernel would answer ENODEV).
+ * publication as the files under it; a reader holding a descriptor of a file under a slot
+ * answers ENODEV while the slot is absent (seg_entry_present; kernfs does so for a removed
+ * cgroup), and the new holder's file once the slot holds another id.
  * The placeholder itself also resolves while the slot is present (the emulator's own
  * descriptor paths use it); it is never listed.
  *

@@ -14,7 +14,8 @@
 #   F  a kill -9 of the engine and a restart: the resumed run's jobs show the same directories
 #      and no usage_usec (nor the root's) below what was read before the kill
 #   G  Kubernetes layout: kubepods-burstable-pod<uid>.slice with its cri-containerd scope, cpu.weight
-#      from the request as runc converts shares (2 CPUs: 1 + (2048-2)*9999/262142 = 79), memory.max max
+#      from the request as runc converts shares (2 CPUs: 1 + (2048-2)*9999/262142 = 79), memory.max max;
+#      a file held open while its pod ends (nothing takes the slot) reads ENODEV (fs/kernfs/file.c)
 # Usage: test_cgroups.sh HWEMU_BINARY   (run from the source tree)
 set -u
 hwemu=$(realpath "$1")
@@ -184,12 +185,35 @@ pid=
 # --- G. Kubernetes ------------------------------------------------------------------------------------
 cat >"$tmp/k.jsonl" <<'TR'
 {"type":"job","jobId":"p","podTemplate":{"requests":{"cpu":"2","memory":"256Mi"}},"work":{"cpuUnits":100000}}
+{"type":"job","jobId":"q","podTemplate":{"requests":{"cpu":"1"}},"work":{"cpuUnits":3},"sensitivity":{"cpu":0}}
 TR
 root=$tmp/k
 node=k-0
 SIM_WORKLOAD_TRACE_PATH=$tmp/k.jsonl serve_start "$url" "$tmp/err" --spec tests/runs/cgroups-k8s.yaml --root "$root" \
     --addr 127.0.0.1:$port --tick 20ms || { bad "serve k8s: $(cat "$tmp/err")"; finish; }
 B=$CG/kubepods.slice/kubepods-burstable.slice
+# a file held open while its job ends reads ENODEV, as kernfs answers for a removed cgroup
+X -- /usr/bin/python3 - "$B" >"$tmp/nodev.out" 2>&1 <<'PY' &
+import errno, glob, os, sys, time
+for _ in range(200):  # both pods
+    if len(glob.glob(sys.argv[1] + "/kubepods-burstable-pod*")) == 2:
+        break
+    time.sleep(0.05)
+fs = {d: open(d + "/cpu.stat") for d in glob.glob(sys.argv[1] + "/kubepods-burstable-pod*")}
+for _ in range(300):
+    gone = [d for d in fs if not os.path.exists(d)]
+    if gone:
+        break
+    time.sleep(0.05)
+f = fs[gone[0]]
+f.seek(0)
+try:
+    f.read()
+    print("read after the job ended")
+except OSError as e:
+    print("errno", errno.errorcode[e.errno])
+PY
+nodev=$!
 for _ in $(seq 100); do
     out=$(X --intercept seccomp -- sh -c "ls $B; cd $B/kubepods-burstable-pod*.slice && cat cpu.weight memory.max && ls -d cri-containerd-* && cat cri-containerd-*/cgroup.procs && grep usage_usec cri-containerd-*/cpu.stat" 2>&1)
     grep -q usage_usec <<<"$out" && break
@@ -198,4 +222,6 @@ done
 if grep -Eq '^kubepods-burstable-pod[0-9a-f]{8}_[0-9a-f]{4}_4[0-9a-f]{3}_[89ab][0-9a-f]{3}_[0-9a-f]{12}\.slice$' <<<"$out" &&
    grep -qx 79 <<<"$out" && grep -qx max <<<"$out" && grep -Eq '^cri-containerd-[0-9a-f]{64}\.scope$' <<<"$out" &&
    grep -qx 10000 <<<"$out"; then ok; else bad "kubernetes layout: $out"; fi
+wait $nodev
+grep -qx 'errno ENODEV' "$tmp/nodev.out" && ok || bad "a file of an ended job: $(cat "$tmp/nodev.out")"
 finish
