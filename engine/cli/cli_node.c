@@ -96,7 +96,9 @@ int cmd_node(const char *what, int argc, char **argv)
             const char *p = seg_path(&s, i);
             if (strncmp(p, prefix, strlen(prefix)))
                 continue;
-            printf("%c %-4s %04o %s", e->cls ? e->cls : '-', kind_word(e), e->mode, p);
+            printf("%c %-4s %04o ", e->cls ? e->cls : '-', kind_word(e), e->mode);
+            for (const char *q = p; *q; q++) /* a slot's placeholder (segment.h "Slots") written visibly */
+                *q == SEG_SLOT_MARK ? fputs("<slot>", stdout) : putchar(*q);
             if (e->kind == SEG_LINK)
                 printf(" -> %.*s", (int)e->text_len, s.strings + e->text_off);
             putchar('\n');
