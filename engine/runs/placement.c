@@ -25,7 +25,7 @@ bool place_fits(const struct place_node *n, const struct place_request *r)
 {
     if (r->cls == JOB_PERFORMANCE && (n->eco || n->draining))
         return false;
-    if (r->cpus > n->free_cpus || n->free_slots == 0)
+    if (r->cpus > n->free_cpus || (n->max_jobs && n->jobs >= n->max_jobs))
         return false;
     if (r->gpus && (n->gpu_vendor != r->gpu_vendor || r->gpus > n->free_gpus))
         return false;

@@ -17,7 +17,7 @@ struct place_node {
     bool draining;        /* must take no performance job */
     double cpu_pct;       /* CPU utilization now, percent */
     bool performance_node;/* runs performance jobs now (for the standard-on-performance penalty) */
-    int free_slots;       /* jobs it can still take (its job cgroups left); -1: no such limit */
+    int max_jobs, jobs;   /* at most max_jobs jobs at once (its job cgroup slots; 0: no limit), jobs now */
 };
 
 struct place_request {

@@ -98,7 +98,7 @@ static void refresh_cands(struct run *r)
         const struct run_node *n = &r->nodes[i];
         c->free_cpus = n->free_cpus;
         c->free_gpus = n->free_gpus;
-        c->free_slots = n->slots ? n->slots - n->njobs : -1;
+        c->jobs = n->njobs;
         c->cpu_pct = n->cpu_util * 100;
         c->performance_node = n->perf_jobs > 0;
     }
@@ -120,16 +120,14 @@ static bool fits_empty(struct run *r, const int *jobs, int n)
         }
         c[i].free_cpus -= q.cpus;
         c[i].free_gpus -= q.gpus;
-        if (c[i].free_slots > 0)
-            c[i].free_slots--;
+        c[i].jobs++;
         where[k] = i;
     }
     while (k-- > 0) {
         const struct trace_job *t = r->jobs[jobs[k]].t;
         c[where[k]].free_cpus += t->cpus;
         c[where[k]].free_gpus += t->gpus;
-        if (c[where[k]].free_slots >= 0)
-            c[where[k]].free_slots++;
+        c[where[k]].jobs--;
     }
     free(where);
     return ok;
@@ -196,7 +194,7 @@ struct run *run_create(struct engine *e, struct trace *t, const char *id, double
         r->cands[i] = (struct place_node){.name = n->name, .total_cpus = rn->ncpus, .free_cpus = rn->ncpus,
                                           .total_gpus = rn->ngpus, .free_gpus = rn->ngpus,
                                           .gpu_vendor = rn->gpu_vendor, .eco = rn->eco,
-                                          .free_slots = rn->slots ? rn->slots : -1};
+                                          .max_jobs = rn->slots};
     }
     for (int k = 0; k < r->njobs; k++) {
         struct run_job *j = &r->jobs[k];
@@ -331,7 +329,7 @@ static void hold(struct run *r, struct run_job *j, int i)
     r->count[JS_RUNNING]++;
     r->cands[i].free_cpus = n->free_cpus;
     r->cands[i].free_gpus = n->free_gpus;
-    r->cands[i].free_slots = n->slots ? n->slots - n->njobs : -1;
+    r->cands[i].jobs = n->njobs;
     r->cands[i].performance_node = n->perf_jobs > 0;
     if (r->on_job)
         r->on_job(r->ctx, r, j);
@@ -377,8 +375,7 @@ static bool place_gang(struct run *r, struct run_gang *G, double mp)
             break;
         r->cands[i].free_cpus -= q.cpus;
         r->cands[i].free_gpus -= q.gpus;
-        if (r->cands[i].free_slots > 0)
-            r->cands[i].free_slots--;
+        r->cands[i].jobs++;
         where[k] = i;
     }
     bool ok = k == G->n;
@@ -386,8 +383,7 @@ static bool place_gang(struct run *r, struct run_gang *G, double mp)
         const struct trace_job *t = r->jobs[G->jobs[m]].t;
         r->cands[where[m]].free_cpus += t->cpus;
         r->cands[where[m]].free_gpus += t->gpus;
-        if (r->cands[where[m]].free_slots >= 0)
-            r->cands[where[m]].free_slots++;
+        r->cands[where[m]].jobs--;
     }
     for (int m = 0; ok && m < G->n; m++)
         hold(r, &r->jobs[G->jobs[m]], where[m]);

@@ -156,6 +156,11 @@ static void test_placement(void **st)
     assert_int_equal(place_choose(g, 2, &amd, 0), 1);
     struct place_request big = {.cpus = 65};
     assert_false(place_could_fit(&g[0], &big));
+    /* a node whose job cgroup slots are all in use takes no job (max_jobs 0: no limit) */
+    struct place_node full = {.name = "f", .total_cpus = 8, .free_cpus = 8, .max_jobs = 2, .jobs = 2};
+    assert_false(place_fits(&full, &(struct place_request){.cpus = 1}));
+    full.jobs = 1;
+    assert_true(place_fits(&full, &(struct place_request){.cpus = 1}));
     /* a draining node takes no performance job but a standard one */
     struct place_node dn = {.name = "d", .total_cpus = 8, .free_cpus = 8, .draining = true};
     assert_false(place_fits(&dn, &(struct place_request){.cpus = 1, .cls = JOB_PERFORMANCE}));
