@@ -6,13 +6,18 @@
  * numbered 0 .. n-1). sched_setaffinity stays the host's (it pins real threads). libnuma asks the
  * kernel itself, through syscall(SYS_sched_getaffinity, ...) (numa_sched_getaffinity, whose
  * result sizes every CPU mask it parses): syscall() answers that number as the kernel would,
- * with the cpumask size as the result, and passes every other number on. */
+ * with the cpumask size as the result, and passes every other number on. getloadavg(3), which
+ * glibc answers from /proc/loadavg with an internal open (os.getloadavg, psutil.getloadavg, the
+ * uptime of procps use it), gives the node's load averages when the node renders that file. */
 #include "emu.h"
+#include "emu_read.h"
 #include "real.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <sched.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -87,4 +92,41 @@ EXPORT long syscall(long nr, ...)
         return rc < 0 ? shim_fail((int)-rc) : rc;
     }
     return REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+EXPORT int getloadavg(double *loadavg, int nelem)
+{
+    uint32_t entry;
+    enum emu_root root;
+    if (nelem < 0 || emu_path("/proc/loadavg", true, &entry, &root) != 0)
+        return REAL(getloadavg)(loadavg, nelem);
+    struct emu_show sh = {0};
+    const char *bytes;
+    ssize_t n = emu_read_at(&sh, entry, O_RDONLY, 0, 256, &bytes);
+    char text[257];
+    size_t len = n > 0 ? (size_t)n : 0;
+    memcpy(text, n > 0 ? bytes : "", len);
+    text[len] = 0;
+    emu_show_release(&sh);
+    /* "%lu.%02lu %lu.%02lu %lu.%02lu ..." (fs/proc/loadavg.c): up to three numbers, read
+     * without the locale (whose decimal point may not be '.') */
+    int got = 0;
+    const char *p = text;
+    while (got < nelem && got < 3) {
+        while (*p == ' ')
+            p++;
+        if (*p < '0' || *p > '9')
+            break;
+        uint64_t mant = 0, div = 1; /* one division: the correctly rounded double, as strtod */
+        while (*p >= '0' && *p <= '9' && mant < UINT64_MAX / 100)
+            mant = mant * 10 + (uint64_t)(*p++ - '0');
+        if (*p == '.')
+            for (p++; *p >= '0' && *p <= '9'; p++)
+                if (div < 1000000000) {
+                    mant = mant * 10 + (uint64_t)(*p - '0');
+                    div *= 10;
+                }
+        loadavg[got++] = (double)mant / (double)div;
+    }
+    return got > 0 ? got : shim_fail(EIO);
 }
