@@ -352,8 +352,12 @@ static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enu
         const char *file = cpuset_file(strrchr(rest, '/') + 1);
         uint32_t e = file ? seg_lookup(s, file, strlen(file)) : SEG_NONE;
         if (e != SEG_NONE) {
+            /* a cgroup the node renders (a job's, docs/interfaces.md "Job cgroups") shows its own
+             * cpuset; any other cgroup directory (the process's own) the node's CPUs */
+            int n = snprintf(rel, sizeof rel, "sys/fs/cgroup%s", rest);
+            uint32_t own;
             *root = EMU_ROOT_SYS;
-            *entry = e;
+            *entry = n > 0 && (size_t)n < sizeof rel && seg_resolve(s, rel, (size_t)n, follow, &own) == 0 ? own : e;
             return 0;
         }
     }

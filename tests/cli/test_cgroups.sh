@@ -105,6 +105,10 @@ def sample(dirs):
     return u, busy()
 dirs = sorted(glob.glob(scope + "/job_*"))
 sets = {d: cpus(open(d + "/cpuset.cpus.effective").read()) for d in dirs}
+# each job's own CPUs (a: 4, b: 2, c, d, e: 1), no CPU in two jobs
+assert all(1 <= len(c) <= 4 for c in sets.values()) and sorted(len(c) for c in sets.values())[-1] == 4, sets
+held = [c for cs in sets.values() for c in cs]
+assert len(held) == len(set(held)), sets
 u1, b1 = sample(dirs)
 time.sleep(1.0)
 u2, b2 = sample(dirs)
@@ -215,7 +219,8 @@ except OSError as e:
 PY
 nodev=$!
 for _ in $(seq 100); do
-    out=$(X --intercept seccomp -- sh -c "ls $B; cd $B/kubepods-burstable-pod*.slice && cat cpu.weight memory.max && ls -d cri-containerd-* && cat cri-containerd-*/cgroup.procs && grep usage_usec cri-containerd-*/cpu.stat" 2>&1)
+    # once the short pod q has ended, p's directory is the only one (p: 2 CPUs, its process 10000)
+    out=$(X --intercept seccomp -- sh -c "ls $B; [ \$(ls -d $B/kubepods-burstable-pod*.slice | wc -l) = 1 ] && cd $B/kubepods-burstable-pod*.slice && cat cpu.weight memory.max && ls -d cri-containerd-* && cat cri-containerd-*/cgroup.procs && grep usage_usec cri-containerd-*/cpu.stat" 2>&1)
     grep -q usage_usec <<<"$out" && break
     sleep 0.1
 done
