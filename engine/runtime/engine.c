@@ -28,6 +28,13 @@ static int64_t now_of(clockid_t c)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static void sleep_ns(int64_t ns)
+{
+    struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+    while (nanosleep(&ts, &ts) == EINTR)
+        ;
+}
+
 static const char *const class_names[] = {"cpu.compute_bound", "cpu.memory_bound", "cpu.io_bound", "cpu.mixed"};
 
 static int class_of(const char *c)
@@ -245,6 +252,10 @@ static void tick_all(struct engine *e)
     }
     e->real_last = real;
     e->tick_wall = e->tick_mono + e->wall_minus_mono;
+    if (e->debug_hold_ns) { /* HWEMU_DEBUG_LATE_TICK: the nodes publish this long after the tick's time */
+        sleep_ns(e->debug_hold_ns);
+        e->debug_hold_ns = 0;
+    }
     if (e->hooks.before)
         e->hooks.before(e->hooks.ctx, e);
     if (!e->threads) { /* one worker, or before the workers start */
@@ -280,12 +291,16 @@ void engine_run(struct engine *e)
     if (period < 1)
         period = 1;
     int64_t deadline = now_of(CLOCK_MONOTONIC) + period;
-    while (!e->stop) {
+    for (uint64_t k = 0; !e->stop; k++) {
         struct timespec ts = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !e->stop)
            ;
         if (e->stop)
             break;
+        if (e->cfg.debug_late_ns && (k & 1) == 0)
+            sleep_ns(e->cfg.debug_late_ns); /* this tick wakes late */
+        else if (e->cfg.debug_late_ns)
+            e->debug_hold_ns = e->cfg.debug_late_ns; /* this one is on time and publishes late */
         engine_tick(e);
         deadline += period;
         int64_t now = now_of(CLOCK_MONOTONIC);

@@ -34,6 +34,11 @@ struct engine_config {
      * terminal). */
     void (*progress)(void *ctx, int done, int total, int resumed);
     void *progress_ctx;
+    /* Tests only (HWEMU_DEBUG_LATE_TICK, docs/robustness.md): 0, or a duration below the tick.
+     * engine_run then wakes every other tick this late and holds the publication of the ticks
+     * between as long after taking their time, so a tick that wakes on time follows a late one
+     * and its nodes publish late: the window between two ticks, made wide on purpose. */
+    int64_t debug_late_ns;
 };
 #define ENGINE_SPEED_MAX (-1.0)
 
@@ -130,6 +135,7 @@ struct engine {
     int64_t tick_mono, tick_wall; /* emulated time of the tick (node clocks are CLOCK_MONOTONIC based) */
     int64_t real_last;            /* CLOCK_MONOTONIC at the last tick */
     int64_t wall_minus_mono;      /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
+    int64_t debug_hold_ns;        /* cfg.debug_late_ns: this tick holds its publication so long */
     struct engine_hooks hooks;    /* set before engine_run or under no tick */
     volatile sig_atomic_t stop;
     double start_seconds;       /* render/resume time of every node */
