@@ -133,6 +133,9 @@ struct engine {
     pthread_t *threads;
     pthread_barrier_t start, done;
     int64_t tick_mono, tick_wall; /* emulated time of the tick (node clocks are CLOCK_MONOTONIC based) */
+    int64_t tick_until;           /* emulated time before which the next tick cannot come: the lines' end */
+    int64_t next_deadline;        /* CLOCK_MONOTONIC of engine_run's next deadline (0: no loop) */
+    int64_t deadline_period;      /* engine_run's period between deadlines */
     int64_t real_last;            /* CLOCK_MONOTONIC at the last tick */
     int64_t wall_minus_mono;      /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
     int64_t debug_hold_ns;        /* cfg.debug_late_ns: this tick holds its publication so long */
