@@ -1133,7 +1133,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     snprintf(n->path, plen, "%s/%s.seg", root, name);
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
-        if (k == BK_ENERGY || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY)
+        if (k == BK_ENERGY || k == BK_ENERGY_KEPT || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY)
             n->counters[n->ncounters++] = v;
         if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
             k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
