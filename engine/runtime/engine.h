@@ -75,8 +75,8 @@ struct node_telemetry {
     double core_power_w[PHYS_MAX_PKGS];
     uint64_t core_energy_uj[PHYS_MAX_PKGS];
     /* The platform as a psys zone counts it: packages, DRAM and the rest of the platform (no
-     * GPUs), whether or not the node has a psys zone; its counter starts again at a restart
-     * unless the node has one. */
+     * GPUs), whether or not the node has a psys zone; a restart carries it on either way (a
+     * kept counter when there is no psys file: layout.h BK_ENERGY_KEPT). */
     double platform_power_w;
     uint64_t platform_energy_uj;
     double cpu_util, memory_intensity, ambient_c;
