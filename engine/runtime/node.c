@@ -1180,6 +1180,11 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         free(n->totals);
         free(n->counters);
         free(n->svalues);
+        free(n->shown);
+        free(n->busy_shown);
+        free(n->busy_shown_rate);
+        free(n->cstart);
+        free(n->busy_values);
         free(n->path);
         n->path = NULL;
         return rc;
