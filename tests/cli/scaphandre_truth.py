@@ -3,7 +3,9 @@ shared by tests/cli/test_scaphandre.sh (which asserts the tolerances) and bench/
 (which prints the table). Run it under `hwemu exec --node NODE` (the preload shim then answers its
 reads of the node's powercap files in this process, as for Scaphandre):
   scaphandre_truth.py ENGINE_URL SCAPH_URL NODE [INTERVAL_S [TICK_S]]
-prints one JSON object {node, rows, paceRatio, telemetryW, refW}.
+prints one JSON object: rows (what, scaph, ref or the bracket lo..hi, err), the engine's pace, the
+gaps between the reference's reads and Scaphandre's socket 0 (gapS) and host (hostGapS) reads, the
+domains Scaphandre found.
 
 How Scaphandre 1.0.0 computes what it exports (src/exporters/prometheus.rs show_metrics,
 src/sensors/mod.rs get_records_diff_power_microwatts, src/sensors/powercap_rapl.rs): a scrape
@@ -97,7 +99,7 @@ def main():
     time.sleep(2.1)  # past Scaphandre's 2 s refresh guard since whoever scraped it last
     tel0 = engine_view(engine, node)
     a0 = read_zones(zs)
-    scrape(scaph)  # refresh r0
+    s0 = scrape(scaph)  # refresh r0
     time.sleep(interval)
     tel1 = engine_view(engine, node)
     a1 = read_zones(zs)
@@ -130,11 +132,25 @@ def main():
                 host += w
     h = one(s, "scaph_host_power_microwatts")
     row("host power W", None if h is None else h / 1e6, host)
+    # the gap between the reference read and Scaphandre's at each end (s): Scaphandre's counter
+    # minus the reference's over the power then; it bounds how well the two intervals align
+    gaps = []
+    for sc, a, tel in ((s0, a0, tel0), (s, a1, tel1)):
+        e = one(sc, "scaph_socket_energy_microjoules", socket_id="0")
+        w = tel["pkgW"].get("0")
+        gaps.append(None if e is None or not w else (e - a[("0", None)][0]) / 1e6 / w)
+    # the host record is read after the process scan, so its interval starts and ends later
+    host_keys = [k for k in zs if k[1] is None or k[1] == "dram"]
+    host_gaps = []
+    for sc, a, tel in ((s0, a0, tel0), (s, a1, tel1)):
+        e = one(sc, "scaph_host_energy_microjoules")
+        w = sum(tel["pkgW"].values()) + (tel["dramW"] if any(k[1] == "dram" for k in zs) else 0)
+        host_gaps.append(None if e is None or not w else (e - sum(a[k][0] for k in host_keys)) / 1e6 / w)
     tel_w = sum(tel1["pkgW"].values())
     ref_pkg = sum(w for (sock, dom), w in ref_w.items() if dom is None)
     print(json.dumps({"node": node, "rows": rows, "telemetryPackageW": tel_w, "refPackageW": ref_pkg,
                       "paceRatio": ref_pkg / tel_w if tel_w else None, "nodeW": tel1["nodeW"],
-                      "telemetryDramW": tel1["dramW"],
+                      "telemetryDramW": tel1["dramW"], "gapS": gaps, "hostGapS": host_gaps,
                       "domains": sorted(f"{l.get('socket_id')}:{l.get('domain_name')}"
                                         for l, _ in s.get("scaph_domain_power_microwatts", []))}))
 
