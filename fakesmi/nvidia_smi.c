@@ -79,6 +79,10 @@ bool nv_bus_id(const char *text, unsigned b[4])
     int n = 0;
     if (sscanf(text, "%x:%x:%x.%x%n", &b[0], &b[1], &b[2], &b[3], &n) == 4 && n && !text[n])
         return true;
+    n = 0;
+    b[3] = 0;
+    if (sscanf(text, "%x:%x:%x%n", &b[0], &b[1], &b[2], &n) == 3 && n && !text[n])
+        return true;
     b[0] = 0;
     n = 0;
     return sscanf(text, "%x:%x.%x%n", &b[1], &b[2], &b[3], &n) == 3 && n && !text[n];
@@ -533,40 +537,70 @@ static bool all_digits(const char *p)
 }
 
 /* Does one -i id name GPU g: its index, UUID (any case), serial or PCI bus id (any spelling)? */
-static bool id_matches(const char *id, int g)
+/* Does id name GPU g: 1 yes, 0 no, -1 an id with a ':' that is no PCI bus id. */
+static int id_matches(const char *id, int g)
 {
     char t[96];
     unsigned want[4], have[4];
-    if (all_digits(id) && strtol(id, NULL, 10) == g)
-        return true;
-    if (!strcasecmp(id, nv_read(g, "uuid", t, sizeof t)) || !strcmp(id, nv_read(g, "serial", t, sizeof t)))
-        return true;
-    return nv_bus_id(id, want) && nv_bus_id(nv_read(g, "pci_bus_id", t, sizeof t), have) && want[0] == have[0] &&
-           want[1] == have[1] && want[2] == have[2] && want[3] == have[3];
+    if (all_digits(id))
+        return strtol(id, NULL, 10) == g;
+    if (strchr(id, ':')) {
+        if (!nv_bus_id(id, want))
+            return -1;
+        return nv_bus_id(nv_read(g, "pci_bus_id", t, sizeof t), have) && want[0] == have[0] &&
+               want[1] == have[1] && want[2] == have[2] && want[3] == have[3];
+    }
+    return !strcasecmp(id, nv_read(g, "uuid", t, sizeof t)) || !strcmp(id, nv_read(g, "serial", t, sizeof t));
 }
 
-/* Every GPU, or the ones a comma list of ids names, in its order: false when one names none. */
-static bool select_gpus(const char *list, struct nv_sel *s)
+/* The GPUs -i selects, as the real nvidia-smi 535 on the node's NVML selects them
+ * (tests/cli/test_nvml.sh compares the two): the ids are the list's comma-separated words
+ * (empty ones skipped, leading blanks ignored); every GPU, in index order and once, is selected
+ * when one of the ids names it (an index, a UUID, a serial, or a PCI bus id: an id with a ':'),
+ * tried in the list's order. Returns 0, or the exit code after printing why:
+ *   no id at all                    "Failed to parse device string on command line", 255
+ *   an id with ':' that is no bus id, on the first GPU it is tried on:
+ *                                   "Problem with GPU <g>: Invalid PCI bus id format. ...", 255
+ *   no GPU named                    "No devices were found", 6 */
+static int select_gpus(const char *list, struct nv_sel *s)
 {
     s->n = 0;
     if (!list) {
         for (int g = 0; g < s->total; g++)
             s->gpu[s->n++] = g;
-        return s->n > 0;
+    } else {
+        char ids[GPU_MAX * 2][96];
+        int nid = 0;
+        for (const char *p = list; *p && nid < GPU_MAX * 2;) {
+            size_t len = strcspn(p, ",");
+            size_t lead = strspn(p, " \t");
+            if (lead < len)
+                snprintf(ids[nid++], sizeof ids[0], "%.*s", (int)(len - lead), p + lead);
+            p += len + (p[len] == ',');
+        }
+        if (!nid) {
+            fputs("Failed to parse device string on command line", nv_out);
+            return 255;
+        }
+        for (int g = 0; g < s->total; g++)
+            for (int k = 0; k < nid; k++) {
+                int m = id_matches(ids[k], g);
+                if (m < 0) {
+                    fprintf(nv_out, "Problem with GPU %d: Invalid PCI bus id format. Try format "
+                                    "[domain:]bus:device.function E.g. 0:2:0.0\n", g);
+                    return 255;
+                }
+                if (m) {
+                    s->gpu[s->n++] = g;
+                    break;
+                }
+            }
     }
-    for (const char *p = list; *p && s->n < GPU_MAX;) {
-        char id[96];
-        size_t len = strcspn(p, ",");
-        snprintf(id, sizeof id, "%.*s", (int)len, p);
-        int g = 0;
-        while (g < s->total && !id_matches(id, g))
-            g++;
-        if (g == s->total)
-            return false;
-        s->gpu[s->n++] = g;
-        p += len + (p[len] == ',');
+    if (!s->n) {
+        fputs("No devices were found\n", nv_out);
+        return 6;
     }
-    return s->n > 0;
+    return 0;
 }
 
 static int list_gpus(const struct nv_sel *s)
@@ -701,11 +735,8 @@ static int run(const char *val[O_COUNT])
         if (!gv_exists(path))
             break;
     }
-    if (!select_gpus(val[O_ID], &sel)) {
-        fputs("No devices were found\n", nv_out);
-        rc = 6;
+    if ((rc = select_gpus(val[O_ID], &sel)))
         goto out;
-    }
     if (val[O_LIST])
         rc = list_gpus(&sel);
     else if (val[O_QUERY_APPS])

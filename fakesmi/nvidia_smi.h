@@ -53,7 +53,10 @@ const char *nv_watts(long long mw, char *buf, size_t cap);
 int nv_persistence(int gpu);
 /* Does the GPU have MIG (shown "Disabled"), or not (N/A)? */
 bool nv_mig_capable(int gpu);
-/* A PCI bus id, "domain:bus:device.function" or "bus:device.function" in hex, as numbers. */
+/* A PCI bus id in hex as numbers: "domain:bus:device.function", "domain:bus:device" (function
+ * 0) or "bus:device.function" (domain 0), the forms nvml.h documents for
+ * nvmlDeviceGetHandleByPciBusId_v2 (and the node's NVML parses for the real tool's -i),
+ * so -i takes what the real tool on the node's NVML takes. */
 bool nv_bus_id(const char *text, unsigned b[4]);
 
 /* nvidia-smi -pl: the limit in mW for every selected GPU; returns the exit code. */

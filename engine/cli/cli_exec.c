@@ -56,7 +56,9 @@ static int find_beside(const char *name, const char *var, char *out, size_t len)
 {
     const char *env = getenv(var);
     if (env && *env && access(env, R_OK) == 0) {
-        snprintf(out, len, "%s", env);
+        /* absolute: the links to it in <root>/<node>.bin are followed from another directory */
+        char abs[PATH_MAX];
+        snprintf(out, len, "%s", env[0] == '/' || !realpath(env, abs) ? env : abs);
         return 0;
     }
     char exe[PATH_MAX];

@@ -467,6 +467,11 @@ void run_before(struct run *r, struct engine *e)
 
 /* ---- per node: energy, progress, load (node workers) ------------------------------------- */
 
+double run_job_cpu_util(const struct trace_job *t)
+{
+    return t->cpus > 0 ? clamp01(t->u_cpu * t->cpu_req / t->cpus) : 0;
+}
+
 void run_node_load(const struct run *r, int i, struct phys_load *load, struct phys_gpu_load *gload)
 {
     const struct run_node *n = &r->nodes[i];
@@ -487,7 +492,16 @@ void run_node_load(const struct run *r, int i, struct phys_load *load, struct ph
     }
     memset(load, 0, sizeof *load);
     memset(gload, 0, sizeof *gload);
-    load->cpu_util = clamp01(cu / n->ncpus);
+    /* each CPU a job holds runs at the job's utilization of it; every other CPU is idle */
+    load->ncpu_util = n->ncpus < PHYS_MAX_CPUS ? n->ncpus : PHYS_MAX_CPUS;
+    for (int k = 0; k < n->njobs; k++) {
+        const struct run_job *j = &r->jobs[n->jobs[k]];
+        float u = (float)run_job_cpu_util(j->t);
+        for (int c = 0; c < j->t->cpus; c++)
+            if (j->cpus[c] >= 0 && j->cpus[c] < load->ncpu_util)
+                load->cpu_util_of[j->cpus[c]] = u;
+    }
+    load->cpu_util = clamp01(cu / n->ncpus); /* the mean of the CPUs' (telemetry, placement's score) */
     load->memory_intensity = creq > 0 ? mem / creq : 0;
     load->cpu_class = PHYS_CLASS_MIXED;
     for (int c = 0; c < 4 && creq > 0; c++)
@@ -541,13 +555,22 @@ static void account(struct run *r, int i, struct node *nd)
     int *jobs = n->jobs;
     double *w = calloc((size_t)(m ? m : 1), sizeof *w);
     uint64_t *sh = calloc((size_t)(m ? m : 1), sizeof *sh);
-    /* who held what over the interval: the jobs on the node that are not fresh */
-    double cu_sum = 0, gu_sum = 0;
+    /* who held what over the interval: the jobs on the node that are not fresh; a job's busy
+     * CPU-share of package k is the CPUs it holds there times its utilization of each */
+    double gu_sum = 0, busy_sum[PHYS_MAX_PKGS] = {0};
+    double *busy = calloc((size_t)(m ? m : 1) * PHYS_MAX_PKGS, sizeof *busy); /* [job][pkg] */
+    int *held = calloc((size_t)(m ? m : 1) * PHYS_MAX_PKGS, sizeof *held);
     for (int k = 0; k < m; k++) {
         const struct run_job *j = &r->jobs[jobs[k]];
         if (j->fresh)
             continue;
-        cu_sum += j->t->cpu_req * j->t->u_cpu;
+        double u = run_job_cpu_util(j->t);
+        for (int c = 0; c < j->t->cpus; c++)
+            held[k * PHYS_MAX_PKGS + n->cpu_pkg[j->cpus[c]]]++;
+        for (int p = 0; p < n->npkgs; p++) {
+            busy[k * PHYS_MAX_PKGS + p] = held[k * PHYS_MAX_PKGS + p] * u;
+            busy_sum[p] += busy[k * PHYS_MAX_PKGS + p];
+        }
         gu_sum += j->t->gpus * j->t->u_gpu;
     }
     int cpus_in[PHYS_MAX_PKGS] = {0};
@@ -571,7 +594,7 @@ static void account(struct run *r, int i, struct node *nd)
             const struct phys_pkg_state *ps = &nd->state.pkg[pkg];
             double idle_w = phys_cpu_model_power_w(&nd->params, &zero, ps->scale_eff > 0 ? ps->scale_eff : 1);
             idle_frac = ps->power_w > 0 ? clamp01(idle_w / ps->power_w) : 1;
-            if (cu_sum <= 0)
+            if (busy_sum[pkg] <= 0)
                 idle_frac = 1;
         } else if (gpu >= 0) {
             const struct phys_gpu *g = &nd->gstate.g[gpu];
@@ -585,11 +608,9 @@ static void account(struct run *r, int i, struct node *nd)
             if (j->fresh)
                 continue;
             if (pkg >= 0) {
-                int held = 0;
-                for (int c = 0; c < j->t->cpus; c++)
-                    held += n->cpu_pkg[j->cpus[c]] == pkg;
-                w[k] = dram ? (double)held / cpus_k
-                            : idle_frac * held / cpus_k + (1 - idle_frac) * j->t->cpu_req * j->t->u_cpu / cu_sum;
+                int h = held[k * PHYS_MAX_PKGS + pkg];
+                double dyn = busy_sum[pkg] > 0 ? busy[k * PHYS_MAX_PKGS + pkg] / busy_sum[pkg] : 0;
+                w[k] = dram ? (double)h / cpus_k : idle_frac * h / cpus_k + (1 - idle_frac) * dyn;
             } else {
                 bool holds = n->gpu_job[gpu] == j->index;
                 w[k] = (holds ? idle_frac : 0) + (gu_sum > 0 ? (1 - idle_frac) * j->t->gpus * j->t->u_gpu / gu_sum : 0);
@@ -605,6 +626,8 @@ static void account(struct run *r, int i, struct node *nd)
     }
     free(w);
     free(sh);
+    free(busy);
+    free(held);
 }
 
 static void progress(struct run *r, int i, struct node *nd, double dt)

@@ -17,10 +17,12 @@
  *   run_after   (tick thread)  account finished jobs, notice the end
  * The energy split, per zone and interval (delta = the counter's exact µJ increase):
  *   package k  a job's share = delta * (idle_frac * cpus_jk / cpus_k
- *                                       + (1 - idle_frac) * cu_j / Σ cu)
+ *                                       + (1 - idle_frac) * b_jk / Σ_j b_jk)
  *              idle_frac = the package's power at zero load / its power over the interval,
- *              cu_j = requested cores * CPU utilization (the node's dynamic power follows the
- *              node's utilization, so it is shared by what each job adds to it)
+ *              cpus_jk = the CPUs job j holds on package k, b_jk = cpus_jk * the job's
+ *              utilization of each (run_job_cpu_util): the package's power sums its own
+ *              CPUs' (physics_cpu.h), so its dynamic part is shared by the jobs that keep
+ *              those CPUs busy, and a job on another package gets none of it
  *   DRAM k     delta * cpus_jk / cpus_k
  *   GPU g      idle part (idle_w / power) to the job holding g; the rest shared by
  *              gpus_j * GPU utilization over the node's GPU jobs (the physics loads every GPU
@@ -147,11 +149,16 @@ void run_after(struct run *r, struct engine *e);
 void run_set_eco(struct run *r, int i, bool eco);
 /* Ends the run at the next tick (state stopped). */
 void run_stop(struct run *r);
-/* What node i's load is from the jobs on it now (trace.h defaults, the original's per-node
- * aggregation: utilization = Σ requested · utilization / capacity, dominant class at ≥ 60 %
- * of the weight else mixed, request-weighted intensities). The one place that turns jobs
- * into physics load: per-CPU load goes here. */
+/* What node i's load is from the jobs on it now: per CPU (phys_load.cpu_util_of, every CPU
+ * of the node), each CPU a job holds at run_job_cpu_util of the job and every free CPU at 0;
+ * cpu_util is their mean (= Σ requested · utilization / capacity, the original's per-node
+ * figure, shown in telemetry and used by placement's score); the dominant class at ≥ 60 % of
+ * the weight else mixed, request-weighted intensities (trace.h defaults). GPUs: one load for
+ * every GPU of the node. The one place that turns jobs into physics load. */
 void run_node_load(const struct run *r, int i, struct phys_load *load, struct phys_gpu_load *gload);
+/* The utilization of each CPU job t holds: utilization · requested cores / held CPUs (a
+ * request of 1.5 cores holds 2 CPUs at 0.75 of the job's utilization each), 0..1. */
+double run_job_cpu_util(const struct trace_job *t);
 /* CPU and GPU throughput multipliers of the original's model (0..1). */
 double run_cpu_throughput(double f, double knee, int cls, double mem, double io);
 double run_gpu_throughput(double ratio, int cls, double mem);

@@ -288,24 +288,11 @@ static size_t render_uptime(const struct seg *s, const struct seg_param *pa, int
     return (size_t)(p - buf);
 }
 
-/* One meminfo line: the name and colon padded to 16 columns, the value %8lu, then " kB"
- * (show_val_kb); unit false for the HugePages counts (%5lu, no unit... printed as the kernel). */
-static char *mem_line(char *p, const char *name, uint64_t kb)
-{
-    size_t n = strlen(name);
-    memcpy(p, name, n);
-    p += n;
-    *p++ = ':';
-    char num[24], *e = put_u(num, kb);
-    size_t d = (size_t)(e - num);
-    for (size_t col = n + 1; col < 16 + (d < 8 ? 8 - d : 0); col++)
-        *p++ = ' ';
-    memcpy(p, num, d);
-    p += d;
-    return put_s(p, " kB\n");
-}
-
-static char *mem_count(char *p, const char *name, uint64_t v)
+/* One meminfo line as the kernel prints it (fs/proc/meminfo.c): the name and colon padded to
+ * min_col columns, the value right-aligned to end at column 24 where the name leaves room,
+ * then unit: the kB lines (show_val_kb, width 8 after 16 columns) and the HugePages counts
+ * (%5lu after 19). */
+static char *mem_field(char *p, const char *name, uint64_t v, size_t min_col, const char *unit)
 {
     size_t n = strlen(name);
     memcpy(p, name, n);
@@ -313,12 +300,22 @@ static char *mem_count(char *p, const char *name, uint64_t v)
     *p++ = ':';
     char num[24], *e = put_u(num, v);
     size_t d = (size_t)(e - num);
-    for (size_t col = n + 1; col < 16 + (d < 5 ? 5 - d : 0) + 3; col++)
+    size_t to = d < 24 ? 24 - d : 0;
+    for (size_t col = n + 1; col < (to > min_col ? to : min_col); col++)
         *p++ = ' ';
     memcpy(p, num, d);
     p += d;
-    *p++ = '\n';
-    return p;
+    return put_s(p, unit);
+}
+
+static char *mem_line(char *p, const char *name, uint64_t kb)
+{
+    return mem_field(p, name, kb, 16, " kB\n");
+}
+
+static char *mem_count(char *p, const char *name, uint64_t v)
+{
+    return mem_field(p, name, v, 19, "\n");
 }
 
 static size_t render_meminfo(const struct seg *s, const struct seg_param *pa, int64_t now_ns, char *buf, size_t cap)

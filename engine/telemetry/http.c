@@ -644,6 +644,16 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, soc
     return atomic_load(&h->open) < h->max ? MHD_YES : MHD_NO;
 }
 
+/* A request that ends without its last call (the client went away mid-body, a timeout): the
+ * run API's collected body is freed here; the other routes keep no state (*state is 1). */
+static void on_completed(void *cls, struct MHD_Connection *c, void **state, enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)c, (void)toe;
+    if (*state && *state != (void *)1)
+        http_runs_abandon(*state);
+    *state = NULL;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -824,7 +834,8 @@ struct http *http_start(struct engine *e, const struct otlp *otlp, const struct 
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, (uint16_t)port, accept_policy, h, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, max + 16,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_ARRAY,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_ARRAY,
         tls_opts, MHD_OPTION_END);
     bool loopback = is_loopback(ai->ai_addr);
     freeaddrinfo(ai);

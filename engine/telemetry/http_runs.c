@@ -170,6 +170,13 @@ static enum MHD_Result labels(struct MHD_Connection *c, const char *url, const c
     return o ? reply(c, 200, o, NULL) : error(c, 404, "no such node in the cluster spec (see /debug/nodes)", NULL);
 }
 
+void http_runs_abandon(void *state)
+{
+    struct body *b = state;
+    free(b->p);
+    free(b);
+}
+
 enum MHD_Result http_runs_handle(struct MHD_Connection *c, const char *url, const char *method, const char *upload,
                                  size_t *upload_size, void **state)
 {

@@ -21,6 +21,9 @@ bool http_runs_route(const char *url);
 /* Handles a run route: the MHD access handler's arguments (it keeps its own *state). */
 enum MHD_Result http_runs_handle(struct MHD_Connection *c, const char *url, const char *method, const char *upload,
                                  size_t *upload_size, void **state);
+/* Frees the state of a run request that ended before its last call (a client that left
+ * mid-body): from the server's completion notice. */
+void http_runs_abandon(void *state);
 /* The run metrics' Prometheus text for /metrics (malloc'd; NULL: none). */
 char *http_runs_metrics(void);
 

@@ -70,32 +70,31 @@ NVML_API nvmlReturn_t nvmlDeviceGetHandleBySerial(const char *serial, nvmlDevice
     return find_by(NF_SERIAL, serial, false, device);
 }
 
-/* "domain:bus:device.function", "domain:bus:device" or "bus:device.function", hex. */
-static bool parse_bus_id(const char *t, unsigned b[3])
+bool nv_parse_bus_id(const char *t, unsigned b[4])
 {
-    unsigned fn;
     int n = 0;
-    if (sscanf(t, "%x:%x:%x.%x%n", &b[0], &b[1], &b[2], &fn, &n) == 4 && !t[n])
+    if (sscanf(t, "%x:%x:%x.%x%n", &b[0], &b[1], &b[2], &b[3], &n) == 4 && !t[n])
         return true;
     n = 0;
+    b[3] = 0;
     if (sscanf(t, "%x:%x:%x%n", &b[0], &b[1], &b[2], &n) == 3 && !t[n])
         return true;
     b[0] = 0;
     n = 0;
-    return sscanf(t, "%x:%x.%x%n", &b[1], &b[2], &fn, &n) == 3 && !t[n];
+    return sscanf(t, "%x:%x.%x%n", &b[1], &b[2], &b[3], &n) == 3 && !t[n];
 }
 
 NVML_API nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t *device)
 {
-    unsigned want[3], have[3];
+    unsigned want[4], have[4];
     if (!nv_ready())
         return NVML_ERROR_UNINITIALIZED;
-    if (!pciBusId || !device || !parse_bus_id(pciBusId, want))
+    if (!pciBusId || !device || !nv_parse_bus_id(pciBusId, want))
         return NVML_ERROR_INVALID_ARGUMENT;
     for (unsigned i = 0; i < nv_count(); i++) {
         char t[64];
-        if (nv_text(nv_gpu(i), NF_PCI_BUS_ID, t, sizeof t) == NVML_SUCCESS && parse_bus_id(t, have) &&
-            !memcmp(want, have, sizeof want)) {
+        if (nv_text(nv_gpu(i), NF_PCI_BUS_ID, t, sizeof t) == NVML_SUCCESS && nv_parse_bus_id(t, have) &&
+            !memcmp(want, have, 3 * sizeof want[0])) {
             *device = nv_gpu(i);
             return NVML_SUCCESS;
         }
@@ -179,8 +178,8 @@ static nvmlReturn_t pci_info(nvmlDevice_t dev, nvmlPciInfo_t *pci)
 {
     char t[64];
     CHECK(dev, pci);
-    unsigned b[3];
-    if (nv_text(dev, NF_PCI_BUS_ID, t, sizeof t) || !parse_bus_id(t, b))
+    unsigned b[4];
+    if (nv_text(dev, NF_PCI_BUS_ID, t, sizeof t) || !nv_parse_bus_id(t, b))
         return NVML_ERROR_NOT_SUPPORTED;
     memset(pci, 0, sizeof *pci);
     pci->domain = b[0];

@@ -7,6 +7,11 @@
  * The table here has the real library's size for that id (0x7a8 bytes, 245 words). Every
  * entry answers NOT_SUPPORTED without touching its arguments (nvidia-smi then prints N/A or
  * falls back to the public call), except:
+ *   12 (text, unsigned *domain, *bus, *device, *function)  parses the PCI bus id of -i <id>
+ *                                ("Invalid PCI bus id format" when it fails); then, per GPU,
+ *   75 (index, unsigned *domain, *bus, *device)  that GPU's PCI location; the tool selects the
+ *                                GPU whose three numbers equal the parsed ones, function 0
+ *                                (read from the tool's code: the compares after the two calls)
  *   108 (device, unsigned *mW)   the enforced power limit: --query-gpu=enforced.power.limit
  *   213, 214, 215 (device, unsigned *count, entries)  the process lists (compute, graphics, a
  *                                third): none, *count set to 0, the entries untouched. All three
@@ -20,6 +25,8 @@
 #include "nvml_node.h"
 
 #define EXPORT_WORDS 245
+#define ET_PARSE_BUS_ID 12
+#define ET_PCI_LOCATION 75
 #define ET_ENFORCED_POWER_LIMIT 108
 #define ET_SPARSE_OPERATION_MODE 243
 #define ET_PROCESSES_FIRST 213
@@ -33,6 +40,33 @@ static const unsigned char smi_table_id[16] = {0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8
 static nvmlReturn_t et_not_supported(void)
 {
     return NVML_ERROR_NOT_SUPPORTED;
+}
+
+static nvmlReturn_t et_parse_bus_id(const char *text, unsigned *domain, unsigned *bus, unsigned *device,
+                                    unsigned *function)
+{
+    unsigned b[4];
+    if (!text || !domain || !bus || !device || !function || !nv_parse_bus_id(text, b))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *domain = b[0], *bus = b[1], *device = b[2], *function = b[3];
+    return NVML_SUCCESS;
+}
+
+static nvmlReturn_t et_pci_location(unsigned index, unsigned *domain, unsigned *bus, unsigned *device)
+{
+    char t[64];
+    unsigned b[4];
+    if (!nv_ready())
+        return NVML_ERROR_UNINITIALIZED;
+    if (index >= nv_count() || !domain || !bus || !device)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t rc = nv_text(nv_gpu(index), NF_PCI_BUS_ID, t, sizeof t);
+    if (rc)
+        return rc;
+    if (!nv_parse_bus_id(t, b))
+        return NVML_ERROR_UNKNOWN;
+    *domain = b[0], *bus = b[1], *device = b[2];
+    return NVML_SUCCESS;
 }
 
 static nvmlReturn_t et_enforced_power_limit(nvmlDevice_t dev, unsigned int *mw)
@@ -71,6 +105,8 @@ static void build_table(void)
     table[0] = (const void *)(uintptr_t)(EXPORT_WORDS * sizeof(void *));
     for (int i = 1; i < EXPORT_WORDS; i++)
         table[i] = (const void *)(uintptr_t)et_not_supported;
+    table[ET_PARSE_BUS_ID] = (const void *)(uintptr_t)et_parse_bus_id;
+    table[ET_PCI_LOCATION] = (const void *)(uintptr_t)et_pci_location;
     table[ET_ENFORCED_POWER_LIMIT] = (const void *)(uintptr_t)et_enforced_power_limit;
     table[ET_SPARSE_OPERATION_MODE] = (const void *)(uintptr_t)et_sparse_operation_mode;
     for (int i = ET_PROCESSES_FIRST; i <= ET_PROCESSES_LAST; i++)

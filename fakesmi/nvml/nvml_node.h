@@ -65,5 +65,9 @@ nvmlReturn_t nv_copy(const char *text, char *out, unsigned length);
  * SUCCESS, or the errno as NVML names it (EINVAL INVALID_ARGUMENT, EOPNOTSUPP NOT_SUPPORTED,
  * EACCES NO_PERMISSION). Refused with NO_PERMISSION, unwritten, under HWEMU_UNPRIVILEGED=1. */
 nvmlReturn_t nv_write(const struct nvmlDevice_st *g, enum nv_file f, const char *text);
+/* A PCI bus id in hex, "domain:bus:device.function", "domain:bus:device" or
+ * "bus:device.function" (domain 0), as b[0..3] (function 0 when absent); false when it is none
+ * of them (in nvml_device.c, with the lookups that use it). */
+bool nv_parse_bus_id(const char *text, unsigned b[4]);
 
 #endif

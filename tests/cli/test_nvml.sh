@@ -146,6 +146,17 @@ done
 # No processes run on the GPUs: the real tool's process query prints its header only.
 real sxm-0 --query-compute-apps=pid,used_memory --format=csv
 expect "--query-compute-apps" 0 "pid, used_gpu_memory [MiB]"
+# -i: by PCI bus id in the three forms NVML's lookup accepts, one naming no GPU, a function
+# other than 0, one that does not parse (alone and after an id that names GPU 0); lists in
+# another order than the GPUs', with repeats, blanks, empty words, ids naming nothing: the real
+# tool (export entries 12 and 75 for bus ids) and fakesmi select the same GPUs in the same
+# order, or fail with the same message and exit code.
+for id in 00000000:13:00.0 13:00.0 0000:13:00 0:2:0.0 00000000:13:00.1 00000000:13:00.0,0 zz:1 0,zz:1 \
+    3,0 3,3 1,9 "1, 2" " 1" "1 " "" , 1, GPU-zz; do
+    same "-i '$id'" sxm-0 -i "$id" --query-gpu=index,pci.bus_id --format=csv,noheader
+done
+real sxm-0 -i 00000000:13:00.0 --query-gpu=index --format=csv,noheader
+[ "$rc" = 0 ] && [ "$out" = 3 ] && ok || bad "-i 00000000:13:00.0 selected '$out' (rc $rc), want GPU 3"
 same "--query-compute-apps" sxm-0 --query-compute-apps=timestamp,gpu_name,gpu_bus_id,gpu_serial,gpu_uuid,pid,name,used_memory --format=csv
 same "--query-compute-apps, an unknown field" sxm-0 --query-compute-apps=pid,bogus --format=csv
 

@@ -408,7 +408,7 @@ static void test_clocks(void **st)
     assert_int_equal(CALL(fn_d_u, "nvmlDeviceSetPersistenceMode", d, 2), NVML_ERROR_INVALID_ARGUMENT);
 }
 
-/* nvmlInternalGetExportTable: nvidia-smi 535's id, the real size, entry 108. */
+/* nvmlInternalGetExportTable: nvidia-smi 535's id, the real size, the entries answered. */
 static void test_export_table(void **st)
 {
     static const unsigned char id[16] = {0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8f, 0x6c, 0x4e,
@@ -434,8 +434,23 @@ static void test_export_table(void **st)
     unsigned mode = 7;
     assert_int_equal(((nvmlReturn_t(*)(nvmlDevice_t, unsigned *))(uintptr_t)table[243])(gpu(0), &mode), NVML_SUCCESS);
     assert_int_equal(mode, 0);
+    /* 12 and 75, -i <PCI bus id>: the shapes read from nvidia-smi 535's code (docs/nvml.md) */
+    typedef nvmlReturn_t (*parse_t)(const char *, unsigned *, unsigned *, unsigned *, unsigned *);
+    typedef nvmlReturn_t (*where_t)(unsigned, unsigned *, unsigned *, unsigned *);
+    unsigned dom = 9, bus = 9, dev = 9, fn = 9;
+    assert_int_equal(((parse_t)(uintptr_t)table[12])("0001:1a:02.3", &dom, &bus, &dev, &fn), NVML_SUCCESS);
+    assert_true(dom == 1 && bus == 0x1a && dev == 2 && fn == 3);
+    assert_int_equal(((parse_t)(uintptr_t)table[12])("1a:02.3", &dom, &bus, &dev, &fn), NVML_SUCCESS);
+    assert_true(dom == 0 && bus == 0x1a && dev == 2 && fn == 3);
+    assert_int_equal(((parse_t)(uintptr_t)table[12])("0:1a:02", &dom, &bus, &dev, &fn), NVML_SUCCESS);
+    assert_true(dom == 0 && bus == 0x1a && dev == 2 && fn == 0);
+    assert_int_equal(((parse_t)(uintptr_t)table[12])("zz:1", &dom, &bus, &dev, &fn), NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(((parse_t)(uintptr_t)table[12])("10:00.0", NULL, &bus, &dev, &fn), NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(((where_t)(uintptr_t)table[75])(1, &dom, &bus, &dev), NVML_SUCCESS);
+    assert_true(dom == 0 && bus == 0x11 && dev == 0);
+    assert_int_equal(((where_t)(uintptr_t)table[75])(2, &dom, &bus, &dev), NVML_ERROR_INVALID_ARGUMENT);
     for (int i = 1; i < 245; i++)
-        if (i != 108 && i != 243 && (i < 213 || i > 215))
+        if (i != 12 && i != 75 && i != 108 && i != 243 && (i < 213 || i > 215))
             assert_int_equal(((nvmlReturn_t(*)(void))(uintptr_t)table[i])(), NVML_ERROR_NOT_SUPPORTED);
 }
 

@@ -242,12 +242,60 @@ static void test_generator(void **st)
     free(dd);
 }
 
+/* Per-CPU load (docs/runs.md "Load and progress"): each CPU a job holds runs at the job's
+ * utilization of it, free CPUs idle; the physics then counts each CPU's busy time at its own
+ * rate and the package whose CPUs are busy draws more than the other. Expected values: the
+ * jobs' utilizations below (0.9 on two whole CPUs; 0.8 of a half-core request on one CPU). */
+static void test_per_cpu_load(void **st)
+{
+    (void)st;
+    struct trace_job ta = {.id = "a", .cpu_req = 2, .cpus = 2, .u_cpu = 0.9, .mem_int = 0.45};
+    struct trace_job tb = {.id = "b", .cpu_req = 0.5, .cpus = 1, .u_cpu = 0.8, .mem_int = 0.45};
+    int cpus_a[2] = {1, 2}, cpus_b[1] = {5};
+    struct run_job jobs[2] = {{.t = &ta, .index = 0, .cpus = cpus_a}, {.t = &tb, .index = 1, .cpus = cpus_b}};
+    unsigned char pkg_of[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+    int on_node[2] = {0, 1};
+    struct run_node rn = {.ncpus = 8, .npkgs = 2, .cpu_pkg = pkg_of, .jobs = on_node, .njobs = 2};
+    struct run r = {.jobs = jobs, .njobs = 2, .nodes = &rn, .nnodes = 1};
+    struct phys_load *load = calloc(1, sizeof *load);
+    struct phys_gpu_load gl;
+    run_node_load(&r, 0, load, &gl);
+    assert_int_equal(load->ncpu_util, 8);
+    const double want[8] = {0, 0.9, 0.9, 0, 0, 0.4, 0, 0};
+    for (int c = 0; c < 8; c++)
+        assert_true(fabs(phys_load_util(load, c) - want[c]) < 1e-6);
+    assert_true(fabs(load->cpu_util - (2 * 0.9 + 0.5 * 0.8) / 8) < 1e-9);
+    assert_true(fabs(run_job_cpu_util(&tb) - 0.4) < 1e-12);
+
+    /* the physics follows: busy ns per CPU over 1 s, and package 0 (1.8 busy CPUs) above package 1 (0.4) */
+    struct phys_cpu_params *p = calloc(1, sizeof *p);
+    struct phys_cpu_state *s = calloc(1, sizeof *s);
+    p->sockets = 2, p->dies_per_pkg = 1, p->cpus = 8, p->model = PHYS_MODEL_ANALYTIC;
+    p->idle_pkg_w = 40, p->max_pkg_w = 165, p->alpha_util = 1, p->beta_freq = 1, p->knee = 0.7;
+    p->driver = PHYS_DRV_ACPI_CPUFREQ, p->governor = PHYS_GOV_PERFORMANCE, p->boost = 1;
+    p->cpuinfo_min_khz = 1000000, p->cpuinfo_max_khz = 3000000, p->ambient_init_c = 20;
+    for (int k = 0; k < 2; k++)
+        p->pkg[k].counter[PHYS_ZONE_PACKAGE].energy_unit_nj = 61035;
+    phys_cpu_init(p, s);
+    phys_cpu_begin_interval(p, s, load);
+    phys_cpu_step(p, s, load, 20, 1000000000LL);
+    for (int c = 0; c < 8; c++)
+        assert_true(llabs((long long)phys_cpu_busy_ns(s, c, s->substeps) - (long long)(want[c] * 1e9)) <= 1000);
+    phys_cpu_begin_interval(p, s, load);
+    assert_true(s->pkg[0].power_w > s->pkg[1].power_w + 10);
+    /* with alpha = beta = 1 the analytic package power is linear in the CPUs' mean utilization */
+    assert_true(fabs((s->pkg[0].power_w - 40) / (s->pkg[1].power_w - 40) - 1.8 / 0.4) < 1e-6);
+    free(p);
+    free(s);
+    free(load);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_v1_defaults),  cmocka_unit_test(test_v2_fields), cmocka_unit_test(test_errors_leave_nothing),
         cmocka_unit_test(test_quantities),   cmocka_unit_test(test_placement), cmocka_unit_test(test_throughput),
-        cmocka_unit_test(test_generator),
+        cmocka_unit_test(test_generator),    cmocka_unit_test(test_per_cpu_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
