@@ -264,6 +264,19 @@ int emu_path(const char *path, bool follow, uint32_t *entry, enum emu_root *root
     return rc;
 }
 
+/* The node's file for a cgroup's cpuset file name (v1 cpuset.cpus, cpuset.effective_cpus, v2
+ * cpuset.cpus.effective, and the same for mems), whatever cgroup directory it is in: the CPUs
+ * and memory nodes the process may use, which hwloc (topology-linux.c) and runtimes that size
+ * thread pools read. NULL for any other name. */
+static const char *cpuset_file(const char *name)
+{
+    if (!strcmp(name, "cpuset.cpus") || !strcmp(name, "cpuset.effective_cpus") || !strcmp(name, "cpuset.cpus.effective"))
+        return "cgroup/cpuset.cpus";
+    if (!strcmp(name, "cpuset.mems") || !strcmp(name, "cpuset.effective_mems") || !strcmp(name, "cpuset.mems.effective"))
+        return "cgroup/cpuset.mems";
+    return NULL;
+}
+
 static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enum emu_root *root)
 {
     if (!path)
@@ -288,6 +301,15 @@ static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enu
             return ENAMETOOLONG;
         *root = EMU_ROOT_HOST_SYS;
         return resolve_in(s, rel, (size_t)n, follow, true, entry);
+    }
+    if ((rest = under(abs, "/sys/fs/cgroup")) && rest[0] == '/') {
+        const char *file = cpuset_file(strrchr(rest, '/') + 1);
+        uint32_t e = file ? seg_lookup(s, file, strlen(file)) : SEG_NONE;
+        if (e != SEG_NONE) {
+            *root = EMU_ROOT_SYS;
+            *entry = e;
+            return 0;
+        }
     }
     if ((rest = under(abs, "/sys"))) {
         int n = snprintf(rel, sizeof rel, "sys%s", rest);
@@ -366,6 +388,8 @@ int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len)
     int n;
     if (root == EMU_ROOT_PROC)
         n = snprintf(buf, len, "/proc/%s", strncmp(p, "proc/", 5) ? p : p + 5);
+    else if (!strncmp(p, "cgroup/", 7))
+        n = snprintf(buf, len, "/sys/fs/cgroup/%s", p + 7); /* the unified hierarchy's root */
     else
         n = snprintf(buf, len, "%s%s", root == EMU_ROOT_HOST_SYS ? "/host-" : "/", p);
     return n >= 0 && (size_t)n < len ? n : -1;
@@ -555,6 +579,24 @@ int emu_ncpus(void)
         const char *p = seg_path(s, i);
         if (s->entries[i].kind == SEG_DIR && !strncmp(p, "sys/devices/system/cpu/cpu", 26) && p[26] >= '0' &&
             p[26] <= '9' && !strchr(p + 26, '/'))
+            n++;
+    }
+    atomic_store(&cached, n);
+    return n;
+}
+
+int emu_nnodes(void)
+{
+    static _Atomic int cached = -1;
+    int n = atomic_load(&cached);
+    if (n >= 0)
+        return n;
+    struct seg *s = emu_seg();
+    n = 0;
+    for (uint32_t i = 0; s && i < s->n_entries; i++) {
+        const char *p = seg_path(s, i);
+        if (s->entries[i].kind == SEG_DIR && !strncmp(p, "sys/devices/system/node/node", 28) && p[28] >= '0' &&
+            p[28] <= '9' && !strchr(p + 28, '/'))
             n++;
     }
     atomic_store(&cached, n);

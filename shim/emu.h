@@ -70,6 +70,8 @@ bool emu_cwd_emulated(void);
 bool emu_owned(const struct seg *s, uint32_t entry);
 /* The node's logical CPUs (the cpuN directories it renders); 0 when none is known. */
 int emu_ncpus(void);
+/* The node's NUMA nodes (the nodeN directories under sys/devices/system/node); 0 when none. */
+int emu_nnodes(void);
 
 /* The events and stores of one write call (seg_attr rules; R and S files with a write bit
  * take the write and change nothing, as the seed describes), the event naming writer pid.

@@ -139,6 +139,8 @@ struct statx;
     X(int, get_nprocs, (void))                                                                     \
     X(int, get_nprocs_conf, (void))                                                                \
     X(int, sched_getaffinity, (pid_t, size_t, void *))                                             \
+    X(long, syscall, (long, ...))                                                                  \
+    X(int, getloadavg, (double *, int))                                                            \
     /* stdio */                                                                                    \
     X(FILE *, fopen, (const char *, const char *))                                                 \
     X(FILE *, fopen64, (const char *, const char *))                                               \

@@ -44,6 +44,7 @@
 #include "emu_dir.h"
 #include "emu_ipmi.h"
 #include "emu_read.h"
+#include "emu_status.h"
 #include "seg_attr.h"
 
 #include <errno.h>
@@ -432,14 +433,53 @@ static int64_t host_open(const struct sv_call *c, const struct loc *L, int flags
     return r < 0 && e != ENOENT ? -e : SV_DONE;
 }
 
+/* The target's own /proc/<pid>/status opened read-only (emu_status.h): the host's text of the
+ * target's file with the node's CPU and memory-node lines, in a memfd installed in the target
+ * (a real file: every later call on it is the kernel's). SV_CONTINUE for any other path, or
+ * when the text cannot be made (the host's file then). */
+static int64_t status_open(const struct sv_call *c, const struct loc *L, int flags)
+{
+    const char *abs = L->path[0] == '/' ? L->path : L->abs;
+    size_t n = strlen(abs);
+    if ((flags & (O_ACCMODE | O_PATH | O_DIRECTORY | O_CREAT)) != O_RDONLY || n < 7 || strcmp(abs + n - 7, "/status") ||
+        emu_ncpus() <= 0)
+        return SV_CONTINUE;
+    pid_t tgid = c->tid;
+    char host[64];
+    if (sv_ids(c->tid, &tgid, NULL, NULL) < 0 || !emu_status_path(abs, tgid, c->tid, host, sizeof host))
+        return SV_CONTINUE;
+    static char text[EMU_STATUS_MAX], out[EMU_STATUS_MAX];
+    int in = open(host, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return SV_CONTINUE;
+    size_t len = 0;
+    ssize_t got;
+    while (len < sizeof text && (got = read(in, text + len, sizeof text - len)) > 0)
+        len += (size_t)got;
+    close(in);
+    size_t m = emu_status_filter(text, len, emu_ncpus(), emu_nnodes(), out, sizeof out);
+    int fd = m ? memfd_create("status", MFD_CLOEXEC) : -1;
+    int64_t r = SV_CONTINUE;
+    if (fd >= 0 && pwrite(fd, out, m, 0) == (ssize_t)m && sv_valid(c)) {
+        struct seccomp_notif_addfd a = {.id = c->id, .flags = SECCOMP_ADDFD_FLAG_SEND, .srcfd = (uint32_t)fd,
+                                        .newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0};
+        if (ioctl(c->sv->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) >= 0 || errno == ENOENT)
+            r = SV_DONE;
+    }
+    if (fd >= 0)
+        close(fd);
+    return r;
+}
+
 /* The shim's rules at open (emu_open_check), and ELOOP for a link under O_NOFOLLOW. */
 static int64_t a_open(const struct sv_call *c, int dirfd, uint64_t upath, int flags, unsigned mode)
 {
     struct loc L;
+    L.abs[0] = 0;
     bool follow = !(flags & O_NOFOLLOW);
     int rc = locate(c, dirfd, upath, follow, false, &L);
     if (rc == EMU_PASS)
-        return SV_CONTINUE;
+        return status_open(c, &L, flags);
     if (rc == SV_HOST)
         return host_open(c, &L, flags, mode);
     if (rc == ENOENT && (flags & O_CREAT))

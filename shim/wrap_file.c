@@ -19,6 +19,7 @@
 #include "emu_read.h"
 #include "fdtable.h"
 #include "ipmi.h"
+#include "procstatus.h"
 #include "real.h"
 
 #include <errno.h>
@@ -52,7 +53,7 @@ static int try_open(int dirfd, const char *path, int flags, struct at_pass *pass
     bool follow = !(flags & O_NOFOLLOW);
     int rc = dirpath_locate(dirfd, path, follow, &entry, &root, pass);
     if (rc == EMU_PASS)
-        return -2;
+        return procstatus_open(dirfd, path, flags); /* the host's, or its own status with the node's lines */
     if (rc == ENOENT && (flags & O_CREAT))
         return shim_fail(EACCES); /* kernfs directories cannot create */
     if (rc)

@@ -23,6 +23,7 @@
  * stdio on an emulated descriptor, or touch errno on a call that passes through. */
 #include "emu.h"
 #include "fdtable.h"
+#include "procstatus.h"
 #include "real.h"
 
 #include <errno.h>
@@ -152,7 +153,7 @@ static bool is_emulated(const char *path)
 {
     uint32_t entry;
     enum emu_root root;
-    return emu_path(path, true, &entry, &root) != EMU_PASS;
+    return emu_path(path, true, &entry, &root) != EMU_PASS || procstatus_is(AT_FDCWD, path);
 }
 
 EXPORT FILE *fopen(const char *path, const char *mode)

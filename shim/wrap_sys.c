@@ -3,13 +3,23 @@
  * nproc and most thread pools read) are the node's, as on the real machine (glibc reads the
  * host's /sys/devices/system/cpu with internal calls no wrapper sees). A process emulating a
  * node may run on any of its CPUs: the mask is every CPU of the node (its cpuN directories,
- * numbered 0 .. n-1). sched_setaffinity stays the host's (it pins real threads). */
+ * numbered 0 .. n-1). sched_setaffinity stays the host's (it pins real threads). libnuma asks the
+ * kernel itself, through syscall(SYS_sched_getaffinity, ...) (numa_sched_getaffinity, whose
+ * result sizes every CPU mask it parses): syscall() answers that number as the kernel would,
+ * with the cpumask size as the result, and passes every other number on. getloadavg(3), which
+ * glibc answers from /proc/loadavg with an internal open (os.getloadavg, psutil.getloadavg, the
+ * uptime of procps use it), gives the node's load averages when the node renders that file. */
 #include "emu.h"
+#include "emu_read.h"
 #include "real.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <sched.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
@@ -35,18 +45,88 @@ EXPORT int get_nprocs_conf(void)
 /* The kernel's answer for a node of n CPUs: the mask of every CPU, in a buffer of at least the
  * kernel's cpumask size (nr_cpu_ids bits rounded up to a long), else EINVAL. glibc's wrapper
  * returns 0 and clears the rest of the caller's buffer. */
+/* Is pid (0, the process or one of its threads by id) this process's? */
+static bool own(pid_t pid)
+{
+    return pid == 0 || pid == getpid() || pid == gettid();
+}
+
+/* The node's mask into the first bytes of mask (size bytes): the kernel's cpumask size, or
+ * -EINVAL when size is below it. */
+static long node_mask(int n, size_t size, void *mask)
+{
+    size_t need = ((size_t)n + 63) / 64 * 8;
+    if (size < need)
+        return -EINVAL;
+    memset(mask, 0, need);
+    for (int i = 0; i < n; i++)
+        ((unsigned char *)mask)[i / 8] |= (unsigned char)(1u << (i % 8));
+    return (long)need;
+}
+
 EXPORT int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *mask)
 {
     int n = emu_ncpus();
-    if (n <= 0 || (pid != 0 && pid != getpid()))
+    if (n <= 0 || !own(pid))
         return REAL(sched_getaffinity)(pid, size, mask);
-    size_t need = ((size_t)n + 63) / 64 * 8;
-    if (size < need) {
-        errno = EINVAL;
-        return -1;
+    if (size >= ((size_t)n + 63) / 64 * 8)
+        memset(mask, 0, size); /* glibc clears the rest of the caller's buffer */
+    long rc = node_mask(n, size, mask);
+    return rc < 0 ? shim_fail((int)-rc) : 0;
+}
+
+/* syscall(2): six arguments are taken whatever the number, as glibc's own syscall() does. */
+EXPORT long syscall(long nr, ...)
+{
+    va_list ap;
+    va_start(ap, nr);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    int n;
+    if (nr == SYS_sched_getaffinity && (n = emu_ncpus()) > 0 && own((pid_t)a[0])) {
+        if (a[1] % (long)sizeof(long))
+            return shim_fail(EINVAL);
+        long rc = node_mask(n, (size_t)a[1], (void *)a[2]);
+        return rc < 0 ? shim_fail((int)-rc) : rc;
     }
-    memset(mask, 0, size);
-    for (int i = 0; i < n; i++)
-        ((unsigned char *)mask)[i / 8] |= (unsigned char)(1u << (i % 8));
-    return 0;
+    return REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+EXPORT int getloadavg(double *loadavg, int nelem)
+{
+    uint32_t entry;
+    enum emu_root root;
+    if (nelem < 0 || emu_path("/proc/loadavg", true, &entry, &root) != 0)
+        return REAL(getloadavg)(loadavg, nelem);
+    struct emu_show sh = {0};
+    const char *bytes;
+    ssize_t n = emu_read_at(&sh, entry, O_RDONLY, 0, 256, &bytes);
+    char text[257];
+    size_t len = n > 0 ? (size_t)n : 0;
+    memcpy(text, n > 0 ? bytes : "", len);
+    text[len] = 0;
+    emu_show_release(&sh);
+    /* "%lu.%02lu %lu.%02lu %lu.%02lu ..." (fs/proc/loadavg.c): up to three numbers, read
+     * without the locale (whose decimal point may not be '.') */
+    int got = 0;
+    const char *p = text;
+    while (got < nelem && got < 3) {
+        while (*p == ' ')
+            p++;
+        if (*p < '0' || *p > '9')
+            break;
+        uint64_t mant = 0, div = 1; /* one division: the correctly rounded double, as strtod */
+        while (*p >= '0' && *p <= '9' && mant < UINT64_MAX / 100)
+            mant = mant * 10 + (uint64_t)(*p++ - '0');
+        if (*p == '.')
+            for (p++; *p >= '0' && *p <= '9'; p++)
+                if (div < 1000000000) {
+                    mant = mant * 10 + (uint64_t)(*p - '0');
+                    div *= 10;
+                }
+        loadavg[got++] = (double)mant / (double)div;
+    }
+    return got > 0 ? got : shim_fail(EIO);
 }

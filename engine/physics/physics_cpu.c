@@ -668,7 +668,9 @@ void phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_st
         int nr = nruns[k];
         if (nr == 0) /* a package without CPUs draws what an idle one does */
             runs = &idle_run, nr = 1;
-        double nat = runs_power(p, load, runs, nr, 1);
+        /* the package's spread factor scales its model power, so a cap is solved for cap / sc */
+        double sc = p->pkg[k].power_scale > 0 ? p->pkg[k].power_scale : 1;
+        double nat = sc * runs_power(p, load, runs, nr, 1);
         double f_max_run = 0;
         for (int r = 0; r < nr; r++)
             f_max_run = runs[r].f > f_max_run ? runs[r].f : f_max_run;
@@ -691,11 +693,11 @@ void phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_st
         if (nat > cap) {
             /* c.4: frequency drops to meet the cap, down to cpuinfo_min; below what that draws
              * (or floorW) the package keeps drawing more than the limit */
-            double lowest = runs_power(p, load, runs, nr, ms);
+            double lowest = sc * runs_power(p, load, runs, nr, ms);
             double floor_w = p->rapl_floor_w > lowest ? p->rapl_floor_w : lowest;
             double want = cap > floor_w ? cap : floor_w;
             power = nat < want ? nat : want;
-            double solved = runs_solve(p, load, runs, nr, cap, ms);
+            double solved = runs_solve(p, load, runs, nr, cap / sc, ms);
             f_eff = solved < f_max_run ? solved : f_max_run;
             f_eff = f_eff > ms ? f_eff : ms;
             capped = true;

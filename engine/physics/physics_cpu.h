@@ -130,6 +130,9 @@ struct phys_pkg_params {
     struct phys_counter counter[3]; /* PHYS_ZONE_PACKAGE, _DRAM, _CORE */
     int64_t hsmp_cap_default_uw;    /* initial HSMP power1_cap; 0 with cap_max 0 = no HSMP */
     int64_t hsmp_cap_max_uw;        /* power1_cap_max */
+    /* this package's share of the part-to-part spread: its model power (idle and load) times
+     * this factor; 0 (zeroed params) means 1, no spread (params_spread, engine/render/params.c) */
+    double power_scale;
 };
 
 struct phys_cpu_params {

@@ -104,6 +104,12 @@ static double boxcar_w(const struct phys_gpu *g, int64_t window_ns)
     return span > 0 ? (double)(e_now - g->ring_uj[newer]) / ((double)span / 1e3) : g->power_w;
 }
 
+/* GPU i's spread factor (1 without one) and its idle power. */
+static double gpu_scale(const struct phys_gpu_params *p, int i)
+{
+    return p->power_scale[i] > 0 ? p->power_scale[i] : 1;
+}
+
 void phys_gpu_init(const struct phys_gpu_params *p, struct phys_gpu_state *s)
 {
     memset(s, 0, sizeof *s);
@@ -113,8 +119,9 @@ void phys_gpu_init(const struct phys_gpu_params *p, struct phys_gpu_state *s)
         g->persistence = p->persistence;
         g->enforced_w = target_of(p, g);
         g->target_w = g->enforced_w;
-        g->power_w = g->instant_w = g->avg_amd_w = g->draw_w = p->idle_w;
-        g->power_uw = (uint64_t)llround(p->idle_w * 1e6);
+        double idle_w = p->idle_w * gpu_scale(p, i);
+        g->power_w = g->instant_w = g->avg_amd_w = g->draw_w = idle_w;
+        g->power_uw = (uint64_t)llround(idle_w * 1e6);
         g->temp_c = p->ambient_init_c;
         g->gfx_mhz = p->gfx_idle;
         g->mem_mhz = p->mem_idle;
@@ -122,7 +129,7 @@ void phys_gpu_init(const struct phys_gpu_params *p, struct phys_gpu_state *s)
         g->ring_t[0] = -p->window_ns;
         g->ring_uj[0] = 0;
         g->ring_n = 1;
-        ring_push(g, 0, (uint64_t)llround(p->idle_w * (double)p->window_ns / 1e3));
+        ring_push(g, 0, (uint64_t)llround(idle_w * (double)p->window_ns / 1e3));
     }
 }
 
@@ -148,7 +155,7 @@ void phys_gpu_step(const struct phys_gpu_params *p, struct phys_gpu_state *s, do
         g->tx_bytes += g->tx_gbps * 1e9 * dt_s;
         /* the ring's energy origin is one idle window before init (see phys_gpu_init) */
         ring_push(g, now_ns / SUBSTEP_NS * SUBSTEP_NS,
-                  g->acc_uj + (uint64_t)llround(p->idle_w * (double)p->window_ns / 1e3));
+                  g->acc_uj + (uint64_t)llround(p->idle_w * gpu_scale(p, i) * (double)p->window_ns / 1e3));
         g->draw_w = boxcar_w(g, p->window_ns > 0 ? p->window_ns : 1000000000LL);
     }
     s->now_ns = now_ns;
@@ -195,27 +202,28 @@ void phys_gpu_begin_interval(const struct phys_gpu_params *p, struct phys_gpu_st
         if (memceil > 0 && memceil < fceil)
             fceil = memceil;
         double ratio = p->gfx_max > 0 && fceil > 0 ? (double)fceil / p->gfx_max : 1;
-        double pclock = p->idle_w + (natural - p->idle_w) * ratio * ratio;
+        double sc = gpu_scale(p, i), idle_w = p->idle_w * sc;
+        double pclock = sc * (p->idle_w + (natural - p->idle_w) * ratio * ratio);
         g->target_w = target_of(p, g);
         /* The held power: the mean, over the interval, of what the settling limit allows. */
         double sum = 0, span = interval_ns > 0 ? (double)interval_ns : 1e9;
         for (int k = 0; k < HELD_SLICES; k++) {
             double e = settle(g->enforced_w, g->target_w, (double)p->tau_ns, span * (k + 0.5) / HELD_SLICES);
             double pw = pclock < e ? pclock : e;
-            sum += pw > p->idle_w ? pw : p->idle_w;
+            sum += pw > idle_w ? pw : idle_w;
         }
         g->power_uw = (uint64_t)llround(sum / HELD_SLICES * 1e6);
         g->power_w = (double)g->power_uw / 1e6;
         double now_p = pclock < g->enforced_w ? pclock : g->enforced_w;
-        g->instant_w = now_p > p->idle_w ? now_p : p->idle_w;
+        g->instant_w = now_p > idle_w ? now_p : idle_w;
         g->capped = u > 0 && g->enforced_w < pclock;
         if (u <= 0) {
             g->gfx_mhz = p->gfx_idle;
             g->mem_mhz = g->lock_mem_max > 0 ? mem : p->mem_idle;
         } else {
             int f = fceil;
-            if (g->capped && pclock > p->idle_w) {
-                double r = (g->enforced_w - p->idle_w) / (pclock - p->idle_w);
+            if (g->capped && pclock > idle_w) {
+                double r = (g->enforced_w - idle_w) / (pclock - idle_w);
                 f = (int)(fceil * sqrt(r > 0 ? r : 0));
                 if (p->gfx_step > 0)
                     f -= (f - p->gfx_min) % p->gfx_step;

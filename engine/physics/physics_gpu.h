@@ -76,6 +76,9 @@ struct phys_gpu_params {
     bool receiver_gate;
     double ambient_init_c;
     long long memory_mib;            /* per GPU */
+    /* each GPU's share of the part-to-part spread: its idle and clock-dependent power times this
+     * factor (a cap still holds at the cap); 0 means 1 (params_spread, engine/render/params.c) */
+    double power_scale[PHYS_GPU_MAX];
 };
 
 struct phys_gpu {

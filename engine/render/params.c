@@ -240,3 +240,45 @@ void node_gpu_params(const struct yt_node *t, double ambient_c, struct phys_gpu_
     g->peer_link_gbps = prof_num(gp, "transfer.peerLinkGBps", 0);
     g->receiver_gate = prof_bool(gp, "transfer.receiverGate", false);
 }
+
+/* --- the part-to-part spread ---------------------------------------------------------------- */
+
+/* A number in [-1, 1] for (node, kind, index): FNV-1a of the name, then splitmix64's mixer. */
+static double unit_draw(const char *node, unsigned kind, int index)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const unsigned char *c = (const unsigned char *)node; *c; c++)
+        h = (h ^ *c) * 1099511628211ULL;
+    h ^= ((uint64_t)kind << 32) ^ (uint64_t)(unsigned)index;
+    h += 0x9e3779b97f4a7c15ULL;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    h ^= h >> 31;
+    return (double)(h >> 11) / (double)(1ULL << 52) - 1.0;
+}
+
+/* scale[0..n) = 1 + d_k with d_k = PARAMS_SPREAD · (u_k − mean u) / 2: |d_k| ≤ PARAMS_SPREAD
+ * (|u_k − mean u| ≤ 2) and Σ d_k = 0. */
+static void spread_units(const char *node, unsigned kind, int n, double *scale, size_t stride)
+{
+    if (n < 2)
+        return;
+    double u[64], mean = 0;
+    if (n > 64)
+        n = 64;
+    for (int k = 0; k < n; k++)
+        mean += (u[k] = unit_draw(node, kind, k));
+    mean /= n;
+    for (int k = 0; k < n; k++)
+        *(double *)((char *)scale + stride * (size_t)k) = 1 + PARAMS_SPREAD * (u[k] - mean) / 2;
+}
+
+void params_spread(const char *node, struct phys_cpu_params *p, struct phys_gpu_params *g)
+{
+    if (!node)
+        return;
+    int npkg = p->sockets < 1 ? 1 : p->sockets > PHYS_MAX_PKGS ? PHYS_MAX_PKGS : p->sockets;
+    spread_units(node, 1, npkg, &p->pkg[0].power_scale, sizeof p->pkg[0]);
+    if (g->vendor != PHYS_GPU_NONE)
+        spread_units(node, 2, g->count < PHYS_GPU_MAX ? g->count : PHYS_GPU_MAX, g->power_scale, sizeof g->power_scale[0]);
+}

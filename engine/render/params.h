@@ -22,4 +22,12 @@ int node_zone_of(const char *zone_name, bool top);
 void node_params(const struct yt_node *tree, double ambient_c, struct phys_cpu_params *p);
 void node_gpu_params(const struct yt_node *tree, double ambient_c, struct phys_gpu_params *g);
 
+/* The part-to-part spread of one node (docs/profiles.md "Part-to-part spread"): each package's
+ * and each GPU's power_scale becomes 1 + d, d within ±PARAMS_SPREAD, d summing to zero over the
+ * node's packages and over its GPUs (so the node's total at equal loads is unchanged), drawn
+ * from a hash of the node name and the unit's index: the same node gets the same figures on
+ * every start, two nodes of a pool different ones. A node with one package (or GPU) has none. */
+#define PARAMS_SPREAD 0.015
+void params_spread(const char *node, struct phys_cpu_params *p, struct phys_gpu_params *g);
+
 #endif

@@ -199,6 +199,9 @@ static void cpu_root(struct node_layout *l, const struct topo *t, char *buf, siz
         snprintf(path, sizeof path, "sys/devices/system/cpu/%s", lists[m]);
         put(l, path, buf);
     }
+    /* the cpuset of the process's cgroup (shim/emu.c maps every cgroup's cpuset files here):
+     * every CPU, as on a node whose agents no one restricted (hwloc drops the CPUs outside it) */
+    put(l, "cgroup/cpuset.cpus", buf);
     put(l, "sys/devices/system/cpu/offline", "\n");
     put(l, "sys/devices/system/cpu/isolated", "\n");
     put(l, "sys/devices/system/cpu/kernel_max", "8191\n");
@@ -343,6 +346,7 @@ static void numa(struct node_layout *l, const struct yt_node *tree, const struct
         put(l, path, text);
     }
     put(l, "sys/devices/system/node/has_generic_initiator", "\n");
+    put(l, "cgroup/cpuset.mems", text); /* every memory node (cpu_root's cpuset.cpus) */
     const struct yt_node *dist = yt_path(tree, "numa.distances");
     long long mem_kb = prof_int(tree, "node.capacity.memoryKi", 0);
     for (int k = 0; k < t->nodes; k++) {

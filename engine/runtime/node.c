@@ -1109,6 +1109,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->gload = *gload;
     n->params = t->params;
     n->gparams = t->gparams;
+    params_spread(name, &n->params, &n->gparams); /* two packages or GPUs are not identical */
     n->binds = t->binds;
     n->nvalues = t->nbinds;
     uint32_t nslots = img_header(t)->n_slots;

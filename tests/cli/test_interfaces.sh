@@ -66,16 +66,16 @@ out=$(HWEMU_SV_TRACE=1 X intel-0 -- "$tmp/probe-static" 2>&1) && grep -q "open /
 
 # Energy: MSR count and energy_uj show one counter. Kernel arithmetic (intel_rapl_common.c):
 # energy_uj = raw * (1e9 >> ESU) / 1000, with 1e9 >> 14 = 61035 (package), DRAM's fixed 15300 nJ.
-reads() { # node: "pkg_raw pkg_uj dram_raw dram_uj" of package 1, all through the preload route
-    X $1 -- sh -c 'printf "%d %s %d %s\n" 0x$(rdmsr -p 50 0x611) $(cat /sys/class/powercap/intel-rapl:1/energy_uj) \
-        0x$(rdmsr -p 50 0x619) $(cat /sys/class/powercap/intel-rapl:1/intel-rapl:1:0/energy_uj)'
+reads() { # node: "pkg_raw pkg_uj dram_raw dram_uj" of package 1 (CPU 24, the first of socket 1: node 1 is 24-47,72-95), all through the preload route
+    X $1 -- sh -c 'printf "%d %s %d %s\n" 0x$(rdmsr -p 24 0x611) $(cat /sys/class/powercap/intel-rapl:1/energy_uj) \
+        0x$(rdmsr -p 24 0x619) $(cat /sys/class/powercap/intel-rapl:1/intel-rapl:1:0/energy_uj)'
 }
 freeze; a=$(reads intel-0); thaw; sleep 1; freeze; b=$(reads intel-0)
 # the seccomp route: the supervisor answers rdmsr (env drops the shim, so the program's own
 # calls go to the supervisor; HWEMU_SV_TRACE shows it answered the open)
-sv=$(HWEMU_SV_TRACE=1 "$hwemu" exec --intercept seccomp --root "$tmp/r" --node intel-0 -- env -u LD_PRELOAD rdmsr -p 50 -d 0x611 2>"$tmp/sv.err")
+sv=$(HWEMU_SV_TRACE=1 "$hwemu" exec --intercept seccomp --root "$tmp/r" --node intel-0 -- env -u LD_PRELOAD rdmsr -p 24 -d 0x611 2>"$tmp/sv.err")
 thaw
-grep -q "open /dev/cpu/50/msr" "$tmp/sv.err" && ok || bad "the supervisor did not answer rdmsr's open: $(head -5 "$tmp/sv.err")"
+grep -q "open /dev/cpu/24/msr" "$tmp/sv.err" && ok || bad "the supervisor did not answer rdmsr's open: $(head -5 "$tmp/sv.err")"
 $py - "$a" "$b" "$sv" <<'PYEOF' && ok || bad "MSR energy vs energy_uj: $a / $b / $sv"
 import sys
 a = [int(x) for x in sys.argv[1].split()]; b = [int(x) for x in sys.argv[2].split()]; sv = int(sys.argv[3])

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The emulated machine's structure, read by Debian's own tools through both routes (preload and
-# seccomp): lscpu (summary, -e, -C), numactl --hardware, hwloc's lstopo-no-graphics, lspci -nn
-# -vk, Debian's rocm-smi 5.2.3 with librocm_smi64 (reads, and --setpoweroverdrive on the MI300X
+# seccomp): lscpu (summary, -e, -C), numactl --hardware and --show, hwloc's lstopo-no-graphics
+# (without --whole-system), a static program's /proc/self/status and raw sched_getaffinity
+# (tests/exec/machine_probe.c, seccomp), lspci -nn -vk, Debian's rocm-smi 5.2.3 with librocm_smi64 (reads, and --setpoweroverdrive on the MI300X
 # and the W7900), a cd into an emulated directory under dash, and stat times.
 # Where each expectation comes from:
 #  - CPU counts, caches, NUMA lists: the profiles' sourced facts (Intel ARK and support article
@@ -13,6 +14,14 @@
 #  - numactl 2.0.16's layout (numactl.c print_distances: "node " then "% 3d " columns) and the
 #    SLITs: 10/21 on two-socket Xeons (ACPI SLIT), 10/32 on two EPYC sockets in NPS1
 #    (github.com/egandro/proxmox-cpu-affinity issue 58).
+#  - /proc/self/status: fs/proc/array.c task_cpus_allowed and kernel/cgroup/cpuset.c
+#    cpuset_task_status_allowed print "%*pb" (lib/vsprintf.c bitmap_string: 32-bit groups, most
+#    significant first) over nr_cpu_ids bits (384 here: 12 groups of ffffffff) and MAX_NUMNODES
+#    bits (1024: 31 groups of 00000000, then 00000003), and "%*pbl" lists; numactl 2.0.16
+#    (numactl.c show(), print_node_cpus) prints every CPU of node 0 (0-95 and 192-287 on two
+#    9654 in NPS1) once libnuma's masks are as wide as the node's: what a real 2x9654 prints for
+#    an unrestricted process; hwloc drops the PUs outside the cgroup's cpuset, which is the
+#    whole node on a machine where no one restricted the agent.
 #  - lspci: Debian 12's pci.ids names (1a03:2000 "ASPEED Graphics Family", 10de:2330
 #    "GH100[H100 SXM5 80GB]", no name for 1002:74a1), pciutils 3.9 lspci.c formats.
 #  - rocm-smi 5.2.3 (rocm_smi.py 1.4.1): the MI300X (SMU 13.0.6) has no power1_average, so
@@ -26,9 +35,10 @@ hwemu=$1
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-for t in lscpu numactl lstopo-no-graphics lspci dash /usr/bin/rocm-smi; do
+for t in lscpu numactl lstopo-no-graphics lspci dash /usr/bin/rocm-smi gcc; do
     command -v "$t" >/dev/null || { bad "$t is not installed (scripts/install-deps.sh)"; finish; }
 done
+gcc -static -O2 -o "$tmp/probe" tests/exec/machine_probe.c 2>"$tmp/ccerr" || { bad "machine_probe: $(cat "$tmp/ccerr")"; finish; }
 port=$(free_port)
 url=http://127.0.0.1:$port
 serve_start "$url" "$tmp/err" --spec tests/specs/whole-static.yaml --root "$tmp/r" --addr 127.0.0.1:$port --tick 200ms ||
@@ -62,12 +72,22 @@ for route in preload seccomp; do
     out=$(X clx numactl --hardware 2>&1)
     has "$out" "available: 2 nodes (0-1)" "node 0 size: 386678 MB" "node distances:" "node   0   1 " "  0:  10  21 " \
         "  1:  21  10 " && ok || bad "$route: numactl on the 8260 node: $out"
-    # (the 384-CPU node's cpus lines need /proc/self/status sized for 384 CPUs: not emulated yet,
-    # libnuma then warns "Cannot parse cpumap"; the distances come from the node's files)
+    # the 384-CPU node: libnuma's masks are sized from the raw sched_getaffinity and
+    # /proc/self/status, so every cpus line is complete and nothing warns "Cannot parse cpumap"
     out=$(X genoa numactl --hardware 2>&1)
-    has "$out" "available: 2 nodes (0-1)" "  0:  10  32 " "  1:  32  10 " && ok || bad "$route: numactl on the 9654 node: $out"
-    # hwloc: two packages, 24 L3 (one per CCX), 192 cores, 384 PUs, whatever the host has
-    out=$(X genoa lstopo-no-graphics --whole-system --of console 2>&1)
+    has "$out" "available: 2 nodes (0-1)" "node 0 cpus: $(seq -s' ' 0 95) $(seq -s' ' 192 287)" \
+        "node 1 cpus: $(seq -s' ' 96 191) $(seq -s' ' 288 383)" "  0:  10  32 " "  1:  32  10 " &&
+        ! grep -q "Cannot parse" <<<"$out" && ok || bad "$route: numactl on the 9654 node: $out"
+    out=$(X genoa numactl --show 2>&1)
+    has "$out" "physcpubind: $(seq -s' ' 0 383) " "cpubind: 0 1 " "nodebind: 0 1 " "membind: 0 1 " &&
+        ok || bad "$route: numactl --show on the 9654 node: $out"
+    out=$(X genoa grep _allowed /proc/self/status 2>&1)
+    has "$out" "Cpus_allowed:	$(printf 'ffffffff,%.0s' {1..11})ffffffff" "Cpus_allowed_list:	0-383" \
+        "Mems_allowed:	$(printf '00000000,%.0s' {1..31})00000003" "Mems_allowed_list:	0-1" &&
+        ok || bad "$route: /proc/self/status on the 9654 node: $out"
+    # hwloc: two packages, 24 L3 (one per CCX), 192 cores, 384 PUs, whatever the host has; every
+    # PU shows without --whole-system (the cgroup cpuset hwloc reads is the node's)
+    out=$(X genoa lstopo-no-graphics --of console 2>&1)
     [ "$(grep -c 'Package L#' <<<"$out")" = 2 ] && [ "$(grep -c ' L3 L#' <<<"$out")" = 24 ] &&
         [ "$(grep -c 'PU L#' <<<"$out")" = 384 ] && grep -q 'NUMANode L#1 (P#1' <<<"$out" && ok ||
         bad "$route: lstopo on the 9654 node: $(head -20 <<<"$out")"
@@ -105,6 +125,15 @@ print(os.read(os.open("devices/system/cpu/cpu95/topology/core_siblings_list", os
     [ "$out" -gt 1500000000 ] 2>/dev/null && ok || bad "$route: stat time of an emulated file: $out"
 done
 route=
+
+# A static program under the supervisor alone (no shim in it): its own status file, a cgroup's
+# cpuset and the raw sched_getaffinity are the node's.
+out=$("$hwemu" exec --root "$tmp/r" --node clx-0 --intercept seccomp -- "$tmp/probe" /sys/fs/cgroup/cpuset.cpus.effective \
+    /sys/fs/cgroup/x/cpuset.mems 2>&1)
+has "$out" "Name:	probe" "Cpus_allowed:	ffffffff,ffffffff,ffffffff" "Cpus_allowed_list:	0-95" \
+    "Mems_allowed:	$(printf '00000000,%.0s' {1..31})00000003" "Mems_allowed_list:	0-1" \
+    "/sys/fs/cgroup/cpuset.cpus.effective: 0-95" "/sys/fs/cgroup/x/cpuset.mems: 0-1" \
+    "sched_getaffinity: 16 bytes, 96 CPUs" && ok || bad "seccomp: a static program's machine: $out"
 
 # Debian's rocm-smi 5.2.3 (a Python script over librocm_smi64): the MI300X and the W7900.
 R() { local node=$1; shift; X "$node" /usr/bin/rocm-smi "$@" 2>&1; }
