@@ -4,6 +4,9 @@
  * or HWEMU_SEGMENT, a segment file), mapping its segment once, and the translation of the
  * paths an agent uses into the node's files:
  *   /proc/cpuinfo          -> cpuinfo
+ *   /proc/<name>           -> proc/<name>      the files the node renders there (stat, ...)
+ *   /sys/fs/cgroup/.../cpuset.{cpus,mems}[.effective], cpuset.effective_{cpus,mems}
+ *                          -> cgroup/cpuset.{cpus,mems}   whatever cgroup directory names them
  *   /dev/nvidiactl         -> dev/nvidiactl    on NVIDIA nodes (a character device 195:255)
  *   /host-sys[/...]        -> sys[/...]        the whole tree is the node's (the Joulie mount)
  *   /sys/...               -> sys/...          the node's where it renders it: a path that

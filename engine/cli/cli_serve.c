@@ -191,6 +191,11 @@ int cmd_serve(int argc, char **argv)
         if (*end || !(base_speed > 0) || base_speed > 1e6)
             return cli_usage_error("serve", "SIM_BASE_SPEED_PER_CORE=\"%s\" is not a positive number", bs);
     }
+    const char *late = cli_env("HWEMU_DEBUG_LATE_TICK");
+    if (late && (!duration_parse(late, &cfg.debug_late_ns) || cfg.debug_late_ns <= 0 ||
+                 cfg.debug_late_ns >= cfg.tick_ns / 2))
+        return cli_usage_error("serve", "HWEMU_DEBUG_LATE_TICK=\"%.100s\" is not a duration above 0 and below half "
+                               "the tick (a test setting: docs/robustness.md)", late);
     char xerr[256];
     if (exporters_parse(exporters, &cfg.exporters, xerr, sizeof xerr))
         return cli_usage_error("serve", "%s=\"%s\": %s", exporters_from, exporters, xerr);
@@ -251,6 +256,10 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "hwemu serve: %d nodes (%d resumed) from %s in %.3f s; root %s; %s; tick %.3f s, %d "
             "workers\n", eng.nnodes, eng.resumed, cfg.spec_path ? cfg.spec_path : "builtin specs/smoke.yaml",
             eng.start_seconds, cfg.root, http_url(h), (double)cfg.tick_ns / 1e9, cfg.workers);
+    if (cfg.debug_late_ns)
+        fprintf(stderr, "hwemu serve: HWEMU_DEBUG_LATE_TICK: every other tick wakes %.3f s late and the ticks "
+                "between publish %.3f s late (a test setting)\n", (double)cfg.debug_late_ns / 1e9,
+                (double)cfg.debug_late_ns / 1e9);
     engine_run(&eng);
     fprintf(stderr, "hwemu serve: stopping after %llu ticks (%llu overruns); the root keeps every node for a "
             "resume\n", (unsigned long long)atomic_load(&eng.ticks), (unsigned long long)atomic_load(&eng.overruns));

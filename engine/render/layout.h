@@ -43,6 +43,10 @@ enum bind_kind {
     BK_LOADAVG,      /* S: /proc/loadavg */
     BK_MEM_USED,     /* S: the applications' share of memory in ppm, for the meminfo view */
     BK_PKG_TEMP,     /* S: package pkg's temperature in m°C, in steps of 1 °C (zone 0) or 0.125 °C (zone 1) */
+    BK_ENERGY_KEPT,  /* a counter with no file: the energy of a zone (zone, pkg) the physics counts but
+                      * the node renders no energy_uj for (DRAM on AMD, psys on most nodes). It is in
+                      * the ledger only, never published: a restart carries the zone's energy on, so
+                      * the node's energy (/debug/energy, the exporters, pm_counters) never goes back */
 };
 
 /* The pm_counters files published each tick (render_platform.c). */

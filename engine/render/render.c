@@ -10,6 +10,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A kept counter (BK_ENERGY_KEPT) for every zone of the physics that no energy_uj file shows:
+ * the packages' PACKAGE, DRAM and CORE zones and the node's psys. */
+static void render_kept_counters(struct node_layout *l, const struct phys_cpu_params *p)
+{
+    int npkgs = p->sockets < 1 ? 1 : p->sockets > PHYS_MAX_PKGS ? PHYS_MAX_PKGS : p->sockets; /* as the physics */
+    for (int k = -1; k < npkgs; k++) {
+        for (int z = 0; z < (k < 0 ? 1 : 3); z++) {
+            int zone = k < 0 ? PHYS_ZONE_PSYS : z, pkg = k < 0 ? 0 : k;
+            bool shown = false;
+            for (uint32_t v = 0; v < l->nbinds && !shown; v++)
+                shown = l->binds[v].kind == BK_ENERGY && l->binds[v].zone == zone && l->binds[v].pkg == pkg;
+            if (!shown)
+                layout_counter(l, 1000, (struct binding){.kind = BK_ENERGY_KEPT, .zone = (uint8_t)zone,
+                                                         .pkg = (uint8_t)pkg});
+        }
+    }
+}
+
 void render_node(struct node_layout *l, const struct yt_node *tree, const char *profile,
                  const struct phys_cpu_params *p, const struct phys_gpu_params *g)
 {
@@ -33,7 +51,8 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_platform(l, tree, g);
     render_coretemp(l, tree, p); /* after every other hwmon device: it takes the next free numbers */
     render_cpuidle(l, tree, p);
-    render_modules(l, tree); /* last: it lists the drivers of the devices rendered above */
+    render_kept_counters(l, p); /* after every energy_uj file */
+    render_modules(l, tree);    /* last: it lists the drivers of the devices rendered above */
     /* What the node owns whole: the host's own files there never show through. */
     static const char *const owned[] = {
         "sys/class/powercap", "sys/devices/virtual/powercap", "sys/devices/system/cpu/cpufreq",

@@ -28,6 +28,13 @@ static int64_t now_of(clockid_t c)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static void sleep_ns(int64_t ns)
+{
+    struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+    while (nanosleep(&ts, &ts) == EINTR)
+        ;
+}
+
 static const char *const class_names[] = {"cpu.compute_bound", "cpu.memory_bound", "cpu.io_bound", "cpu.mixed"};
 
 static int class_of(const char *c)
@@ -161,7 +168,7 @@ static void tick_slice(struct engine *e, int w)
     int from = (int)((long)e->nnodes * w / nw), to = (int)((long)e->nnodes * (w + 1) / nw);
     for (int i = from; i < to; i++) {
         double amb = engine_ambient_c(e, e->spec.nodes[i].pool, e->tick_wall);
-        node_tick(&e->nodes[i], e->tick_mono, e->tick_wall, amb, e->events);
+        node_tick(&e->nodes[i], e->tick_mono, e->tick_until, e->tick_wall, amb, e->events);
         if (e->next)
             fill_telemetry(e, i, &e->next->nodes[i], amb);
     }
@@ -228,6 +235,24 @@ static void record_tick(struct engine *e, int64_t ns)
     atomic_fetch_add(&e->tick_bucket[b], 1);
 }
 
+/* Where this tick's lines end (emulated time): never after the next tick's time, which the
+ * next tick restarts every line from. engine_run sleeps to absolute deadlines, so a tick that
+ * woke late comes less than a tick before the next one: its lines end at the next deadline
+ * (in the loop's grid: the first deadline after real, the time this tick woke). Without the
+ * loop (engine_tick called directly: `hwemu run`, the start's tick, benchmarks), the next tick
+ * comes a whole period after this one ended, or at tick_ns of emulated time at speed max: one
+ * tick. segment.h "Counters"; docs/robustness.md "Between two ticks". */
+static int64_t tick_until(const struct engine *e, int64_t real)
+{
+    int64_t next = e->next_deadline, period = e->deadline_period;
+    if (!next || period <= 0 || e->cfg.speed == ENGINE_SPEED_MAX)
+        return e->tick_mono + e->cfg.tick_ns;
+    if (next <= real) /* woken after the next deadline too: the grid's first one past now */
+        next += ((real - next) / period + 1) * period;
+    double speed = e->cfg.speed > 1 ? e->cfg.speed : 1;
+    return e->tick_mono + (int64_t)((double)(next - real) * speed);
+}
+
 /* One tick of every node, on the workers (or this thread with one worker). */
 static void tick_all(struct engine *e)
 {
@@ -245,6 +270,11 @@ static void tick_all(struct engine *e)
     }
     e->real_last = real;
     e->tick_wall = e->tick_mono + e->wall_minus_mono;
+    e->tick_until = tick_until(e, real);
+    if (e->debug_hold_ns) { /* HWEMU_DEBUG_LATE_TICK: the nodes publish this long after the tick's time */
+        sleep_ns(e->debug_hold_ns);
+        e->debug_hold_ns = 0;
+    }
     if (e->hooks.before)
         e->hooks.before(e->hooks.ctx, e);
     if (!e->threads) { /* one worker, or before the workers start */
@@ -280,12 +310,18 @@ void engine_run(struct engine *e)
     if (period < 1)
         period = 1;
     int64_t deadline = now_of(CLOCK_MONOTONIC) + period;
-    while (!e->stop) {
+    for (uint64_t k = 0; !e->stop; k++) {
         struct timespec ts = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !e->stop)
            ;
         if (e->stop)
             break;
+        e->next_deadline = deadline + period; /* tick_until: the next tick never comes before it */
+        e->deadline_period = period;
+        if (e->cfg.debug_late_ns && (k & 1) == 0)
+            sleep_ns(e->cfg.debug_late_ns); /* this tick wakes late */
+        else if (e->cfg.debug_late_ns)
+            e->debug_hold_ns = e->cfg.debug_late_ns; /* this one is on time and publishes late */
         engine_tick(e);
         deadline += period;
         int64_t now = now_of(CLOCK_MONOTONIC);

@@ -34,6 +34,11 @@ struct engine_config {
      * terminal). */
     void (*progress)(void *ctx, int done, int total, int resumed);
     void *progress_ctx;
+    /* Tests only (HWEMU_DEBUG_LATE_TICK, docs/robustness.md): 0, or a duration below the tick.
+     * engine_run then wakes every other tick this late and holds the publication of the ticks
+     * between as long after taking their time, so a tick that wakes on time follows a late one
+     * and its nodes publish late: the window between two ticks, made wide on purpose. */
+    int64_t debug_late_ns;
 };
 #define ENGINE_SPEED_MAX (-1.0)
 
@@ -70,8 +75,8 @@ struct node_telemetry {
     double core_power_w[PHYS_MAX_PKGS];
     uint64_t core_energy_uj[PHYS_MAX_PKGS];
     /* The platform as a psys zone counts it: packages, DRAM and the rest of the platform (no
-     * GPUs), whether or not the node has a psys zone; its counter starts again at a restart
-     * unless the node has one. */
+     * GPUs), whether or not the node has a psys zone; a restart carries it on either way (a
+     * kept counter when there is no psys file: layout.h BK_ENERGY_KEPT). */
     double platform_power_w;
     uint64_t platform_energy_uj;
     double cpu_util, memory_intensity, ambient_c;
@@ -128,8 +133,12 @@ struct engine {
     pthread_t *threads;
     pthread_barrier_t start, done;
     int64_t tick_mono, tick_wall; /* emulated time of the tick (node clocks are CLOCK_MONOTONIC based) */
+    int64_t tick_until;           /* emulated time before which the next tick cannot come: the lines' end */
+    int64_t next_deadline;        /* CLOCK_MONOTONIC of engine_run's next deadline (0: no loop) */
+    int64_t deadline_period;      /* engine_run's period between deadlines */
     int64_t real_last;            /* CLOCK_MONOTONIC at the last tick */
     int64_t wall_minus_mono;      /* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
+    int64_t debug_hold_ns;        /* cfg.debug_late_ns: this tick holds its publication so long */
     struct engine_hooks hooks;    /* set before engine_run or under no tick */
     volatile sig_atomic_t stop;
     double start_seconds;       /* render/resume time of every node */

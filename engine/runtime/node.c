@@ -861,7 +861,8 @@ static void check_health(struct node *n, int64_t now_wall, struct event_log *log
     }
 }
 
-void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log)
+void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
+               struct event_log *log)
 {
     check_health(n, now_wall, log);
     int64_t dt = (now_mono - n->mono_origin) - n->state.now_ns;
@@ -880,7 +881,9 @@ void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambien
     phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     phys_gpu_begin_interval(&n->gparams, &n->gstate, &n->gload, n->tick_ns);
     sample_power(n, now_mono, now_wall);
-    n->horizon_ns = n->state.now_ns + n->tick_ns; /* time counters reach the ledger at it (write_ledger) */
+    /* the freeze horizon of every line of this publication; time counters reach the ledger at it
+     * (write_ledger) */
+    n->horizon_ns = until_mono > now_mono ? until_mono - n->mono_origin : n->state.now_ns;
     collect_s_values(n, ch, &nch, n->horizon_ns, now_wall);
     collect_busy_lines(n, ch, &nch);
     publish(n, ch, nch, now_mono);
@@ -1131,7 +1134,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     snprintf(n->path, plen, "%s/%s.seg", root, name);
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
-        if (k == BK_ENERGY || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY)
+        if (k == BK_ENERGY || k == BK_ENERGY_KEPT || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY)
             n->counters[n->ncounters++] = v;
         if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
             k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
@@ -1178,6 +1181,11 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         free(n->totals);
         free(n->counters);
         free(n->svalues);
+        free(n->shown);
+        free(n->busy_shown);
+        free(n->busy_shown_rate);
+        free(n->cstart);
+        free(n->busy_values);
         free(n->path);
         n->path = NULL;
         return rc;
@@ -1206,7 +1214,10 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->mono_origin = seg_now_ns();
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    node_tick(n, n->mono_origin, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, n->params.ambient_init_c, NULL);
+    /* The start's lines stand still until the engine's first tick: the nodes opened last may
+     * open less than a tick before it, and no reader may see past what it will publish. */
+    node_tick(n, n->mono_origin, n->mono_origin, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec,
+              n->params.ambient_init_c, NULL);
     publish_identity(n);
     return 0;
 }

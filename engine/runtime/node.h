@@ -73,7 +73,7 @@ struct node {
     uint64_t cstart_elapsed_us;    /* the elapsed counter's */
     uint32_t *busy_values, nbusy;  /* the busy-time counter of each CPU index */
     char loadavg_shown[SEG_TEXT_MAX]; /* the /proc/loadavg text published last */
-    int64_t horizon_ns;            /* node time of the last publication's freeze horizon */
+    int64_t horizon_ns;            /* node time of the last publication's freeze horizon (until_mono) */
     uint64_t *totals;              /* per counter: ledger scratch */
     uint64_t ledger_seq;           /* the last ledger copy written */
     uint64_t slot_writes_seen;     /* header slot_writes at the last drain */
@@ -112,8 +112,13 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
               size_t errlen);
 void node_close(struct node *n);
 /* One tick at now_mono: step to it, drain agent writes (events to log), begin the next
- * interval at load, publish, write the ledger. */
-void node_tick(struct node *n, int64_t now_mono, int64_t now_wall, double ambient_c, struct event_log *log);
+ * interval at load, publish, write the ledger. until_mono is the earliest the next tick can
+ * take its time (the engine loop's next deadline): every published line ends there (its freeze
+ * horizon), so a reader who reads this snapshot while the next tick is still publishing other
+ * nodes sees the counters stand still, never run ahead of what that tick publishes (segment.h
+ * "Counters"). until_mono <= now_mono: the lines stand still from now on. */
+void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
+               struct event_log *log);
 /* The node's power now, W: packages, DRAM, GPUs and the rest of the platform (the figure
  * /telemetry's nodePowerWatts and the BMC interfaces show). */
 double node_power_w(const struct node *n);

@@ -48,6 +48,14 @@
  * (until the register wraps, as hardware does), equal at the next tick to what the tick
  * computes, and frozen at the horizon if the engine stops. Before returning, a reader raises
  * hwm[value] to start_uj + acc (the total energy it revealed).
+ * The horizon is never after the next tick's time (docs/robustness.md, "Between two ticks"):
+ * the engine loop sleeps to absolute deadlines and the next tick never takes its time before
+ * the next deadline, so each tick's lines end there (a tick that woke d late: tick - d after
+ * its own time), and a tick the engine runs on its own (no loop) ends them one tick ahead.
+ * The next tick restarts every line from its own time, node after node; a reader of a node
+ * it has not published yet sees the old line frozen at or below that restart, never the old
+ * power extrapolated past it (which, after a cap, is above what the next read shows). A node's
+ * first publication, at its start, stands still (nsub 0) until the engine's first tick.
  *
  * Resume (the rule that keeps counters from ever going back across crashes, seg_resume_total):
  * a dead engine's last snapshot keeps advancing until its horizon, and readers may read it at
@@ -68,8 +76,11 @@
  * the file; such a value is still capped by SEG_TOTAL_MAX.
  *
  * Ledger: each tick the engine writes every counter's total energy (uJ, start_uj + acc at
- * the tick; one entry per SEG_V_COUNTER value, in value order) into the older of two copies, with a sequence and a checksum, sequence
- * last. A kill at any instant leaves at least one whole copy: the newest valid one is the last
+ * the tick; one entry per SEG_V_COUNTER value, in value order) into the older of two copies,
+ * with a sequence and a checksum, sequence last. Some counter values have no entry: the
+ * energy of a zone no file shows (DRAM on AMD nodes, psys on most), kept in the ledger so a
+ * restart carries it on like the others; they are never published (their snapshot stays the
+ * template's, so the resume rule takes their ledger value). A kill at any instant leaves at least one whole copy: the newest valid one is the last
  * whole tick. Because the file is shared memory, the ledger survives the engine's death with
  * the page cache (and reaches the disk when the root is on one).
  *

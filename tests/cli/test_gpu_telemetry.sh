@@ -249,18 +249,24 @@ near() { # WHAT GOT WANT TOLERANCE (a fraction of WANT)
     echo "$1: $2 (want $3)"
     "$py" -c "import sys; sys.exit(0 if abs($2 - $3) <= $4 * $3 else 1)" 2>/dev/null && ok || bad "$1: $2 vs $3"
 }
+# rates over 10 s of 1 s scrapes: a scrape late by a few hundred ms on a loaded machine moves
+# a rate over 5 samples by several percent, over 10 by half that
+for _ in $(seq 40); do
+    [ "$(q 'count(count_over_time(up[11s]) >= 11)')" = 3 ] && break
+    sleep 0.5
+done
 sxm=$(curl -s "$url/telemetry/sxm-0" | json 'd["gpu"]["powerWattsTotal"]')
 mi=$(curl -s "$url/telemetry/mi300x-0" | json 'd["gpu"]["powerWattsTotal"]')
 near "sum(DCGM_FI_DEV_POWER_USAGE) of sxm-0, W" "$(q 'sum(DCGM_FI_DEV_POWER_USAGE{Hostname="sxm-0"})')" "$sxm" 0.01
-near "sum(rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION[5s])) / 1000 of sxm-0, W" \
-    "$(q 'sum(rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{Hostname="sxm-0"}[5s])) / 1000')" "$sxm" 0.05
-near "rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"}[5s]) / 1000 vs DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"}, W" \
-    "$(q 'rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0"}[5s]) / 1000')" "$(q 'DCGM_FI_DEV_POWER_USAGE{gpu="0"}')" 0.05
-near "sum(rate(gpu_energy_consumed[5s])) / 1e6 of mi300x-0, W" \
-    "$(q 'sum(rate(gpu_energy_consumed{hostname="mi300x-0"}[5s])) / 1e6')" "$mi" 0.05
+near "sum(rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION[10s])) / 1000 of sxm-0, W" \
+    "$(q 'sum(rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{Hostname="sxm-0"}[10s])) / 1000')" "$sxm" 0.05
+near "rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"}[10s]) / 1000 vs DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"}, W" \
+    "$(q 'rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0"}[10s]) / 1000')" "$(q 'DCGM_FI_DEV_POWER_USAGE{gpu="0"}')" 0.05
+near "sum(rate(gpu_energy_consumed[10s])) / 1e6 of mi300x-0, W" \
+    "$(q 'sum(rate(gpu_energy_consumed{hostname="mi300x-0"}[10s])) / 1e6')" "$mi" 0.05
 near "sum(gpu_power_usage) of mi300x-0, W" "$(q 'sum(gpu_power_usage{hostname="mi300x-0"})')" "$mi" 0.01
-near "sum(rate(joulie_sim_node_gpu_energy_joules_total[5s])) of sxm-0, W" \
-    "$(q 'sum(rate(joulie_sim_node_gpu_energy_joules_total{node="sxm-0"}[5s]))')" "$sxm" 0.05
+near "sum(rate(joulie_sim_node_gpu_energy_joules_total[10s])) of sxm-0, W" \
+    "$(q 'sum(rate(joulie_sim_node_gpu_energy_joules_total{node="sxm-0"}[10s]))')" "$sxm" 0.05
 kill $ppid_ 2>/dev/null
 wait $ppid_ 2>/dev/null
 ppid_=

@@ -28,6 +28,10 @@ Z=/sys/class/powercap/intel-rapl:0
 # Counters freeze at their horizon (one tick) while the engine does not publish (segment.h), so
 # with the engine stopped every read of a counter, by any route, shows the same count.
 freeze() { kill -STOP $pid; sleep 0.5; }
+# F NODE -- PROGRAM...: the preload route as hwemu exec sets it up, without exec's check that
+# the engine is alive (it refuses an engine stopped for over 3 ticks + 1 s, which several
+# programs run while frozen can take on a loaded machine)
+F() { local node=$1; shift 2; LD_PRELOAD=$(dirname "$hwemu")/libhwemu-shim.so HWEMU_ROOT=$tmp/r HWEMU_NODE=$node "$@"; }
 thaw() { kill -CONT $pid; }
 telem() { curl -sf "$url/telemetry/$1"; }
 sleep 1 # a few ticks: statistics and counters have moved
@@ -45,8 +49,8 @@ sleep 1 # a few ticks: statistics and counters have moved
 [ "$(X intel-0 -- rdmsr -c 0x610)" = 0x1863000158528 ] && ok || bad "0x610: $(X intel-0 -- rdmsr -c 0x610 2>&1)"
 # 0x198: the package's scaling_cur_freq over 100 MHz in bits 15:8 (both read in one snapshot).
 freeze
-khz=$(X intel-0 -- cat /sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq)
-ratio=$(X intel-0 -- rdmsr -p 0 -f 15:8 -d 0x198)
+khz=$(F intel-0 -- cat /sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq)
+ratio=$(F intel-0 -- rdmsr -p 0 -f 15:8 -d 0x198)
 thaw
 [ "$ratio" = $((khz / 100000)) ] && ok || bad "0x198 ratio $ratio vs scaling_cur_freq $khz"
 # A register the node lacks: EIO, which rdmsr reports with exit status 4.
@@ -67,7 +71,7 @@ out=$(HWEMU_SV_TRACE=1 X intel-0 -- "$tmp/probe-static" 2>&1) && grep -q "open /
 # Energy: MSR count and energy_uj show one counter. Kernel arithmetic (intel_rapl_common.c):
 # energy_uj = raw * (1e9 >> ESU) / 1000, with 1e9 >> 14 = 61035 (package), DRAM's fixed 15300 nJ.
 reads() { # node: "pkg_raw pkg_uj dram_raw dram_uj" of package 1 (CPU 24, the first of socket 1: node 1 is 24-47,72-95), all through the preload route
-    X $1 -- sh -c 'printf "%d %s %d %s\n" 0x$(rdmsr -p 24 0x611) $(cat /sys/class/powercap/intel-rapl:1/energy_uj) \
+    F $1 -- sh -c 'printf "%d %s %d %s\n" 0x$(rdmsr -p 24 0x611) $(cat /sys/class/powercap/intel-rapl:1/energy_uj) \
         0x$(rdmsr -p 24 0x619) $(cat /sys/class/powercap/intel-rapl:1/intel-rapl:1:0/energy_uj)'
 }
 freeze; a=$(reads intel-0); thaw; sleep 1; freeze; b=$(reads intel-0)
@@ -118,7 +122,7 @@ curl -sf "$url/debug/events?node=intel-0" | grep -q '"file":"sys/devices/virtual
 # core shows its package's core-zone count / coresPerSocket (96).
 [ "$(X amd-0 -- rdmsr 0xC0010299)" = a1000 ] && ok || bad "0xC0010299: $(X amd-0 -- rdmsr 0xC0010299 2>&1)"
 freeze
-amd=$(X amd-0 -- sh -c 'printf "%d %s %d %s\n" 0x$(rdmsr -p 1 0xC001029B) $(cat /sys/class/powercap/intel-rapl:0/energy_uj) \
+amd=$(F amd-0 -- sh -c 'printf "%d %s %d %s\n" 0x$(rdmsr -p 1 0xC001029B) $(cat /sys/class/powercap/intel-rapl:0/energy_uj) \
     0x$(rdmsr -p 1 0xC001029A) $(cat /sys/class/powercap/intel-rapl:0/intel-rapl:0:0/energy_uj)')
 thaw
 $py - "$amd" <<'PYEOF' && ok || bad "AMD energy registers: $amd"
