@@ -10,10 +10,16 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DHWEMU_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"
+# Scaphandre for tests/cli/test_scaphandre.sh, built here rather than inside the parallel tests
+# (a few minutes on both CPUs); without a Rust toolchain the test says what is missing and skips.
+echo "== Scaphandre 1.0.0 from crates.io (scripts/fetch-scaphandre.sh build)"
+scripts/fetch-scaphandre.sh build >/dev/null || echo "(not built: tests/cli/test_scaphandre.sh will say why)"
 echo "== fuzz: every tests/fuzz target for 12 s on its corpus (clang build in build-fuzz)"
 tests/fuzz/run.sh 12 build-fuzz
 echo "== tests: normal build"
 ctest --test-dir build --output-on-failure -j"$jobs"
 echo "== tests: ASan+UBSan build"
+# the sanitizer tree's Scaphandre test reuses the normal tree's build (scripts/fetch-scaphandre.sh)
+HWEMU_SCAPHANDRE=$PWD/build/scaphandre/bin/scaphandre \
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"

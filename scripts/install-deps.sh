@@ -18,7 +18,8 @@ for p in "${packages[@]}"; do
 done
 # Node.js and npm: Debian's, unless a Node.js with its own npm is there (they conflict).
 command -v npm >/dev/null || missing+=(nodejs npm)
-# cargo (the Rust NVML client): Debian's, unless a Rust toolchain of its own is there (rustup's).
+# cargo (the Rust NVML client; Scaphandre, scripts/fetch-scaphandre.sh, which needs rustc >= 1.64 and
+# so rustup's: with Debian's 1.63 its test is skipped): Debian's, unless a Rust toolchain of its own is there (rustup's).
 command -v cargo >/dev/null || [ -x "$HOME/.cargo/bin/cargo" ] || missing+=(cargo)
 # Go (the Go agent and benchmarks): the machine's own toolchain when it has one (a newer Go from
 # go.dev, first on PATH), else Debian's golang-go.

@@ -396,7 +396,7 @@ static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enu
         *entry = e;
         return 0;
     }
-    /* /proc/<file> for the files the node renders under proc/ (stat, loadavg, uptime, meminfo):
+    /* /proc/<file> for the files the node renders under proc/ (stat, loadavg, uptime, meminfo, modules):
      * the node's; every other /proc path, and the per-process ones, the host's. */
     if ((rest = under(abs, "/proc")) && rest[0] == '/' && !strchr(rest + 1, '/') && rest[1]) {
         int n = snprintf(rel, sizeof rel, "proc%s", rest);

@@ -1,7 +1,7 @@
 /* render: every file of one node, in the order the kernel would have them: the node root's
  * cpuinfo and state/, then the topology (render_topology.c), powercap, cpufreq, HSMP, the PCI
- * devices and GPUs, MSR devices and the platform (BMC, pm_counters). The value table lives in
- * layout.c. */
+ * devices and GPUs, MSR devices and the platform (BMC, pm_counters), and last /proc/modules naming
+ * their drivers. The value table lives in layout.c. */
 #include "render.h"
 #include "render_cpuinfo.h"
 #include "render_topology.h"
@@ -53,6 +53,7 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_cpuidle(l, tree, p);
     render_cgroup(l, p, cg);
     render_kept_counters(l, p); /* after every energy_uj file */
+    render_modules(l, tree);    /* last: it lists the drivers of the devices rendered above */
     /* What the node owns whole: the host's own files there never show through. */
     static const char *const owned[] = {
         "sys/class/powercap", "sys/devices/virtual/powercap", "sys/devices/system/cpu/cpufreq",

@@ -32,6 +32,8 @@ void render_proc(struct node_layout *l, const struct yt_node *tree, const struct
 void render_coretemp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 /* cpuidle of every CPU (render_cpuidle.c; after render_proc, whose counters it reads). */
 void render_cpuidle(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+/* /proc/modules: the drivers of the devices rendered so far (render_modules.c; call it last). */
+void render_modules(struct node_layout *l, const struct yt_node *tree);
 /* The logical CPUs the physics runs and /proc/stat shows (0 without a CPU topology). */
 int render_proc_ncpus(const struct phys_cpu_params *p);
 /* The GPUs (engine/segment/gpu_files.h): PCI devices, the vendor's sysfs and state files, tool facts. */

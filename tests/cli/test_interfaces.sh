@@ -6,6 +6,7 @@
 #   IPMI-DCMI    Debian's ipmitool and FreeIPMI's ipmi-dcmi print the node power of /telemetry
 #   Redfish      curl + Python JSON checks of the service root, Chassis and Power resources
 #   pm_counters  cat of /sys/cray/pm_counters files on the test Cray profile
+#   modules      /proc/modules: the drivers of each node's devices (both routes)
 # Where each expected value comes from is said at each check. Bounded: one engine, ~20 s.
 # Usage: test_interfaces.sh HWEMU_BINARY   (run from the source tree)
 set -u
@@ -233,5 +234,22 @@ ok &= num["raw_scan_hz"] == 10 and num["freshness"] > 0 and num["energy"] > num[
 sys.exit(0 if ok else 1)
 PYEOF
 err=$(X intel-0 -- cat /sys/cray/pm_counters/power 2>&1); [ $? != 0 ] && ok || bad "intel-0 declares no pm_counters: $err"
+
+# --- /proc/modules --------------------------------------------------------------------------------
+# The drivers of the devices each node has, in kernel/module/procfs.c's format, newest first
+# (render_modules.c): RAPL through the MSR driver on Intel and AMD, msr, the IPMI pair on bare
+# metal; a VM has the msr devices (without registers) and no BMC, powercap or IPMI module. Read
+# through the shim (cat) and the procfs crate's rules (Scaphandre's check: tests/cli/test_scaphandre.sh).
+mods=$(X intel-0 -- cut -d' ' -f1,3,4,5 /proc/modules | tr '\n' ';')
+[ "$mods" = "ipmi_devintf 0 - Live;ipmi_msghandler 1 ipmi_devintf, Live;msr 0 - Live;intel_rapl_msr 0 - Live;intel_rapl_common 1 intel_rapl_msr, Live;" ] &&
+    ok || bad "intel-0 /proc/modules: $mods"
+[ "$(X amd-0 -- cut -d' ' -f1 /proc/modules | tr '\n' ' ')" = "ipmi_devintf ipmi_msghandler msr intel_rapl_msr intel_rapl_common " ] &&
+    ok || bad "amd-0 /proc/modules: $(X amd-0 -- cat /proc/modules)"
+[ "$(X vm-0 -- cat /proc/modules)" = "msr 0 0 - Live 0x0000000000000000" ] && ok || bad "vm-0 /proc/modules: $(X vm-0 -- cat /proc/modules)"
+# procfs files have size 0 (their text is made at read time), mode 0444
+[ "$(X intel-0 -- stat -c '%a %s' /proc/modules)" = "444 0" ] && ok ||
+    bad "stat /proc/modules: $(X intel-0 -- stat -c '%a %s' /proc/modules)"
+sv=$("$hwemu" exec --intercept seccomp --root "$tmp/r" --node intel-0 -- env -u LD_PRELOAD cat /proc/modules | cut -d' ' -f1 | tr '\n' ' ')
+[ "$sv" = "ipmi_devintf ipmi_msghandler msr intel_rapl_msr intel_rapl_common " ] && ok || bad "/proc/modules on the seccomp route: $sv"
 
 finish
