@@ -70,7 +70,9 @@ PY
 
 # node_exporter (seccomp route): cpu, meminfo, loadavg collectors
 np=$(free_port)
-X intel-0 --intercept seccomp -- prometheus-node-exporter --web.listen-address=127.0.0.1:$np \
+# (hwemu exec itself in the background, not the X function: $! must be exec's pid, which passes
+# the signal on to the exporter; a subshell's pid would leave both running after the test)
+"$hwemu" exec --root "$tmp/r" --node intel-0 --intercept seccomp -- prometheus-node-exporter --web.listen-address=127.0.0.1:$np \
     --collector.disable-defaults --collector.cpu --collector.meminfo --collector.loadavg >"$tmp/ne.log" 2>&1 &
 bg=$!
 for _ in $(seq 200); do curl -sf http://127.0.0.1:$np/metrics >"$tmp/m1" && break; sleep 0.05; done
