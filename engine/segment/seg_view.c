@@ -1,6 +1,8 @@
 /* seg_view: /proc/stat, /proc/uptime and /proc/meminfo computed at read time; see seg_view.h.
  * Speed matters (a 384-CPU /proc/stat within 20 us, bench/README.md): one pass over the values
- * under the latch, integer arithmetic only, and a two-digits-at-a-time decimal writer. */
+ * under the latch, integer arithmetic only, and a two-digits-at-a-time decimal writer.
+ * Trust (segment.h): counts and the substep are the reader's private copies, never the shared
+ * header's, and a latch that never settles is given up after SEG_LATCH_TRIES. */
 #include "seg_view.h"
 
 #include <stdatomic.h>
@@ -14,10 +16,10 @@
 
 int seg_view_of(const struct seg *s, uint32_t entry)
 {
-    if (entry >= s->h->n_entries)
+    if (entry >= s->n_entries)
         return SEG_VIEW_NONE;
     const struct seg_entry *e = &s->entries[entry];
-    if (e->kind != SEG_FILE || e->cls != SEG_S || e->param >= s->h->n_params)
+    if (e->kind != SEG_FILE || e->cls != SEG_S || e->param >= s->n_params)
         return SEG_VIEW_NONE;
     return e->validator >= SEG_VIEW_PROC_STAT && e->validator <= SEG_VIEW_CG_CPUS ? e->validator : SEG_VIEW_NONE;
 }
@@ -52,7 +54,7 @@ size_t seg_view_bound(const struct seg *s, uint32_t entry)
     }
     if (kind == SEG_VIEW_CPUINFO) { /* each marker (≥ 3 bytes) becomes at most 24 */
         const struct seg_param *pa = param_of(s, entry);
-        return pa->a > 0 && pa->a < (int64_t)s->h->strings_size && pa->b >= 0 && pa->b <= pa->a
+        return pa->a > 0 && pa->a < (int64_t)s->strings_size && pa->b >= 0 && pa->b <= pa->a
                    ? (size_t)pa->a + (size_t)pa->b * 24 + 64
                    : 0;
     }
@@ -134,12 +136,12 @@ static uint64_t line_at(const struct line *l, int64_t t, int64_t substep)
 static int read_times(const struct seg *s, const struct seg_param *pa, int64_t now_ns, uint64_t *elapsed,
                       uint64_t *busy, uint64_t *rates, int64_t *boot_mono)
 {
-    uint32_t nv = s->h->n_values;
+    uint32_t nv = s->n_values;
     if (pa->a < 0 || pa->a >= nv || pa->b < 0 || pa->c < 0 || pa->c > VIEW_MAX_CPUS || pa->b + pa->c > nv)
         return -1;
     int n = (int)pa->c;
-    int64_t substep = s->h->substep_ns > 0 ? s->h->substep_ns : 1000000;
-    for (;;) {
+    int64_t substep = s->substep_ns;
+    for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
         uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
         const struct seg_value *copy = s->copy[g & 1];
         const struct seg_value *ev = &copy[pa->a];
@@ -158,8 +160,9 @@ static int read_times(const struct seg *s, const struct seg_param *pa, int64_t n
         *rates = sum;
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
-            return n;
+            break;
     }
+    return n; /* settled, or the last copy of a generation that never did */
 }
 
 static char *put_cpu_fields(char *p, const uint64_t f[10])
@@ -330,11 +333,11 @@ static char *mem_count(char *p, const char *name, uint64_t v)
 static size_t render_meminfo(const struct seg *s, const struct seg_param *pa, int64_t now_ns, char *buf, size_t cap)
 {
     (void)now_ns;
-    if (cap < 4096 || pa->a <= 0 || pa->b < 0 || pa->b >= s->h->n_values)
+    if (cap < 4096 || pa->a <= 0 || pa->b < 0 || pa->b >= s->n_values)
         return 0;
     uint64_t total = (uint64_t)pa->a, used = 0;
     char text[SEG_TEXT_MAX + 1];
-    for (;;) {
+    for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
         uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
         const struct seg_value *v = &s->copy[g & 1][pa->b];
         size_t l = v->len < SEG_TEXT_MAX ? v->len : SEG_TEXT_MAX;
@@ -426,7 +429,7 @@ static size_t render_meminfo(const struct seg *s, const struct seg_param *pa, in
 static int64_t value_number(const struct seg *s, uint32_t v)
 {
     char text[SEG_TEXT_MAX + 1];
-    for (;;) {
+    for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
         uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
         const struct seg_value *sv = &s->copy[g & 1][v];
         size_t l = sv->len < SEG_TEXT_MAX ? sv->len : SEG_TEXT_MAX;
@@ -445,7 +448,7 @@ static int64_t value_number(const struct seg *s, uint32_t v)
 
 static size_t render_temp(const struct seg *s, const struct seg_param *pa, char *buf, size_t cap)
 {
-    if (cap < 32 || pa->a < 0 || pa->a >= s->h->n_values || pa->c <= 0)
+    if (cap < 32 || pa->a < 0 || pa->a >= s->n_values || pa->c <= 0)
         return 0;
     int64_t t = value_number(s, (uint32_t)pa->a) - pa->b;
     t = t > 0 ? t / pa->c * pa->c : 0;
@@ -456,7 +459,7 @@ static size_t render_temp(const struct seg *s, const struct seg_param *pa, char 
 
 static size_t render_cpuinfo(const struct seg *s, const struct seg_param *pa, char *buf, size_t cap)
 {
-    if (pa->words_off >= s->h->strings_size || pa->a <= 0 || (uint64_t)pa->a > s->h->strings_size - pa->words_off ||
+    if (pa->words_off >= s->strings_size || pa->a <= 0 || (uint64_t)pa->a > s->strings_size - pa->words_off ||
         pa->b < 0 || pa->b > pa->a || cap < (size_t)pa->a + (size_t)pa->b * 24 + 64)
         return 0;
     const char *t = s->strings + pa->words_off, *end = t + pa->a;
@@ -473,7 +476,7 @@ static size_t render_cpuinfo(const struct seg *s, const struct seg_param *pa, ch
             v = v * 10 + (uint64_t)(*t - '0');
         if (t < end && *t == '\x02')
             t++;
-        int64_t khz = v < s->h->n_values ? value_number(s, (uint32_t)v) : 0;
+        int64_t khz = v < s->n_values ? value_number(s, (uint32_t)v) : 0;
         if (khz < 0)
             khz = 0;
         p = put_u(p, (uint64_t)khz / 1000);
@@ -505,12 +508,12 @@ static size_t render_idle(const struct seg *s, const struct seg_param *pa, int64
 static size_t render_cg_cpu_stat(const struct seg *s, const struct seg_param *pa, int64_t now_ns, char *buf,
                                  size_t cap)
 {
-    uint32_t nv = s->h->n_values;
+    uint32_t nv = s->n_values;
     if (cap < 256 || pa->a < 0 || pa->a >= nv || pa->b < 0 || pa->c < 0 || pa->c > VIEW_MAX_CPUS || pa->b + pa->c > nv)
         return 0;
-    int64_t substep = s->h->substep_ns > 0 ? s->h->substep_ns : 1000000;
+    int64_t substep = s->substep_ns;
     uint64_t total = 0;
-    for (;;) {
+    for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
         uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
         const struct seg_value *copy = s->copy[g & 1];
         const struct seg_value *ev = &copy[pa->a];
@@ -541,7 +544,7 @@ static size_t render_cg_cpu_stat(const struct seg *s, const struct seg_param *pa
 
 static size_t render_cg_memory_stat(const struct seg *s, const struct seg_param *pa, char *buf, size_t cap)
 {
-    if (cap < 1024 || pa->a < 0 || pa->a >= s->h->n_values)
+    if (cap < 1024 || pa->a < 0 || pa->a >= s->n_values)
         return 0;
     int64_t cur = value_number(s, (uint32_t)pa->a);
     uint64_t m = cur > 0 ? (uint64_t)cur : 0;
@@ -605,11 +608,11 @@ static size_t render_cg_memory_stat(const struct seg *s, const struct seg_param 
 
 static size_t render_cg_cpus(const struct seg *s, const struct seg_param *pa, char *buf, size_t cap)
 {
-    if (pa->a < 0 || pa->b < 0 || pa->b > 64 || pa->a + pa->b > s->h->n_values ||
+    if (pa->a < 0 || pa->b < 0 || pa->b > 64 || pa->a + pa->b > s->n_values ||
         cap < (size_t)pa->b * SEG_TEXT_MAX * 8 / 2 * 12 + 16)
         return 0;
     unsigned char mask[64 * SEG_TEXT_MAX];
-    for (;;) {
+    for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
         uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
         for (int64_t i = 0; i < pa->b; i++) {
             const struct seg_value *v = &s->copy[g & 1][pa->a + i];

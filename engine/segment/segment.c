@@ -594,7 +594,7 @@ int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follo
  * agent storing into it) gives up after a bounded number of tries with the last copy. */
 static void load_value(const struct seg *s, uint32_t v, struct seg_value *out)
 {
-    for (int tries = 0; tries < 1000; tries++) {
+    for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
         uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
         memcpy(out, &s->copy[g & 1][v], sizeof *out);
         atomic_thread_fence(memory_order_acquire);

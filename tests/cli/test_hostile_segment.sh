@@ -41,9 +41,12 @@ READY_FILE=$tmp/ready0 X intel-0 -- "$tmp/reader" "$tmp/stop" $files >"$tmp/r0.o
 READY_FILE=$tmp/ready1 X intel-1 --intercept seccomp -- "$tmp/reader-static" "$tmp/stop" $files >"$tmp/r1.out" 2>&1 &
 readers="$readers $!"
 READY_FILE=$tmp/ready2 X intel-2 -- "$tmp/reader" "$tmp/stop" $files >"$tmp/r2.out" 2>&1 & readers="$readers $!"
+# and the victim's views computed at read time (seg_view.c), which must survive too
+READY_FILE=$tmp/ready3 X intel-2 -- "$tmp/reader" "$tmp/stop" /proc/stat /proc/meminfo /proc/uptime >"$tmp/r3.out" 2>&1 &
+readers="$readers $!"
 # the attacks start once every reader has its files open (a slow start must not meet a broken file)
-for _ in $(seq 400); do [ -f "$tmp/ready0" ] && [ -f "$tmp/ready1" ] && [ -f "$tmp/ready2" ] && break; sleep 0.05; done
-[ -f "$tmp/ready0" ] && [ -f "$tmp/ready1" ] && [ -f "$tmp/ready2" ] && ok || bad "the readers did not start"
+for _ in $(seq 400); do [ -f "$tmp/ready0" ] && [ -f "$tmp/ready1" ] && [ -f "$tmp/ready2" ] && [ -f "$tmp/ready3" ] && break; sleep 0.05; done
+[ -f "$tmp/ready0" ] && [ -f "$tmp/ready1" ] && [ -f "$tmp/ready2" ] && [ -f "$tmp/ready3" ] && ok || bad "the readers did not start"
 sleep 0.3
 victim=$tmp/r/intel-2.seg
 alive() { kill -0 $pid 2>/dev/null && curl -sf --max-time 2 "$url/healthz" >/dev/null && ok || bad "engine gone after: $1"; }
@@ -73,8 +76,10 @@ for r in r0 r1; do
     grep -Eq '^reads [1-9][0-9]* decreases 0 errors 0 rises [0-9]+$' "$tmp/$r.out" && ok ||
         bad "$r (another node's reader) noticed: $(head -3 "$tmp/$r.out" | tr '\n' ' ') $(tail -1 "$tmp/$r.out")"
 done
-grep -Eq '^reads [0-9]+ decreases [0-9]+ errors [0-9]+ rises [0-9]+$' "$tmp/r2.out" && ok ||
-    bad "the victim's reader did not survive: $(tail -3 "$tmp/r2.out")"
+for r in r2 r3; do
+    grep -Eq '^reads [0-9]+ decreases [0-9]+ errors [0-9]+ rises [0-9]+$' "$tmp/$r.out" && ok ||
+        bad "the victim's reader $r did not survive: $(tail -3 "$tmp/$r.out")"
+done
 "$py" - "$tmp/r/events.jsonl" <<'PY' && ok || bad "damage events"
 import json, sys
 kinds = {}
