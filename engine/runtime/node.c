@@ -1095,6 +1095,36 @@ static int open_existing(struct node *n, char *err, size_t errlen, char *why, si
     return -1;
 }
 
+/* Everything node_open allocates for a node besides its segment: freed by a failed open and by
+ * node_close alike (one list, so a new array cannot be left out of either). */
+static void free_arrays(struct node *n)
+{
+    free(n->path);
+    free(n->slot_entry);
+    free(n->slot_applied);
+    free(n->totals);
+    free(n->counters);
+    free(n->svalues);
+    free(n->shown);
+    free(n->busy_shown);
+    free(n->busy_shown_rate);
+    free(n->cstart);
+    free(n->busy_values);
+    free(n->units);
+    n->path = NULL;
+    n->slot_entry = NULL;
+    n->slot_applied = NULL;
+    n->totals = NULL;
+    n->counters = NULL;
+    n->svalues = NULL;
+    n->shown = NULL;
+    n->busy_shown = NULL;
+    n->busy_shown_rate = NULL;
+    n->cstart = NULL;
+    n->busy_values = NULL;
+    n->units = NULL;
+}
+
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
               const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
               size_t errlen)
@@ -1178,18 +1208,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     if (rc) {
         if (n->seg.base)
             seg_close(&n->seg);
-        free(n->slot_entry);
-        free(n->slot_applied);
-        free(n->totals);
-        free(n->counters);
-        free(n->svalues);
-        free(n->shown);
-        free(n->busy_shown);
-        free(n->busy_shown_rate);
-        free(n->cstart);
-        free(n->busy_values);
-        free(n->path);
-        n->path = NULL;
+        free_arrays(n);
         return rc;
     }
     n->seg.h->tick_ns = tick_ns;
@@ -1229,17 +1248,6 @@ void node_close(struct node *n)
     if (!n->seg.base)
         return; /* never opened */
     seg_close(&n->seg);
-    free(n->path);
-    free(n->slot_entry);
-    free(n->counters);
-    free(n->svalues);
-    free(n->shown);
-    free(n->busy_shown);
-    free(n->busy_shown_rate);
-    free(n->cstart);
-    free(n->busy_values);
-    free(n->slot_applied);
-    free(n->totals);
-    free(n->units);
+    free_arrays(n);
     memset(n, 0, sizeof *n);
 }
