@@ -526,8 +526,9 @@ int spec_load(struct cluster_spec *s, const char *file, const char *text, size_t
 
     const struct yt_node *spec = want_map(&c, yt_get(root, "spec"), "cluster spec", "spec");
     if (!spec) {
-        if (!yt_get(root, "spec"))
-            SERR(&c, root, "cluster spec: spec: required (defaults, facility, pools)");
+        const struct yt_node *sv = yt_get(root, "spec");
+        if (!sv || yt_is_null(sv)) /* absent, or `spec:` with nothing (want_map says nothing then) */
+            SERR(&c, sv ? sv : root, "cluster spec: spec: required (defaults, facility, pools)");
         return -1;
     }
     check_keys(&c, spec, spec_keys, "cluster spec", "spec");
