@@ -618,21 +618,27 @@ int emu_write(uint32_t entry, const char *buf, size_t len, int pid)
     return seg_attr_write(emu_seg(), entry, buf, len, pid);
 }
 
+/* How many directories <prefix><digits> the node has (its CPUs, its NUMA nodes). */
+static int count_numbered_dirs(const char *prefix)
+{
+    struct seg *s = emu_seg();
+    size_t len = strlen(prefix);
+    int n = 0;
+    for (uint32_t i = 0; s && i < s->n_entries; i++) {
+        const char *p = seg_path(s, i);
+        if (s->entries[i].kind == SEG_DIR && !strncmp(p, prefix, len) && p[len] >= '0' && p[len] <= '9' &&
+            !strchr(p + len, '/'))
+            n++;
+    }
+    return n;
+}
+
 int emu_ncpus(void)
 {
     static _Atomic int cached = -1;
     int n = atomic_load(&cached);
-    if (n >= 0)
-        return n;
-    struct seg *s = emu_seg();
-    n = 0;
-    for (uint32_t i = 0; s && i < s->n_entries; i++) {
-        const char *p = seg_path(s, i);
-        if (s->entries[i].kind == SEG_DIR && !strncmp(p, "sys/devices/system/cpu/cpu", 26) && p[26] >= '0' &&
-            p[26] <= '9' && !strchr(p + 26, '/'))
-            n++;
-    }
-    atomic_store(&cached, n);
+    if (n < 0)
+        atomic_store(&cached, n = count_numbered_dirs("sys/devices/system/cpu/cpu"));
     return n;
 }
 
@@ -640,16 +646,7 @@ int emu_nnodes(void)
 {
     static _Atomic int cached = -1;
     int n = atomic_load(&cached);
-    if (n >= 0)
-        return n;
-    struct seg *s = emu_seg();
-    n = 0;
-    for (uint32_t i = 0; s && i < s->n_entries; i++) {
-        const char *p = seg_path(s, i);
-        if (s->entries[i].kind == SEG_DIR && !strncmp(p, "sys/devices/system/node/node", 28) && p[28] >= '0' &&
-            p[28] <= '9' && !strchr(p + 28, '/'))
-            n++;
-    }
-    atomic_store(&cached, n);
+    if (n < 0)
+        atomic_store(&cached, n = count_numbered_dirs("sys/devices/system/node/node"));
     return n;
 }

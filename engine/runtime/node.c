@@ -1099,30 +1099,14 @@ static int open_existing(struct node *n, char *err, size_t errlen, char *why, si
  * node_close alike (one list, so a new array cannot be left out of either). */
 static void free_arrays(struct node *n)
 {
-    free(n->path);
-    free(n->slot_entry);
-    free(n->slot_applied);
-    free(n->totals);
-    free(n->counters);
-    free(n->svalues);
-    free(n->shown);
-    free(n->busy_shown);
-    free(n->busy_shown_rate);
-    free(n->cstart);
-    free(n->busy_values);
-    free(n->units);
-    n->path = NULL;
-    n->slot_entry = NULL;
-    n->slot_applied = NULL;
-    n->totals = NULL;
-    n->counters = NULL;
-    n->svalues = NULL;
-    n->shown = NULL;
-    n->busy_shown = NULL;
-    n->busy_shown_rate = NULL;
-    n->cstart = NULL;
-    n->busy_values = NULL;
-    n->units = NULL;
+    void **arrays[] = {(void **)&n->path,     (void **)&n->slot_entry, (void **)&n->slot_applied,
+                       (void **)&n->totals,   (void **)&n->counters,   (void **)&n->svalues,
+                       (void **)&n->shown,    (void **)&n->busy_shown, (void **)&n->busy_shown_rate,
+                       (void **)&n->cstart,   (void **)&n->busy_values, (void **)&n->units};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        free(*arrays[i]);
+        *arrays[i] = NULL;
+    }
 }
 
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,

@@ -300,6 +300,17 @@ static size_t render_uptime(const struct seg *s, const struct seg_param *pa, int
     return (size_t)(p - buf);
 }
 
+/* The text of value v (v < s->n_values) NUL-terminated in text, from one latch generation
+ * (seg_value_load). */
+static void value_text(const struct seg *s, uint32_t v, char text[SEG_TEXT_MAX + 1])
+{
+    struct seg_value sv = {0};
+    seg_value_load(s, v, &sv);
+    size_t l = sv.len < SEG_TEXT_MAX ? sv.len : SEG_TEXT_MAX;
+    memcpy(text, sv.text, l);
+    text[l] = 0;
+}
+
 /* One meminfo line as the kernel prints it (fs/proc/meminfo.c): the name and colon padded to
  * min_col columns, the value right-aligned to end at column 24 where the name leaves room,
  * then unit: the kB lines (show_val_kb, width 8 after 16 columns) and the HugePages counts
@@ -337,16 +348,7 @@ static size_t render_meminfo(const struct seg *s, const struct seg_param *pa, in
         return 0;
     uint64_t total = (uint64_t)pa->a, used = 0;
     char text[SEG_TEXT_MAX + 1];
-    for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
-        uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
-        const struct seg_value *v = &s->copy[g & 1][pa->b];
-        size_t l = v->len < SEG_TEXT_MAX ? v->len : SEG_TEXT_MAX;
-        memcpy(text, v->text, l);
-        text[l] = 0;
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
-            break;
-    }
+    value_text(s, (uint32_t)pa->b, text);
     uint64_t ppm = 0;
     for (const char *c = text; *c >= '0' && *c <= '9' && ppm <= 1000000; c++)
         ppm = ppm * 10 + (uint64_t)(*c - '0');
@@ -425,20 +427,11 @@ static size_t render_meminfo(const struct seg *s, const struct seg_param *pa, in
     return (size_t)(p - buf);
 }
 
-/* The decimal number at the start of a text value, read under the latch. */
+/* The decimal number at the start of a text value. */
 static int64_t value_number(const struct seg *s, uint32_t v)
 {
     char text[SEG_TEXT_MAX + 1];
-    for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
-        uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
-        const struct seg_value *sv = &s->copy[g & 1][v];
-        size_t l = sv->len < SEG_TEXT_MAX ? sv->len : SEG_TEXT_MAX;
-        memcpy(text, sv->text, l);
-        text[l] = 0;
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
-            break;
-    }
+    value_text(s, v, text);
     int64_t n = 0;
     bool neg = text[0] == '-';
     for (const char *c = text + neg; *c >= '0' && *c <= '9' && n < INT64_MAX / 10; c++)
