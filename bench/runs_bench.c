@@ -5,8 +5,9 @@
  * Reports: the median tick without a run (K ticks), the median and mean tick during the run,
  * the run's wall time, placement cost per placement attempt, and the wall time this scales to
  * for 5,000 nodes and 60 h (linear in nodes x ticks, which is what a tick costs).
- * Usage: runs_bench ROOT_PARENT N HOURS [TICK_S] [K] [MAX_TICKS]   (defaults: tick 1 s, K 20; MAX_TICKS:
- * stop the run after that many ticks, to measure a large cluster's tick without running it all)
+ * Usage: runs_bench ROOT_PARENT N HOURS [TICK_S] [K] [MAX_TICKS] [BATCH]   (defaults: tick 1 s, K 20; MAX_TICKS:
+ * stop the run after that many ticks (0: none), to measure a large cluster's tick without running it all;
+ * BATCH: engine_config.batch_ticks, 0 the engine's default, 1 every node at every tick)
  * Figures go to bench/README.md with the machine and the command. */
 #include "engine.h"
 #include "runs.h"
@@ -28,6 +29,18 @@ static int64_t mono(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static double loadavg(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
 static int cmp64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -37,13 +50,14 @@ static int cmp64(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: runs_bench ROOT_PARENT N HOURS [TICK_S] [K] [MAX_TICKS]\n");
+        fprintf(stderr, "usage: runs_bench ROOT_PARENT N HOURS [TICK_S] [K] [MAX_TICKS] [BATCH]\n");
         return 2;
     }
     int n = atoi(argv[2]);
     double hours = atof(argv[3]), tick_s = argc > 4 ? atof(argv[4]) : 1;
     int k = argc > 5 ? atoi(argv[5]) : 20;
     long max_ticks = argc > 6 ? atol(argv[6]) : 0;
+    int batch = argc > 7 ? atoi(argv[7]) : 0;
     char root[512], spec[600], trace[600];
     snprintf(root, sizeof root, "%s/hwemu-runs-bench-%d", argv[1], (int)getpid());
     snprintf(spec, sizeof spec, "%s.yaml", root);
@@ -73,7 +87,7 @@ int main(int argc, char **argv)
     long jobs = tracegen_write(&o, f);
     fclose(f);
     struct engine_config cfg = {.spec_path = spec, .root = root, .addr = "", .tick_ns = (int64_t)(tick_s * 1e9),
-                                .workers = (int)sysconf(_SC_NPROCESSORS_ONLN), .speed = ENGINE_SPEED_MAX};
+                                .workers = (int)sysconf(_SC_NPROCESSORS_ONLN), .speed = ENGINE_SPEED_MAX, .batch_ticks = batch};
     if (cfg.workers > 12)
         cfg.workers = 12;
     static struct engine e;
@@ -119,8 +133,8 @@ int main(int argc, char **argv)
     const cJSON *js = cJSON_GetObjectItem(s, "jobs");
     double place = cJSON_GetNumberValue(cJSON_GetObjectItem(s, "placementMicrosecondsPerPlacedJob"));
     double span = cJSON_GetNumberValue(cJSON_GetObjectItem(s, "timeSec"));
-    printf("%d nodes (%d GPU), %.1f h diurnal trace, %ld jobs, tick %.1f s, %d workers\n", n, gpu, hours, jobs, tick_s,
-           cfg.workers);
+    printf("%d nodes (%d GPU), %.1f h diurnal trace, %ld jobs, tick %.1f s, batch %d ticks, %d workers\n", n, gpu,
+           hours, jobs, tick_s, e.cfg.batch_ticks, cfg.workers);
     printf("  tick p50 without a run %.2f ms; during the run p50 %.2f ms, mean %.2f ms (%zu ticks)\n", idle_p50,
            (double)rt[nt / 2] / 1e6, sum / (double)nt / 1e6, nt);
     printf("  run: %s, completed %d, stalled %d, emulated %.0f s, wall %.1f s; placement %.2f us per placed job\n",
@@ -130,6 +144,7 @@ int main(int argc, char **argv)
     double per = wall / (double)nt / n; /* wall per node-tick */
     /* 60 h of arrivals plus the same tail of long jobs after the last arrival */
     double ticks60 = (60 * 3600.0 + (span - hours * 3600 > 0 ? span - hours * 3600 : 0)) / tick_s;
+    printf("  %.2f us per node per emulated second; load average %.2f\n", per / tick_s * 1e6, loadavg());
     printf("  %.1f us per node-tick during the run; 5,000 nodes for 60 h of arrivals plus this tail (%.0f ticks): "
            "%.0f s wall\n", per * 1e6, ticks60, per * 5000 * ticks60);
     cJSON_Delete(s);

@@ -20,7 +20,7 @@
 
 static const char help[] =
     "Usage: hwemu run --trace FILE|DIR [--spec FILE] [--profiles-dir DIR] [--root DIR] [--runs-dir DIR]\n"
-    "                 [--tick DURATION] [--workers N] [--speed N|max]\n"
+    "                 [--tick DURATION] [--workers N] [--speed N|max] [--batch N]\n"
     "\n"
     "Runs one workload trace on the cluster spec's nodes to its end (every job completed or\n"
     "stalled) and prints the run's summary (JSON); a run the engine was stopped in the middle of\n"
@@ -39,6 +39,8 @@ static const char help[] =
     "  --speed N|max       emulated time per wall time (SIM_SPEED); default 1 (wall time, agents in\n"
     "                      the loop); N: N times faster, agents see counters move N times faster;\n"
     "                      max: ticks back to back\n"
+    "  --batch N           at --speed max: a node steps and publishes once per N ticks, and in\n"
+    "                      between only when its load changes (SIM_BATCH_TICKS); default 60, 1: every tick\n"
     "  --base-speed-per-core X   work units per core-second (SIM_BASE_SPEED_PER_CORE); default 1\n";
 
 static struct engine eng;
@@ -69,13 +71,14 @@ int cmd_run(int argc, char **argv)
     static const struct option opts[] = {
         {"trace", 1, 0, 'T'}, {"spec", 1, 0, 's'}, {"profiles-dir", 1, 0, 'p'}, {"root", 1, 0, 'r'},
         {"runs-dir", 1, 0, 'R'}, {"tick", 1, 0, 't'}, {"workers", 1, 0, 'w'}, {"speed", 1, 0, 'S'},
-        {"base-speed-per-core", 1, 0, 'b'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"base-speed-per-core", 1, 0, 'b'}, {"batch", 1, 0, 'B'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     struct engine_config cfg = {.spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
                                 .root = cli_env("SIM_HWEMU_ROOT")};
     const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH"), *runs_dir = cli_env("SIM_RUNS_DIR");
     const char *tick = cli_env("SIM_EMULATE_TICK"), *workers = cli_env("SIM_EMULATE_WORKERS");
     const char *tick_from = "SIM_EMULATE_TICK", *workers_from = "SIM_EMULATE_WORKERS";
     const char *speed = cli_env("SIM_SPEED"), *bspeed = cli_env("SIM_BASE_SPEED_PER_CORE");
+    const char *batch = cli_env("SIM_BATCH_TICKS");
     int c;
     opterr = 0;
     optind = 1;
@@ -90,6 +93,7 @@ int cmd_run(int argc, char **argv)
         case 'w': workers = optarg, workers_from = "--workers"; break;
         case 'S': speed = optarg; break;
         case 'b': bspeed = optarg; break;
+        case 'B': batch = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("run", "unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -106,6 +110,13 @@ int cmd_run(int argc, char **argv)
     cfg.speed = 1;
     if (speed && cli_parse_speed(speed, &cfg.speed))
         return cli_usage_error("run", "--speed \"%s\" is not a speed: a number from 1 to 1000000, or max", speed);
+    if (batch) {
+        char *end;
+        long b = strtol(batch, &end, 10);
+        if (end == batch || *end || b < 1 || b > 1000000)
+            return cli_usage_error("run", "--batch \"%s\" is not a number of ticks from 1 to 1000000", batch);
+        cfg.batch_ticks = (int)b;
+    }
     double base = 1;
     if (bspeed) {
         char *end;

@@ -323,6 +323,7 @@ static void hold(struct run *r, struct run_job *j, int i)
         n->perf_jobs++;
     j->node = i;
     j->fresh = true;
+    node_wake(&r->e->nodes[i], r->e->tick_mono); /* its load changes from this tick */
     j->start_ns = r->now_ns;
     r->count[j->state]--;
     j->state = JS_RUNNING;
@@ -403,12 +404,16 @@ void run_before(struct run *r, struct engine *e)
             rn->gbase = e->nodes[i].gload;
             e->nodes[i].load_ctx = r;
             e->nodes[i].load_hook = node_hook;
+            node_wake(&e->nodes[i], e->tick_mono);
         }
     }
     r->now_ns = e->tick_mono - r->start_mono;
     r->ticks++;
-    if (r->ending)
+    if (r->ending) { /* every node's last interval is accounted at this tick */
+        for (int i = 0; i < r->nnodes; i++)
+            node_wake(&e->nodes[i], e->tick_mono);
         return;
+    }
     int64_t t0 = mono_ns();
     while (r->next_submit < r->njobs && (int64_t)(r->jobs[r->next_submit].t->submit_s * 1e9) <= r->now_ns) {
         struct run_job *j = &r->jobs[r->next_submit++];
@@ -639,6 +644,23 @@ static void account(struct run *r, int i, struct node *nd)
     free(held);
 }
 
+/* --speed max batches (engine.h batch_ticks): the node steps again at the tick the job's work
+ * would run out at the rates of this tick, so that it ends at the tick it would end at if the
+ * node were stepped every tick (as long as the rates hold, which they do while nothing on the
+ * node changes). A rate of 0 leaves it to the batch. */
+static void wake_at_end(struct run *r, struct node *nd, const struct run_job *j, double cpu_rate, double gpu_rate)
+{
+    double s = 0;
+    if (j->cpu_left > 0)
+        s = cpu_rate > 0 ? j->cpu_left / cpu_rate : HUGE_VAL;
+    if (j->gpu_left > 0) {
+        double g = gpu_rate > 0 ? j->gpu_left / gpu_rate : HUGE_VAL;
+        s = g > s ? g : s;
+    }
+    if (s < 1e9) /* beyond 30 years: the batch comes first anyway */
+        node_wake(nd, r->e->tick_mono + (int64_t)ceil(s * 1e9));
+}
+
 static void progress(struct run *r, int i, struct node *nd, double dt)
 {
     struct run_node *n = &r->nodes[i];
@@ -659,7 +681,8 @@ static void progress(struct run *r, int i, struct node *nd, double dt)
         double impact = clamp01(0.60 * t->u_cpu + 0.25 * (1 - t->mem_int) + 0.15 * (1 - t->io_int));
         double eff = 1 - impact * (1 - cpu_mul);
         eff = 1 - t->sens_cpu * (1 - eff);
-        j->cpu_left -= t->cpu_req * r->base_speed * eff * dt;
+        double cpu_rate = t->cpu_req * r->base_speed * eff, gpu_rate = 0; /* work units per second now */
+        j->cpu_left -= cpu_rate * dt;
         if (t->gpus && j->gpu_left > 0) {
             double gm = 0, cap = 0;
             for (int g = 0; g < j->ngpus; g++) {
@@ -676,7 +699,8 @@ static void progress(struct run *r, int i, struct node *nd, double dt)
             cap /= j->ngpus ? j->ngpus : 1;
             double feed = 1 - (1 - cpu_mul) * t->feed * t->sens_cpu;
             double cap_impact = 1 - (1 - cap) * t->sens_gpu;
-            j->gpu_left -= (t->gpus > 0.1 ? t->gpus : 0.1) * r->base_speed * gm * feed * cap_impact * dt;
+            gpu_rate = (t->gpus > 0.1 ? t->gpus : 0.1) * r->base_speed * gm * feed * cap_impact;
+            j->gpu_left -= gpu_rate * dt;
         }
         if (j->cpu_left <= 0 && j->gpu_left <= 0) {
             j->end_ns = r->now_ns;
@@ -688,6 +712,7 @@ static void progress(struct run *r, int i, struct node *nd, double dt)
             n->done[n->ndone++] = j->index;
             continue;
         }
+        wake_at_end(r, nd, j, cpu_rate, gpu_rate);
         k++;
     }
 }
@@ -717,8 +742,11 @@ static void node_hook(void *ctx, struct node *nd)
         if (!r->ending)
             progress(r, i, nd, dt);
     }
-    for (int k = 0; k < n->njobs; k++)
+    for (int k = 0; k < n->njobs; k++) {
+        if (r->jobs[n->jobs[k]].fresh) /* its rates are known after its first interval */
+            node_wake(nd, r->e->tick_mono + 1);
         r->jobs[n->jobs[k]].fresh = false;
+    }
     run_cgroup_sync(r, i, nd);
     if (r->ending) { /* the run's last interval is accounted: the node goes back to its load */
         nd->load = n->base;

@@ -162,14 +162,26 @@ static void sum_totals(const struct engine *e, struct telemetry *t)
     }
 }
 
+/* --speed max in batches of more than one tick (engine.h batch_ticks). */
+static bool batched(const struct engine *e)
+{
+    return e->cfg.speed == ENGINE_SPEED_MAX && e->cfg.batch_ticks > 1;
+}
+
 static void tick_slice(struct engine *e, int w)
 {
     int nw = e->cfg.workers;
     int from = (int)((long)e->nnodes * w / nw), to = (int)((long)e->nnodes * (w + 1) / nw);
+    bool lazy = batched(e) && !e->full_tick;
     for (int i = from; i < to; i++) {
+        struct node *n = &e->nodes[i];
+        /* inside a batch: only a node whose hook asked for this tick or that an agent wrote to */
+        if (lazy && e->tick_mono < n->wake_mono && !node_has_writes(n))
+            continue;
+        n->wake_mono = e->next_full_mono;
         double amb = engine_ambient_c(e, e->spec.nodes[i].pool, e->tick_wall);
-        node_tick(&e->nodes[i], e->tick_mono, e->tick_until, e->tick_wall, amb, e->events);
-        if (e->next)
+        node_tick(n, e->tick_mono, e->tick_until, e->tick_wall, amb, e->events);
+        if (e->next && !lazy)
             fill_telemetry(e, i, &e->next->nodes[i], amb);
     }
 }
@@ -271,6 +283,14 @@ static void tick_all(struct engine *e)
     e->real_last = real;
     e->tick_wall = e->tick_mono + e->wall_minus_mono;
     e->tick_until = tick_until(e, real);
+    if (batched(e)) { /* the batch's first tick steps and publishes every node */
+        e->full_tick = e->batch_pos == 0;
+        e->next_full_mono = e->tick_mono + (int64_t)(e->cfg.batch_ticks - e->batch_pos) * e->cfg.tick_ns;
+        e->batch_pos = (e->batch_pos + 1) % (uint64_t)e->cfg.batch_ticks;
+    } else {
+        e->full_tick = true;
+        e->next_full_mono = INT64_MIN; /* every node steps at every tick */
+    }
     if (e->debug_hold_ns) { /* HWEMU_DEBUG_LATE_TICK: the nodes publish this long after the tick's time */
         sleep_ns(e->debug_hold_ns);
         e->debug_hold_ns = 0;
@@ -285,7 +305,8 @@ static void tick_all(struct engine *e)
         tick_slice(e, 0);
         pthread_barrier_wait(&e->done);
     }
-    publish_telemetry(e);
+    if (e->full_tick) /* in a batch, the snapshot of its first tick stands for the whole batch */
+        publish_telemetry(e);
     if (e->hooks.after)
         e->hooks.after(e->hooks.ctx, e);
 }
@@ -355,6 +376,8 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
 {
     memset(e, 0, sizeof *e);
     e->cfg = *cfg;
+    if (e->cfg.batch_ticks <= 0)
+        e->cfg.batch_ticks = ENGINE_BATCH_TICKS;
     int rc = model_load_profiles(&e->profiles, cfg->profiles_dir);
     if (rc == 0)
         rc = model_load_spec(&e->spec, cfg->spec_path, &e->profiles);

@@ -29,6 +29,13 @@ struct engine_config {
     /* Emulated time per wall time: 0 or 1 wall time; N > 1 N times faster (a tick of tick_ns
      * every tick_ns / N of wall time); ENGINE_SPEED_MAX ticks back to back, each tick_ns. */
     double speed;
+    /* At --speed max (ENGINE_SPEED_MAX) only: a batch of this many ticks (0: ENGINE_BATCH_TICKS;
+     * 1: every node every tick). A node is stepped and published at the batch's first tick and
+     * otherwise only at a tick its load hook asked for (node.wake_mono) or when an agent wrote
+     * to it; the telemetry snapshot is published once per batch. Between its steps a node's
+     * load, limits and held powers stay as they were, and its files stand at its last step
+     * (docs/runs.md "Time: --speed"). */
+    int batch_ticks;
     /* Called by engine_start after each node is rendered or resumed: done of total nodes so far,
      * resumed of them resumed. NULL: none. The engine prints nothing of it (the CLI does, on a
      * terminal). */
@@ -41,6 +48,7 @@ struct engine_config {
     int64_t debug_late_ns;
 };
 #define ENGINE_SPEED_MAX (-1.0)
+#define ENGINE_BATCH_TICKS 60
 
 struct engine;
 /* What a layer above (engine/runs) runs at every tick on the tick thread, with no worker
@@ -144,12 +152,18 @@ struct engine {
     double start_seconds;       /* render/resume time of every node */
     int resumed;
     struct history *history;    /* the cluster totals of the last snapshots */
+    /* --speed max batches (cfg.batch_ticks > 1): the tick's place in its batch, whether every
+     * node steps now (the batch's first tick), and the emulated time of the next batch */
+    uint64_t batch_pos;
+    bool full_tick;
+    int64_t next_full_mono;
 };
 
 /* Loads profiles and spec, prepares the root, opens every node. 0, or -1 with every problem
  * printed on stderr. */
 int engine_start(struct engine *e, const struct engine_config *cfg);
-/* One tick of every node now, on the workers; returns how long it took (ns). */
+/* One tick now, on the workers: every node, or at --speed max in a batch the nodes that are due
+ * (engine_config.batch_ticks); returns how long it took (ns). */
 int64_t engine_tick(struct engine *e);
 /* The tick loop, until e->stop is set (by a signal handler), at cfg.speed. */
 void engine_run(struct engine *e);

@@ -180,6 +180,20 @@ static void publish(struct node *n, struct node_change *ch, uint32_t nch, int64_
     seg_publish_end(s, now_mono);
 }
 
+void node_wake(struct node *n, int64_t mono)
+{
+    if (mono < n->wake_mono)
+        n->wake_mono = mono;
+}
+
+bool node_has_writes(const struct node *n)
+{
+    if (!n->seg.h)
+        return false;
+    return atomic_load_explicit(&n->seg.h->slot_writes, memory_order_acquire) != n->slot_writes_seen ||
+           atomic_load_explicit(&n->seg.h->ring_head, memory_order_acquire) != n->ev_tail;
+}
+
 double node_power_w(const struct node *n)
 {
     double w = n->params.platform_other_w;

@@ -130,6 +130,11 @@ struct node {
      * does, engine/runs). NULL: the load stays as it is. */
     void (*load_hook)(void *ctx, struct node *n);
     void *load_ctx;
+    /* --speed max batches (engine.h batch_ticks): the node is stepped at the first tick at or
+     * after this emulated time (CLOCK_MONOTONIC based, like the tick's). The engine sets it to
+     * its next batch before each step; the load hook, or the run's tick-thread hooks, bring it
+     * forward (node_wake) for a load that changes earlier. Unused at other speeds. */
+    int64_t wake_mono;
     struct node_unit *units;       /* the job cgroup slots (node_unit.c) */
     int nunits;
 };
@@ -160,6 +165,10 @@ void node_close(struct node *n);
  * "Counters"). until_mono <= now_mono: the lines stand still from now on. */
 void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
                struct event_log *log);
+/* Brings the node's next step forward to emulated time mono at the latest (node.wake_mono). */
+void node_wake(struct node *n, int64_t mono);
+/* An agent wrote to the node's files (a slot store or an event) since its last tick. */
+bool node_has_writes(const struct node *n);
 /* The node's power now, W: packages, DRAM, GPUs and the rest of the platform (the figure
  * /telemetry's nodePowerWatts and the BMC interfaces show). */
 double node_power_w(const struct node *n);
