@@ -33,6 +33,8 @@ const char *const job_class_names[JOB_NCLASSES] = {"standard", "performance"};
 const double run_completion_le[RUN_COMPLETION_BUCKETS] = {10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200,
                                                           21600, 86400};
 
+static double node_it_w(const struct node *nd);
+
 static double clamp01(double v)
 {
     return v < 0 ? 0 : v > 1 ? 1 : v;
@@ -163,6 +165,16 @@ struct run *run_create(struct engine *e, struct trace *t, const char *id, double
     r->cands = calloc((size_t)(r->nnodes ? r->nnodes : 1), sizeof *r->cands);
     if (!r->jobs || !r->queue || !r->nodes || !r->cands)
         abort();
+    r->hooked = calloc((size_t)(r->nnodes ? r->nnodes : 1), 1);
+    r->it_node_w = calloc((size_t)(r->nnodes ? r->nnodes : 1), sizeof *r->it_node_w);
+    if (!r->hooked || !r->it_node_w)
+        abort();
+    for (int i = 0; i < r->nnodes; i++) {
+        const struct node *nd = &e->nodes[i];
+        r->it_node_w[i] = node_it_w(nd);
+        r->peak_w += nd->params.max_pkg_w * nd->state.npkgs;
+        r->peak_w += nd->gparams.vendor != PHYS_GPU_NONE ? nd->gparams.max_w * nd->gparams.count : 0;
+    }
     static const int vendor_map[] = {GPU_REQ_NONE, GPU_REQ_NVIDIA, GPU_REQ_AMD, GPU_REQ_INTEL};
     r->pool_cpu_pkg = calloc((size_t)(e->spec.npools ? e->spec.npools : 1), sizeof *r->pool_cpu_pkg);
     for (int i = 0; i < r->nnodes; i++) {
@@ -276,6 +288,8 @@ void run_free(struct run *r)
         free(r->pool_cpu_pkg[p]);
     free(r->pool_cpu_pkg);
     free(r->gangs);
+    free(r->hooked);
+    free(r->it_node_w);
     free(r->nodes);
     free(r->cands);
     free(r->jobs);
@@ -666,6 +680,9 @@ static void progress(struct run *r, int i, struct node *nd, double dt)
     struct run_node *n = &r->nodes[i];
     const struct phys_cpu_params *p = &nd->params;
     double fmax = p->cpuinfo_max_khz > 0 ? (double)p->cpuinfo_max_khz : 1;
+    double pkg_f[PHYS_MAX_PKGS] = {0}; /* each package's running frequency / cpuinfo_max, once a step */
+    for (int k = 0; k < n->npkgs && k < PHYS_MAX_PKGS; k++)
+        pkg_f[k] = (double)phys_cpu_cur_freq_khz(p, &nd->state, k) / fmax;
     for (int k = 0; k < n->njobs;) {
         struct run_job *j = &r->jobs[n->jobs[k]];
         if (j->fresh) {
@@ -675,7 +692,7 @@ static void progress(struct run *r, int i, struct node *nd, double dt)
         const struct trace_job *t = j->t;
         double f = 0;
         for (int c = 0; c < t->cpus; c++)
-            f += (double)phys_cpu_cur_freq_khz(p, &nd->state, n->cpu_pkg[j->cpus[c]]) / fmax;
+            f += pkg_f[n->cpu_pkg[j->cpus[c]]];
         f /= t->cpus;
         double cpu_mul = run_cpu_throughput(f, p->knee, t->cpu_class, t->mem_int, t->io_int);
         double impact = clamp01(0.60 * t->u_cpu + 0.25 * (1 - t->mem_int) + 0.15 * (1 - t->io_int));
@@ -722,6 +739,7 @@ static void node_hook(void *ctx, struct node *nd)
     struct run *r = ctx;
     int i = (int)(nd - r->e->nodes);
     struct run_node *n = &r->nodes[i];
+    r->hooked[i] = 1;
     if (!n->started) { /* the run begins on this node now: count from here */
         n->started = true;
         read_counters(nd, n, n->last_uj);
@@ -771,12 +789,30 @@ static double pue_of(double ambient_c, double load)
     return p < 1 ? 1 : p > 3 ? 3 : p;
 }
 
+/* The IT power node i draws over the interval it began last (packages, DRAM, GPUs). */
+static double node_it_w(const struct node *nd)
+{
+    double w = 0;
+    for (int k = 0; k < nd->state.npkgs; k++)
+        w += nd->state.pkg[k].power_w + (double)nd->state.pkg[k].energy[PHYS_ZONE_DRAM].power_uw / 1e6;
+    for (int g = 0; nd->gparams.vendor != PHYS_GPU_NONE && g < nd->gparams.count; g++)
+        w += nd->gstate.g[g].power_w;
+    return w;
+}
+
 void run_after(struct run *r, struct engine *e)
 {
-    bool all_ended = true;
+    /* only the nodes whose hook ran this tick changed (at --speed max in a batch, a few) */
     for (int i = 0; i < r->nnodes; i++) {
+        if (!r->hooked[i])
+            continue;
+        r->hooked[i] = 0;
         struct run_node *n = &r->nodes[i];
-        all_ended &= n->ended;
+        r->it_node_w[i] = node_it_w(&e->nodes[i]);
+        if (n->ended && !n->ended_counted) {
+            n->ended_counted = true;
+            r->nodes_ended++;
+        }
         for (int k = 0; k < n->ndone; k++) {
             struct run_job *j = &r->jobs[n->done[k]];
             r->count[JS_RUNNING]--;
@@ -794,17 +830,11 @@ void run_after(struct run *r, struct engine *e)
         }
         n->ndone = 0;
     }
+    bool all_ended = r->nodes_ended == r->nnodes;
     /* facility: IT energy of the tick times the PUE at the facility's ambient and load */
-    double it_w = 0, peak = 0;
-    for (int i = 0; i < e->nnodes; i++) {
-        const struct node *nd = &e->nodes[i];
-        for (int k = 0; k < nd->state.npkgs; k++)
-            it_w += nd->state.pkg[k].power_w + (double)nd->state.pkg[k].energy[PHYS_ZONE_DRAM].power_uw / 1e6;
-        for (int g = 0; nd->gparams.vendor != PHYS_GPU_NONE && g < nd->gparams.count; g++)
-            it_w += nd->gstate.g[g].power_w;
-        peak += nd->params.max_pkg_w * nd->state.npkgs;
-        peak += nd->gparams.vendor != PHYS_GPU_NONE ? nd->gparams.max_w * nd->gparams.count : 0;
-    }
+    double it_w = 0, peak = r->peak_w;
+    for (int i = 0; i < r->nnodes; i++)
+        it_w += r->it_node_w[i];
     double amb = engine_ambient_c(e, -1, e->tick_wall);
     double pue = pue_of(amb, peak > 0 ? it_w / peak : 0);
     double dt = (double)e->cfg.tick_ns / 1e9;

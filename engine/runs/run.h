@@ -85,6 +85,7 @@ struct run_node {
     int *jobs, njobs, cap;           /* running jobs */
     int *done, ndone, done_cap;      /* finished in this tick's hook */
     bool started, ended;
+    bool ended_counted;              /* ended, and counted in run.nodes_ended */
     bool rebase;                     /* resumed: the node's clock restarted; next hook only accounts */
     int64_t last_ns;                 /* node time at the last hook */
     uint64_t last_uj[2 * PHYS_MAX_PKGS + PHYS_GPU_MAX];
@@ -110,6 +111,10 @@ struct run {
     struct run_node *nodes;
     int nnodes;
     struct place_node *cands;        /* placement's view, refreshed each tick */
+    unsigned char *hooked;           /* per node: its hook ran this tick (run_after reads only those) */
+    double *it_node_w;               /* per node: the IT power of the interval it began last */
+    double peak_w;                   /* the cluster's peak IT power (the PUE's load) */
+    int nodes_ended;                 /* nodes whose last interval of the run is accounted */
     unsigned char **pool_cpu_pkg;    /* per pool: package of each logical CPU */
     int *queue, nqueue;              /* waiting jobs in submit order */
     int next_submit;

@@ -163,6 +163,7 @@ static void sum_totals(const struct engine *e, struct telemetry *t)
 }
 
 /* --speed max in batches of more than one tick (engine.h batch_ticks). */
+#define ENGINE_WRITE_POLL 8
 static bool batched(const struct engine *e)
 {
     return e->cfg.speed == ENGINE_SPEED_MAX && e->cfg.batch_ticks > 1;
@@ -175,7 +176,12 @@ static void tick_slice(struct engine *e, int w)
     bool lazy = batched(e) && !e->full_tick;
     for (int i = from; i < to; i++) {
         struct node *n = &e->nodes[i];
-        /* inside a batch: only a node whose hook asked for this tick or that an agent wrote to */
+        /* inside a batch: only a node whose hook asked for this tick, or that an agent wrote to
+         * (looked at every ENGINE_WRITE_POLL ticks, a share of the nodes each tick: the header
+         * of every segment at every tick would cost more than the batch saves) */
+        if (lazy && e->tick_mono < n->wake_mono &&
+            ((uint64_t)i + e->batch_pos) % ENGINE_WRITE_POLL != 0)
+            continue;
         if (lazy && e->tick_mono < n->wake_mono && !node_has_writes(n))
             continue;
         n->wake_mono = e->next_full_mono;

@@ -32,7 +32,7 @@ struct engine_config {
     /* At --speed max (ENGINE_SPEED_MAX) only: a batch of this many ticks (0: ENGINE_BATCH_TICKS;
      * 1: every node every tick). A node is stepped and published at the batch's first tick and
      * otherwise only at a tick its load hook asked for (node.wake_mono) or when an agent wrote
-     * to it; the telemetry snapshot is published once per batch. Between its steps a node's
+     * to it (seen within 8 ticks); the telemetry snapshot is published once per batch. Between its steps a node's
      * load, limits and held powers stay as they were, and its files stand at its last step
      * (docs/runs.md "Time: --speed"). */
     int batch_ticks;
