@@ -40,7 +40,7 @@ static const char help[] =
     "                      the loop); N: N times faster, agents see counters move N times faster;\n"
     "                      max: ticks back to back\n"
     "  --batch N           at --speed max: a node steps and publishes once per N ticks, and in\n"
-    "                      between only when its load changes (SIM_BATCH_TICKS); default 60, 1: every tick\n"
+    "                      between only when its load changes (SIM_BATCH_TICKS); default 300, 1: every tick\n"
     "  --base-speed-per-core X   work units per core-second (SIM_BASE_SPEED_PER_CORE); default 1\n";
 
 static struct engine eng;

@@ -872,6 +872,11 @@ void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
         x[nl] = ps->hsmp_settled_w, tg[nl] = hsmp_target_w(p, s, k), fa[nl++] = hs_a;
     }
     settle_lanes(x, tg, fa, nl, n);
+    s->settling = 0;
+    for (int l = first_cpu_lane; l < nl && !s->settling; l++) {
+        double d = x[l] - tg[l], m = tg[l] < 0 ? -tg[l] : tg[l];
+        s->settling = (d < 0 ? -d : d) > 1e-6 * (m > 1 ? m : 1);
+    }
 
     double sum_f[PHYS_MAX_PKGS] = {0};
     for (int i = 0; i < s->ncpus; i++) {

@@ -187,6 +187,8 @@ static void tick_slice(struct engine *e, int w)
         n->wake_mono = e->next_full_mono;
         double amb = engine_ambient_c(e, e->spec.nodes[i].pool, e->tick_wall);
         node_tick(n, e->tick_mono, e->tick_until, e->tick_wall, amb, e->events);
+        if (batched(e) && node_settling(n)) /* its power moves: step it again next tick until it holds */
+            node_wake(n, e->tick_mono + 1);
         if (e->next && !lazy)
             fill_telemetry(e, i, &e->next->nodes[i], amb);
     }

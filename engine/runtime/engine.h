@@ -48,7 +48,7 @@ struct engine_config {
     int64_t debug_late_ns;
 };
 #define ENGINE_SPEED_MAX (-1.0)
-#define ENGINE_BATCH_TICKS 60
+#define ENGINE_BATCH_TICKS 300
 
 struct engine;
 /* What a layer above (engine/runs) runs at every tick on the tick thread, with no worker

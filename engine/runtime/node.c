@@ -186,6 +186,17 @@ void node_wake(struct node *n, int64_t mono)
         n->wake_mono = mono;
 }
 
+bool node_settling(const struct node *n)
+{
+    if (n->state.settling)
+        return true;
+    int ngpus = n->gparams.vendor == PHYS_GPU_NONE ? 0 : n->gparams.count;
+    for (int k = 0; k < ngpus && k < PHYS_GPU_MAX; k++)
+        if (n->gstate.g[k].enforced_w != n->gstate.g[k].target_w)
+            return true;
+    return false;
+}
+
 bool node_has_writes(const struct node *n)
 {
     if (!n->seg.h)

@@ -167,6 +167,9 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
                struct event_log *log);
 /* Brings the node's next step forward to emulated time mono at the latest (node.wake_mono). */
 void node_wake(struct node *n, int64_t mono);
+/* Its physics is still moving toward the targets of its load and limits in a way that changes
+ * the power of the next interval (a frequency ramp, a PL1, HSMP or GPU limit settling). */
+bool node_settling(const struct node *n);
 /* An agent wrote to the node's files (a slot store or an event) since its last tick. */
 bool node_has_writes(const struct node *n);
 /* The node's power now, W: packages, DRAM, GPUs and the rest of the platform (the figure
