@@ -659,9 +659,10 @@ static void account(struct run *r, int i, struct node *nd)
 }
 
 /* --speed max batches (engine.h batch_ticks): the node steps again at the tick the job's work
- * would run out at the rates of this tick, so that it ends at the tick it would end at if the
- * node were stepped every tick (as long as the rates hold, which they do while nothing on the
- * node changes). A rate of 0 leaves it to the batch. */
+ * would run out at the rates of the interval that just ended, so that it ends at the tick it
+ * would end at if the node were stepped every tick. Those rates hold while nothing on the node
+ * changes: a change of its load (node_hook) or its limits (engine.c) steps it at the next tick,
+ * which predicts again from the new interval's rates. A rate of 0 leaves it to the batch. */
 static void wake_at_end(struct run *r, struct node *nd, const struct run_job *j, double cpu_rate, double gpu_rate)
 {
     double s = 0;
@@ -760,11 +761,15 @@ static void node_hook(void *ctx, struct node *nd)
         if (!r->ending)
             progress(r, i, nd, dt);
     }
+    /* A job placed or ended now changes the node's load from now on: the rates of the coming
+     * interval (the ones a job's end is predicted from) are known at the next tick. */
+    bool changed = n->ndone > 0;
     for (int k = 0; k < n->njobs; k++) {
-        if (r->jobs[n->jobs[k]].fresh) /* its rates are known after its first interval */
-            node_wake(nd, r->e->tick_mono + 1);
+        changed |= r->jobs[n->jobs[k]].fresh;
         r->jobs[n->jobs[k]].fresh = false;
     }
+    if (changed)
+        node_wake(nd, r->e->tick_mono + 1);
     run_cgroup_sync(r, i, nd);
     if (r->ending) { /* the run's last interval is accounted: the node goes back to its load */
         nd->load = n->base;

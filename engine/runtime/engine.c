@@ -182,12 +182,15 @@ static void tick_slice(struct engine *e, int w)
         if (lazy && e->tick_mono < n->wake_mono &&
             ((uint64_t)i + e->batch_pos) % ENGINE_WRITE_POLL != 0)
             continue;
-        if (lazy && e->tick_mono < n->wake_mono && !node_has_writes(n))
+        bool wrote = batched(e) && node_has_writes(n);
+        if (lazy && e->tick_mono < n->wake_mono && !wrote)
             continue;
         n->wake_mono = e->next_full_mono;
         double amb = engine_ambient_c(e, e->spec.nodes[i].pool, e->tick_wall);
         node_tick(n, e->tick_mono, e->tick_until, e->tick_wall, amb, e->events);
-        if (batched(e) && node_settling(n)) /* its power moves: step it again next tick until it holds */
+        /* limits an agent wrote take effect from now, and a power still settling moves: the
+         * node steps again at the next tick (until its power holds) */
+        if (batched(e) && (wrote || node_settling(n)))
             node_wake(n, e->tick_mono + 1);
         if (e->next && !lazy)
             fill_telemetry(e, i, &e->next->nodes[i], amb);

@@ -119,6 +119,36 @@ print("\n".join(fail))
 sys.exit(1 if fail else 0)
 PY
 
+# --- D2. --speed max in batches (docs/runs.md "Time"): the run of D with every node stepped at
+# every tick (--batch 1) ends every job at the same second with the same energies (to 1e-5: the
+# batch holds a node's powers between its steps, and they hold while its load does) --------------
+if "$hwemu" run --spec "$spec" --trace "$tmp/g1.jsonl" --root "$tmp/rd1" --speed max --batch 1 >/dev/null 2>"$tmp/d1.err"; then
+    python3 - "$dir" "$(ls -d "$tmp"/rd1/runs/*/ | head -1)" <<'PY' && ok || bad "--batch 1 and the default batch differ (above)"
+import json, sys
+def load(d):
+    return {j["jobId"]: j for j in map(json.loads, open(d + "/jobs.jsonl"))}, json.load(open(d + "/summary.json"))
+(a, sa), (b, sb) = load(sys.argv[1]), load(sys.argv[2])
+fail = []
+for k, j in a.items():
+    if (j["startSec"], j["endSec"], j["state"]) != (b[k]["startSec"], b[k]["endSec"], b[k]["state"]):
+        fail.append((k, j["startSec"], j["endSec"], b[k]["startSec"], b[k]["endSec"]))
+    ea, eb = sum(j["energyMicrojoules"].values()), sum(b[k]["energyMicrojoules"].values())
+    if abs(ea - eb) > 1e-5 * eb:
+        fail.append((k, ea, eb))
+for c in ("standard", "performance", "idle", "nodes"):
+    if abs(sa["energyJoules"][c] - sb["energyJoules"][c]) > 1e-5 * sb["energyJoules"][c]:
+        fail.append((c, sa["energyJoules"][c], sb["energyJoules"][c]))
+if sa["makespanSec"] != sb["makespanSec"]:
+    fail.append(("makespan", sa["makespanSec"], sb["makespanSec"]))
+print(fail)
+sys.exit(1 if fail else 0)
+PY
+else
+    bad "--batch 1 run: $(cat "$tmp/d1.err")"
+fi
+out=$("$hwemu" run --spec "$spec" --trace "$tmp/g1.jsonl" --root "$tmp/rd0" --speed max --batch 0 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -qF -- '--batch "0" is not a number of ticks' <<<"$out" && ok || bad "--batch 0: rc $rc: $out"
+
 # --- E. a node with jobs draws more than an idle one --------------------------------------
 printf '%s\n' '{"type":"job","jobId":"busy","podTemplate":{"requests":{"cpu":"48"}},"work":{"cpuUnits":2880},"workloadClass":{"cpu":"cpu.compute_bound"}}' >"$tmp/busy.jsonl"
 "$hwemu" run --spec "$spec" --trace "$tmp/busy.jsonl" --root "$tmp/re" --speed max >/dev/null 2>"$tmp/e.err"
