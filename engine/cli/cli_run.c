@@ -40,7 +40,7 @@ static const char help[] =
     "                      the loop); N: N times faster, agents see counters move N times faster;\n"
     "                      max: ticks back to back\n"
     "  --batch N           at --speed max: a node steps and publishes once per N ticks, and in\n"
-    "                      between only when its load changes (SIM_BATCH_TICKS); default 300, 1: every tick\n"
+    "                      between only when its load or limits change (SIM_BATCH_TICKS); default 300, 1: every tick\n"
     "  --base-speed-per-core X   work units per core-second (SIM_BASE_SPEED_PER_CORE); default 1\n";
 
 static struct engine eng;
@@ -63,6 +63,17 @@ int cli_parse_speed(const char *text, double *speed)
     if (end == text || *end || errno || !isfinite(v) || v < 1 || v > 1e6)
         return -1;
     *speed = v;
+    return 0;
+}
+
+int cli_parse_batch(const char *text, int *ticks)
+{
+    char *end;
+    errno = 0;
+    long b = strtol(text, &end, 10);
+    if (end == text || *end || errno || b < 1 || b > 1000000)
+        return -1;
+    *ticks = (int)b;
     return 0;
 }
 
@@ -110,13 +121,8 @@ int cmd_run(int argc, char **argv)
     cfg.speed = 1;
     if (speed && cli_parse_speed(speed, &cfg.speed))
         return cli_usage_error("run", "--speed \"%s\" is not a speed: a number from 1 to 1000000, or max", speed);
-    if (batch) {
-        char *end;
-        long b = strtol(batch, &end, 10);
-        if (end == batch || *end || b < 1 || b > 1000000)
-            return cli_usage_error("run", "--batch \"%s\" is not a number of ticks from 1 to 1000000", batch);
-        cfg.batch_ticks = (int)b;
-    }
+    if (batch && cli_parse_batch(batch, &cfg.batch_ticks))
+        return cli_usage_error("run", "--batch \"%s\" is not a number of ticks from 1 to 1000000", batch);
     double base = 1;
     if (bspeed) {
         char *end;

@@ -22,7 +22,7 @@
 
 static const char help[] =
     "Usage: hwemu serve [--spec FILE] [--profiles-dir DIR] [--root DIR] [--addr HOST:PORT]\n"
-    "                   [--tick DURATION] [--workers N] [--exporters LIST] [--speed N|max]\n"
+    "                   [--tick DURATION] [--workers N] [--exporters LIST] [--speed N|max] [--batch N]\n"
     "                   [--http-auth-file FILE] [--tls-cert FILE --tls-key FILE] [--http-max-connections N]\n"
     "                   [--http-timeout DURATION]\n"
     "\n"
@@ -46,6 +46,8 @@ static const char help[] =
     "                       (SIM_EXPORTERS; default none): kepler-0.7, kepler-0.12, dcgm-exporter, rocm-device-metrics\n"
     "  --speed N|max        emulated time per wall time (SIM_SPEED): 1 (default) wall time; N: N times\n"
     "                       faster (agents see counters move N times faster); max: ticks back to back\n"
+    "  --batch N            at --speed max: a node steps and publishes once per N ticks, and in between\n"
+    "                       only when its load or limits change (SIM_BATCH_TICKS); default 300, 1: every tick\n"
     "  --http-auth-file FILE  HTTP basic auth for every route but /healthz; the file's first line is\n"
     "                       user:password (SIM_HTTP_AUTH_FILE); default none\n"
     "  --tls-cert FILE      serve HTTPS with this PEM certificate (SIM_TLS_CERT); needs --tls-key\n"
@@ -110,7 +112,7 @@ int cmd_serve(int argc, char **argv)
         {"spec", required_argument, 0, 's'}, {"profiles-dir", required_argument, 0, 'p'},
         {"root", required_argument, 0, 'r'}, {"addr", required_argument, 0, 'a'},
         {"tick", required_argument, 0, 't'}, {"workers", required_argument, 0, 'w'},
-        {"exporters", required_argument, 0, 'x'}, {"speed", required_argument, 0, 'S'},
+        {"exporters", required_argument, 0, 'x'}, {"speed", required_argument, 0, 'S'}, {"batch", required_argument, 0, 'B'},
         {"http-auth-file", required_argument, 0, 'A'}, {"tls-cert", required_argument, 0, 'C'},
         {"tls-key", required_argument, 0, 'K'},         {"http-max-connections", required_argument, 0, 'M'},
         {"http-timeout", required_argument, 0, 'T'},
@@ -127,6 +129,7 @@ int cmd_serve(int argc, char **argv)
     const char *htimeout = cli_env("SIM_HTTP_TIMEOUT"), *htimeout_from = "SIM_HTTP_TIMEOUT";
     const char *addr_from = "SIM_ADDR";
     const char *speed = cli_env("SIM_SPEED"), *speed_from = "SIM_SPEED";
+    const char *batch = cli_env("SIM_BATCH_TICKS"), *batch_from = "SIM_BATCH_TICKS";
     int c;
     opterr = 0;
     optind = 1;
@@ -145,6 +148,7 @@ int cmd_serve(int argc, char **argv)
         case 'M': maxconn = optarg, maxconn_from = "--http-max-connections"; break;
         case 'T': htimeout = optarg, htimeout_from = "--http-timeout"; break;
         case 'S': speed = optarg, speed_from = "--speed"; break;
+        case 'B': batch = optarg, batch_from = "--batch"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("serve", "unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -183,6 +187,8 @@ int cmd_serve(int argc, char **argv)
     if (speed && cli_parse_speed(speed, &cfg.speed))
         return cli_usage_error("serve", "%s=\"%s\" is not a speed: a number from 1 to 1000000, or max", speed_from,
                                speed);
+    if (batch && cli_parse_batch(batch, &cfg.batch_ticks))
+        return cli_usage_error("serve", "%s=\"%s\" is not a number of ticks from 1 to 1000000", batch_from, batch);
     double base_speed = 1;
     const char *bs = cli_env("SIM_BASE_SPEED_PER_CORE");
     if (bs) {
