@@ -42,6 +42,7 @@ struct runs {
     struct run_output out;
     bool announced;                /* the stalled-at-start jobs' events are out */
     int checkpoint_errors;
+    int64_t checkpoint_mono;       /* CLOCK_MONOTONIC of the last periodic checkpoint */
     struct runs_tap tap;
     struct label { char *key, *value; } **labels; /* per node: set at run time (value NULL: removed) */
     int *nlabels;
@@ -200,6 +201,13 @@ static void lock_caller(struct runs *m)
     atomic_fetch_sub(&m->readers_waiting, 1);
 }
 
+static int64_t mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void before(void *ctx, struct engine *e)
 {
     struct runs *m = ctx;
@@ -231,7 +239,12 @@ static void after(void *ctx, struct engine *e)
         if (r->ending && r->state != RUN_RUNNING) {
             finish(m);
         } else {
-            if (r->ticks % RUN_CHECKPOINT_TICKS == 0 && m->out.dir) { /* for a restart after a crash */
+            /* for a restart after a crash; at high speeds no more often than every
+             * RUN_CHECKPOINT_MIN_WALL_S of wall time (a checkpoint writes every job of the run) */
+            int64_t wall = mono_now();
+            if (r->ticks % RUN_CHECKPOINT_TICKS == 0 && m->out.dir &&
+                wall - m->checkpoint_mono >= RUN_CHECKPOINT_MIN_WALL_S * 1000000000LL) {
+                m->checkpoint_mono = wall;
                 char err[4400];
                 if (run_checkpoint_write(r, m->out.dir, err, sizeof err) && !m->checkpoint_errors++)
                     fprintf(stderr, "hwemu: run %s: %s\n", r->id, err);
