@@ -40,7 +40,10 @@ static const struct sfield cpu_fields[] = {
     FACT("stepping", SF_INT), FACT("sockets", SF_INT), FACT("coresPerSocket", SF_INT),
     FACT("threadsPerCore", SF_INT), FACT("diesPerPackage", SF_INT),
     PLAINW("numbering", "|socket-major-smt-last"), PLAIN("oneSocketPerVCPU", SF_BOOL),
-    PLAIN("hypervisor", SF_BOOL), FACT("cpuMHz", SF_FLOAT), PLAIN("flags", SF_STR),
+    PLAIN("hypervisor", SF_BOOL), FACT("cpuMHz", SF_FLOAT), FACT("flags", SF_STR),
+    FACT("microcode", SF_STR), FACT("cpuidLevel", SF_INT), FACT("vmxFlags", SF_STR), FACT("bugs", SF_STR),
+    FACT("tscKHz", SF_INT), FACT("tlbSize", SF_INT), FACT("physAddrBits", SF_INT), FACT("virtAddrBits", SF_INT),
+    FACT("powerManagement", SF_STR),
     PLAIN("cpuinfoVerbatim", SF_STR), END};
 static const struct sfield constraint_fields[] = {
     PLAIN("name", SF_STR), FACT("powerLimitUW", SF_INT), FACT("maxPowerUW", SF_INT),
