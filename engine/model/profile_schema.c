@@ -68,7 +68,8 @@ static const struct sfield cpufreq_fields[] = {
     FACT("driver", SF_STR), FACT("governor", SF_STR), FACT("availableGovernors", SF_STR),
     {"policyGrouping", SF_STR, true, NULL, "|per-cpu|per-core"},
     FACT("cpuinfoMinKHz", SF_INT), FACT("cpuinfoMaxKHz", SF_INT), FACT("availableKHz", SF_INTLIST),
-    FACT("boost", SF_INT), PLAIN("minimal", SF_BOOL), FACT("hwp", SF_BOOL), FACT("baseKHz", SF_INT), END};
+    FACT("boost", SF_INT), PLAIN("minimal", SF_BOOL), FACT("hwp", SF_BOOL), FACT("baseKHz", SF_INT),
+    FACT("transitionLatencyNS", SF_INT), END};
 static const struct sfield hsmp_fields[] = {
     FACTW("layout", "platform"), FACT("capMaxUW", SF_INT), FACT("capDefaultUW", SF_INT), END};
 static const struct sfield cray_pm_fields[] = {FACT("rawScanHz", SF_INT), FACT("version", SF_INT), END};

@@ -536,6 +536,10 @@ static void check_cpufreq(struct vctx *c, const struct yt_node *t)
     long long boost = prof_int(cf, "boost", 0);
     if (boost != 0 && boost != 1)
         VERR(c, yt_get(cf, "boost"), "cpufreq.boost: must be 0 or 1");
+    long long lat = prof_int(cf, "transitionLatencyNS", 0);
+    if (yt_get(cf, "transitionLatencyNS") && (lat < 0 || lat > 4294967295LL))
+        VERR(c, yt_get(cf, "transitionLatencyNS"),
+             "cpufreq.transitionLatencyNS: %lld is not an unsigned 32-bit count of ns (the kernel's %%u)", lat);
 }
 
 static void check_hsmp(struct vctx *c, const struct yt_node *t)
