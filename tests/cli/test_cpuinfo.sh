@@ -62,7 +62,7 @@ for route in preload seccomp; do
     out=$(X vm lscpu 2>&1 | norm)
     grep -q "^Flags: .* hypervisor " <<<"$out" && ok || bad "$route: lscpu on the VM has no hypervisor flag: $(grep Flags <<<"$out")"
 
-    # the whole file of the 384-CPU node (about 660 KB: a large view buffer) and its keys
+    # the whole file of the 384-CPU node (about 675 KB: a large view buffer) and its keys
     X genoa cat /proc/cpuinfo >"$tmp/ci" 2>&1
     n=$(grep -c '^processor' "$tmp/ci")
     [ "$n" = 384 ] && [ "$(wc -c <"$tmp/ci")" -gt 163840 ] && ok ||
