@@ -515,7 +515,7 @@ char *render_cpuinfo(const struct yt_node *tree, size_t *len)
     cpuinfo_puts(&head, "\n");
     cpuinfo_line_int(&head, "stepping\t", prof_int(tree, "cpu.stepping", 0));
     const char *microcode = prof_str(tree, "cpu.microcode", "");
-    if (*microcode && strspn(microcode, "0x") != strlen(microcode)) { /* the kernel omits revision 0 */
+    if (*microcode && strspn(microcode, "0x") != strlen(microcode)) { /* "", "0x0": revision 0, left out */
         cpuinfo_puts(&head, "microcode\t: ");
         cpuinfo_put_value(&head, microcode);
         cpuinfo_puts(&head, "\n");
