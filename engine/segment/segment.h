@@ -164,7 +164,7 @@
 #include <stdint.h>
 
 #define SEG_MAGIC "HWEMUSEG"
-#define SEG_VERSION 4u
+#define SEG_VERSION 5u
 #define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
 #define SEG_READ_MAX 4096       /* sysfs shows at most a page */
 #define SEG_NONE UINT32_MAX
