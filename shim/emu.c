@@ -427,6 +427,16 @@ int emu_path_at(uint32_t dir, enum emu_root root, const char *path, bool follow,
         enum emu_root r2;
         return emu_path(path, follow, entry, &r2);
     }
+    if (root == EMU_ROOT_PROC) {
+        /* /proc's names are mapped one by one (cpuinfo is not under proc/ in the segment): the
+         * agent's path of the same name, as emu_path maps it */
+        char abs[SEG_PATH_MAX + 16];
+        int k = emu_agent_path(dir, root, abs, sizeof abs);
+        if (k < 0 || (size_t)snprintf(abs + k, sizeof abs - (size_t)k, "/%s", path) >= sizeof abs - (size_t)k)
+            return ENAMETOOLONG;
+        enum emu_root r2;
+        return emu_path(abs, follow, entry, &r2);
+    }
     size_t plen = strlen(path);
     if (plen && path[plen - 1] == '/')
         follow = true;
@@ -434,8 +444,7 @@ int emu_path_at(uint32_t dir, enum emu_root root, const char *path, bool follow,
     int n = snprintf(rel, sizeof rel, "%s/%s", seg_path(s, dir), path);
     if (n < 0 || (size_t)n >= sizeof rel)
         return ENAMETOOLONG;
-    /* /sys and /proc share their directories with the host; /host-sys and /dev/cpu are the node's */
-    return resolve_in(s, rel, (size_t)n, follow, root != EMU_ROOT_SYS && root != EMU_ROOT_PROC, entry);
+    return resolve_in(s, rel, (size_t)n, follow, root != EMU_ROOT_SYS, entry);
 }
 
 int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len)
