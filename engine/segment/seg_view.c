@@ -776,7 +776,7 @@ static size_t render_pid_status(const struct seg *s, const struct seg_param *pa,
     struct proc_facts f;
     if (cap < 2048 || !proc_facts(s, pa, now_ns, &f))
         return 0;
-    uint64_t rss = f.rss_pages * 4, vm = f.vsize / 1024, anon = rss / 100 * 94, file = rss - anon;
+    uint64_t rss = f.rss_pages * 4, vm = f.vsize / 1024, anon = rss * 94 / 100, file = rss - anon;
     /* fs/proc/array.c proc_pid_status and task_mem (fs/proc/task_mmu.c), in their order */
     char *p = put_s(buf, "Name:\t");
     p = put_s(p, f.comm);
@@ -827,7 +827,7 @@ static size_t render_pid_statm(const struct seg *s, const struct seg_param *pa, 
     if (cap < 1024 || !proc_facts(s, pa, now_ns, &f))
         return 0;
     /* fs/proc/array.c proc_pid_statm: size resident shared text lib data dt, in pages */
-    uint64_t size = f.vsize / 4096, shared = f.rss_pages - f.rss_pages / 100 * 94;
+    uint64_t size = f.vsize / 4096, shared = f.rss_pages - f.rss_pages * 94 / 100;
     char *p = put_u(buf, size);
     p = put_sp(p, f.rss_pages);
     p = put_sp(p, shared);
