@@ -24,9 +24,9 @@ command -v gnuplot >/dev/null || { echo "attribution.sh: gnuplot is missing (apt
 tmp=$(mktemp -d /dev/shm/hwemu-attribution.XXXXXX)
 pid= spids=() lpids=() jpids=()
 cleanup() {
-    for p in "${jpids[@]}" "${spids[@]}"; do kill $p 2>/dev/null; done
-    [ -n "$pid" ] && kill $pid 2>/dev/null
-    wait 2>/dev/null
+    for p in "${jpids[@]}" "${spids[@]}"; do kill $p 2>/dev/null || true; done
+    [ -n "$pid" ] && kill $pid 2>/dev/null || true
+    wait 2>/dev/null || true
     rm -rf "$tmp"
     return 0
 }
@@ -78,13 +78,14 @@ run=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["runId"])
 for node in intel-0 amd-0; do
     surl=http://127.0.0.1:$(cat "$tmp/port-$node-node")/metrics
     (
-        for _ in $(seq "$n"); do
-            "$hwemu" exec --root "$tmp/r" --node $node -- python3 tests/cli/scaphandre_truth.py "$url" "$surl" $node 2.5 0.2
+        for _ in $(seq "$n"); do # an interval that fails (a timeout under load) is reported below
+            "$hwemu" exec --root "$tmp/r" --node $node -- python3 tests/cli/scaphandre_truth.py "$url" "$surl" $node 2.5 0.2 ||
+                true
         done >"$tmp/rows-$node.jsonl" 2>"$tmp/rows-$node.err"
     ) &
     lpids+=($!)
 done
-wait "${lpids[@]}"
+wait "${lpids[@]}" || true
 # the jobs' collectors run until the run has ended, and one interval more (a job's last interval)
 while [ "$(curl -s "$url/runs/$run" | python3 -c 'import json, sys; print(json.load(sys.stdin)["state"])')" = running ]; do
     sleep 1
