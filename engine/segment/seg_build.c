@@ -586,6 +586,21 @@ static int create_exclusive(const char *tmp)
     return -1;
 }
 
+/* Writes len bytes at the file's start: 0, or the errno (ENOSPC on a full filesystem). */
+static int write_all(int fd, const uint8_t *bytes, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = pwrite(fd, bytes + done, len - done, (off_t)done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : ENOSPC;
+        done += (size_t)w;
+    }
+    return 0;
+}
+
 int seg_image_write(const struct seg_image *img, const char *path, const char *node, struct seg *out, char *err,
                     size_t errlen)
 {
@@ -603,9 +618,13 @@ int seg_image_write(const struct seg_image *img, const char *path, const char *n
         snprintf(err, errlen, "%s: cannot create the segment: %s", tmp, strerror(rc));
         return rc;
     }
-    /* The whole file's space reserved now: a full filesystem is this error, not a SIGBUS at
-     * the first store into a page tmpfs cannot supply. */
-    int rc = posix_fallocate(fd, 0, (off_t)img->size);
+    /* The image goes in with write(), not through the map: tmpfs fills a page written whole
+     * without zeroing it first and without a page fault per page, which is most of a fresh
+     * render's time. Then the whole file's space is reserved: a full filesystem is this error,
+     * not a SIGBUS at the first store into a page tmpfs cannot supply. */
+    int rc = write_all(fd, img->bytes, img->used);
+    if (!rc)
+        rc = posix_fallocate(fd, 0, (off_t)img->size);
     if (rc) {
         snprintf(err, errlen, "%s: cannot reserve %zu bytes for the segment: %s (free space on the root's "
                  "filesystem, or choose another --root)", path, img->size, strerror(rc));
@@ -621,7 +640,6 @@ int seg_image_write(const struct seg_image *img, const char *path, const char *n
         return rc;
     }
     uint8_t *base = out->base;
-    memcpy(base, img->bytes, img->used);
     struct seg_header *h = (struct seg_header *)base;
     snprintf(h->node, sizeof h->node, "%s", node);
     h->engine_pid = (uint32_t)getpid();
