@@ -5,20 +5,27 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <unistd.h>
 
-/* View buffers: static (untouched pages cost nothing), claimed by compare-and-swap. Each holds
- * a 512-CPU /proc/stat (seg_view_bound). */
+/* View buffers: static (untouched pages cost nothing), claimed by compare-and-swap. A small one
+ * holds a 512-CPU /proc/stat (seg_view_bound, SEG_VIEW_SMALL_TEXT); a view longer than that (a
+ * many-CPU /proc/cpuinfo, up to SEG_VIEW_MAX_TEXT) takes one of the few large ones. Buffer
+ * numbers (emu_show.buf) are 1 .. EMU_VIEW_BUFS for the small, then the large. */
 #define EMU_VIEW_BUFS 32
-#define EMU_VIEW_SIZE SEG_VIEW_MAX_TEXT
+#define EMU_VIEW_SIZE SEG_VIEW_SMALL_TEXT
+#define EMU_VIEW_BIG_BUFS 4
+#define EMU_VIEW_BIG_SIZE SEG_VIEW_MAX_TEXT
 static char view_bufs[EMU_VIEW_BUFS][EMU_VIEW_SIZE];
-static _Atomic int view_taken[EMU_VIEW_BUFS];
+static char view_big_bufs[EMU_VIEW_BIG_BUFS][EMU_VIEW_BIG_SIZE];
+static _Atomic int view_taken[EMU_VIEW_BUFS + EMU_VIEW_BIG_BUFS];
 
-static int view_claim(void)
+static int view_claim(bool big)
 {
-    for (int i = 0; i < EMU_VIEW_BUFS; i++) {
+    int from = big ? EMU_VIEW_BUFS : 0, to = big ? EMU_VIEW_BUFS + EMU_VIEW_BIG_BUFS : EMU_VIEW_BUFS;
+    for (int i = from; i < to; i++) {
         int expected = 0;
         if (!atomic_load_explicit(&view_taken[i], memory_order_relaxed) &&
             atomic_compare_exchange_strong(&view_taken[i], &expected, 1))
@@ -27,9 +34,19 @@ static int view_claim(void)
     return 0;
 }
 
+static char *view_buf(int buf, size_t *cap)
+{
+    if (buf > EMU_VIEW_BUFS) {
+        *cap = EMU_VIEW_BIG_SIZE;
+        return view_big_bufs[buf - 1 - EMU_VIEW_BUFS];
+    }
+    *cap = EMU_VIEW_SIZE;
+    return view_bufs[buf - 1];
+}
+
 void emu_show_release(struct emu_show *sh)
 {
-    if (sh->buf > 0 && sh->buf <= EMU_VIEW_BUFS)
+    if (sh->buf > 0 && sh->buf <= EMU_VIEW_BUFS + EMU_VIEW_BIG_BUFS)
         atomic_store_explicit(&view_taken[sh->buf - 1], 0, memory_order_release);
     sh->buf = 0;
     sh->content = NULL;
@@ -56,12 +73,16 @@ ssize_t emu_read_at(struct emu_show *sh, uint32_t entry, int flags, int64_t off,
     if ((off == 0 || !sh->content) && !seg_entry_present(s, entry))
         return -ENODEV; /* under a job cgroup that is gone: kernfs answers a removed node so (fs/kernfs/file.c) */
     if ((off == 0 || !sh->content) && seg_view_of(s, entry)) {
-        if (!sh->buf && !(sh->buf = view_claim()))
+        size_t bound = seg_view_bound(s, entry), cap;
+        if (bound > EMU_VIEW_BIG_SIZE)
             return -ENOMEM;
-        if (seg_view_bound(s, entry) > EMU_VIEW_SIZE)
+        if (sh->buf && bound > EMU_VIEW_SIZE && sh->buf <= EMU_VIEW_BUFS)
+            emu_show_release(sh); /* the entry grew past a small buffer (a new segment): trade it */
+        if (!sh->buf && !(sh->buf = view_claim(bound > EMU_VIEW_SIZE)))
             return -ENOMEM;
-        sh->len = seg_view_render(s, entry, seg_now_ns(), view_bufs[sh->buf - 1], EMU_VIEW_SIZE);
-        sh->content = view_bufs[sh->buf - 1];
+        char *buf = view_buf(sh->buf, &cap);
+        sh->len = seg_view_render(s, entry, seg_now_ns(), buf, cap);
+        sh->content = buf;
     } else if (off == 0 || !sh->content) {
         sh->content = seg_read(s, entry, seg_now_ns(), sh->text, &sh->len);
     }

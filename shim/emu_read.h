@@ -2,9 +2,10 @@
  * (the shim's read family and lseek in wrap_file.c, the seccomp supervisor's in sv_answer.c),
  * as sysfs and procfs answer them (sysfs §1.3):
  *   read    a read at offset 0, or the first read of the description, computes the content
- *           (a view into one of EMU_VIEW_BUFS static buffers the description keeps until it is
- *           closed; with every buffer taken a read fails ENOMEM, as seq_file does when it
- *           cannot allocate)
+ *           (a view into one of the process's static view buffers, the description keeps it
+ *           until it is closed: 32 of SEG_VIEW_SMALL_TEXT, and 4 of SEG_VIEW_MAX_TEXT for a
+ *           longer view, a many-CPU /proc/cpuinfo; with every buffer of the size taken a read
+ *           fails ENOMEM, as seq_file does when it cannot allocate)
  *           (show, at the time of the call) and keeps it in the description; reads at other
  *           offsets continue in what was kept, then EOF; past its end EPERM (the kernel's
  *           quirk); a negative offset EINVAL; a directory EISDIR; a description opened

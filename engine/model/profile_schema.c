@@ -40,7 +40,10 @@ static const struct sfield cpu_fields[] = {
     FACT("stepping", SF_INT), FACT("sockets", SF_INT), FACT("coresPerSocket", SF_INT),
     FACT("threadsPerCore", SF_INT), FACT("diesPerPackage", SF_INT),
     PLAINW("numbering", "|socket-major-smt-last"), PLAIN("oneSocketPerVCPU", SF_BOOL),
-    PLAIN("hypervisor", SF_BOOL), FACT("cpuMHz", SF_FLOAT), PLAIN("flags", SF_STR),
+    PLAIN("hypervisor", SF_BOOL), FACT("cpuMHz", SF_FLOAT), FACT("flags", SF_STR),
+    FACT("microcode", SF_STR), FACT("cpuidLevel", SF_INT), FACT("vmxFlags", SF_STR), FACT("bugs", SF_STR),
+    FACT("tscKHz", SF_INT), FACT("tlbSize", SF_INT), FACT("physAddrBits", SF_INT), FACT("virtAddrBits", SF_INT),
+    FACT("powerManagement", SF_STR),
     PLAIN("cpuinfoVerbatim", SF_STR), END};
 static const struct sfield constraint_fields[] = {
     PLAIN("name", SF_STR), FACT("powerLimitUW", SF_INT), FACT("maxPowerUW", SF_INT),
@@ -65,7 +68,8 @@ static const struct sfield cpufreq_fields[] = {
     FACT("driver", SF_STR), FACT("governor", SF_STR), FACT("availableGovernors", SF_STR),
     {"policyGrouping", SF_STR, true, NULL, "|per-cpu|per-core"},
     FACT("cpuinfoMinKHz", SF_INT), FACT("cpuinfoMaxKHz", SF_INT), FACT("availableKHz", SF_INTLIST),
-    FACT("boost", SF_INT), PLAIN("minimal", SF_BOOL), FACT("hwp", SF_BOOL), FACT("baseKHz", SF_INT), END};
+    FACT("boost", SF_INT), PLAIN("minimal", SF_BOOL), FACT("hwp", SF_BOOL), FACT("baseKHz", SF_INT),
+    FACT("transitionLatencyNS", SF_INT), END};
 static const struct sfield hsmp_fields[] = {
     FACTW("layout", "platform"), FACT("capMaxUW", SF_INT), FACT("capDefaultUW", SF_INT), END};
 static const struct sfield cray_pm_fields[] = {FACT("rawScanHz", SF_INT), FACT("version", SF_INT), END};

@@ -469,6 +469,22 @@ static void check_node_cpu(struct vctx *c, const struct yt_node *t)
         VERR(c, yt_path(t, "cpu.diesPerPackage"), "cpu.diesPerPackage: must be >= 0");
     if (prof_bool(t, "cpu.oneSocketPerVCPU", false) && (k != 1 || th != 1))
         VERR(c, yt_path(t, "cpu.oneSocketPerVCPU"), "cpu.oneSocketPerVCPU: needs coresPerSocket 1 and threadsPerCore 1");
+    /* /proc/cpuinfo's numbers (render_cpuinfo.h): what the kernel's formats can print */
+    static const struct {
+        const char *path;
+        long long max;
+    } cpuinfo_ints[] = {{"cpu.cpuidLevel", 0x7fffffff}, {"cpu.tscKHz", 0xffffffffLL}, {"cpu.tlbSize", 0x7fffffff},
+                        {"cpu.physAddrBits", 64}, {"cpu.virtAddrBits", 64}};
+    for (size_t i = 0; i < sizeof cpuinfo_ints / sizeof cpuinfo_ints[0]; i++) {
+        long long v = prof_int(t, cpuinfo_ints[i].path, 0);
+        if (yt_path(t, cpuinfo_ints[i].path) && (v < 0 || v > cpuinfo_ints[i].max))
+            VERR(c, yt_path(t, cpuinfo_ints[i].path), "%s: %lld is outside 0..%lld", cpuinfo_ints[i].path, v,
+                 cpuinfo_ints[i].max);
+    }
+    const char *mc = prof_str(t, "cpu.microcode", "");
+    if (*mc && (strncmp(mc, "0x", 2) || !mc[2] || strspn(mc + 2, "0123456789abcdef") != strlen(mc + 2)))
+        VERR(c, yt_path(t, "cpu.microcode"), "cpu.microcode: \"%s\" is not a revision as the kernel prints it "
+             "(0x and lowercase hex digits, e.g. 0xa10110d)", mc);
 }
 
 static void check_powercap(struct vctx *c, const struct yt_node *t)
@@ -536,6 +552,10 @@ static void check_cpufreq(struct vctx *c, const struct yt_node *t)
     long long boost = prof_int(cf, "boost", 0);
     if (boost != 0 && boost != 1)
         VERR(c, yt_get(cf, "boost"), "cpufreq.boost: must be 0 or 1");
+    long long lat = prof_int(cf, "transitionLatencyNS", 0);
+    if (yt_get(cf, "transitionLatencyNS") && (lat < 0 || lat > 4294967295LL))
+        VERR(c, yt_get(cf, "transitionLatencyNS"),
+             "cpufreq.transitionLatencyNS: %lld is not an unsigned 32-bit count of ns (the kernel's %%u)", lat);
 }
 
 static void check_hsmp(struct vctx *c, const struct yt_node *t)

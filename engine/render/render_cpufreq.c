@@ -46,9 +46,19 @@ static bool setpolicy(int driver)
     return driver == PHYS_DRV_INTEL_PSTATE || driver == PHYS_DRV_AMD_PSTATE_EPP;
 }
 
-static long long latency_ns(int driver)
+/* cpuinfo_transition_latency (ns): the profile's cpufreq.transitionLatencyNS, else what the
+ * driver sets: intel_cpufreq (passive) INTEL_CPUFREQ_TRANSITION_LATENCY 20000 and amd-pstate
+ * (passive, guided) AMD_PSTATE_TRANSITION_LATENCY 20000 when _CPC gives none; intel_pstate
+ * (active) and amd-pstate-epp set none, so 0 (prometheus/procfs's intel_pstate fixture reads 0;
+ * cpupower prints "Cannot determine or is not supported" for an amd-pstate-epp policy,
+ * linrunner/TLP issue 764). acpi-cpufreq takes the largest _PSS TransitionLatency (µs) × 1000,
+ * capped at 20000 when _PCT is functional fixed hardware (acpi-cpufreq.c acpi_cpufreq_cpu_init):
+ * a firmware value, so a profile fact; 0 without one. */
+static long long latency_ns(const struct yt_node *cf, int driver)
 {
-    return driver == PHYS_DRV_INTEL_CPUFREQ || driver == PHYS_DRV_AMD_PSTATE ? 20000 : 0;
+    long long dflt = driver == PHYS_DRV_INTEL_CPUFREQ || driver == PHYS_DRV_AMD_PSTATE ? 20000 : 0;
+    long long v = prof_int(cf, "transitionLatencyNS", dflt);
+    return v < 0 ? 0 : v;
 }
 
 void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p)
@@ -126,7 +136,7 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
         stat_file(b, dir, "cpuinfo_min_freq", 0444, text);
         snprintf(path, sizeof path, "%s/cpuinfo_max_freq", dir);
         segb_dynamic(b, path, 0444, SEG_S, max_value, SV_NONE, SEG_NONE);
-        snprintf(text, sizeof text, "%lld\n", latency_ns(p->driver));
+        snprintf(text, sizeof text, "%lld\n", latency_ns(cf, p->driver));
         stat_file(b, dir, "cpuinfo_transition_latency", 0444, text);
         if (p->freq_n) {
             snprintf(text, sizeof text, "%s\n", table);

@@ -4,6 +4,7 @@
 #include "seg_view.h"
 
 #include "profile.h"
+#include "ytree.h"
 
 #include <limits.h>
 #include <math.h>
@@ -403,7 +404,35 @@ static bool cpuinfo_has_word(const char *words, const char *w)
     return false;
 }
 
-/* The flags line ("" when there are no flags). */
+/* The words of `text` that pass keep(), single-spaced, each after one space. */
+static bool cpuinfo_put_words(struct cpuinfo_buf *b, const char *text, bool (*keep)(const char *w, size_t n, bool hwp),
+                              bool hwp)
+{
+    bool any = false;
+    for (const char *p = text; *p;) {
+        while (*p && cpuinfo_is_space(*p))
+            p++;
+        const char *e = p;
+        while (*e && !cpuinfo_is_space(*e))
+            e++;
+        if (e > p && (!keep || keep(p, (size_t)(e - p), hwp))) {
+            cpuinfo_puts(b, " ");
+            cpuinfo_put(b, p, (size_t)(e - p));
+            any = true;
+        }
+        p = e;
+    }
+    return any;
+}
+
+/* HWP's flags (cpufeatures.h word 14: hwp, hwp_notify, hwp_act_window, hwp_epp, hwp_pkg_req)
+ * show only when the node has HWP (cpufreq.hwp): a profile that turns HWP off loses them. */
+static bool cpuinfo_keep_flag(const char *w, size_t n, bool hwp)
+{
+    return hwp || n < 3 || memcmp(w, "hwp", 3) || (n > 3 && w[3] != '_');
+}
+
+/* The flags line: "flags\t\t:" and the words (the kernel prints the key without words too). */
 static void cpuinfo_flags_line(struct cpuinfo_buf *b, const struct yt_node *tree)
 {
     const char *given = prof_str(tree, "cpu.flags", "");
@@ -417,34 +446,13 @@ static void cpuinfo_flags_line(struct cpuinfo_buf *b, const struct yt_node *tree
     if (hwp && !strcmp(prof_str(tree, "cpufreq.driver", ""), "intel_pstate"))
         implied[ni++] = "hwp_epp";
 
-    size_t start = b->len;
-    bool any = false;
     cpuinfo_puts(b, "flags\t\t:");
-    for (const char *p = given; *p;) {
-        while (*p && cpuinfo_is_space(*p))
-            p++;
-        const char *e = p;
-        while (*e && !cpuinfo_is_space(*e))
-            e++;
-        if (e > p) {
-            cpuinfo_puts(b, " ");
-            cpuinfo_put(b, p, (size_t)(e - p));
-            any = true;
-        }
-        p = e;
-    }
+    cpuinfo_put_words(b, given, cpuinfo_keep_flag, hwp);
     for (int i = 0; i < ni; i++)
         if (!cpuinfo_has_word(given, implied[i])) {
             cpuinfo_puts(b, " ");
             cpuinfo_puts(b, implied[i]);
-            any = true;
         }
-    if (!any) {
-        b->len = start;
-        if (b->p)
-            b->p[start] = 0;
-        return;
-    }
     cpuinfo_puts(b, "\n");
 }
 
@@ -460,13 +468,41 @@ static char *cpuinfo_dup(const char *s, size_t *len)
     return out;
 }
 
+/* `cache size`: on AMD the L2 (CPUID 0x80000006, amd.c), elsewhere the last level (intel.c
+ * init_intel_cacheinfo: L3, else L2): the sizeKB of that cpu.caches entry, 0 without one. */
+static long long cpuinfo_cache_kb(const struct yt_node *tree)
+{
+    const struct yt_node *caches = yt_path(tree, "cpu.caches");
+    if (!caches || caches->kind != YT_SEQ)
+        return 0;
+    bool amd = !strcmp(prof_str(tree, "cpu.vendorID", ""), "AuthenticAMD");
+    long long best_level = 0, kb = 0;
+    for (int k = 0; k < caches->n; k++) {
+        long long level = prof_int(caches->vals[k], "level", 0);
+        if (amd ? level == 2 : level >= 2 && level > best_level) {
+            best_level = level;
+            kb = prof_int(caches->vals[k], "sizeKB", 0);
+        }
+    }
+    return kb > 0 ? kb : 0;
+}
+
+static int cpuinfo_ceil_log2(long long v)
+{
+    int b = 0;
+    while (b < 31 && (1LL << b) < v)
+        b++;
+    return b;
+}
+
 char *render_cpuinfo(const struct yt_node *tree, size_t *len)
 {
     struct cpuinfo_shape sh = cpuinfo_shape_of(tree);
     if (sh.verbatim)
         return cpuinfo_dup(sh.verbatim, len);
 
-    /* What every block shares: lines 2-7 (head) and 11-12 (tail). */
+    /* What every block shares: vendor_id ... cache size (head) and fpu ... power management
+     * (tail); the numbered lines between them are per CPU. */
     struct cpuinfo_buf head = {0}, tail = {0}, out = {0};
     const char *model_name = prof_str(tree, "cpu.modelName", "");
     cpuinfo_puts(&head, "vendor_id\t: ");
@@ -478,29 +514,84 @@ char *render_cpuinfo(const struct yt_node *tree, size_t *len)
     cpuinfo_put_value(&head, *model_name ? model_name : "unknown");
     cpuinfo_puts(&head, "\n");
     cpuinfo_line_int(&head, "stepping\t", prof_int(tree, "cpu.stepping", 0));
+    const char *microcode = prof_str(tree, "cpu.microcode", "");
+    if (*microcode && strspn(microcode, "0x") != strlen(microcode)) { /* "", "0x0": revision 0, left out */
+        cpuinfo_puts(&head, "microcode\t: ");
+        cpuinfo_put_value(&head, microcode);
+        cpuinfo_puts(&head, "\n");
+    }
     cpuinfo_puts(&head, "cpu MHz\t\t: ");
     cpuinfo_put_mhz(&head, prof_num(tree, "cpu.cpuMHz", 0));
     cpuinfo_puts(&head, "\n");
+    long long cache_kb = cpuinfo_cache_kb(tree);
+    if (cache_kb > 0) {
+        cpuinfo_puts(&head, "cache size\t: ");
+        cpuinfo_put_int(&head, cache_kb);
+        cpuinfo_puts(&head, " KB\n");
+    }
+
+    cpuinfo_puts(&tail, "fpu\t\t: yes\nfpu_exception\t: yes\n");
+    cpuinfo_line_int(&tail, "cpuid level\t", prof_int(tree, "cpu.cpuidLevel", 0));
+    cpuinfo_puts(&tail, "wp\t\t: yes\n");
+    cpuinfo_flags_line(&tail, tree);
+    const char *vmx = prof_str(tree, "cpu.vmxFlags", "");
+    if (cpuinfo_has_word(prof_str(tree, "cpu.flags", ""), "vmx") && *vmx) {
+        cpuinfo_puts(&tail, "vmx flags\t:");
+        cpuinfo_put_words(&tail, vmx, NULL, false);
+        cpuinfo_puts(&tail, "\n");
+    }
+    cpuinfo_puts(&tail, "bugs\t\t:");
+    cpuinfo_put_words(&tail, prof_str(tree, "cpu.bugs", ""), NULL, false);
+    cpuinfo_puts(&tail, "\n");
+    /* bogomips: loops_per_jiffy/(500000/HZ) "." (lpj/(5000/HZ))%100 with the TSC's
+     * lpj = tsc_khz·1000/HZ (tsc.c), i.e. tsc_khz/500 with two truncated decimals, whatever HZ. */
+    long long tsc_khz = prof_int(tree, "cpu.tscKHz", 0);
+    if (tsc_khz < 0)
+        tsc_khz = 0;
+    char num[48];
+    snprintf(num, sizeof num, "bogomips\t: %lld.%02lld\n", tsc_khz / 500, tsc_khz / 5 % 100);
+    cpuinfo_puts(&tail, num);
+    long long tlb = prof_int(tree, "cpu.tlbSize", 0);
+    if (tlb > 0) {
+        cpuinfo_puts(&tail, "TLB size\t: ");
+        cpuinfo_put_int(&tail, tlb);
+        cpuinfo_puts(&tail, " 4K pages\n");
+    }
+    cpuinfo_puts(&tail, "clflush size\t: 64\ncache_alignment\t: 64\n");
+    cpuinfo_puts(&tail, "address sizes\t: ");
+    cpuinfo_put_int(&tail, prof_int(tree, "cpu.physAddrBits", 0));
+    cpuinfo_puts(&tail, " bits physical, ");
+    cpuinfo_put_int(&tail, prof_int(tree, "cpu.virtAddrBits", 0));
+    cpuinfo_puts(&tail, " bits virtual\n");
+    cpuinfo_puts(&tail, "power management:");
+    cpuinfo_put_words(&tail, prof_str(tree, "cpu.powerManagement", ""), NULL, false);
+    cpuinfo_puts(&tail, "\n\n");
 
     long long cores = sh.one_per_vcpu ? 1 : sh.c;
     long long siblings = sh.one_per_vcpu ? 1 : cpuinfo_mul_cap(sh.c, sh.t);
-    cpuinfo_line_int(&tail, "cpu cores\t", cores);
-    cpuinfo_flags_line(&tail, tree);
-    cpuinfo_puts(&tail, "\n");
+    /* APIC ids as render_topology derives them: thread bits, core bits, then the package */
+    int smt_bits = sh.one_per_vcpu ? 0 : cpuinfo_ceil_log2(sh.t);
+    int core_bits = sh.one_per_vcpu ? 0 : cpuinfo_ceil_log2(sh.c);
 
-    /* Per block: the shared parts plus four numbered lines of at most ~30 bytes each. */
+    /* Per block: the shared parts plus eight numbered lines of at most ~30 bytes each. */
     out.oom = head.oom || tail.oom;
-    size_t per = head.len + tail.len + 160;
+    size_t per = head.len + tail.len + 260;
     if (sh.n > 0 && per <= SIZE_MAX / (size_t)sh.n)
         cpuinfo_reserve(&out, per * (size_t)sh.n + 1);
     cpuinfo_puts(&out, ""); /* an empty node still gets a NUL-terminated text */
     for (int k = 0; k < sh.n && !out.oom; k++) {
         struct cpuinfo_cpu cpu = cpuinfo_place(&sh, k);
+        long long apic = sh.one_per_vcpu ? k
+                                         : (long long)cpu.socket << (smt_bits + core_bits) |
+                                               (long long)cpu.core << smt_bits | cpu.thread;
         cpuinfo_line_int(&out, "processor\t", k);
         cpuinfo_put(&out, head.p, head.len);
         cpuinfo_line_int(&out, "physical id\t", cpu.socket);
         cpuinfo_line_int(&out, "siblings\t", siblings);
         cpuinfo_line_int(&out, "core id\t\t", cpu.core);
+        cpuinfo_line_int(&out, "cpu cores\t", cores);
+        cpuinfo_line_int(&out, "apicid\t\t", apic);
+        cpuinfo_line_int(&out, "initial apicid\t", apic);
         cpuinfo_put(&out, tail.p, tail.len);
     }
     free(head.p);

@@ -4,30 +4,51 @@
  * threads. Other renderers (cpufreq policies, per-CPU directories) take the CPU list from here
  * so that every file of a node agrees on which CPU is where.
  *
- * The text (upstream §d; sysfs §13.1 for the kernel's order and padding):
+ * The text (the numbering as upstream §d; the fields as the kernel prints them):
  *  - cpu.cpuinfoVerbatim set (corpus replays): that text, byte for byte. The CPUs are read from
  *    it: one per blank-line-separated block with an integer `processor`; `physical id` and
  *    `core id` give socket and core (0 when unreadable), and the threads of one (socket, core)
  *    are numbered in the order their blocks appear.
  *  - otherwise one block per logical CPU k = 0 … S·C·T−1, ascending, each ending with an empty
- *    line (so the text ends "\n\n"). Every line is key, TAB padding, ": ", value:
+ *    line (so the text ends "\n\n"), in the order and padding of arch/x86/kernel/cpu/proc.c
+ *    show_cpuinfo (Linux 6.12). Every line is key, TAB padding, ":", then " value" (a line
+ *    without words is the bare key):
  *        processor\t: k
  *        vendor_id\t: cpu.vendorID
  *        cpu family\t: cpu.family
  *        model\t\t: cpu.model
  *        model name\t: cpu.modelName ("unknown" when empty, as the kernel prints)
  *        stepping\t: cpu.stepping
+ *        microcode\t: cpu.microcode as written ("0x…"; left out when empty or 0, as the
+ *                    kernel leaves out revision 0)
  *        cpu MHz\t\t: cpu.cpuMHz with exactly three decimals, rounded as "%.3f" rounds
+ *        cache size\t: <KB> KB, the sizeKB of a cpu.caches entry: level 2 on AuthenticAMD (the
+ *                    kernel takes CPUID 0x80000006's L2), the highest level ≥ 2 otherwise
+ *                    (intel.c: L3, else L2); left out without one
  *        physical id\t: socket of k
  *        siblings\t: C·T
  *        core id\t\t: core of k
  *        cpu cores\t: C
+ *        apicid\t\t: the APIC id render_topology derives: socket << (tb + cb) | core << tb |
+ *                    thread, tb = ⌈log2 T⌉, cb = ⌈log2 C⌉ (k on a VM with a package per vCPU)
+ *        initial apicid\t: the same
+ *        fpu\t\t: yes, fpu_exception\t: yes, cpuid level\t: cpu.cpuidLevel, wp\t\t: yes
  *        flags\t\t: the words of cpu.flags, then those the facts imply that are missing:
  *                    `hypervisor` (cpu.hypervisor), `hwp` (cpufreq.hwp) and `hwp_epp`
  *                    (cpufreq.hwp with cpufreq.driver intel_pstate), in the kernel's order
  *                    (cpufeatures.h: hypervisor is word 4, hwp and hwp_epp word 14);
- *                    single spaces; the line is left out when there are no words.
- *    No other keys: no apicid, bogomips, cache size or power management (upstream pins this).
+ *                    without cpufreq.hwp HWP's words (hwp and hwp_*) are dropped; single
+ *                    spaces; the bare key when there are none
+ *        vmx flags\t: the words of cpu.vmxFlags, only when they exist and flags has vmx
+ *        bugs\t\t: the words of cpu.bugs (the bare key when none)
+ *        bogomips\t: cpu.tscKHz / 500 "." (tscKHz / 5) mod 100: the kernel's
+ *                    lpj/(500000/HZ) "." (lpj/(5000/HZ)) % 100 with lpj = tsc_khz·1000/HZ
+ *                    (tsc.c sets loops_per_jiffy from the TSC), the same for every HZ
+ *        TLB size\t: cpu.tlbSize " 4K pages", only when > 0 (AMD)
+ *        clflush size\t: 64, cache_alignment\t: 64
+ *        address sizes\t: cpu.physAddrBits " bits physical, " cpu.virtAddrBits " bits virtual"
+ *        power management: the words of cpu.powerManagement (the bare key when none)
+ *    Each profile's values are sourced facts (its `sources`); docs/whole-node.md lists them.
  *  - Numbering (cpu.numbering "" or socket-major-smt-last, the only one): CPU k is on socket
  *    (k mod S·C)/C, core k mod C, thread k/(S·C): every first thread socket by socket, then the
  *    second threads. With cpu.oneSocketPerVCPU every CPU is its own package: physical id k,

@@ -96,9 +96,12 @@ enum seg_view {
 };
 #define SEG_VIEW_LAST SEG_VIEW_TEMPLATE
 
-/* The longest view text a reader must be able to hold (the shim's view buffers); a renderer makes
- * no view whose seg_view_bound exceeds it. */
-#define SEG_VIEW_MAX_TEXT (160 * 1024)
+/* The longest view text a reader must be able to hold (the shim's large view buffers: a
+ * 512-CPU /proc/cpuinfo with the kernel's every field, about 2.6 KB a CPU); a renderer makes no
+ * view whose seg_view_bound exceeds it. Every view but /proc/cpuinfo stays within
+ * SEG_VIEW_SMALL_TEXT (a 512-CPU /proc/stat), the size of most of a reader's buffers. */
+#define SEG_VIEW_MAX_TEXT (2 * 1024 * 1024)
+#define SEG_VIEW_SMALL_TEXT (160 * 1024)
 
 /* The view kind of an entry, SEG_VIEW_NONE when it is not a view. */
 int seg_view_of(const struct seg *s, uint32_t entry);
