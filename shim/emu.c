@@ -396,18 +396,24 @@ static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enu
         *entry = e;
         return 0;
     }
-    /* /proc/<file> for the files the node renders under proc/ (stat, loadavg, uptime, meminfo, modules):
-     * the node's; every other /proc path, and the per-process ones, the host's. */
-    if ((rest = under(abs, "/proc")) && rest[0] == '/' && !strchr(rest + 1, '/') && rest[1]) {
+    /* /proc itself and what the node renders under proc/: its files (stat, loadavg, uptime,
+     * meminfo, modules) and its jobs' processes (proc/<pid>/..., slot directories the node owns:
+     * docs/interfaces.md "Jobs as processes"). /proc lists the node's entries, then the host's;
+     * every other /proc path (self, the agent's own pid, every host process) is the host's. */
+    if ((rest = under(abs, "/proc"))) {
+        uint32_t e;
+        if (!rest[0] || !rest[strspn(rest, "/")]) {
+            if ((e = seg_lookup(s, "proc", 4)) == SEG_NONE)
+                return EMU_PASS;
+            *root = EMU_ROOT_PROC;
+            *entry = e;
+            return 0;
+        }
         int n = snprintf(rel, sizeof rel, "proc%s", rest);
         if (n < 0 || (size_t)n >= sizeof rel)
             return EMU_PASS;
-        uint32_t e = seg_lookup(s, rel, (size_t)n);
-        if (e == SEG_NONE || s->entries[e].kind != SEG_FILE)
-            return EMU_PASS;
         *root = EMU_ROOT_PROC;
-        *entry = e;
-        return 0;
+        return resolve_in(s, rel, (size_t)n, follow, false, entry);
     }
     return EMU_PASS;
 }
@@ -420,6 +426,16 @@ int emu_path_at(uint32_t dir, enum emu_root root, const char *path, bool follow,
     if (path[0] == '/') {
         enum emu_root r2;
         return emu_path(path, follow, entry, &r2);
+    }
+    if (root == EMU_ROOT_PROC) {
+        /* /proc's names are mapped one by one (cpuinfo is not under proc/ in the segment): the
+         * agent's path of the same name, as emu_path maps it */
+        char abs[SEG_PATH_MAX + 16];
+        int k = emu_agent_path(dir, root, abs, sizeof abs);
+        if (k < 0 || (size_t)snprintf(abs + k, sizeof abs - (size_t)k, "/%s", path) >= sizeof abs - (size_t)k)
+            return ENAMETOOLONG;
+        enum emu_root r2;
+        return emu_path(abs, follow, entry, &r2);
     }
     size_t plen = strlen(path);
     if (plen && path[plen - 1] == '/')
@@ -437,7 +453,9 @@ int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len)
     char named[SEG_PATH_MAX];
     const char *p = s ? agent_rel(s, entry, named, sizeof named) : "";
     int n;
-    if (root == EMU_ROOT_PROC)
+    if (root == EMU_ROOT_PROC && !strcmp(p, "proc"))
+        n = snprintf(buf, len, "/proc");
+    else if (root == EMU_ROOT_PROC)
         n = snprintf(buf, len, "/proc/%s", strncmp(p, "proc/", 5) ? p : p + 5);
     else if (!strncmp(p, "cgroup/", 7))
         n = snprintf(buf, len, "/sys/fs/cgroup/%s", p + 7); /* the unified hierarchy's root */

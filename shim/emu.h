@@ -4,7 +4,10 @@
  * or HWEMU_SEGMENT, a segment file), mapping its segment once, and the translation of the
  * paths an agent uses into the node's files:
  *   /proc/cpuinfo          -> cpuinfo
- *   /proc/<name>           -> proc/<name>      the files the node renders there (stat, ...)
+ *   /proc                  -> proc             listed with the host's entries after the node's
+ *   /proc/<name>[/...]     -> proc/<name>...   the files the node renders there (stat, ...) and
+ *                                              its jobs' processes (proc/<pid>/..., owned); any
+ *                                              other /proc path (self, host pids) is the host's
  *   /sys/fs/cgroup/.../cpuset.{cpus,mems}[.effective], cpuset.effective_{cpus,mems}
  *                          -> cgroup/cpuset.{cpus,mems}   whatever cgroup directory names them
  *   /dev/nvidiactl         -> dev/nvidiactl    on NVIDIA nodes (a character device 195:255)

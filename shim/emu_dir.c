@@ -46,7 +46,7 @@ void emu_dir_open(struct emu_listing *L, uint32_t dir, enum emu_root root)
     L->lo = bound(s, p, L->dlen, false);
     L->hi = bound(s, p, L->dlen, true);
     L->host_base = s->n_entries + 3;
-    L->overlay = root == EMU_ROOT_SYS && !emu_owned(s, dir);
+    L->overlay = (root == EMU_ROOT_SYS || root == EMU_ROOT_PROC) && !emu_owned(s, dir);
     L->next = 0;
     L->host_tried = false;
     L->host_fd = -1;
@@ -112,7 +112,12 @@ static bool node_has(const struct seg *s, const struct emu_listing *L, const cha
 {
     char path[SEG_PATH_MAX + NAME_MAX + 2];
     int n = snprintf(path, sizeof path, "%s/%s", seg_path(s, L->dir), name);
-    return n > 0 && (size_t)n < sizeof path && seg_lookup(s, path, (size_t)n) != SEG_NONE;
+    if (n <= 0 || (size_t)n >= sizeof path)
+        return false;
+    if (seg_lookup(s, path, (size_t)n) != SEG_NONE)
+        return true;
+    uint32_t e; /* a slot's current name (a job's pid under /proc) */
+    return (s->entries[L->dir].flags & SEG_F_SLOTS) && seg_resolve(s, path, (size_t)n, false, &e) == 0;
 }
 
 static uint64_t entry_ino(uint32_t e, enum emu_root root)

@@ -10,8 +10,8 @@
  * with d_type DT_DIR/DT_REG/DT_LNK and d_ino as emu_stat gives it (".." of the node's top
  * directory is the host's "/"). A directory reached through /sys that the node does not own
  * (neither it nor an ancestor carries SEG_F_OWNED: /sys, /sys/class, /sys/devices/system/cpu,
- * ...) then goes on with the host's entries of the same path, as the host gives them, minus
- * "." and ".." and the names the node has; owned directories and everything under /host-sys
+ * ...), and /proc itself (the node's files and jobs, then the host's processes), then goes on with the host's entries of the same path, as the host gives them, minus
+ * "." and ".." and the names the node has (a slot's by its current name); owned directories and everything under /host-sys
  * list the node's children only.
  *
  * Positions. One number says where a listing stands, so telldir/seekdir, d_off and the

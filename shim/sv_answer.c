@@ -248,6 +248,32 @@ struct loc {
 
 static char trace_path[PATH_MAX]; /* the last path looked at, for HWEMU_SV_TRACE */
 
+/* A host path the supervisor opens for the target (SV_HOST: a name under the node's /proc, opened
+ * through its emulated descriptor): "/proc/self" and "/proc/thread-self" would be the supervisor's
+ * own, so they become the target's "/proc/<tgid>" and "/proc/<tgid>/task/<tid>". false when the
+ * result does not fit. */
+static bool target_self(const struct sv_call *c, char *abs, size_t cap)
+{
+    const char *rest = NULL;
+    bool thread = false;
+    if (!strncmp(abs, "/proc/self", 10) && (abs[10] == 0 || abs[10] == '/'))
+        rest = abs + 10;
+    else if (!strncmp(abs, "/proc/thread-self", 17) && (abs[17] == 0 || abs[17] == '/'))
+        rest = abs + 17, thread = true;
+    if (!rest)
+        return true;
+    pid_t tgid = c->tid;
+    if (sv_ids(c->tid, &tgid, NULL, NULL) < 0)
+        tgid = c->tid;
+    char out[PATH_MAX + 64];
+    int n = thread ? snprintf(out, sizeof out, "/proc/%d/task/%d%s", (int)tgid, (int)c->tid, rest)
+                   : snprintf(out, sizeof out, "/proc/%d%s", (int)tgid, rest);
+    if (n < 0 || (size_t)n >= cap)
+        return false;
+    memcpy(abs, out, (size_t)n + 1);
+    return true;
+}
+
 /* Where (dirfd, path) lands: EMU_PASS (the kernel answers it), SV_HOST (a name the node does
  * not have under one of its directories, opened through an emulated directory descriptor: the
  * host's L->abs), 0 with L->entry and L->root, or an errno. With empty_ok (AT_EMPTY_PATH) an
@@ -293,7 +319,7 @@ static int locate(const struct sv_call *c, int dirfd, uint64_t upath, bool follo
         int k = emu_agent_path(d->entry, d->root, L->abs, sizeof L->abs);
         if (k < 0 || (size_t)snprintf(L->abs + k, sizeof L->abs - (size_t)k, "/%s", L->path) >= sizeof L->abs - (size_t)k)
             return ENAMETOOLONG;
-        return SV_HOST;
+        return target_self(c, L->abs, sizeof L->abs) ? SV_HOST : ENAMETOOLONG;
     }
     if (base[0] != '/')
         return EMU_PASS; /* not a directory (a socket, a pipe): the kernel says ENOTDIR */

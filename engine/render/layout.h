@@ -55,7 +55,13 @@ enum bind_kind {
     BK_UNIT_MEM_MAX, /* S: memory.max */
     BK_UNIT_WEIGHT,  /* S: cpu.weight */
     BK_UNIT_PROCS,   /* S: cgroup.procs of the unit's task */
+    /* the job's process /proc/<pid> (render_jobproc.c) */
+    BK_UNIT_PID,     /* S: the process's pid, no newline (the proc slot's id); empty: absent */
+    BK_UNIT_PROC,    /* S: "<pid> <starttime ticks> <threads> <first cpu>\n" for the process views */
+    BK_UNIT_NAME,    /* S: the job's name (the trace's jobId, at most SEG_TEXT_MAX - 1 bytes) for cmdline */
 };
+#define BK_UNIT_FIRST BK_UNIT_ID
+#define BK_UNIT_LAST BK_UNIT_NAME
 
 /* The pm_counters files published each tick (render_platform.c). */
 enum pm_file { PM_POWER, PM_ENERGY, PM_CPU_POWER, PM_CPU_ENERGY, PM_MEMORY_POWER, PM_MEMORY_ENERGY, PM_ACCEL_POWER,

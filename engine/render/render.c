@@ -52,6 +52,7 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_coretemp(l, tree, p); /* after every other hwmon device: it takes the next free numbers */
     render_cpuidle(l, tree, p);
     render_cgroup(l, p, cg);
+    render_jobproc(l, p, cg);
     render_kept_counters(l, p); /* after every energy_uj file */
     render_modules(l, tree);    /* last: it lists the drivers of the devices rendered above */
     /* What the node owns whole: the host's own files there never show through. */

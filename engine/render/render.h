@@ -19,6 +19,8 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
  * whose time counters its cpu.stat files read), and how many job slots it has. */
 void render_cgroup(struct node_layout *l, const struct phys_cpu_params *p, const struct job_cgroups *cg);
 int render_cgroup_slots(const struct phys_cpu_params *p, const struct job_cgroups *cg);
+/* Each job slot's process as proc/<pid> (render_jobproc.c; after render_cgroup). */
+void render_jobproc(struct node_layout *l, const struct phys_cpu_params *p, const struct job_cgroups *cg);
 void render_powercap(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);

@@ -175,6 +175,12 @@ double run_gpu_throughput(double ratio, int cls, double mem);
  * worker at every hook, the slots of the jobs that ended are released and the jobs that hold
  * none claim one (all released when the run ends). */
 void run_cgroup_path(const struct run *r, const struct run_job *j, char *buf, size_t cap);
+/* The pid of a job's process (its cgroup.procs and /proc/<pid> on its node): RUN_JOB_PID_BASE +
+ * the job's index. The base is the kernel's PID_MAX_LIMIT on 64-bit (include/linux/threads.h:
+ * 4 × 1024 × 1024): kernel.pid_max can never be set above it and a pid is always below pid_max,
+ * so no real process (the agent, its threads, any host process) can ever have one of these. */
+#define RUN_JOB_PID_BASE 4194304
+int run_job_pid(const struct run_job *j);
 void run_cgroup_sync(struct run *r, int i, struct node *nd);
 /* Energy totals: per class and idle, and the nodes' counters, since the start (µJ). */
 void run_energy(const struct run *r, uint64_t cls_uj[JOB_NCLASSES], uint64_t *idle_uj, uint64_t *nodes_uj);

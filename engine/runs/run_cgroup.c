@@ -12,8 +12,9 @@
  * (SLURM's ConstrainRAMSpace limit) or "max" (a Kubernetes pod without limits); cpu.weight 100, or
  * for a pod the kubelet's shares (requested millicores × 1024 / 1000) converted as runc converts
  * shares to cgroup v2 weight (1 + (shares - 2) × 9999 / 262142); the one process of cgroup.procs
- * is synthetic (10000 + the job's index; /proc/<pid> is not emulated). Never: placement (a job
- * always has a slot: placement counts them), the energy split. */
+ * is the job's process, /proc/<pid> of the node (engine/render/render_jobproc.c): pid
+ * run_job_pid(), named by the trace's jobId in its cmdline. Never: placement (a job always has a
+ * slot: placement counts them), the energy split. */
 #include "engine.h"
 #include "node.h"
 #include "run.h"
@@ -47,6 +48,11 @@ static void pod_uid(const struct run *r, const struct run_job *j, char sep, char
              (unsigned long long)(c >> 48), sep, (unsigned long long)(c & 0xffffffffffffULL));
     if (cid)
         snprintf(cid, 33, "%016llx%016llx", (unsigned long long)fnv1a(b, "c"), (unsigned long long)fnv1a(c, "c"));
+}
+
+int run_job_pid(const struct run_job *j)
+{
+    return RUN_JOB_PID_BASE + j->index;
 }
 
 void run_cgroup_path(const struct run *r, const struct run_job *j, char *buf, size_t cap)
@@ -86,7 +92,8 @@ static void claim(struct run *r, struct run_job *j, struct node *nd)
         .mem = (uint64_t)((double)req * (0.5 + 0.45 * mi)) / 4096 * 4096,
         .mem_max = r->e->spec.cgroups.manager == CG_KUBERNETES ? 0 : req,
         .weight = r->e->spec.cgroups.manager == CG_KUBERNETES ? (int)(1 + (shares - 2) * 9999 / 262142) : 100,
-        .pid = 10000 + j->index,
+        .pid = run_job_pid(j),
+        .name = t->id,
     };
     bool continued;
     j->slot = node_unit_claim(nd, &u, &continued);

@@ -102,6 +102,7 @@ void run_output_job(struct run_output *o, const struct engine *e, const struct r
     if (*cg) { /* where the job's cgroup was, and the CPU time its cpu.stat counted */
         cJSON_AddStringToObject(x, "cgroup", cg);
         cJSON_AddNumberToObject(x, "cgroupCpuSeconds", (double)j->cgroup_cpu_ns / 1e9);
+        cJSON_AddNumberToObject(x, "pid", run_job_pid(j)); /* its process, /proc/<pid> of the node */
     }
     cJSON *cpus = cJSON_AddArrayToObject(x, "cpus");
     for (int k = 0; j->cpus && k < t->cpus; k++)

@@ -53,6 +53,7 @@ struct node_write_note {
  * publishes and what it holds now. */
 struct node_unit {
     uint32_t v_id, v_cid, v_cpu, v_mask[2], v_mem, v_mem_max, v_weight, v_procs; /* SEG_NONE: none */
+    uint32_t v_pid, v_proc, v_name;  /* its process, /proc/<pid> (render_jobproc.c) */
     int nmask;
     bool used;                    /* a job holds it */
     bool dirty;                   /* its texts changed since the last publication */
@@ -61,6 +62,9 @@ struct node_unit {
     uint64_t mask[PHYS_MAX_CPUS / 64]; /* the CPUs it holds (CPU index bits) */
     uint64_t mem, mem_max;        /* bytes; mem_max 0: "max" */
     int weight, pid;
+    uint64_t start_ticks;         /* when it was claimed: USER_HZ ticks since the node's boot */
+    int threads, first_cpu;       /* its process's threads (one per CPU it holds) and lowest CPU */
+    char name[SEG_TEXT_MAX];      /* its process's cmdline argument (the job's name) */
     uint64_t origin_ns;           /* Σ of its CPUs' busy ns (this engine's physics) when it was claimed */
 };
 
@@ -72,7 +76,8 @@ struct node_unit_info {
     int ncpus;
     uint64_t mem, mem_max;        /* memory.current, memory.max (0: "max") in bytes */
     int weight;                   /* cpu.weight 1..10000 */
-    int pid;                      /* the one process cgroup.procs lists */
+    int pid;                      /* the one process cgroup.procs lists, and /proc/<pid> */
+    const char *name;             /* the job's name for its process's cmdline (truncated), or NULL */
 };
 
 /* One node as the engine holds it. */

@@ -22,7 +22,7 @@ void node_units_init(struct node *n)
     int k_max = -1;
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
-        if (k >= BK_UNIT_ID && k <= BK_UNIT_PROCS && n->binds[v].cpu > k_max)
+        if (k >= BK_UNIT_FIRST && k <= BK_UNIT_LAST && n->binds[v].cpu > k_max)
             k_max = n->binds[v].cpu;
     }
     n->nunits = k_max + 1;
@@ -34,11 +34,12 @@ void node_units_init(struct node *n)
     for (int k = 0; k < n->nunits; k++) {
         struct node_unit *u = &n->units[k];
         u->v_id = u->v_cid = u->v_cpu = u->v_mem = u->v_mem_max = u->v_weight = u->v_procs = SEG_NONE;
+        u->v_pid = u->v_proc = u->v_name = SEG_NONE;
         u->v_mask[0] = u->v_mask[1] = SEG_NONE;
     }
     for (uint32_t v = 0; v < n->nvalues; v++) {
         const struct binding *b = &n->binds[v];
-        if (b->kind < BK_UNIT_ID || b->kind > BK_UNIT_PROCS)
+        if (b->kind < BK_UNIT_FIRST || b->kind > BK_UNIT_LAST)
             continue;
         struct node_unit *u = &n->units[b->cpu];
         switch (b->kind) {
@@ -54,6 +55,9 @@ void node_units_init(struct node *n)
         case BK_UNIT_MEM_MAX: u->v_mem_max = v; break;
         case BK_UNIT_WEIGHT: u->v_weight = v; break;
         case BK_UNIT_PROCS: u->v_procs = v; break;
+        case BK_UNIT_PID: u->v_pid = v; break;
+        case BK_UNIT_PROC: u->v_proc = v; break;
+        case BK_UNIT_NAME: u->v_name = v; break;
         default: break;
         }
     }
@@ -131,6 +135,17 @@ int node_unit_claim(struct node *n, const struct node_unit_info *info, bool *con
     u->mem_max = info->mem_max;
     u->weight = info->weight;
     u->pid = info->pid;
+    snprintf(u->name, sizeof u->name, "%s", info->name ? info->name : "");
+    /* its process started now: the node's elapsed time (its boot) in USER_HZ ticks */
+    u->start_ticks = (n->cstart_elapsed_us + n->state.substeps * 1000) / 10000;
+    u->threads = 0;
+    u->first_cpu = -1;
+    for (int i = 0; i < info->ncpus; i++)
+        if (info->cpus[i] >= 0 && info->cpus[i] < PHYS_MAX_CPUS) {
+            u->threads++;
+            if (u->first_cpu < 0 || info->cpus[i] < u->first_cpu)
+                u->first_cpu = info->cpus[i];
+        }
     u->origin_ns = busy_sum(n, u, n->state.substeps, NULL);
     if (!*continued && u->v_cpu != SEG_NONE)
         n->cstart[u->v_cpu] = 0; /* a new job's CPU time starts at 0 */
@@ -226,6 +241,20 @@ void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, i
         else
             text_of(&x, "", 0);
         put(ch, nch, u->v_procs, &x);
+        /* the process: its texts, then its pid (the /proc slot's id) */
+        text_of(&x, u->name, u->used ? strlen(u->name) : 0);
+        put(ch, nch, u->v_name, &x);
+        if (u->used)
+            text_of(&x, t, (size_t)snprintf(t, sizeof t, "%d %llu %d %d\n", u->pid, (unsigned long long)u->start_ticks,
+                                            u->threads > 0 ? u->threads : 1, u->first_cpu > 0 ? u->first_cpu : 0));
+        else
+            text_of(&x, "", 0);
+        put(ch, nch, u->v_proc, &x);
+        if (u->used)
+            text_of(&x, t, (size_t)snprintf(t, sizeof t, "%d", u->pid));
+        else
+            text_of(&x, "", 0);
+        put(ch, nch, u->v_pid, &x);
         text_of(&x, u->cid, strlen(u->cid));
         put(ch, nch, u->v_cid, &x);
         text_of(&x, u->id, strlen(u->id));

@@ -37,6 +37,22 @@
  *   SEG_VIEW_CG_CPUS (cpuset.cpus.effective)
  *       a = the first of b text values holding a CPU mask as raw bytes (SEG_TEXT_MAX each, CPU c
  *       is bit c%8 of byte c/8 of the whole): the kernel's CPU list ("0-3,8\n", "\n" when empty).
+ *   SEG_VIEW_PID_STAT, SEG_VIEW_PID_STATUS, SEG_VIEW_PID_STATM (a job's process: /proc/<pid>/stat,
+ *   status, statm; docs/interfaces.md "Jobs as processes")
+ *       a = the elapsed counter (its horizon caps the read time), b = the unit's CPU-time counter,
+ *       c = the text value "<pid> <starttime> <threads> <cpu>\n" (starttime in USER_HZ ticks since
+ *       the node's boot, threads >= 1, cpu the lowest CPU it holds), d = the text value of the
+ *       unit's memory.current (bytes); words_off = the process's comm. From the CPU time U (ns):
+ *       usage_usec u = ⌊U/1000⌋ and user_usec ⌊u·9/10⌋ as cpu.stat shows them, utime = ⌊user_usec
+ *       / 10000⌋, stime = ⌊(u − user_usec) / 10000⌋ ticks, so both never decrease and agree with the
+ *       cgroup's cpu.stat; state R while its CPUs are busy (the counter's rate > 0), else S; rss =
+ *       memory.current in 4 KiB pages, vsize = 5/4 of it plus 16 MiB (assumed). A pid text that
+ *       is empty (the slot is free) gives an empty text. fs/proc/array.c (do_task_stat,
+ *       proc_pid_status) and fs/proc/array.c proc_pid_statm give the fields and their order.
+ *   SEG_VIEW_TEMPLATE (a text with values in it: a process's cmdline, its cgroup file)
+ *       words_off = the text with each "\x01<value index>\x02" replaced by that text value without
+ *       its trailing newline and each "\x03" by a NUL byte; a = the text's length, b = the number
+ *       of markers.
  * Time counters are SEG_V_COUNTER values read as lines (segment.h "Counters") in these units:
  * acc_uj is µs, rem_nj the sub-µs ns, power_uw the ns added per 1 ms substep, start_uj the µs
  * before the engine's start. The elapsed counter (power 1e6: wall time of the node) is
@@ -73,7 +89,12 @@ enum seg_view {
     SEG_VIEW_CG_CPU_STAT,
     SEG_VIEW_CG_MEMORY_STAT,
     SEG_VIEW_CG_CPUS,
+    SEG_VIEW_PID_STAT,
+    SEG_VIEW_PID_STATUS,
+    SEG_VIEW_PID_STATM,
+    SEG_VIEW_TEMPLATE,
 };
+#define SEG_VIEW_LAST SEG_VIEW_TEMPLATE
 
 /* The longest view text a reader must be able to hold (the shim's large view buffers: a
  * 512-CPU /proc/cpuinfo with the kernel's every field, about 2.6 KB a CPU); a renderer makes no

@@ -143,7 +143,9 @@
  * answers ENODEV while the slot is absent (seg_entry_present; kernfs does so for a removed
  * cgroup), and the new holder's file once the slot holds another id.
  * The placeholder itself also resolves while the slot is present (the emulator's own
- * descriptor paths use it); it is never listed.
+ * descriptor paths use it); it is never listed. The same slots carry the jobs' processes:
+ * proc/<SEG_SLOT_MARK>k (pattern SEG_SLOT_MARK alone: the directory is named by the pid its value
+ * holds) with its own task/<SEG_SLOT_MARK>0 holding the same value.
  *
  * Views: an S file whose `validator` is non-zero is computed at read time from several values
  * (/proc/stat, /proc/meminfo, cpuidle times, per-core temperatures, cpuinfo's MHz): its kind and
@@ -164,7 +166,10 @@
 #include <stdint.h>
 
 #define SEG_MAGIC "HWEMUSEG"
-#define SEG_VERSION 4u
+/* 5: the job slots' processes (proc/<pid>, slot directories under proc: docs/interfaces.md "Jobs
+ * as processes") and the views SEG_VIEW_PID_* and SEG_VIEW_TEMPLATE (seg_view.h); a reader of 4
+ * would show those files empty. */
+#define SEG_VERSION 5u
 #define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
 #define SEG_READ_MAX 4096       /* sysfs shows at most a page */
 #define SEG_NONE UINT32_MAX

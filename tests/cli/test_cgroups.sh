@@ -219,14 +219,14 @@ except OSError as e:
 PY
 nodev=$!
 for _ in $(seq 100); do
-    # once the short pod q has ended, p's directory is the only one (p: 2 CPUs, its process 10000)
+    # once the short pod q has ended, p's directory is the only one (p: 2 CPUs, its process 4194304)
     out=$(X --intercept seccomp -- sh -c "ls $B; [ \$(ls -d $B/kubepods-burstable-pod*.slice | wc -l) = 1 ] && cd $B/kubepods-burstable-pod*.slice && cat cpu.weight memory.max && ls -d cri-containerd-* && cat cri-containerd-*/cgroup.procs && grep usage_usec cri-containerd-*/cpu.stat" 2>&1)
     grep -q usage_usec <<<"$out" && break
     sleep 0.1
 done
 if grep -Eq '^kubepods-burstable-pod[0-9a-f]{8}_[0-9a-f]{4}_4[0-9a-f]{3}_[89ab][0-9a-f]{3}_[0-9a-f]{12}\.slice$' <<<"$out" &&
    grep -qx 79 <<<"$out" && grep -qx max <<<"$out" && grep -Eq '^cri-containerd-[0-9a-f]{64}\.scope$' <<<"$out" &&
-   grep -qx 10000 <<<"$out"; then ok; else bad "kubernetes layout: $out"; fi
+   grep -qx 4194304 <<<"$out"; then ok; else bad "kubernetes layout: $out"; fi
 wait $nodev
 grep -qx 'errno ENODEV' "$tmp/nodev.out" && ok || bad "a file of an ended job: $(cat "$tmp/nodev.out")"
 finish

@@ -1,5 +1,5 @@
-/* Unit tests of the segment's slot directories (segment.h "Slots") and the cgroup views
- * (seg_view.h SEG_VIEW_CG_*): a slot resolves by its current name only while present, its
+/* Unit tests of the segment's slot directories (segment.h "Slots"), the cgroup views
+ * (seg_view.h SEG_VIEW_CG_*) and a job's process views (SEG_VIEW_PID_*, SEG_VIEW_TEMPLATE): a slot resolves by its current name only while present, its
  * placeholder is never a name an absent slot answers to, nested slots follow their own ids,
  * seg_entry_present sees an absent ancestor, and cpu.stat / cpuset / memory.stat texts follow
  * the published values. Expected texts are computed by hand from the values published here. */
@@ -22,7 +22,7 @@ static char path[256];
 
 struct fx {
     struct seg s;
-    uint32_t v_id[2], v_cid, v_el, v_busy[2], v_unit, v_mask, v_mem;
+    uint32_t v_id[2], v_cid, v_el, v_busy[2], v_unit, v_mask, v_mem, v_pid, v_info, v_name;
     uint32_t e_stat, e_cpus, e_mem, e_root;
 };
 
@@ -68,6 +68,25 @@ static int setup(void **st)
             segb_static(b, p2, 0444, "7\n", 2);
         }
     }
+    /* a job's process (render_jobproc.c's layout): proc/<pid> over slot 0's values */
+    f->v_pid = segb_value_text(b, "");
+    f->v_info = segb_value_text(b, "");
+    f->v_name = segb_value_text(b, "");
+    assert_int_not_equal(segb_slot_dir(b, "proc", 0, f->v_pid, "\x01", dir, sizeof dir), SEG_NONE);
+    uint32_t pv = segb_param(b, (struct seg_param){.a = f->v_el, .b = f->v_unit, .c = f->v_info, .d = f->v_mem,
+                                                   .related = SEG_NONE}, "hwemu-job");
+    static const char *const pfiles[] = {"stat", "status", "statm"};
+    static const uint16_t pviews[] = {SEG_VIEW_PID_STAT, SEG_VIEW_PID_STATUS, SEG_VIEW_PID_STATM};
+    for (int i = 0; i < 3; i++) {
+        char p2[300];
+        snprintf(p2, sizeof p2, "%s/%s", dir, pfiles[i]);
+        segb_dynamic(b, p2, 0444, SEG_S, f->v_info, pviews[i], pv);
+    }
+    char tpl[64], p3[300];
+    int tl = snprintf(tpl, sizeof tpl, "hwemu-job\x03\x01%u\x02\x03", f->v_name);
+    uint32_t tp = segb_param(b, (struct seg_param){.a = tl, .b = 1, .related = SEG_NONE}, tpl);
+    snprintf(p3, sizeof p3, "%s/cmdline", dir);
+    segb_dynamic(b, p3, 0444, SEG_S, f->v_name, SEG_VIEW_TEMPLATE, tp);
     /* out of order: slot 3 before 2 is refused */
     struct seg_builder *bad = segb_new();
     uint32_t v = segb_value_text(bad, "");
@@ -236,11 +255,78 @@ static void test_views(void **st)
     assert_true(n <= seg_view_bound(&f->s, e));
 }
 
+/* Publishes the process values (pid "" = the slot is free) over publish()'s lines. */
+static void publish_proc(struct fx *f, const char *pid, const char *info, const char *name, int64_t t0)
+{
+    struct seg *s = &f->s;
+    seg_publish_begin(s);
+    for (int copy = 0; copy < 2; copy++) {
+        struct seg_value *c = seg_writable_copy(s);
+        text(&c[f->v_pid], pid, strlen(pid));
+        text(&c[f->v_info], info, strlen(info));
+        text(&c[f->v_name], name, strlen(name));
+        if (!copy)
+            seg_publish_flip(s);
+    }
+    seg_publish_end(s, t0);
+}
+
+static size_t show(struct fx *f, const char *p, int64_t now, char *buf, size_t cap)
+{
+    uint32_t e;
+    assert_int_equal(res(f, p, &e), 0);
+    size_t n = seg_view_render(&f->s, e, now, buf, cap);
+    assert_true(n <= seg_view_bound(&f->s, e));
+    buf[n] = 0;
+    return n;
+}
+
+static void test_process_views(void **st)
+{
+    struct fx *f = *st;
+    uint32_t e;
+    publish(f, "1", "", "", 1000);
+    publish_proc(f, "", "", "", 1000);
+    assert_int_equal(res(f, "proc/4194304/stat", &e), ENOENT); /* a free slot: no process */
+    publish_proc(f, "4194304", "4194304 120 2 4\n", "job-a", 1000);
+    char buf[4096];
+    int64_t now = 1000 + 5 * 1000000 + 10;
+    /* the unit's CPU time 25.010000999 s (test_views): usage 25010000 us, user_usec 22509000,
+     * system_usec 2501000, so utime 2250 and stime 250 ticks; memory 1000000 bytes: rss 244
+     * pages, vsize (244 + 61) pages + 16 MiB = 18026496; running (rate 2 ms per substep) */
+    show(f, "proc/4194304/stat", now, buf, sizeof buf);
+    assert_string_equal(buf, "4194304 (hwemu-job) R 1 4194304 4194304 0 -1 4194304 0 0 0 0 2250 250 0 0 20 0 2 0 120 "
+                             "18026496 244 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 4 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+    int fields = 0;
+    for (char *t = strtok(buf, " \n"); t; t = strtok(NULL, " \n"))
+        fields++;
+    assert_int_equal(fields, 52); /* fs/proc/array.c do_task_stat */
+    /* frozen at the horizon: 27 s of CPU time, never more */
+    show(f, "proc/4194304/stat", 1000 + 5000 * 1000000LL, buf, sizeof buf);
+    assert_non_null(strstr(buf, " 2430 270 0 0 "));
+    show(f, "proc/4194304/status", now, buf, sizeof buf);
+    assert_non_null(strstr(buf, "Name:\thwemu-job\n"));
+    assert_non_null(strstr(buf, "State:\tR (running)\nTgid:\t4194304\n"));
+    assert_non_null(strstr(buf, "\nPid:\t4194304\nPPid:\t1\n"));
+    assert_non_null(strstr(buf, "VmRSS:\t     976 kB\nRssAnon:\t     917 kB\nRssFile:\t      59 kB\n"));
+    assert_non_null(strstr(buf, "\nThreads:\t2\n"));
+    /* statm: size resident shared text lib data dt; shared = 244 - 244 * 94 / 100 = 15 */
+    show(f, "proc/4194304/statm", now, buf, sizeof buf);
+    assert_string_equal(buf, "4401 244 15 1 0 229 0\n");
+    size_t n = show(f, "proc/4194304/cmdline", now, buf, sizeof buf);
+    assert_int_equal(n, 16);
+    assert_memory_equal(buf, "hwemu-job\0job-a\0", 16);
+    /* the slot freed: the process is gone by its pid */
+    publish_proc(f, "", "", "", 1000);
+    assert_int_equal(res(f, "proc/4194304/stat", &e), ENOENT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_names_and_presence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_views, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_process_views, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
