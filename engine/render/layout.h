@@ -47,6 +47,10 @@ enum bind_kind {
                       * the node renders no energy_uj for (DRAM on AMD, psys on most nodes). It is in
                       * the ledger only, never published: a restart carries the zone's energy on, so
                       * the node's energy (/debug/energy, the exporters, pm_counters) never goes back */
+    BK_CF_STAT,      /* S counter: a cpufreq/stats line of the table-driver policy whose first CPU index is
+                      * cpu (render_cpufreq.c, published by runtime/node_cfstats.c): zone 0 the time in
+                      * a table entry, zone 1 a transition count; pkg = the table's entries */
+    BK_CF_RESET,     /* A: cpufreq/stats/reset of the policy whose first CPU index is cpu */
     /* job cgroup slot `cpu` (render_cgroup.c; published by runtime/node_unit.c) */
     BK_UNIT_ID,      /* S: the slot's id (zone 0), its container's id (zone 1); empty: absent */
     BK_UNIT_CPU,     /* S counter: the unit's CPU time (seg_view.h time units), in the ledger */

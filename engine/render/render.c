@@ -46,6 +46,7 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_hsmp(l, tree, p);
     render_cpuinfo_entry(l, tree, p->cpu_policy, p->cpu_pkg_n);
     render_proc(l, tree, p);
+    render_cpufreq_stats(l, tree, p);
     render_gpus(l, tree, p, g);
     render_msr(l, tree, p);
     render_platform(l, tree, g);

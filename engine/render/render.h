@@ -28,6 +28,9 @@ void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct
 void render_msr(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 /* state/platform/power, /dev/ipmi0 and, when the profile declares them, Cray pm_counters. */
 void render_platform(struct node_layout *l, const struct yt_node *tree, const struct phys_gpu_params *g);
+/* cpufreq/stats of every table-driver policy (render_cpufreq.c; after render_cpufreq and
+ * render_proc, whose policies and elapsed counter it reads). */
+void render_cpufreq_stats(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 /* /proc/stat, uptime, loadavg, meminfo and their values (render_proc.c). */
 void render_proc(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 /* coretemp / k10temp hwmon devices (render_coretemp.c). */

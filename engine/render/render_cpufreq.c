@@ -18,6 +18,10 @@
  * related_cpus, scaling_available_frequencies (table drivers), and with HWP (intel_pstate) or
  * amd-pstate-epp: energy_performance_preference (A) and its available list; base_frequency on
  * intel_pstate with HWP.
+ * cpufreq/stats/ (render_cpufreq_stats, table drivers: acpi-cpufreq): time_in_state,
+ * total_trans, trans_table (views of per-policy counters, seg_view.h SEG_VIEW_CF_*) and reset
+ * (A, 0200: clears them at the engine's next tick). intel_pstate and amd-pstate register no
+ * frequency table, so a real machine has no stats directory there, nor does the node.
  * What agents write to a policy goes to every CPU of the policy in the physics, which runs each
  * CPU's own frequency; scaling_cur_freq shows the policy's first CPU. */
 #include "params.h"
@@ -25,6 +29,7 @@
 #include "profile.h"
 #include "render_cpuinfo.h"
 #include "seg_attr.h"
+#include "seg_view.h"
 #include "ytree.h"
 
 #include <stdio.h>
@@ -236,4 +241,67 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
         segb_dynamic(b, CPU "/amd_pstate/status", 0644, SEG_A,
                      layout_value(l, mode, (struct binding){.kind = BK_STATIC}), SV_IGNORE, SEG_NONE);
     }
+}
+
+/* cpufreq_stats.c (6.x) cpufreq_stats_create_table: a policy with a frequency table gets stats/,
+ * one state per distinct table frequency, in table order. Per policy: the table's k time lines
+ * and k² transition counters (consecutive values: the views read them from the first), in the
+ * ledger so they continue across a restart. */
+void render_cpufreq_stats(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p)
+{
+    const struct yt_node *cf = yt_get(tree, "cpufreq");
+    int k = p->freq_n;
+    if (!cf || prof_bool(cf, "minimal", false) || p->driver != PHYS_DRV_ACPI_CPUFREQ || k < 1 ||
+        k > SEG_CF_MAX_STATES)
+        return;
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < i; j++)
+            if (p->freq_khz[i] == p->freq_khz[j])
+                return; /* the kernel drops duplicates; no profile has any: render none rather than guess */
+    uint32_t elapsed = SEG_NONE;
+    for (uint32_t v = 0; v < l->nbinds && elapsed == SEG_NONE; v++)
+        if (l->binds[v].kind == BK_ELAPSED)
+            elapsed = v;
+    struct cpuinfo_cpu *cpus = NULL;
+    int ncpu = cpuinfo_cpus(tree, &cpus);
+    if (ncpu < 0)
+        abort();
+    if (elapsed == SEG_NONE) {
+        free(cpus);
+        return;
+    }
+    char table[SEG_CF_MAX_STATES * 12] = "", dir[256], path[512];
+    for (int i = 0; i < k; i++) {
+        size_t used = strlen(table);
+        snprintf(table + used, sizeof table - used, "%s%lld", i ? " " : "", (long long)p->freq_khz[i]);
+    }
+    struct seg_builder *b = l->b;
+    uint32_t npol = l->nbinds; /* the policies are the scaling_cur_freq values rendered so far */
+    for (uint32_t pv = 0; pv < npol; pv++) {
+        if (l->binds[pv].kind != BK_CUR_FREQ || l->binds[pv].cpu >= ncpu)
+            continue;
+        uint16_t cpu = l->binds[pv].cpu;
+        uint32_t first = SEG_NONE;
+        for (int i = 0; i < k + k * k; i++) {
+            uint32_t v = layout_counter_ex(l, 1000, 64, false,
+                                           (struct binding){.kind = BK_CF_STAT, .zone = (uint8_t)(i >= k),
+                                                            .pkg = (uint8_t)k, .cpu = cpu});
+            if (i == 0)
+                first = v;
+        }
+        uint32_t param = segb_param(b, (struct seg_param){.a = elapsed, .b = first, .c = k, .related = SEG_NONE},
+                                    table);
+        snprintf(dir, sizeof dir, CPU "/cpufreq/policy%d/stats", cpus[cpu].id);
+        segb_dir(b, dir, 0755);
+        snprintf(path, sizeof path, "%s/time_in_state", dir);
+        segb_dynamic(b, path, 0444, SEG_S, first, SEG_VIEW_CF_TIME, param);
+        snprintf(path, sizeof path, "%s/total_trans", dir);
+        segb_dynamic(b, path, 0444, SEG_S, first, SEG_VIEW_CF_TOTAL, param);
+        snprintf(path, sizeof path, "%s/trans_table", dir);
+        segb_dynamic(b, path, 0444, SEG_S, first, SEG_VIEW_CF_TRANS, param);
+        snprintf(path, sizeof path, "%s/reset", dir);
+        segb_dynamic(b, path, 0200, SEG_A, layout_value(l, "\n", (struct binding){.kind = BK_CF_RESET, .cpu = cpu}),
+                     SV_TRIGGER, segb_param(b, (struct seg_param){.related = SEG_NONE}, NULL));
+    }
+    free(cpus);
 }

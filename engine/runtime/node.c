@@ -150,6 +150,7 @@ static void apply(struct node *n, const struct binding *b, const char *text)
     case BK_MIN_PERF_PCT: n->state.min_perf_pct = (int32_t)(v < 0 ? 0 : v > 100 ? 100 : v); break;
     case BK_HSMP_CAP: k->hsmp_cap_uw = v; break;
     case BK_GPU_SET: apply_gpu(n, b, text, v); break;
+    case BK_CF_RESET: node_cfstats_reset(n, b->cpu); break;
     default: break;
     }
 }
@@ -682,6 +683,8 @@ static void write_ledger(struct node *n, int64_t now_wall)
             n->totals[k] = n->cstart[v] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
         else if (b->kind == BK_UNIT_CPU)
             n->totals[k] = node_unit_total_us(n, v, until_sub);
+        else if (b->kind == BK_CF_STAT)
+            n->totals[k] = node_cfstats_total_us(n, v, until_sub);
         else
             n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
                                                     : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
@@ -909,6 +912,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
     n->horizon_ns = until_mono > now_mono ? until_mono - n->mono_origin : n->state.now_ns;
     collect_s_values(n, ch, &nch, n->horizon_ns, now_wall);
     collect_busy_lines(n, ch, &nch);
+    node_cfstats_collect(n, ch, &nch);
     node_units_collect(n, ch, &nch, n->horizon_ns);
     publish(n, ch, nch, now_mono);
     free(ch);
@@ -969,7 +973,7 @@ static void resume_counters(struct node *n, struct phys_cpu_params *p, const uin
             n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0].start_uj = (int64_t)totals[k];
             continue;
         }
-        if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY || b->kind == BK_UNIT_CPU) {
+        if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY || b->kind == BK_UNIT_CPU || b->kind == BK_CF_STAT) {
             /* time counters: the ledger holds them at their horizon (write_ledger), and the
              * busy lines' open-ended nsub makes seg_resume_total keep the ledger's value */
             n->cstart[n->counters[k]] = totals[k];
@@ -1132,6 +1136,7 @@ static void free_arrays(struct node *n)
         free(*arrays[i]);
         *arrays[i] = NULL;
     }
+    node_cfstats_free(n);
 }
 
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
@@ -1173,7 +1178,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
         if (k == BK_ENERGY || k == BK_ENERGY_KEPT || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY ||
-            k == BK_UNIT_CPU)
+            k == BK_UNIT_CPU || k == BK_CF_STAT)
             n->counters[n->ncounters++] = v;
         if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
             k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
@@ -1183,6 +1188,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
             n->busy_values[n->nbusy++] = v; /* by CPU index (render_proc makes them in order) */
     }
     node_units_init(n);
+    node_cfstats_init(n);
     for (uint32_t v = 0; v <= n->nvalues; v++) {
         n->shown[v] = -1; /* nothing shown yet: the first tick publishes every value */
         n->busy_shown[v] = UINT64_MAX;
@@ -1240,6 +1246,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     phys_cpu_init(&n->params, &n->state);
     if (n->resumed && !salvaged)
         resume_writes(n);
+    node_cfstats_forget_resets(n); /* a reset acts once, at the tick after its write */
     n->ev_tail = atomic_load(&n->seg.h->ring_head);
     n->mono_origin = seg_now_ns();
     struct timespec ts;

@@ -142,6 +142,18 @@ struct node {
     int64_t wake_mono;
     struct node_unit *units;       /* the job cgroup slots (node_unit.c) */
     int nunits;
+    /* cpufreq/stats of the table-driver policies (node_cfstats.c) */
+    struct node_cfpol {
+        uint32_t v0;               /* its first stat value: k time lines, then the k² counts */
+        uint16_t cpu;              /* its first CPU index */
+        uint8_t k;                 /* table entries */
+        int8_t cur;                /* the entry it is in (-1: before the first tick) */
+        bool all;                  /* publish every line at the next tick (the first one, a reset) */
+        bool reset;                /* an agent wrote reset: cleared at the next tick */
+    } *cfpol;
+    int ncfpol;
+    uint64_t *cf_base;             /* per value: ns of a stat line up to its last stop (counts x 1000) */
+    uint64_t *cf_since;            /* per value: the substep its entry became current, UINT64_MAX: not */
 };
 
 /* Job cgroups (node_unit.c, docs/interfaces.md "Job cgroups"); called on the node's worker
@@ -202,6 +214,15 @@ void node_units_init(struct node *n);
 void node_units_salvage(struct node *n);
 void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns);
 uint64_t node_unit_total_us(const struct node *n, uint32_t v, uint64_t until_sub);
+/* cpufreq/stats (node_cfstats.c): the policies from the bindings (at open), a reset an agent
+ * wrote (node.c's drain) and dropping the resets a resume re-applied, this tick's lines appended
+ * to ch (at most k + k² a policy), a line's total in µs at substep until_sub for the ledger. */
+void node_cfstats_init(struct node *n);
+void node_cfstats_free(struct node *n);
+void node_cfstats_reset(struct node *n, uint16_t cpu);
+void node_cfstats_forget_resets(struct node *n);
+void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch);
+uint64_t node_cfstats_total_us(const struct node *n, uint32_t v, uint64_t until_sub);
 /* A stable hash of a profile tree's values (keys, values, order), for the layout hash. */
 uint64_t node_tree_hash(const struct yt_node *tree);
 

@@ -37,6 +37,8 @@
  *                      0 turns the limit off: 1..62499 uW is one 1/8 W step, and values near
  *                      2^64 saturate at the last step instead of wrapping
  *   SV_MAX_MS          powerN_max_interval: kstrtoul0 ms, above a -> EINVAL
+ *   SV_TRIGGER         cpufreq/stats/reset: any text is taken (store_reset reads none) and
+ *                      stored as "1\n", so every write is a new slot sequence the engine acts on
  */
 #ifndef HWEMU_SEG_ATTR_H
 #define HWEMU_SEG_ATTR_H
@@ -63,6 +65,7 @@ enum seg_validator {
     SV_DPM_LEVEL,
     SV_INTEL_PL1,
     SV_MAX_MS,
+    SV_TRIGGER,
 };
 
 /* Decides one write of buf[0..len) to entry at now_ns. Returns 0 with the normalised text in

@@ -62,6 +62,16 @@ size_t seg_view_bound(const struct seg *s, uint32_t entry)
                    ? (size_t)pa->a + (size_t)pa->b * SEG_TEXT_MAX + 16
                    : 0;
     }
+    if (kind == SEG_VIEW_CF_TIME || kind == SEG_VIEW_CF_TOTAL || kind == SEG_VIEW_CF_TRANS) {
+        int64_t c = param_of(s, entry)->c;
+        if (c < 1 || c > SEG_CF_MAX_STATES)
+            return 0;
+        if (kind == SEG_VIEW_CF_TOTAL)
+            return 32;
+        if (kind == SEG_VIEW_CF_TIME) /* "<10 digits> <20 digits>\n" per entry */
+            return (size_t)c * 32 + 16;
+        return (size_t)(c + 1) * (12 + (size_t)c * 21) + 64; /* ≥ 9 columns, a count may be wider */
+    }
     if (kind == SEG_VIEW_CPUINFO) { /* each marker (≥ 3 bytes) becomes at most 24 */
         const struct seg_param *pa = param_of(s, entry);
         return pa->a > 0 && pa->a < (int64_t)s->strings_size && pa->b >= 0 && pa->b <= pa->a
@@ -874,6 +884,119 @@ static size_t render_template(const struct seg *s, const struct seg_param *pa, c
     return (size_t)(p - buf);
 }
 
+/* --- cpufreq/stats ---------------------------------------------------------------------------- */
+
+struct cf_stats {
+    int k;                                   /* table entries */
+    int cur;                                 /* the running entry, -1: none */
+    uint32_t khz[SEG_CF_MAX_STATES];
+    uint64_t time_ns[SEG_CF_MAX_STATES];
+    uint64_t trans[SEG_CF_MAX_STATES * SEG_CF_MAX_STATES];
+};
+
+/* The policy's table (words_off) and its lines at now_ns from one latch generation: false when
+ * the param is bad. */
+static bool cf_read(const struct seg *s, const struct seg_param *pa, int64_t now_ns, struct cf_stats *st)
+{
+    uint32_t nv = s->n_values;
+    if (pa->c < 1 || pa->c > SEG_CF_MAX_STATES || pa->a < 0 || pa->a >= nv || pa->b < 0 ||
+        pa->b + pa->c + pa->c * pa->c > nv || pa->words_off >= s->strings_size)
+        return false;
+    int k = (int)pa->c;
+    st->k = k;
+    const char *w = s->strings + pa->words_off;
+    for (int i = 0; i < k; i++) { /* the pool ends in a NUL and a zero page (segment.h "Trust") */
+        while (*w == ' ')
+            w++;
+        uint64_t v = 0;
+        while (*w >= '0' && *w <= '9' && v < UINT32_MAX)
+            v = v * 10 + (uint64_t)(*w++ - '0');
+        st->khz[i] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+    }
+    int64_t substep = s->substep_ns;
+    for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
+        uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+        const struct seg_value *copy = s->copy[g & 1];
+        const struct seg_value *ev = &copy[pa->a];
+        struct line el = line_of(ev);
+        int64_t horizon = ev->ctr.t0_ns + (int64_t)ev->nsub * substep;
+        int64_t t = now_ns < horizon ? now_ns : horizon;
+        uint64_t elapsed = line_at(&el, t, substep);
+        st->cur = -1;
+        for (int i = 0; i < k + k * k; i++) {
+            struct line l = line_of(&copy[pa->b + i]);
+            uint64_t v = line_at(&l, t, substep);
+            v = v < elapsed ? v : elapsed;
+            if (i < k) {
+                st->time_ns[i] = v;
+                if (l.rate)
+                    st->cur = i;
+            } else {
+                st->trans[i - k] = v / 1000;
+            }
+        }
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
+            break;
+    }
+    return true;
+}
+
+/* "%9u": right-aligned in 9 columns, wider when it needs more. */
+static char *put_u9(char *p, uint64_t v)
+{
+    int n = ndigits(v);
+    for (; n < 9; n++)
+        *p++ = ' ';
+    return put_u(p, v);
+}
+
+static size_t render_cf(const struct seg *s, int kind, const struct seg_param *pa, int64_t now_ns, char *buf,
+                        size_t cap)
+{
+    struct cf_stats st;
+    if (!cf_read(s, pa, now_ns, &st))
+        return 0;
+    size_t need = kind == SEG_VIEW_CF_TOTAL ? 32
+                : kind == SEG_VIEW_CF_TIME  ? (size_t)st.k * 32 + 16
+                                            : (size_t)(st.k + 1) * (12 + (size_t)st.k * 21) + 64;
+    if (cap < need)
+        return 0;
+    char *p = buf;
+    if (kind == SEG_VIEW_CF_TIME) {
+        for (int i = 0; i < st.k; i++) {
+            p = put_u(p, st.khz[i]);
+            *p++ = ' ';
+            p = put_u(p, st.time_ns[i] / TICK_NS);
+            *p++ = '\n';
+        }
+    } else if (kind == SEG_VIEW_CF_TOTAL) {
+        uint64_t sum = 0;
+        for (int i = 0; i < st.k * st.k; i++)
+            sum += st.trans[i];
+        p = put_u(p, sum);
+        *p++ = '\n';
+    } else {
+        p = put_s(p, "   From  :    To\n         : ");
+        for (int j = 0; j < st.k; j++) {
+            p = put_u9(p, st.khz[j]);
+            *p++ = ' ';
+        }
+        *p++ = '\n';
+        for (int i = 0; i < st.k; i++) {
+            *p++ = i == st.cur ? '*' : ' ';
+            p = put_u9(p, st.khz[i]);
+            p = put_s(p, ": ");
+            for (int j = 0; j < st.k; j++) {
+                p = put_u9(p, st.trans[i * st.k + j]);
+                *p++ = ' ';
+            }
+            *p++ = '\n';
+        }
+    }
+    return (size_t)(p - buf);
+}
+
 size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char *buf, size_t cap)
 {
     switch (seg_view_of(s, entry)) {
@@ -890,6 +1013,9 @@ size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char
     case SEG_VIEW_PID_STATUS: return render_pid_status(s, param_of(s, entry), now_ns, buf, cap);
     case SEG_VIEW_PID_STATM: return render_pid_statm(s, param_of(s, entry), now_ns, buf, cap);
     case SEG_VIEW_TEMPLATE: return render_template(s, param_of(s, entry), buf, cap);
+    case SEG_VIEW_CF_TIME:
+    case SEG_VIEW_CF_TOTAL:
+    case SEG_VIEW_CF_TRANS: return render_cf(s, seg_view_of(s, entry), param_of(s, entry), now_ns, buf, cap);
     default: return 0;
     }
 }

@@ -53,6 +53,19 @@
  *       words_off = the text with each "\x01<value index>\x02" replaced by that text value without
  *       its trailing newline and each "\x03" by a NUL byte; a = the text's length, b = the number
  *       of markers.
+ *   SEG_VIEW_CF_TIME, SEG_VIEW_CF_TOTAL, SEG_VIEW_CF_TRANS (a table-driver policy's
+ *   cpufreq/stats time_in_state, total_trans, trans_table; docs/whole-node.md "cpufreq/stats")
+ *       a = the elapsed counter (its horizon caps the read time), b = the first of the policy's
+ *       c + c² stat counters (c = table entries, 1..SEG_CF_MAX_STATES): c time lines, one per
+ *       entry in table order (ns; rate 1 ms per substep while it is the current entry, else 0),
+ *       then the c² transition counts, row `from` major (a count n reads as n·1000 ns: acc_uj
+ *       = n), every one capped at the elapsed time like a busy line; words_off = the table's
+ *       kHz, space-separated, in table order. The current entry is the one whose time line
+ *       runs (none: no `*`). Shown as drivers/cpufreq/cpufreq_stats.c (6.x) prints them:
+ *       time_in_state "%u %llu\n" per entry (kHz, nsec_to_clock_t: ns / 10^7), total_trans
+ *       "%u\n" (the sum of the matrix: each transition adds one to both), trans_table
+ *       "   From  :    To\n", "         : ", "%9u " per entry, "\n", then per row "*" (the
+ *       current entry) or " ", "%9u: ", "%9u " per count, "\n".
  * Time counters are SEG_V_COUNTER values read as lines (segment.h "Counters") in these units:
  * acc_uj is µs, rem_nj the sub-µs ns, power_uw the ns added per 1 ms substep, start_uj the µs
  * before the engine's start. The elapsed counter (power 1e6: wall time of the node) is
@@ -93,8 +106,14 @@ enum seg_view {
     SEG_VIEW_PID_STATUS,
     SEG_VIEW_PID_STATM,
     SEG_VIEW_TEMPLATE,
+    SEG_VIEW_CF_TIME,
+    SEG_VIEW_CF_TOTAL,
+    SEG_VIEW_CF_TRANS,
 };
-#define SEG_VIEW_LAST SEG_VIEW_TEMPLATE
+#define SEG_VIEW_LAST SEG_VIEW_CF_TRANS
+/* The most table entries a policy's cpufreq/stats has here: its trans_table stays within a page
+ * (the kernel gives -EFBIG past one); a larger table renders no stats directory. */
+#define SEG_CF_MAX_STATES 15
 
 /* The longest view text a reader must be able to hold (the shim's large view buffers: a
  * 512-CPU /proc/cpuinfo with the kernel's every field, about 2.6 KB a CPU); a renderer makes no

@@ -169,7 +169,9 @@
 /* 5: the job slots' processes (proc/<pid>, slot directories under proc: docs/interfaces.md "Jobs
  * as processes") and the views SEG_VIEW_PID_* and SEG_VIEW_TEMPLATE (seg_view.h); a reader of 4
  * would show those files empty. */
-#define SEG_VERSION 5u
+/* 6: the views SEG_VIEW_CF_TIME, _TOTAL and _TRANS (cpufreq/stats of table-driver policies,
+ * seg_view.h); a reader of 5 would show those files empty. */
+#define SEG_VERSION 6u
 #define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
 #define SEG_READ_MAX 4096       /* sysfs shows at most a page */
 #define SEG_NONE UINT32_MAX
