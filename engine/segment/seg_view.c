@@ -926,9 +926,8 @@ static bool cf_read(const struct seg *s, const struct seg_param *pa, int64_t now
         for (int i = 0; i < k + k * k; i++) {
             struct line l = line_of(&copy[pa->b + i]);
             uint64_t v = line_at(&l, t, substep);
-            v = v < elapsed ? v : elapsed;
             if (i < k) {
-                st->time_ns[i] = v;
+                st->time_ns[i] = v < elapsed ? v : elapsed;
                 if (l.rate)
                     st->cur = i;
             } else {

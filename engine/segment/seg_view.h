@@ -59,7 +59,7 @@
  *       c + c² stat counters (c = table entries, 1..SEG_CF_MAX_STATES): c time lines, one per
  *       entry in table order (ns; rate 1 ms per substep while it is the current entry, else 0),
  *       then the c² transition counts, row `from` major (a count n reads as n·1000 ns: acc_uj
- *       = n), every one capped at the elapsed time like a busy line; words_off = the table's
+ *       = n), each time line capped at the elapsed time like a busy line; words_off = the table's
  *       kHz, space-separated, in table order. The current entry is the one whose time line
  *       runs (none: no `*`). Shown as drivers/cpufreq/cpufreq_stats.c (6.x) prints them:
  *       time_in_state "%u %llu\n" per entry (kHz, nsec_to_clock_t: ns / 10^7), total_trans
