@@ -30,6 +30,13 @@ uint32_t layout_counter(struct node_layout *l, uint32_t unit_nj, struct binding 
     return layout_counter_ex(l, unit_nj, 32, false, bind);
 }
 
+uint32_t layout_line(struct node_layout *l, struct binding bind)
+{
+    uint32_t v = segb_value_line(l->b);
+    grow_binds(l, bind);
+    return v;
+}
+
 uint32_t layout_counter_ex(struct node_layout *l, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count,
                            struct binding bind)
 {

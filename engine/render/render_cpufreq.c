@@ -245,8 +245,8 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
 
 /* cpufreq_stats.c (6.x) cpufreq_stats_create_table: a policy with a frequency table gets stats/,
  * one state per distinct table frequency, in table order. Per policy: the table's k time lines
- * and k² transition counters (consecutive values: the views read them from the first), in the
- * ledger so they continue across a restart. */
+ * and k² transition counts (consecutive SEG_V_LINE values: the views read them from the first;
+ * outside the ledger, resumed from the snapshot: runtime/node_cfstats.c). */
 void render_cpufreq_stats(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p)
 {
     const struct yt_node *cf = yt_get(tree, "cpufreq");
@@ -283,9 +283,8 @@ void render_cpufreq_stats(struct node_layout *l, const struct yt_node *tree, con
         uint16_t cpu = l->binds[pv].cpu;
         uint32_t first = SEG_NONE;
         for (int i = 0; i < k + k * k; i++) {
-            uint32_t v = layout_counter_ex(l, 1000, 64, false,
-                                           (struct binding){.kind = BK_CF_STAT, .zone = (uint8_t)(i >= k),
-                                                            .pkg = (uint8_t)k, .cpu = cpu});
+            uint32_t v = layout_line(l, (struct binding){.kind = BK_CF_STAT, .zone = (uint8_t)(i >= k),
+                                                         .pkg = (uint8_t)k, .cpu = cpu});
             if (i == 0)
                 first = v;
         }

@@ -683,8 +683,6 @@ static void write_ledger(struct node *n, int64_t now_wall)
             n->totals[k] = n->cstart[v] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
         else if (b->kind == BK_UNIT_CPU)
             n->totals[k] = node_unit_total_us(n, v, until_sub);
-        else if (b->kind == BK_CF_STAT)
-            n->totals[k] = node_cfstats_total_us(n, v, until_sub);
         else
             n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
                                                     : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
@@ -973,7 +971,7 @@ static void resume_counters(struct node *n, struct phys_cpu_params *p, const uin
             n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0].start_uj = (int64_t)totals[k];
             continue;
         }
-        if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY || b->kind == BK_UNIT_CPU || b->kind == BK_CF_STAT) {
+        if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY || b->kind == BK_UNIT_CPU) {
             /* time counters: the ledger holds them at their horizon (write_ledger), and the
              * busy lines' open-ended nsub makes seg_resume_total keep the ledger's value */
             n->cstart[n->counters[k]] = totals[k];
@@ -1178,7 +1176,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
         if (k == BK_ENERGY || k == BK_ENERGY_KEPT || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY ||
-            k == BK_UNIT_CPU || k == BK_CF_STAT)
+            k == BK_UNIT_CPU)
             n->counters[n->ncounters++] = v;
         if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
             k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
@@ -1243,6 +1241,8 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     phys_gpu_init(&n->gparams, &n->gstate);
     if (n->resumed)
         resume_counters(n, &n->params, n->totals);
+    if (n->resumed)
+        node_cfstats_resume(n); /* from the snapshot it left, bounded by the elapsed time resumed */
     phys_cpu_init(&n->params, &n->state);
     if (n->resumed && !salvaged)
         resume_writes(n);

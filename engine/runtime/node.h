@@ -152,6 +152,7 @@ struct node {
         bool reset;                /* an agent wrote reset: cleared at the next tick */
     } *cfpol;
     int ncfpol;
+    uint32_t cf_v0, cf_nv;         /* the values cf_base and cf_since cover: cf_v0 .. cf_v0 + cf_nv - 1 */
     uint64_t *cf_base;             /* per value: ns of a stat line up to its last stop (counts x 1000) */
     uint64_t *cf_since;            /* per value: the substep its entry became current, UINT64_MAX: not */
 };
@@ -214,15 +215,16 @@ void node_units_init(struct node *n);
 void node_units_salvage(struct node *n);
 void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns);
 uint64_t node_unit_total_us(const struct node *n, uint32_t v, uint64_t until_sub);
-/* cpufreq/stats (node_cfstats.c): the policies from the bindings (at open), a reset an agent
+/* cpufreq/stats (node_cfstats.c): the policies from the bindings (at open), the lines a resumed
+ * segment showed (after resume_counters: it needs the resumed elapsed time), a reset an agent
  * wrote (node.c's drain) and dropping the resets a resume re-applied, this tick's lines appended
- * to ch (at most k + k² a policy), a line's total in µs at substep until_sub for the ledger. */
+ * to ch (at most k + k² a policy). */
 void node_cfstats_init(struct node *n);
 void node_cfstats_free(struct node *n);
 void node_cfstats_reset(struct node *n, uint16_t cpu);
 void node_cfstats_forget_resets(struct node *n);
 void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch);
-uint64_t node_cfstats_total_us(const struct node *n, uint32_t v, uint64_t until_sub);
+void node_cfstats_resume(struct node *n);
 /* A stable hash of a profile tree's values (keys, values, order), for the layout hash. */
 uint64_t node_tree_hash(const struct yt_node *tree);
 

@@ -6,10 +6,14 @@
  * the top one). A tick that finds a policy in another entry than the last one counts one
  * transition at the tick's grid boundary: the old entry's time line stops there, the new one's
  * starts (1 ms per substep), and the (old, new) count goes up by one. So a policy that stays in
- * its entry publishes nothing, and a transition publishes three values. Every line is a time
- * counter (seg_view.h units, a count n as n·1000 ns), open-ended like the busy lines (the view
- * caps it at the elapsed counter's horizon), and goes to the ledger at the horizon, so a restart
- * resumes it where no reader was ahead. A reset (cpufreq/stats/reset, drained by node.c) zeroes
+ * its entry publishes nothing, and a transition publishes three values. Every line is a
+ * SEG_V_LINE (seg_view.h time units, a count n as n·1000 ns), open-ended like the busy lines
+ * (the view caps a time line at the elapsed counter's horizon). They are not in the ledger,
+ * which the engine rewrites whole every tick (4,608 lines on a 384-CPU node would cost every
+ * tick): a restart resumes each from the snapshot the last engine left, at that snapshot's
+ * elapsed horizon (the most a reader can have seen), each bounded by the elapsed time the
+ * ledger resumed (the snapshot is agents' to write). A damaged segment rendered again starts
+ * them at 0. A reset (cpufreq/stats/reset, drained by node.c) zeroes
  * the policy's lines at the next tick, its current entry counting again from there, as
  * cpufreq_stats.c's deferred reset shows them. Never: allocation on the tick path, reading the
  * segment. */
@@ -30,12 +34,6 @@ void node_cfstats_init(struct node *n)
     if (!n->ncfpol)
         return;
     n->cfpol = calloc((size_t)n->ncfpol, sizeof *n->cfpol);
-    n->cf_base = calloc(n->nvalues + 1, sizeof *n->cf_base);
-    n->cf_since = malloc((n->nvalues + 1) * sizeof *n->cf_since);
-    if (!n->cfpol || !n->cf_base || !n->cf_since)
-        abort();
-    for (uint32_t v = 0; v <= n->nvalues; v++)
-        n->cf_since[v] = UINT64_MAX;
     int k = 0;
     for (uint32_t v = 0; v < n->nvalues; v++) {
         const struct binding *b = &n->binds[v];
@@ -44,6 +42,17 @@ void node_cfstats_init(struct node *n)
         if (first && b->pkg >= 1 && v + (uint32_t)b->pkg * (b->pkg + 1u) <= n->nvalues)
             n->cfpol[k++] = (struct node_cfpol){.v0 = v, .cpu = b->cpu, .k = b->pkg, .cur = -1, .all = true};
     }
+    /* the lines' state, for the values from the first policy's first to the last one's last
+     * (a policy's reset value lies between two policies' lines) */
+    const struct node_cfpol *last = &n->cfpol[n->ncfpol - 1];
+    n->cf_v0 = n->cfpol[0].v0;
+    n->cf_nv = last->v0 + last->k * (last->k + 1u) - n->cf_v0;
+    n->cf_base = calloc(n->cf_nv, sizeof *n->cf_base);
+    n->cf_since = malloc(n->cf_nv * sizeof *n->cf_since);
+    if (!n->cf_base || !n->cf_since)
+        abort();
+    for (uint32_t i = 0; i < n->cf_nv; i++)
+        n->cf_since[i] = UINT64_MAX;
 }
 
 void node_cfstats_free(struct node *n)
@@ -86,13 +95,12 @@ void node_cfstats_forget_resets(struct node *n)
 /* One line as it is now: its base, running from cf_since[v] when that is not UINT64_MAX. */
 static void push(const struct node *n, uint32_t v, uint64_t now_sub, struct node_change *ch, uint32_t *nch)
 {
-    struct node_change c = {.value = v, .v = {.type = SEG_V_COUNTER, .wrap_bits = 64}};
-    uint64_t base = n->cf_base[v], since = n->cf_since[v];
+    struct node_change c = {.value = v, .v = {.type = SEG_V_LINE, .wrap_bits = 64}};
+    uint64_t base = n->cf_base[v - n->cf_v0], since = n->cf_since[v - n->cf_v0];
     c.v.ctr.acc_uj = base / 1000;
     c.v.ctr.rem_nj = (uint32_t)(base % 1000);
     c.v.ctr.unit_nj = 1000;
     c.v.ctr.power_uw = since != UINT64_MAX ? PHYS_SUBSTEP_NS : 0;
-    c.v.ctr.start_uj = n->cstart[v];
     c.v.ctr.t0_ns = n->mono_origin + (int64_t)(since != UINT64_MAX ? since : now_sub) * PHYS_SUBSTEP_NS;
     c.v.nsub = UINT32_MAX;
     ch[(*nch)++] = c;
@@ -107,11 +115,10 @@ void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch)
         int e = entry_of(&n->params, (int)k, phys_cpu_cpu_freq_khz(&n->params, &n->state, pol->cpu));
         if (pol->reset) {
             for (uint32_t j = 0; j < cells; j++) {
-                n->cf_base[pol->v0 + j] = 0;
-                n->cstart[pol->v0 + j] = 0;
-                n->cf_since[pol->v0 + j] = UINT64_MAX;
+                n->cf_base[pol->v0 + j - n->cf_v0] = 0;
+                n->cf_since[pol->v0 + j - n->cf_v0] = UINT64_MAX;
             }
-            n->cf_since[pol->v0 + (uint32_t)e] = now_sub;
+            n->cf_since[pol->v0 + (uint32_t)e - n->cf_v0] = now_sub;
             pol->cur = e;
             pol->reset = false;
             pol->all = true;
@@ -120,16 +127,16 @@ void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch)
             if (pol->cur >= 0) {
                 uint32_t from = pol->v0 + (uint32_t)pol->cur;
                 uint32_t cell = pol->v0 + k + (uint32_t)pol->cur * k + (uint32_t)e;
-                if (now_sub > n->cf_since[from])
-                    n->cf_base[from] += (now_sub - n->cf_since[from]) * PHYS_SUBSTEP_NS;
-                n->cf_since[from] = UINT64_MAX;
-                n->cf_base[cell] += 1000;
+                if (now_sub > n->cf_since[from - n->cf_v0])
+                    n->cf_base[from - n->cf_v0] += (now_sub - n->cf_since[from - n->cf_v0]) * PHYS_SUBSTEP_NS;
+                n->cf_since[from - n->cf_v0] = UINT64_MAX;
+                n->cf_base[cell - n->cf_v0] += 1000;
                 if (!pol->all) {
                     push(n, from, now_sub, ch, nch);
                     push(n, cell, now_sub, ch, nch);
                 }
             }
-            n->cf_since[to] = now_sub;
+            n->cf_since[to - n->cf_v0] = now_sub;
             pol->cur = e;
             if (!pol->all)
                 push(n, to, now_sub, ch, nch);
@@ -142,12 +149,43 @@ void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch)
     }
 }
 
-uint64_t node_cfstats_total_us(const struct node *n, uint32_t v, uint64_t until_sub)
+/* a line of the old snapshot at time t, saturating at cap (its values are untrusted) */
+static uint64_t old_line_at(const struct seg_value *v, int64_t t, uint64_t cap)
 {
-    if (!n->cf_base)
-        return n->cstart[v];
-    uint64_t ns = n->cf_base[v], since = n->cf_since[v];
-    if (since != UINT64_MAX && until_sub > since)
-        ns += (until_sub - since) * PHYS_SUBSTEP_NS;
-    return n->cstart[v] + ns / 1000;
+    if (v->type != SEG_V_LINE || v->ctr.acc_uj > cap / 1000)
+        return v->type == SEG_V_LINE ? cap : 0;
+    uint64_t ns = v->ctr.acc_uj * 1000 + (v->ctr.rem_nj < 1000 ? v->ctr.rem_nj : 999);
+    uint64_t rate = v->ctr.power_uw < PHYS_SUBSTEP_NS ? v->ctr.power_uw : PHYS_SUBSTEP_NS;
+    if (rate && t > v->ctr.t0_ns) {
+        uint64_t steps = (uint64_t)(t - v->ctr.t0_ns) / PHYS_SUBSTEP_NS;
+        if (steps > cap / PHYS_SUBSTEP_NS + 1)
+            steps = cap / PHYS_SUBSTEP_NS + 1;
+        ns += steps * rate;
+    }
+    return ns < cap ? ns : cap;
+}
+
+void node_cfstats_resume(struct node *n)
+{
+    if (!n->ncfpol)
+        return;
+    uint32_t el = SEG_NONE;
+    for (uint32_t v = 0; v < n->nvalues && el == SEG_NONE; v++)
+        if (n->binds[v].kind == BK_ELAPSED)
+            el = v;
+    struct seg_value e;
+    if (el == SEG_NONE || !seg_value_load(&n->seg, el, &e) || e.type != SEG_V_COUNTER)
+        return;
+    /* the old snapshot's horizon, and the elapsed time the ledger resumed (ns) as the bound */
+    int64_t horizon = e.ctr.t0_ns + (int64_t)(e.nsub < UINT32_MAX / 2 ? e.nsub : 0) * PHYS_SUBSTEP_NS;
+    uint64_t cap = n->cstart_elapsed_us < UINT64_MAX / 1000 ? n->cstart_elapsed_us * 1000 : UINT64_MAX;
+    for (uint32_t i = 0; i < n->cf_nv; i++) {
+        struct seg_value v;
+        uint32_t val = n->cf_v0 + i;
+        if (n->binds[val].kind != BK_CF_STAT || !seg_value_load(&n->seg, val, &v))
+            continue;
+        n->cf_base[i] = old_line_at(&v, horizon, cap);
+        if (n->binds[val].zone) /* a count: whole */
+            n->cf_base[i] -= n->cf_base[i] % 1000;
+    }
 }

@@ -283,6 +283,13 @@ uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wra
     return b->nvalues++;
 }
 
+uint32_t segb_value_line(struct seg_builder *b)
+{
+    uint32_t v = segb_value_counter(b, 1000, 64, false);
+    b->values[v].type = SEG_V_LINE;
+    return v;
+}
+
 uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words)
 {
     b->params = grow(b->params, &b->pcap, b->nparams + 1, sizeof *b->params);

@@ -23,6 +23,8 @@ uint32_t segb_dynamic(struct seg_builder *b, const char *path, uint16_t mode, ch
 uint32_t segb_device(struct seg_builder *b, const char *path, uint16_t mode, char cls, uint32_t param);
 uint32_t segb_value_text(struct seg_builder *b, const char *text);
 uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count);
+/* A SEG_V_LINE value (segment.h): a time line outside the ledger, 0 until published. */
+uint32_t segb_value_line(struct seg_builder *b);
 uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words);
 /* Marks a directory (when present) as owned by the node: SEG_F_OWNED. */
 void segb_own(struct seg_builder *b, const char *dir);

@@ -170,7 +170,7 @@
  * as processes") and the views SEG_VIEW_PID_* and SEG_VIEW_TEMPLATE (seg_view.h); a reader of 4
  * would show those files empty. */
 /* 6: the views SEG_VIEW_CF_TIME, _TOTAL and _TRANS (cpufreq/stats of table-driver policies,
- * seg_view.h); a reader of 5 would show those files empty. */
+ * seg_view.h) and their SEG_V_LINE values; a reader of 5 would show those files empty. */
 #define SEG_VERSION 6u
 #define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
 #define SEG_READ_MAX 4096       /* sysfs shows at most a page */
@@ -181,7 +181,10 @@ enum seg_class { SEG_R = 'R', SEG_S = 'S', SEG_A = 'A', SEG_M = 'M', SEG_I = 'I'
 /* Register kinds of an M file's params (see "Devices" above). */
 enum seg_msr_kind { SEG_MSR_END = 0, SEG_MSR_CONST, SEG_MSR_ENERGY, SEG_MSR_RATIO, SEG_MSR_LIMIT };
 #define SEG_MSR_MAJOR 202 /* Documentation/admin-guide/devices.txt: "202 char CPU model-specific registers" */
-enum seg_vtype { SEG_V_TEXT = 1, SEG_V_COUNTER = 2 };
+/* SEG_V_LINE: a time line (seg_view.h units, read only by views) that no ledger holds: the
+ * engine resumes it from the visible snapshot, bounded by the elapsed counter it resumed
+ * (cpufreq/stats, engine/runtime/node_cfstats.c), so a tick writes nothing for it. */
+enum seg_vtype { SEG_V_TEXT = 1, SEG_V_COUNTER = 2, SEG_V_LINE = 3 };
 /* A directory the node owns whole: a path under it that the node does not render does not
  * exist (it is not the host's). Other directories of the tree overlay the host's. */
 #define SEG_F_OWNED 1

@@ -35,7 +35,7 @@ static int setup(void **st)
     struct seg_builder *b = segb_new();
     f->v_el = segb_value_counter(b, 1000, 64, false);
     for (int i = 0; i < K + K * K; i++) {
-        uint32_t v = segb_value_counter(b, 1000, 64, false);
+        uint32_t v = segb_value_line(b);
         if (i == 0)
             f->v0 = v;
     }
@@ -75,7 +75,7 @@ static int teardown(void **st)
 static void line(struct seg_value *v, uint64_t base_ns, uint64_t rate, int64_t t0, uint32_t nsub)
 {
     memset(v, 0, sizeof *v);
-    v->type = SEG_V_COUNTER;
+    v->type = SEG_V_LINE;
     v->wrap_bits = 64;
     v->ctr.unit_nj = 1000;
     v->ctr.acc_uj = base_ns / 1000;
