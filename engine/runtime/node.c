@@ -393,6 +393,7 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
             if (n->shown[v] == khz)
                 continue;
             n->shown[v] = khz;
+            node_cfstats_freq(n, b->cpu, khz); /* its cpufreq/stats entry, on table drivers */
             struct node_change c = {.value = v, .v = {.type = SEG_V_TEXT}};
             char *e = c.v.text + sizeof c.v.text, *q = e;
             uint64_t u = khz > 0 ? (uint64_t)khz : 0;

@@ -148,10 +148,14 @@ struct node {
         uint16_t cpu;              /* its first CPU index */
         uint8_t k;                 /* table entries */
         int8_t cur;                /* the entry it is in (-1: before the first tick) */
+        int8_t next;               /* the entry of the frequency handed over this tick (-1: none yet) */
+        bool dirty;                /* in cf_dirty */
         bool all;                  /* publish every line at the next tick (the first one, a reset) */
         bool reset;                /* an agent wrote reset: cleared at the next tick */
     } *cfpol;
     int ncfpol;
+    int *cf_dirty, ncf_dirty;      /* the policies to look at in this tick's publication */
+    uint16_t *cf_of_cpu;           /* per CPU index: 1 + the policy it is the first CPU of, 0: none */
     uint32_t cf_v0, cf_nv;         /* the values cf_base and cf_since cover: cf_v0 .. cf_v0 + cf_nv - 1 */
     uint64_t *cf_base;             /* per value: ns of a stat line up to its last stop (counts x 1000) */
     uint64_t *cf_since;            /* per value: the substep its entry became current, UINT64_MAX: not */
@@ -217,12 +221,14 @@ void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, i
 uint64_t node_unit_total_us(const struct node *n, uint32_t v, uint64_t until_sub);
 /* cpufreq/stats (node_cfstats.c): the policies from the bindings (at open), the lines a resumed
  * segment showed (after resume_counters: it needs the resumed elapsed time), a reset an agent
- * wrote (node.c's drain) and dropping the resets a resume re-applied, this tick's lines appended
- * to ch (at most k + k² a policy). */
+ * wrote (node.c's drain) and dropping the resets a resume re-applied, the running frequency of
+ * the policy whose first CPU index is cpu when its scaling_cur_freq moved, this tick's lines
+ * appended to ch (at most k + k² a policy). */
 void node_cfstats_init(struct node *n);
 void node_cfstats_free(struct node *n);
 void node_cfstats_reset(struct node *n, uint16_t cpu);
 void node_cfstats_forget_resets(struct node *n);
+void node_cfstats_freq(struct node *n, uint16_t cpu, int64_t khz);
 void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch);
 void node_cfstats_resume(struct node *n);
 /* A stable hash of a profile tree's values (keys, values, order), for the layout hash. */

@@ -3,8 +3,9 @@
  *
  * Each policy is in one table entry: the one its driver resolves the policy's running frequency
  * to, CPUFREQ_RELATION_L (the lowest entry at or above it; above the table, in the boost range,
- * the top one). A tick that finds a policy in another entry than the last one counts one
- * transition at the tick's grid boundary: the old entry's time line stops there, the new one's
+ * the top one). node.c hands over each policy's frequency when its scaling_cur_freq value moves
+ * (node_cfstats_freq), so a steady policy costs nothing; a tick that finds a policy in another
+ * entry than the last one counts one transition at the tick's grid boundary: the old entry's time line stops there, the new one's
  * starts (1 ms per substep), and the (old, new) count goes up by one. So a policy that stays in
  * its entry publishes nothing, and a transition publishes three values. Every line is a
  * SEG_V_LINE (seg_view.h time units, a count n as n·1000 ns), open-ended like the busy lines
@@ -40,7 +41,7 @@ void node_cfstats_init(struct node *n)
         bool first = b->kind == BK_CF_STAT && (v == 0 || n->binds[v - 1].kind != BK_CF_STAT ||
                                                n->binds[v - 1].cpu != b->cpu);
         if (first && b->pkg >= 1 && v + (uint32_t)b->pkg * (b->pkg + 1u) <= n->nvalues)
-            n->cfpol[k++] = (struct node_cfpol){.v0 = v, .cpu = b->cpu, .k = b->pkg, .cur = -1, .all = true};
+            n->cfpol[k++] = (struct node_cfpol){.v0 = v, .cpu = b->cpu, .k = b->pkg, .cur = -1, .next = -1, .all = true};
     }
     /* the lines' state, for the values from the first policy's first to the last one's last
      * (a policy's reset value lies between two policies' lines) */
@@ -49,8 +50,17 @@ void node_cfstats_init(struct node *n)
     n->cf_nv = last->v0 + last->k * (last->k + 1u) - n->cf_v0;
     n->cf_base = calloc(n->cf_nv, sizeof *n->cf_base);
     n->cf_since = malloc(n->cf_nv * sizeof *n->cf_since);
-    if (!n->cf_base || !n->cf_since)
+    n->cf_dirty = malloc((size_t)n->ncfpol * sizeof *n->cf_dirty);
+    n->cf_of_cpu = calloc(PHYS_MAX_CPUS, sizeof *n->cf_of_cpu);
+    if (!n->cf_base || !n->cf_since || !n->cf_dirty || !n->cf_of_cpu)
         abort();
+    for (int i = 0; i < n->ncfpol; i++) {
+        if (n->cfpol[i].cpu < PHYS_MAX_CPUS)
+            n->cf_of_cpu[n->cfpol[i].cpu] = (uint16_t)(i + 1);
+        n->cf_dirty[i] = i; /* the first tick publishes every line */
+        n->cfpol[i].dirty = true;
+    }
+    n->ncf_dirty = n->ncfpol;
     for (uint32_t i = 0; i < n->cf_nv; i++)
         n->cf_since[i] = UINT64_MAX;
 }
@@ -60,6 +70,11 @@ void node_cfstats_free(struct node *n)
     free(n->cfpol);
     free(n->cf_base);
     free(n->cf_since);
+    free(n->cf_dirty);
+    free(n->cf_of_cpu);
+    n->cf_dirty = NULL;
+    n->cf_of_cpu = NULL;
+    n->ncf_dirty = 0;
     n->cfpol = NULL;
     n->cf_base = NULL;
     n->cf_since = NULL;
@@ -79,11 +94,32 @@ static int entry_of(const struct phys_cpu_params *p, int k, int64_t khz)
     return best >= 0 ? best : top;
 }
 
+static void mark(struct node *n, int i)
+{
+    if (!n->cfpol[i].dirty) {
+        n->cfpol[i].dirty = true;
+        n->cf_dirty[n->ncf_dirty++] = i;
+    }
+}
+
 void node_cfstats_reset(struct node *n, uint16_t cpu)
 {
-    for (int i = 0; i < n->ncfpol; i++)
-        if (n->cfpol[i].cpu == cpu)
-            n->cfpol[i].reset = true;
+    int i = cpu < PHYS_MAX_CPUS && n->cf_of_cpu ? n->cf_of_cpu[cpu] - 1 : -1;
+    if (i >= 0) {
+        n->cfpol[i].reset = true;
+        mark(n, i);
+    }
+}
+
+void node_cfstats_freq(struct node *n, uint16_t cpu, int64_t khz)
+{
+    int i = cpu < PHYS_MAX_CPUS && n->cf_of_cpu ? n->cf_of_cpu[cpu] - 1 : -1;
+    if (i < 0)
+        return;
+    struct node_cfpol *pol = &n->cfpol[i];
+    pol->next = (int8_t)entry_of(&n->params, pol->k, khz);
+    if (pol->next != pol->cur)
+        mark(n, i);
 }
 
 void node_cfstats_forget_resets(struct node *n)
@@ -109,10 +145,13 @@ static void push(const struct node *n, uint32_t v, uint64_t now_sub, struct node
 void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch)
 {
     uint64_t now_sub = n->state.substeps;
-    for (int i = 0; i < n->ncfpol; i++) {
-        struct node_cfpol *pol = &n->cfpol[i];
+    for (int d = 0; d < n->ncf_dirty; d++) {
+        struct node_cfpol *pol = &n->cfpol[n->cf_dirty[d]];
+        pol->dirty = false;
         uint32_t k = pol->k, cells = k + k * k;
-        int e = entry_of(&n->params, (int)k, phys_cpu_cpu_freq_khz(&n->params, &n->state, pol->cpu));
+        int e = pol->next >= 0 ? pol->next : pol->cur;
+        if (e < 0)
+            e = entry_of(&n->params, (int)k, phys_cpu_cpu_freq_khz(&n->params, &n->state, pol->cpu));
         if (pol->reset) {
             for (uint32_t j = 0; j < cells; j++) {
                 n->cf_base[pol->v0 + j - n->cf_v0] = 0;
@@ -147,6 +186,7 @@ void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch)
             pol->all = false;
         }
     }
+    n->ncf_dirty = 0;
 }
 
 /* a line of the old snapshot at time t, saturating at cap (its values are untrusted) */
