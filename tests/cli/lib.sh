@@ -88,3 +88,22 @@ receiver_start() {
     echo "receiver did not start: $(cat "$1/recv.out")"
     return 1
 }
+
+# need_scaphandre BUILD TMP: sets $scaph to Scaphandre 1.0.0: $HWEMU_SCAPHANDRE when it is built
+# already (./test.sh passes the normal tree's to the sanitizer tree's run, so CI builds it once),
+# else BUILD's, built on first use by scripts/fetch-scaphandre.sh. Exits 77 (skipped) when no Rust
+# toolchain can build it, and ends the test with a failure when the build fails.
+need_scaphandre() {
+    local rc=0
+    if [ -n "${HWEMU_SCAPHANDRE:-}" ] && [ -x "$HWEMU_SCAPHANDRE" ]; then
+        scaph=$HWEMU_SCAPHANDRE
+    else
+        scaph=$(scripts/fetch-scaphandre.sh "$1" 2>"$2/fetch.err") || rc=$?
+    fi
+    if [ $rc = 3 ]; then
+        cat "$2/fetch.err"
+        echo "SKIP: no Rust toolchain to build Scaphandre"
+        exit 77
+    fi
+    [ $rc = 0 ] && [ -x "$scaph" ] || { bad "scripts/fetch-scaphandre.sh $1: $(cat "$2/fetch.err")"; finish; }
+}

@@ -32,19 +32,7 @@ tmp=$(mktemp -d)
 pid= spid=
 trap '[ -n "$spid" ] && kill $spid 2>/dev/null; [ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 
-# HWEMU_SCAPHANDRE: a Scaphandre built already (./test.sh passes the normal tree's to the
-# sanitizer tree's run, so CI builds it once); else this build tree's, built on first use.
-if [ -n "${HWEMU_SCAPHANDRE:-}" ] && [ -x "$HWEMU_SCAPHANDRE" ]; then
-    scaph=$HWEMU_SCAPHANDRE rc=0
-else
-    scaph=$(scripts/fetch-scaphandre.sh "$build" 2>"$tmp/fetch.err"); rc=$?
-fi
-if [ $rc = 3 ]; then
-    cat "$tmp/fetch.err"
-    echo "SKIP: no Rust toolchain to build Scaphandre"
-    exit 77
-fi
-[ $rc = 0 ] && [ -x "$scaph" ] || { bad "scripts/fetch-scaphandre.sh $build: $(cat "$tmp/fetch.err")"; finish; }
+need_scaphandre "$build" "$tmp"
 
 cat >"$tmp/spec.yaml" <<'EOF'
 apiVersion: sim.joulie.io/v1alpha1
