@@ -120,11 +120,12 @@ sys.exit(1 if fail else 0)
 PY
 
 # --- D2. --speed max in batches (docs/runs.md "Time"): the run of D with every node stepped at
-# every tick (--batch 1) ends every job at the same second with the same energies (to 1e-4: the
+# every tick (--batch 1) ends every job at the same second with the same energies (to 1e-3: the
 # batch holds a node's powers between its steps, and they hold while its load does, within 1e-6 on
-# this trace; but two runs of one binary and one batch already differ by up to 1.5e-5 under load,
-# measured with the build before batches too; cause not pinned down yet, likeliest a node's first
-# interval, from its open to the first tick, which lasts a wall-time-dependent few ms) ------------
+# this trace; but two runs of one binary and one batch already differ, by up to 6e-6 on a quiet
+# machine and 1.9e-4 in CI's sanitizer build, with the build before batches too; cause not pinned
+# down yet, likeliest a node's first interval, from its open to the first tick, whose length is
+# wall time: longer in the slower sanitizer build) -------------------------------------------------
 if "$hwemu" run --spec "$spec" --trace "$tmp/g1.jsonl" --root "$tmp/rd1" --speed max --batch 1 >/dev/null 2>"$tmp/d1.err"; then
     python3 - "$dir" "$(ls -d "$tmp"/rd1/runs/*/ | head -1)" <<'PY' && ok || bad "--batch 1 and the default batch differ (above)"
 import json, sys
@@ -136,10 +137,10 @@ for k, j in a.items():
     if (j["startSec"], j["endSec"], j["state"]) != (b[k]["startSec"], b[k]["endSec"], b[k]["state"]):
         fail.append((k, j["startSec"], j["endSec"], b[k]["startSec"], b[k]["endSec"]))
     ea, eb = sum(j["energyMicrojoules"].values()), sum(b[k]["energyMicrojoules"].values())
-    if abs(ea - eb) > 1e-4 * eb:
+    if abs(ea - eb) > 1e-3 * eb:
         fail.append((k, ea, eb))
 for c in ("standard", "performance", "idle", "nodes"):
-    if abs(sa["energyJoules"][c] - sb["energyJoules"][c]) > 1e-4 * sb["energyJoules"][c]:
+    if abs(sa["energyJoules"][c] - sb["energyJoules"][c]) > 1e-3 * sb["energyJoules"][c]:
         fail.append((c, sa["energyJoules"][c], sb["energyJoules"][c]))
 if sa["makespanSec"] != sb["makespanSec"]:
     fail.append(("makespan", sa["makespanSec"], sb["makespanSec"]))
