@@ -145,6 +145,14 @@ static struct line line_of(const struct seg_value *v)
     return (struct line){(v->ctr.start_uj + v->ctr.acc_uj) * 1000 + v->ctr.rem_nj, v->ctr.power_uw, v->ctr.t0_ns};
 }
 
+/* The time a view reads its lines at: now, or the elapsed line ev's freeze horizon if that is
+ * earlier (a stopped engine's lines stand still there). */
+static int64_t capped_at_horizon(const struct seg_value *ev, int64_t now_ns, int64_t substep)
+{
+    int64_t horizon = ev->ctr.t0_ns + (int64_t)ev->nsub * substep;
+    return now_ns < horizon ? now_ns : horizon;
+}
+
 static uint64_t line_at(const struct line *l, int64_t t, int64_t substep)
 {
     int64_t n = t > l->t0 ? (t - l->t0) / substep : 0;
@@ -166,8 +174,7 @@ static int read_times(const struct seg *s, const struct seg_param *pa, int64_t n
         const struct seg_value *copy = s->copy[g & 1];
         const struct seg_value *ev = &copy[pa->a];
         struct line el = line_of(ev);
-        int64_t horizon = ev->ctr.t0_ns + (int64_t)ev->nsub * substep;
-        int64_t t = now_ns < horizon ? now_ns : horizon;
+        int64_t t = capped_at_horizon(ev, now_ns, substep);
         *elapsed = line_at(&el, t, substep);
         *boot_mono = el.t0 - (int64_t)el.base_ns;
         uint64_t sum = 0;
@@ -531,8 +538,7 @@ static size_t render_cg_cpu_stat(const struct seg *s, const struct seg_param *pa
         const struct seg_value *copy = s->copy[g & 1];
         const struct seg_value *ev = &copy[pa->a];
         struct line el = line_of(ev);
-        int64_t horizon = ev->ctr.t0_ns + (int64_t)ev->nsub * substep;
-        int64_t t = now_ns < horizon ? now_ns : horizon;
+        int64_t t = capped_at_horizon(ev, now_ns, substep);
         uint64_t elapsed = line_at(&el, t, substep);
         total = 0;
         for (int64_t i = 0; i < pa->c; i++) {
@@ -700,8 +706,7 @@ static bool proc_facts(const struct seg *s, const struct seg_param *pa, int64_t 
         uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
         const struct seg_value *copy = s->copy[g & 1];
         const struct seg_value *ev = &copy[pa->a];
-        int64_t horizon = ev->ctr.t0_ns + (int64_t)ev->nsub * substep;
-        int64_t t = now_ns < horizon ? now_ns : horizon;
+        int64_t t = capped_at_horizon(ev, now_ns, substep);
         struct line u = line_of(&copy[pa->b]);
         cpu_ns = line_at(&u, t, substep);
         rate = u.rate;
@@ -919,8 +924,7 @@ static bool cf_read(const struct seg *s, const struct seg_param *pa, int64_t now
         const struct seg_value *copy = s->copy[g & 1];
         const struct seg_value *ev = &copy[pa->a];
         struct line el = line_of(ev);
-        int64_t horizon = ev->ctr.t0_ns + (int64_t)ev->nsub * substep;
-        int64_t t = now_ns < horizon ? now_ns : horizon;
+        int64_t t = capped_at_horizon(ev, now_ns, substep);
         uint64_t elapsed = line_at(&el, t, substep);
         st->cur = -1;
         for (int i = 0; i < k + k * k; i++) {
