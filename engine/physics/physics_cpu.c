@@ -495,6 +495,16 @@ uint64_t phys_energy_total_uj(const struct phys_cpu_state *s, enum phys_zone zon
     return e ? e->start_uj + e->acc_uj : 0;
 }
 
+uint64_t phys_energy_total_uj_back(const struct phys_cpu_state *s, enum phys_zone zone, int pkg, uint64_t back)
+{
+    const struct phys_energy *e = zone_energy(s, zone, pkg);
+    if (!e)
+        return 0;
+    /* acc·1000 + rem grows by exactly power_uw per substep (energy_add) */
+    unsigned __int128 nj = (unsigned __int128)e->acc_uj * 1000 + e->rem_nj, gone = (unsigned __int128)e->power_uw * back;
+    return e->start_uj + (uint64_t)((nj > gone ? nj - gone : 0) / 1000);
+}
+
 void phys_energy_publish(const struct phys_cpu_state *s, enum phys_zone zone, int pkg, int64_t until_ns,
                          struct phys_energy_pub *out)
 {
@@ -872,11 +882,12 @@ void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
         x[nl] = ps->hsmp_settled_w, tg[nl] = hsmp_target_w(p, s, k), fa[nl++] = hs_a;
     }
     settle_lanes(x, tg, fa, nl, n);
+    /* still settling while one more substep would move a lane (the same expression as
+     * settle_lanes): at the fixed point, every later step leaves the frequencies and caps, and so
+     * the powers, exactly as they are */
     s->settling = 0;
-    for (int l = first_cpu_lane; l < nl && !s->settling; l++) {
-        double d = x[l] - tg[l], m = tg[l] < 0 ? -tg[l] : tg[l];
-        s->settling = (d < 0 ? -d : d) > 1e-6 * (m > 1 ? m : 1);
-    }
+    for (int l = first_cpu_lane; l < nl && !s->settling; l++)
+        s->settling = x[l] + (tg[l] - x[l]) * fa[l] != x[l];
 
     double sum_f[PHYS_MAX_PKGS] = {0};
     for (int i = 0; i < s->ncpus; i++) {

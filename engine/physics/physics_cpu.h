@@ -246,9 +246,10 @@ struct phys_cpu_state {
     int32_t ncpus;       /* logical CPUs simulated (cpus clamped to npkgs..PHYS_MAX_CPUS) */
     int32_t max_perf_pct, min_perf_pct; /* intel_pstate global limits (agent-writable), % of cpuinfo_max */
     int32_t nr_active;   /* tasks running this interval: round(Σ utilisation), load-average input */
-    int32_t settling;    /* after the last step a running frequency, PL1 or HSMP is still more than
-                          * 1e-6 (relative) from its target: the power of a next interval would
-                          * differ (the temperature, which no power depends on, is not counted) */
+    int32_t settling;    /* after the last step a running frequency, PL1 or HSMP is not yet at its
+                          * fixed point (one more substep would move it): the power of a next
+                          * interval could differ in any bit (the temperature, which no power
+                          * depends on, is not counted) */
     int32_t reserved_s;
     uint64_t avenrun[3]; /* load averages 1, 5, 15 min, kernel fixed point (11 bits) */
     struct phys_pkg_state pkg[PHYS_MAX_PKGS];
@@ -319,6 +320,9 @@ uint64_t phys_energy_uj_at(const struct phys_cpu_state *s, enum phys_zone zone, 
 
 /* Exact energy since init plus start_uj, without wrap (telemetry, ledger). */
 uint64_t phys_energy_total_uj(const struct phys_cpu_state *s, enum phys_zone zone, int pkg);
+/* The same total back substeps before the last step's end, at the power that step held (exact
+ * while back is at most the substeps of that step: energy grows by the same nanojoules each). */
+uint64_t phys_energy_total_uj_back(const struct phys_cpu_state *s, enum phys_zone zone, int pkg, uint64_t back);
 
 /* The numbers to publish at a tick for reads until the next one (after begin_interval). */
 void phys_energy_publish(const struct phys_cpu_state *s, enum phys_zone zone, int pkg, int64_t until_ns,

@@ -241,3 +241,11 @@ uint64_t phys_gpu_total_uj(const struct phys_gpu_state *s, int i)
 {
     return (uint64_t)s->g[i].start_uj + s->g[i].acc_uj;
 }
+
+uint64_t phys_gpu_total_uj_back(const struct phys_gpu_state *s, int i, uint64_t back)
+{
+    const struct phys_gpu *g = &s->g[i];
+    /* acc·1000 + rem grows by exactly power_uw per grid boundary (phys_gpu_step) */
+    unsigned __int128 nj = (unsigned __int128)g->acc_uj * 1000 + g->rem_nj, gone = (unsigned __int128)g->power_uw * back;
+    return (uint64_t)g->start_uj + (uint64_t)((nj > gone ? nj - gone : 0) / 1000);
+}

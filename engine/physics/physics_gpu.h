@@ -125,6 +125,9 @@ void phys_gpu_begin_interval(const struct phys_gpu_params *p, struct phys_gpu_st
                              const struct phys_gpu_load *load, int64_t interval_ns);
 /* Total energy of GPU i in uJ (start_uj included). */
 uint64_t phys_gpu_total_uj(const struct phys_gpu_state *s, int i);
+/* The same total back grid boundaries before the last step's end, at the power that step held
+ * (exact while back is at most the boundaries that step crossed). */
+uint64_t phys_gpu_total_uj_back(const struct phys_gpu_state *s, int i, uint64_t back);
 /* Natural power at utilization u for the load's class and memory intensity (c.7). */
 double phys_gpu_natural_w(const struct phys_gpu_params *p, const struct phys_gpu_load *load, double u);
 /* The highest supported graphics clock at or below mhz under memory clock mem (its ceiling). */

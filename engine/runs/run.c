@@ -543,14 +543,15 @@ void run_node_load(const struct run *r, int i, struct phys_load *load, struct ph
             gload->cls = c;
 }
 
-static void read_counters(const struct node *nd, const struct run_node *n, uint64_t *uj)
+/* The node's counters back grid substeps before its last step's end (0: now). */
+static void read_counters(const struct node *nd, const struct run_node *n, uint64_t back, uint64_t *uj)
 {
     for (int k = 0; k < n->npkgs; k++) {
-        uj[2 * k] = phys_energy_total_uj(&nd->state, PHYS_ZONE_PACKAGE, k);
-        uj[2 * k + 1] = phys_energy_total_uj(&nd->state, PHYS_ZONE_DRAM, k);
+        uj[2 * k] = phys_energy_total_uj_back(&nd->state, PHYS_ZONE_PACKAGE, k, back);
+        uj[2 * k + 1] = phys_energy_total_uj_back(&nd->state, PHYS_ZONE_DRAM, k, back);
     }
     for (int g = 0; g < n->ngpus; g++)
-        uj[2 * PHYS_MAX_PKGS + g] = phys_gpu_total_uj(&nd->gstate, g);
+        uj[2 * PHYS_MAX_PKGS + g] = phys_gpu_total_uj_back(&nd->gstate, g, back);
 }
 
 /* Shares of delta by weights w (Σ w <= 1 up to rounding): floor each, never more than delta. */
@@ -574,14 +575,17 @@ static uint64_t split(uint64_t delta, const double *w, int n, uint64_t *out)
     return sum;
 }
 
-static void account(struct run *r, int i, struct node *nd)
+/* The energy of the interval since the last hook, split between the jobs that held the node
+ * (docs/runs.md "Energy"), one split per tick of it: ticks is 1 but where the node did not step
+ * for several ticks (--speed max batches), over which its powers held; each of those ticks is
+ * split as its own step would have split it, so the shares are those of --batch 1 to the bit. */
+static void account(struct run *r, int i, struct node *nd, int64_t ticks, int64_t tick_ns)
 {
     struct run_node *n = &r->nodes[i];
-    uint64_t now[2 * PHYS_MAX_PKGS + PHYS_GPU_MAX] = {0};
-    read_counters(nd, n, now);
     int m = n->njobs;
     int *jobs = n->jobs;
-    double *w = calloc((size_t)(m ? m : 1), sizeof *w);
+    int nz = 2 * n->npkgs + n->ngpus;
+    double *w = calloc((size_t)(m ? m : 1) * (size_t)(nz ? nz : 1), sizeof *w); /* [zone][job] */
     uint64_t *sh = calloc((size_t)(m ? m : 1), sizeof *sh);
     /* who held what over the interval: the jobs on the node that are not fresh; a job's busy
      * CPU-share of package k is the CPUs it holds there times its utilization of each */
@@ -605,14 +609,7 @@ static void account(struct run *r, int i, struct node *nd)
     for (int c = 0; c < n->ncpus; c++)
         cpus_in[n->cpu_pkg[c]]++;
     struct phys_load zero = {.cpu_util = 0, .memory_intensity = 0, .cpu_class = PHYS_CLASS_MIXED};
-    for (int z = 0; z < 2 * n->npkgs + n->ngpus; z++) {
-        int slot = z < 2 * n->npkgs ? z : 2 * PHYS_MAX_PKGS + (z - 2 * n->npkgs);
-        uint64_t delta = now[slot] - n->last_uj[slot];
-        n->last_uj[slot] = now[slot];
-        n->delta_uj += delta;
-        n->part_delta_uj[z >= 2 * n->npkgs ? EP_GPU : (z & 1) ? EP_DRAM : EP_CPU] += delta;
-        if (!delta)
-            continue;
+    for (int z = 0; z < nz; z++) { /* each counter's weights, from the powers the interval held */
         int pkg = z < 2 * n->npkgs ? z / 2 : -1;
         bool dram = pkg >= 0 && (z & 1);
         int gpu = pkg < 0 ? z - 2 * n->npkgs : -1;
@@ -632,25 +629,41 @@ static void account(struct run *r, int i, struct node *nd)
         }
         for (int k = 0; k < m; k++) {
             const struct run_job *j = &r->jobs[jobs[k]];
-            w[k] = 0;
+            double *wk = &w[z * m + k];
             if (j->fresh)
                 continue;
             if (pkg >= 0) {
                 int h = held[k * PHYS_MAX_PKGS + pkg];
                 double dyn = busy_sum[pkg] > 0 ? busy[k * PHYS_MAX_PKGS + pkg] / busy_sum[pkg] : 0;
-                w[k] = dram ? (double)h / cpus_k : idle_frac * h / cpus_k + (1 - idle_frac) * dyn;
+                *wk = dram ? (double)h / cpus_k : idle_frac * h / cpus_k + (1 - idle_frac) * dyn;
             } else {
                 bool holds = n->gpu_job[gpu] == j->index;
-                w[k] = (holds ? idle_frac : 0) + (gu_sum > 0 ? (1 - idle_frac) * j->t->gpus * j->t->u_gpu / gu_sum : 0);
+                *wk = (holds ? idle_frac : 0) + (gu_sum > 0 ? (1 - idle_frac) * j->t->gpus * j->t->u_gpu / gu_sum : 0);
             }
         }
-        uint64_t given = split(delta, w, m, sh);
-        for (int k = 0; k < m; k++) {
-            struct run_job *j = &r->jobs[jobs[k]];
-            j->energy_uj[pkg < 0 ? EP_GPU : dram ? EP_DRAM : EP_CPU] += sh[k];
-            n->class_uj[j->t->cls] += sh[k];
+    }
+    int64_t end_sub = nd->state.now_ns / PHYS_SUBSTEP_NS;
+    for (int64_t t = ticks - 1; t >= 0; t--) { /* the interval's ticks, oldest first */
+        uint64_t now[2 * PHYS_MAX_PKGS + PHYS_GPU_MAX] = {0};
+        read_counters(nd, n, (uint64_t)(end_sub - (nd->state.now_ns - t * tick_ns) / PHYS_SUBSTEP_NS), now);
+        for (int z = 0; z < nz; z++) {
+            int slot = z < 2 * n->npkgs ? z : 2 * PHYS_MAX_PKGS + (z - 2 * n->npkgs);
+            uint64_t delta = now[slot] - n->last_uj[slot];
+            n->last_uj[slot] = now[slot];
+            n->delta_uj += delta;
+            int pkg = z < 2 * n->npkgs ? z / 2 : -1;
+            bool dram = pkg >= 0 && (z & 1);
+            n->part_delta_uj[pkg < 0 ? EP_GPU : dram ? EP_DRAM : EP_CPU] += delta;
+            if (!delta)
+                continue;
+            uint64_t given = split(delta, &w[z * m], m, sh);
+            for (int k = 0; k < m; k++) {
+                struct run_job *j = &r->jobs[jobs[k]];
+                j->energy_uj[pkg < 0 ? EP_GPU : dram ? EP_DRAM : EP_CPU] += sh[k];
+                n->class_uj[j->t->cls] += sh[k];
+            }
+            n->idle_uj += delta - given;
         }
-        n->idle_uj += delta - given;
     }
     free(w);
     free(sh);
@@ -658,9 +671,10 @@ static void account(struct run *r, int i, struct node *nd)
     free(held);
 }
 
-/* --speed max batches (engine.h batch_ticks): the node steps again at the tick the job's work
- * would run out at the rates of the interval that just ended, so that it ends at the tick it
- * would end at if the node were stepped every tick. Those rates hold while nothing on the node
+/* --speed max batches (engine.h batch_ticks): the node steps again two ticks before the tick the
+ * job's work would run out at at the rates of the interval that just ended, and from there at
+ * every tick, so that it ends at the tick it would end at if the node were stepped every tick.
+ * Those rates hold while nothing on the node
  * changes: a change of its load (node_hook) or its limits (engine.c) steps it at the next tick,
  * which predicts again from the new interval's rates. A rate of 0 leaves it to the batch. */
 static void wake_at_end(struct run *r, struct node *nd, const struct run_job *j, double cpu_rate, double gpu_rate)
@@ -672,11 +686,18 @@ static void wake_at_end(struct run *r, struct node *nd, const struct run_job *j,
         double g = gpu_rate > 0 ? j->gpu_left / gpu_rate : HUGE_VAL;
         s = g > s ? g : s;
     }
+    /* two ticks early (and a billionth of the wait, for rounding over a long one): the rates'
+     * quotient can differ from their step-by-step subtraction in the last bits, and a job must
+     * never run out inside ticks the node did not step */
+    double early = 2.0 * (double)r->e->cfg.tick_ns + s;
     if (s < 1e9) /* beyond 30 years: the batch comes first anyway */
-        node_wake(nd, r->e->tick_mono + (int64_t)ceil(s * 1e9));
+        node_wake(nd, r->e->tick_mono + (int64_t)ceil(s * 1e9 - early));
 }
 
-static void progress(struct run *r, int i, struct node *nd, double dt)
+/* Each job's advance over the interval since the last hook: ticks steps of dt each (more than
+ * one where the node held its rates over several ticks of a batch, as in account), each
+ * subtracted as its own step would have, so the work left is that of --batch 1 to the bit. */
+static void progress(struct run *r, int i, struct node *nd, double dt, int64_t ticks)
 {
     struct run_node *n = &r->nodes[i];
     const struct phys_cpu_params *p = &nd->params;
@@ -700,7 +721,6 @@ static void progress(struct run *r, int i, struct node *nd, double dt)
         double eff = 1 - impact * (1 - cpu_mul);
         eff = 1 - t->sens_cpu * (1 - eff);
         double cpu_rate = t->cpu_req * r->base_speed * eff, gpu_rate = 0; /* work units per second now */
-        j->cpu_left -= cpu_rate * dt;
         if (t->gpus && j->gpu_left > 0) {
             double gm = 0, cap = 0;
             for (int g = 0; g < j->ngpus; g++) {
@@ -718,7 +738,11 @@ static void progress(struct run *r, int i, struct node *nd, double dt)
             double feed = 1 - (1 - cpu_mul) * t->feed * t->sens_cpu;
             double cap_impact = 1 - (1 - cap) * t->sens_gpu;
             gpu_rate = (t->gpus > 0.1 ? t->gpus : 0.1) * r->base_speed * gm * feed * cap_impact;
-            j->gpu_left -= gpu_rate * dt;
+        }
+        for (int64_t s = 0; s < ticks && (j->cpu_left > 0 || j->gpu_left > 0); s++) {
+            j->cpu_left -= cpu_rate * dt;
+            if (t->gpus && j->gpu_left > 0)
+                j->gpu_left -= gpu_rate * dt;
         }
         if (j->cpu_left <= 0 && j->gpu_left <= 0) {
             j->end_ns = r->now_ns;
@@ -743,7 +767,7 @@ static void node_hook(void *ctx, struct node *nd)
     r->hooked[i] = 1;
     if (!n->started) { /* the run begins on this node now: count from here */
         n->started = true;
-        read_counters(nd, n, n->last_uj);
+        read_counters(nd, n, 0, n->last_uj);
         for (int z = 0; z < 2 * n->npkgs; z++)
             n->part_start_uj[(z & 1) ? EP_DRAM : EP_CPU] += n->last_uj[z];
         for (int g = 0; g < n->ngpus; g++)
@@ -753,13 +777,18 @@ static void node_hook(void *ctx, struct node *nd)
     } else if (n->rebase) { /* after a restart: the counters continued, the node's clock did not */
         n->rebase = false;
         n->last_ns = nd->state.now_ns;
-        account(r, i, nd);
+        account(r, i, nd, 1, 0);
     } else {
-        double dt = (double)(nd->state.now_ns - n->last_ns) / 1e9;
+        /* at --speed max, a node of a batch that did not step for several ticks held its powers
+         * and rates over them: each is accounted and progressed as a step of its own */
+        int64_t span = nd->state.now_ns - n->last_ns, tick = r->e->cfg.tick_ns, ticks = 1;
+        if (r->e->cfg.speed == ENGINE_SPEED_MAX && tick > 0 && span > tick && span % tick == 0)
+            ticks = span / tick;
+        double dt = (double)(span / ticks) / 1e9;
+        account(r, i, nd, ticks, span / ticks);
         n->last_ns = nd->state.now_ns;
-        account(r, i, nd);
         if (!r->ending)
-            progress(r, i, nd, dt);
+            progress(r, i, nd, dt, ticks);
     }
     /* A job placed or ended now changes the node's load from now on: the rates of the coming
      * interval (the ones a job's end is predicted from) are known at the next tick. */

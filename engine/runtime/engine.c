@@ -284,6 +284,10 @@ static void tick_all(struct engine *e)
     if (!e->real_last) {
         e->tick_mono = real;
         e->wall_minus_mono = now_of(CLOCK_REALTIME) - real;
+        /* every node's physics starts at this tick, whenever its opening ended: how long the
+         * openings took (the machine's load) never enters the physics */
+        for (int i = 0; i < e->nnodes; i++)
+            node_rebase(&e->nodes[i], e->tick_mono);
     } else if (e->cfg.speed == ENGINE_SPEED_MAX) {
         e->tick_mono += e->cfg.tick_ns;
     } else if (e->cfg.speed > 1) {

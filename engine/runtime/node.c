@@ -181,6 +181,11 @@ static void publish(struct node *n, struct node_change *ch, uint32_t nch, int64_
     seg_publish_end(s, now_mono);
 }
 
+void node_rebase(struct node *n, int64_t now_mono)
+{
+    n->mono_origin = now_mono - n->state.now_ns;
+}
+
 void node_wake(struct node *n, int64_t mono)
 {
     if (mono < n->wake_mono)

@@ -112,7 +112,7 @@ struct node {
     uint64_t slot_writes_seen;     /* header slot_writes at the last drain */
     uint64_t ev_tail, ev_lost;
     uint32_t gpu_limit_entry[PHYS_GPU_MAX]; /* per GPU: its NVML power_limit_mw entry, or SEG_NONE */
-    int64_t mono_origin;         /* CLOCK_MONOTONIC at physics time 0 */
+    int64_t mono_origin;         /* CLOCK_MONOTONIC at physics time 0 (node_rebase) */
     /* The node's power as its BMC reports it (state/platform/power, DCMI, Redfish): samples at
      * every tick since the node opened in this engine. */
     struct node_power_stats {
@@ -187,6 +187,10 @@ void node_close(struct node *n);
  * "Counters"). until_mono <= now_mono: the lines stand still from now on. */
 void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
                struct event_log *log);
+/* Moves the node's physics time origin so that emulated time now_mono is its physics time now:
+ * the engine's first tick calls it for every node, so that no node's physics runs through the
+ * wall time between its opening and that tick (node.mono_origin). */
+void node_rebase(struct node *n, int64_t now_mono);
 /* Brings the node's next step forward to emulated time mono at the latest (node.wake_mono). */
 void node_wake(struct node *n, int64_t mono);
 /* Its physics is still moving toward the targets of its load and limits in a way that changes

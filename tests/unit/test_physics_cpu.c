@@ -655,6 +655,65 @@ static void test_read_between_ticks(void **st)
     assert_int_equal(phys_energy_pub_uj_at(&pub, 0), phys_energy_uj_at(&s, PHYS_ZONE_PACKAGE, 0));
 }
 
+/* settling (physics_cpu.h) is true until every frequency, PL1 and HSMP lane is at its fixed
+ * point; from there, any number of one-second ticks and one long step give the same bits (what
+ * --speed max batches rely on to skip a node's steps: docs/runs.md). Before it, they differ. */
+static void test_settled_holds_every_bit(void **st)
+{
+    struct phys_cpu_params p;
+    struct phys_cpu_state s, a, b;
+    struct phys_load l = {.cpu_util = 0.6, .memory_intensity = 0.3, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
+    intel_params(&p);
+    phys_cpu_init(&p, &s);
+    s.pkg[0].pl_limit_uw[PHYS_PL1] = 90000000; /* PL1 settles over its ~1 s window, freqs ramp */
+    phys_cpu_begin_interval(&p, &s, &l);
+    tick(&p, &s, &l, 22, SEC);
+    assert_true(s.settling);
+    memcpy(&a, &s, sizeof s);
+    memcpy(&b, &s, sizeof s);
+    for (int i = 0; i < 5; i++)
+        tick(&p, &a, &l, 22, SEC);
+    tick(&p, &b, &l, 22, 5 * SEC);
+    /* in motion, a long step holds the first second's power for all five: not the same energy */
+    assert_true(phys_energy_total_uj(&a, PHYS_ZONE_PACKAGE, 0) != phys_energy_total_uj(&b, PHYS_ZONE_PACKAGE, 0));
+    int n = 1;
+    while (s.settling && n < 600)
+        tick(&p, &s, &l, 22, SEC), n++;
+    assert_false(s.settling);
+    memcpy(&a, &s, sizeof s);
+    memcpy(&b, &s, sizeof s);
+    for (int i = 0; i < 300; i++)
+        tick(&p, &a, &l, 22, SEC);
+    tick(&p, &b, &l, 22, 300 * SEC);
+    assert_false(a.settling);
+    assert_memory_equal(&a, &b, sizeof a);
+}
+
+/* phys_energy_total_uj_back: the total k substeps before the end of a step is the total of the
+ * same state stepped k substeps less, for every zone (carry off the grid included). */
+static void test_energy_back(void **st)
+{
+    struct phys_cpu_params p;
+    struct phys_cpu_state a, b;
+    struct phys_load l = {.cpu_util = 0.37, .memory_intensity = 0.2, .cpu_class = PHYS_CLASS_MIXED};
+    intel_params(&p);
+    p.core_fraction = 0.4;
+    p.platform_other_w = 5.5;
+    phys_cpu_init(&p, &a);
+    tick(&p, &a, &l, 20, 7 * SEC + 123457);
+    const uint64_t backs[] = {0, 1, 2, 333, 999, 1000};
+    for (size_t x = 0; x < sizeof backs / sizeof backs[0]; x++) {
+        memcpy(&b, &a, sizeof a);
+        phys_cpu_step(&p, &a, &l, 20, SEC);
+        phys_cpu_step(&p, &b, &l, 20, SEC - (int64_t)backs[x] * MS);
+        for (int z = 0; z < PHYS_NZONES; z++)
+            for (int k = 0; k < (z == PHYS_ZONE_PSYS ? 1 : 2); k++)
+                assert_int_equal(phys_energy_total_uj_back(&a, (enum phys_zone)z, k, backs[x]),
+                                 phys_energy_total_uj(&b, (enum phys_zone)z, k));
+        phys_cpu_begin_interval(&p, &a, &l);
+    }
+}
+
 /* ---- RAPL write arithmetic, from sysfs-abi §3.4 ---- */
 
 static void test_limit_normalise(void **st)
@@ -825,6 +884,8 @@ int main(void)
         cmocka_unit_test(test_energy_wrap),
         cmocka_unit_test(test_split_invariance),
         cmocka_unit_test(test_read_between_ticks),
+        cmocka_unit_test(test_settled_holds_every_bit),
+        cmocka_unit_test(test_energy_back),
         cmocka_unit_test(test_limit_normalise),
         cmocka_unit_test(test_window_and_range),
         cmocka_unit_test(test_per_cpu_throttle_proportional),

@@ -94,6 +94,32 @@ static void test_settle_and_energy(void **st)
     assert_int_equal((s.g[0].gfx_mhz - 210) % 15, 0);
 }
 
+/* phys_gpu_total_uj_back: the total k grid boundaries before the end of a step is the total of
+ * the same state stepped k boundaries less (the held power is exact nanojoules per boundary). */
+static void test_energy_back(void **st)
+{
+    struct phys_gpu_params p;
+    sxm(&p);
+    struct phys_gpu_state a, b;
+    phys_gpu_init(&p, &a);
+    struct phys_gpu_load l = {.util = 0.63, .memory_intensity = 0.4, .cls = PHYS_GPU_CLASS_MEMORY};
+    a.g[1].limit_w = 333; /* GPU 1 settling toward its limit */
+    phys_gpu_begin_interval(&p, &a, &l, SEC);
+    int64_t t = 3 * SEC + 777777; /* off the grid */
+    phys_gpu_step(&p, &a, 20, t);
+    phys_gpu_begin_interval(&p, &a, &l, SEC);
+    const uint64_t backs[] = {0, 1, 500, 999, 1000};
+    for (size_t x = 0; x < sizeof backs / sizeof backs[0]; x++) {
+        memcpy(&b, &a, sizeof a);
+        t += SEC;
+        phys_gpu_step(&p, &a, 20, t);
+        phys_gpu_step(&p, &b, 20, t - (int64_t)backs[x] * 1000000);
+        for (int g = 0; g < p.count; g++)
+            assert_int_equal(phys_gpu_total_uj_back(&a, g, backs[x]), phys_gpu_total_uj(&b, g));
+        phys_gpu_begin_interval(&p, &a, &l, SEC);
+    }
+}
+
 static void test_boxcar(void **st)
 {
     struct phys_gpu_params p;
@@ -196,7 +222,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_natural),     cmocka_unit_test(test_settle_and_energy),
-        cmocka_unit_test(test_boxcar),      cmocka_unit_test(test_smmax_by_mem),
+        cmocka_unit_test(test_energy_back),  cmocka_unit_test(test_boxcar),      cmocka_unit_test(test_smmax_by_mem),
         cmocka_unit_test(test_transfers),   cmocka_unit_test(test_intel_limit_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
