@@ -495,14 +495,23 @@ uint64_t phys_energy_total_uj(const struct phys_cpu_state *s, enum phys_zone zon
     return e ? e->start_uj + e->acc_uj : 0;
 }
 
+/* The µJ an accumulator (acc µJ + rem nJ, growing by power nJ per substep) held back substeps
+ * ago: floor((acc·1000 + rem - power·back) / 1000), in 64 bits (power·back stays far below 2^64). */
+static uint64_t energy_back(uint64_t acc_uj, uint64_t rem_nj, uint64_t power_uw, uint64_t back)
+{
+    uint64_t gone = power_uw * back;
+    if (gone <= rem_nj)
+        return acc_uj;
+    uint64_t drop = (gone - rem_nj + 999) / 1000;
+    return drop < acc_uj ? acc_uj - drop : 0;
+}
+
 uint64_t phys_energy_total_uj_back(const struct phys_cpu_state *s, enum phys_zone zone, int pkg, uint64_t back)
 {
     const struct phys_energy *e = zone_energy(s, zone, pkg);
     if (!e)
         return 0;
-    /* acc·1000 + rem grows by exactly power_uw per substep (energy_add) */
-    unsigned __int128 nj = (unsigned __int128)e->acc_uj * 1000 + e->rem_nj, gone = (unsigned __int128)e->power_uw * back;
-    return e->start_uj + (uint64_t)((nj > gone ? nj - gone : 0) / 1000);
+    return e->start_uj + energy_back(e->acc_uj, e->rem_nj, e->power_uw, back);
 }
 
 void phys_energy_publish(const struct phys_cpu_state *s, enum phys_zone zone, int pkg, int64_t until_ns,
@@ -798,20 +807,35 @@ static uint64_t calc_load(uint64_t load, uint64_t exp, uint64_t active)
 
 /* n substeps of x += (target - x)·a on m independent lanes, four at a time (their chains run
  * side by side), stopping a group early at its fixed point: where a further substep changes no
- * lane, every later one would not either, so the result is the same bits. */
-static void settle_lanes(double *x, const double *target, const double *a, int m, int64_t n)
+ * lane, every later one would not either, so the result is the same bits. With snap, a lane
+ * within snap[l] of its target steps onto it (the GPU limit's settle does the same). */
+static void settle_lanes(double *x, const double *target, const double *a, const double *snap, int m, int64_t n)
 {
     for (int g = 0; g < m; g += 4) {
-        double v[4], t[4], f[4];
+        double v[4], t[4], f[4], d[4];
         int w = m - g < 4 ? m - g : 4;
         for (int j = 0; j < 4; j++) {
             v[j] = j < w ? x[g + j] : 0;
             t[j] = j < w ? target[g + j] : 0;
             f[j] = j < w ? a[g + j] : 0;
+            d[j] = j < w && snap ? snap[g + j] : 0;
         }
-        for (int64_t i = 0; i < n; i++) {
+        for (int64_t i = 0; i < n && !snap; i++) {
             double n0 = v[0] + (t[0] - v[0]) * f[0], n1 = v[1] + (t[1] - v[1]) * f[1];
             double n2 = v[2] + (t[2] - v[2]) * f[2], n3 = v[3] + (t[3] - v[3]) * f[3];
+            if (n0 == v[0] && n1 == v[1] && n2 == v[2] && n3 == v[3])
+                break;
+            v[0] = n0;
+            v[1] = n1;
+            v[2] = n2;
+            v[3] = n3;
+        }
+        for (int64_t i = 0; i < n && snap; i++) {
+            double e0 = t[0] - v[0], e1 = t[1] - v[1], e2 = t[2] - v[2], e3 = t[3] - v[3];
+            double n0 = fabs(e0) <= d[0] ? t[0] : v[0] + e0 * f[0];
+            double n1 = fabs(e1) <= d[1] ? t[1] : v[1] + e1 * f[1];
+            double n2 = fabs(e2) <= d[2] ? t[2] : v[2] + e2 * f[2];
+            double n3 = fabs(e3) <= d[3] ? t[3] : v[3] + e3 * f[3];
             if (n0 == v[0] && n1 == v[1] && n2 == v[2] && n3 == v[3])
                 break;
             v[0] = n0;
@@ -822,6 +846,15 @@ static void settle_lanes(double *x, const double *target, const double *a, int m
         for (int j = 0; j < w; j++)
             x[g + j] = v[j];
     }
+}
+
+/* A frequency, PL1 or HSMP lane within a millionth of its target (relative, or absolute below
+ * 1) steps onto it: the power it gives differs from the target's by about as much, and the lane holds
+ * from there exactly (settling, physics_cpu.h). Temperatures approach without a snap. */
+static double snap_of(double target)
+{
+    double m = fabs(target);
+    return 1e-6 * (m > 1 ? m : 1);
 }
 
 void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, const struct phys_load *load,
@@ -844,12 +877,14 @@ void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
     /* The first-order laws as lanes: three per package (PL1, HSMP, temperature), then one per run
      * of neighbouring CPUs with the same frequency and target (they share the work). Targets are
      * taken at the start of the call, as before the interval's substeps. */
-    double x[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4], tg[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4],
-        fa[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4];
+    double x[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 8], tg[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 8],
+        fa[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 8], sn[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 8];
     int16_t lane_of[PHYS_MAX_CPUS];
     int nl = 0;
-    for (int k = 0; k < s->npkgs; k++) /* lanes 0..npkgs-1: temperatures */
+    for (int k = 0; k < s->npkgs; k++) /* lanes 0..npkgs-1: temperatures, in groups of their own */
         x[nl] = s->pkg[k].temp_c, tg[nl] = ambient_c + thermal_c_per_w(p) * s->pkg[k].power_w, fa[nl++] = t_a;
+    while (nl % 4)
+        x[nl] = tg[nl] = sn[nl] = 0, fa[nl++] = 0;
     int first_cpu_lane = nl;
     const struct phys_core_state *prev = NULL;
     double prev_u = -1;
@@ -869,25 +904,27 @@ void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
             lane_of[i] = (int16_t)(nl - 1);
             continue;
         }
-        x[nl] = c->freq_khz, tg[nl] = ft, fa[nl] = f_a;
+        x[nl] = c->freq_khz, tg[nl] = ft, fa[nl] = f_a, sn[nl] = snap_of(ft);
         lane_of[i] = (int16_t)nl++;
     }
     /* pad to a group of four so PL1 and HSMP, which have usually settled, form groups of their own */
     while ((nl - 0) % 4)
-        x[nl] = tg[nl] = 0, fa[nl++] = 0;
+        x[nl] = tg[nl] = sn[nl] = 0, fa[nl++] = 0;
     int first_cap_lane = nl;
     for (int k = 0; k < s->npkgs; k++) {
         struct phys_pkg_state *ps = &s->pkg[k];
-        x[nl] = ps->pl1_settled_w, tg[nl] = pl_target_w(p, s, k, PHYS_PL1), fa[nl++] = settle_factor(pl1_tau_s(p, s, k));
-        x[nl] = ps->hsmp_settled_w, tg[nl] = hsmp_target_w(p, s, k), fa[nl++] = hs_a;
+        x[nl] = ps->pl1_settled_w, tg[nl] = pl_target_w(p, s, k, PHYS_PL1), fa[nl] = settle_factor(pl1_tau_s(p, s, k));
+        sn[nl] = snap_of(tg[nl]), nl++;
+        x[nl] = ps->hsmp_settled_w, tg[nl] = hsmp_target_w(p, s, k), fa[nl] = hs_a, sn[nl] = snap_of(tg[nl]), nl++;
     }
-    settle_lanes(x, tg, fa, nl, n);
-    /* still settling while one more substep would move a lane (the same expression as
-     * settle_lanes): at the fixed point, every later step leaves the frequencies and caps, and so
-     * the powers, exactly as they are */
+    settle_lanes(x, tg, fa, NULL, first_cpu_lane, n);
+    settle_lanes(x + first_cpu_lane, tg + first_cpu_lane, fa + first_cpu_lane, sn + first_cpu_lane,
+                 nl - first_cpu_lane, n);
+    /* still settling until every frequency and cap lane is on its target: from there every later
+     * step leaves them, and so the powers, exactly as they are */
     s->settling = 0;
     for (int l = first_cpu_lane; l < nl && !s->settling; l++)
-        s->settling = x[l] + (tg[l] - x[l]) * fa[l] != x[l];
+        s->settling = x[l] != tg[l];
 
     double sum_f[PHYS_MAX_PKGS] = {0};
     for (int i = 0; i < s->ncpus; i++) {

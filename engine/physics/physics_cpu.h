@@ -246,10 +246,10 @@ struct phys_cpu_state {
     int32_t ncpus;       /* logical CPUs simulated (cpus clamped to npkgs..PHYS_MAX_CPUS) */
     int32_t max_perf_pct, min_perf_pct; /* intel_pstate global limits (agent-writable), % of cpuinfo_max */
     int32_t nr_active;   /* tasks running this interval: round(Σ utilisation), load-average input */
-    int32_t settling;    /* after the last step a running frequency, PL1 or HSMP is not yet at its
-                          * fixed point (one more substep would move it): the power of a next
-                          * interval could differ in any bit (the temperature, which no power
-                          * depends on, is not counted) */
+    int32_t settling;    /* after the last step a running frequency, PL1 or HSMP is not yet on its
+                          * target (each steps onto it from within 1e-6, relative, of it): the power
+                          * of a next interval could differ in any bit; once on them it holds
+                          * exactly (the temperature, which no power depends on, is not counted) */
     int32_t reserved_s;
     uint64_t avenrun[3]; /* load averages 1, 5, 15 min, kernel fixed point (11 bits) */
     struct phys_pkg_state pkg[PHYS_MAX_PKGS];

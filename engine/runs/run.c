@@ -643,26 +643,60 @@ static void account(struct run *r, int i, struct node *nd, int64_t ticks, int64_
         }
     }
     int64_t end_sub = nd->state.now_ns / PHYS_SUBSTEP_NS;
-    for (int64_t t = ticks - 1; t >= 0; t--) { /* the interval's ticks, oldest first */
-        uint64_t now[2 * PHYS_MAX_PKGS + PHYS_GPU_MAX] = {0};
-        read_counters(nd, n, (uint64_t)(end_sub - (nd->state.now_ns - t * tick_ns) / PHYS_SUBSTEP_NS), now);
-        for (int z = 0; z < nz; z++) {
-            int slot = z < 2 * n->npkgs ? z : 2 * PHYS_MAX_PKGS + (z - 2 * n->npkgs);
-            uint64_t delta = now[slot] - n->last_uj[slot];
-            n->last_uj[slot] = now[slot];
-            n->delta_uj += delta;
-            int pkg = z < 2 * n->npkgs ? z / 2 : -1;
-            bool dram = pkg >= 0 && (z & 1);
-            n->part_delta_uj[pkg < 0 ? EP_GPU : dram ? EP_DRAM : EP_CPU] += delta;
-            if (!delta)
-                continue;
-            uint64_t given = split(delta, &w[z * m], m, sh);
-            for (int k = 0; k < m; k++) {
-                struct run_job *j = &r->jobs[jobs[k]];
-                j->energy_uj[pkg < 0 ? EP_GPU : dram ? EP_DRAM : EP_CPU] += sh[k];
-                n->class_uj[j->t->cls] += sh[k];
+    for (int z = 0; z < nz; z++) {
+        int slot = z < 2 * n->npkgs ? z : 2 * PHYS_MAX_PKGS + (z - 2 * n->npkgs);
+        int pkg = z < 2 * n->npkgs ? z / 2 : -1;
+        bool dram = pkg >= 0 && (z & 1);
+        int part = pkg < 0 ? EP_GPU : dram ? EP_DRAM : EP_CPU;
+        bool shared = false; /* a counter no job has a share of goes to idle whole: one delta */
+        for (int k = 0; k < m && !shared; k++)
+            shared = w[z * m + k] > 0;
+        /* at a held power the ticks' increases take two or three values: each value is split once
+         * and its shares counted as many times as it came (integer sums: the same as one by one) */
+        uint64_t dv[4];
+        int64_t dc[4];
+        int ndv = 0;
+        for (int64_t t = shared ? ticks - 1 : 0; t >= -1; t--) { /* the interval's ticks, oldest first */
+            uint64_t delta = 0;
+            if (t >= 0) {
+                uint64_t back = (uint64_t)(end_sub - (nd->state.now_ns - t * tick_ns) / PHYS_SUBSTEP_NS);
+                uint64_t now = pkg < 0 ? phys_gpu_total_uj_back(&nd->gstate, z - 2 * n->npkgs, back)
+                                       : phys_energy_total_uj_back(&nd->state, dram ? PHYS_ZONE_DRAM : PHYS_ZONE_PACKAGE,
+                                                                   pkg, back);
+                delta = now - n->last_uj[slot];
+                n->last_uj[slot] = now;
+                n->delta_uj += delta;
+                n->part_delta_uj[part] += delta;
+                int v = 0;
+                while (v < ndv && dv[v] != delta)
+                    v++;
+                if (v < ndv) {
+                    dc[v]++;
+                    continue;
+                }
+                if (ndv < 4) {
+                    dv[ndv] = delta;
+                    dc[ndv++] = 1;
+                    continue;
+                }
             }
-            n->idle_uj += delta - given;
+            for (int v = 0; v < ndv; v++) { /* at the end, or a fifth value: split what was counted */
+                if (!dv[v])
+                    continue;
+                uint64_t given = split(dv[v], &w[z * m], m, sh);
+                for (int k = 0; k < m; k++) {
+                    struct run_job *j = &r->jobs[jobs[k]];
+                    j->energy_uj[part] += sh[k] * (uint64_t)dc[v];
+                    n->class_uj[j->t->cls] += sh[k] * (uint64_t)dc[v];
+                }
+                n->idle_uj += (dv[v] - given) * (uint64_t)dc[v];
+            }
+            ndv = 0;
+            if (t >= 0) {
+                dv[0] = delta;
+                dc[0] = 1;
+                ndv = 1;
+            }
         }
     }
     free(w);
