@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Workload runs (docs/runs.md): the trace corpus's errors, the generator's reproducibility, and
-# runs on a small cluster at --speed max: every job completes on CPUs and GPUs of its own, the
+# runs on a small cluster at --speed max: every job completes on CPUs and GPUs of its own, a run
+# repeats bit for bit (again, --batch 1, other batches, under load), the
 # per-job energies plus idle equal each node's counter deltas (and the counters agree with the
 # nodes' energy_uj files), a node with jobs draws more than idle ones, a RAPL cap written through
 # the shim slows CPU-bound sensitive jobs and lowers the energy, gangs that cannot run whole
