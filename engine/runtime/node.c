@@ -184,6 +184,11 @@ static void publish(struct node *n, struct node_change *ch, uint32_t nch, int64_
 void node_rebase(struct node *n, int64_t now_mono)
 {
     n->mono_origin = now_mono - n->state.now_ns;
+    for (uint32_t v = 0; v <= n->nvalues; v++) { /* as at the open: nothing shown yet */
+        n->shown[v] = -1;
+        n->busy_shown[v] = UINT64_MAX;
+    }
+    node_cfstats_republish(n);
 }
 
 void node_wake(struct node *n, int64_t mono)

@@ -187,9 +187,11 @@ void node_close(struct node *n);
  * "Counters"). until_mono <= now_mono: the lines stand still from now on. */
 void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
                struct event_log *log);
-/* Moves the node's physics time origin so that emulated time now_mono is its physics time now:
- * the engine's first tick calls it for every node, so that no node's physics runs through the
- * wall time between its opening and that tick (node.mono_origin). */
+/* Moves the node's physics time origin so that emulated time now_mono is its physics time now,
+ * and has the next tick publish every value again (each line is timed from the origin): the
+ * engine's first tick calls it for every node, so that no node's physics runs through the wall
+ * time between its opening and that tick (node.mono_origin). Until that tick publishes, the
+ * lines stand still where the opening left them. */
 void node_rebase(struct node *n, int64_t now_mono);
 /* Brings the node's next step forward to emulated time mono at the latest (node.wake_mono). */
 void node_wake(struct node *n, int64_t mono);
@@ -226,13 +228,14 @@ uint64_t node_unit_total_us(const struct node *n, uint32_t v, uint64_t until_sub
 /* cpufreq/stats (node_cfstats.c): the policies from the bindings (at open), the lines a resumed
  * segment showed (after resume_counters: it needs the resumed elapsed time), a reset an agent
  * wrote (node.c's drain) and dropping the resets a resume re-applied, the running frequency of
- * the policy whose first CPU index is cpu when its scaling_cur_freq moved, this tick's lines
- * appended to ch (at most k + k² a policy). */
+ * the policy whose first CPU index is cpu when its scaling_cur_freq moved, every line again at
+ * the next tick (node_rebase), this tick's lines appended to ch (at most k + k² a policy). */
 void node_cfstats_init(struct node *n);
 void node_cfstats_free(struct node *n);
 void node_cfstats_reset(struct node *n, uint16_t cpu);
 void node_cfstats_forget_resets(struct node *n);
 void node_cfstats_freq(struct node *n, uint16_t cpu, int64_t khz);
+void node_cfstats_republish(struct node *n);
 void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch);
 void node_cfstats_resume(struct node *n);
 /* A stable hash of a profile tree's values (keys, values, order), for the layout hash. */

@@ -122,6 +122,14 @@ void node_cfstats_freq(struct node *n, uint16_t cpu, int64_t khz)
         mark(n, i);
 }
 
+void node_cfstats_republish(struct node *n)
+{
+    for (int i = 0; i < n->ncfpol; i++) {
+        n->cfpol[i].all = true;
+        mark(n, i);
+    }
+}
+
 void node_cfstats_forget_resets(struct node *n)
 {
     for (int i = 0; i < n->ncfpol; i++)
