@@ -470,6 +470,18 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
                 failed == 1 ? "" : "s");
         return -1;
     }
+    uint64_t *keep = calloc((size_t)e->spec.npools + 1, sizeof *keep);
+    if (!keep)
+        abort();
+    int nkeep = 0;
+    for (int p = 0; p < e->spec.npools; p++)
+        if (e->templates[p].st)
+            keep[nkeep++] = e->templates[p].image.layout_hash;
+    int pruned = root_prune_static(cfg->root, keep, nkeep);
+    free(keep);
+    if (pruned)
+        fprintf(stderr, "hwemu serve: removed %d static file%s of %s that no segment uses any longer\n", pruned,
+                pruned == 1 ? "" : "s", cfg->root);
     e->history = malloc(sizeof *e->history);
     if (!e->history)
         abort();
