@@ -159,6 +159,7 @@ struct node {
     int64_t wake_mono;
     struct node_unit *units;       /* the job cgroup slots (node_unit.c) */
     int nunits;
+    bool units_quiet;              /* none held and none to publish: node_units_collect skips them */
     /* cpufreq/stats of the table-driver policies (node_cfstats.c) */
     struct node_cfpol {
         uint32_t v0;               /* its first stat value: k time lines, then the k² counts */
