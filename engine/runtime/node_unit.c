@@ -178,7 +178,7 @@ void node_unit_release(struct node *n, int k)
 uint64_t node_unit_total_us(const struct node *n, uint32_t v, uint64_t until_sub)
 {
     int k = n->binds[v].cpu;
-    if (k >= n->nunits || !n->units[k].used)
+    if (n->units_quiet || k >= n->nunits || !n->units[k].used) /* quiet: no slot's line to touch */
         return n->cstart[v];
     const struct node_unit *u = &n->units[k];
     uint64_t at = busy_sum(n, u, until_sub, NULL);
