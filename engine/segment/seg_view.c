@@ -491,12 +491,24 @@ static size_t render_cpuinfo(const struct seg *s, const struct seg_param *pa, ch
         p += run;
         if (!m)
             break;
-        uint64_t v = 0;
-        for (t = m + 1; t < end && *t >= '0' && *t <= '9'; t++)
-            v = v * 10 + (uint64_t)(*t - '0');
+        /* "\x01cur\x02", or "\x01cur\x03min\x03busy\x02": min while busy's line stands still */
+        uint64_t v[3] = {0, 0, 0};
+        int nv = 0;
+        for (t = m + 1; nv < 3; nv++) {
+            for (; t < end && *t >= '0' && *t <= '9'; t++)
+                v[nv] = v[nv] * 10 + (uint64_t)(*t - '0');
+            if (t >= end || *t != '\x03')
+                break;
+            t++;
+        }
         if (t < end && *t == '\x02')
             t++;
-        int64_t khz = v < s->n_values ? value_number(s, (uint32_t)v) : 0;
+        uint64_t shown = v[0];
+        struct seg_value busy;
+        if (nv == 2 && v[2] < s->n_values && seg_value_load(s, (uint32_t)v[2], &busy) &&
+            busy.type == SEG_V_COUNTER && busy.ctr.power_uw == 0)
+            shown = v[1];
+        int64_t khz = shown < s->n_values ? value_number(s, (uint32_t)shown) : 0;
         if (khz < 0)
             khz = 0;
         p = put_u(p, (uint64_t)khz / 1000);
