@@ -78,6 +78,8 @@ static int run(const char *parent, int n, int ticks)
     char seg[700];
     snprintf(seg, sizeof seg, "%s/node-0.seg", root);
     long seg_size = stat(seg, &st) == 0 ? (long)st.st_size : 0;
+    /* the one static file every node of the pool shares (segment.h "Files") */
+    long st_size = e.templates[0].st && stat(e.templates[0].st->path, &st) == 0 ? (long)st.st_size : 0;
     otlp_detach(&e, otlp);
     engine_stop(&e);
     if (engine_start(&e, &cfg))
@@ -86,9 +88,10 @@ static int run(const char *parent, int n, int ticks)
     int resumed = e.resumed;
     engine_stop(&e);
     printf("%6d nodes  render-fresh %7.3f s  resume %7.3f s (%d resumed)  tick p50 %7.2f ms  p99 %7.2f ms  "
-           "heap %5.1f KiB/node  RSS %5.1f KiB/node  segment %4ld KiB/node  workers %d\n",
+           "heap %5.1f KiB/node  RSS %5.1f KiB/node  segment %4ld KiB/node + %ld KiB shared  workers %d\n",
            n, fresh, resume, resumed, (double)t[ticks / 2] / 1e6, (double)t[ticks * 99 / 100] / 1e6,
-           (double)(heap1 - heap0) / 1024 / n, (double)(rss1 - rss0) / n, seg_size / 1024, cfg.workers);
+           (double)(heap1 - heap0) / 1024 / n, (double)(rss1 - rss0) / n, seg_size / 1024, st_size / 1024,
+           cfg.workers);
     fflush(stdout);
     free(t);
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", root, spec);

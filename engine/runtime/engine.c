@@ -424,6 +424,14 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
             fprintf(stderr, "hwemu serve: pool %s: %s\n", pool->name, err);
             return -1;
         }
+        if (node_static_put(e->templates, e->spec.npools, p, cfg->root, err, sizeof err)) {
+            fprintf(stderr, "hwemu serve: pool %s: %s\n", pool->name, err);
+            return -1;
+        }
+        /* readable by the group's agents in a setgid root, like the segments (docs/security.md) */
+        if (shared && e->templates[p].owns_st && fchmod(e->templates[p].st->f.fd, 0440))
+            fprintf(stderr, "hwemu serve: pool %s: cannot make its static file %s group-readable: %s\n", pool->name,
+                    e->templates[p].st->path, strerror(errno));
     }
     for (int i = 0; i < e->nnodes; i++) {
         const struct spec_node *sn = &e->spec.nodes[i];
@@ -462,6 +470,18 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
                 failed == 1 ? "" : "s");
         return -1;
     }
+    uint64_t *keep = calloc((size_t)e->spec.npools + 1, sizeof *keep);
+    if (!keep)
+        abort();
+    int nkeep = 0;
+    for (int p = 0; p < e->spec.npools; p++)
+        if (e->templates[p].st)
+            keep[nkeep++] = e->templates[p].image.layout_hash;
+    int pruned = root_prune_static(cfg->root, keep, nkeep);
+    free(keep);
+    if (pruned)
+        fprintf(stderr, "hwemu serve: removed %d static file%s of %s that no segment uses any longer\n", pruned,
+                pruned == 1 ? "" : "s", cfg->root);
     e->history = malloc(sizeof *e->history);
     if (!e->history)
         abort();

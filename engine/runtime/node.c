@@ -12,11 +12,15 @@
  *
  * Damage (docs/robustness.md): the engine's view of a segment is private. Its geometry, entries,
  * strings and params are the template image's; it never reads an index or a count from the
- * file. Each tick it compares the file's header and one 4 KiB chunk of its static part with the
- * image, and every 8th tick it fstat()s the file. What it finds, it reports (one stderr line per
- * kind and node, and a joulie.sim.segment.damaged event each time) and repairs, and the node
- * keeps running from its private state:
- *   header or static part changed: rewritten from the image;
+ * file. Each tick it compares the file's header with the image, and every 8th tick it fstat()s
+ * the file. The static file a layout's nodes share (segment.h "Files") is checked by one of
+ * them (struct node_static's checker): its bytes against the image every tick, its path and size
+ * every 8th. What it finds, it reports (one stderr line per kind and node, and a
+ * joulie.sim.segment.damaged event each time, naming the file) and repairs, and the node keeps
+ * running from its private state:
+ *   header or static file changed: rewritten from the image;
+ *   static file deleted, replaced or shrunk: put back whole (readers that mapped the old one
+ *     keep it: its content is the same);
  *   file shrunk (a SIGBUS the guard caught, or the fstat): grown back, its space reserved, mapped
  *     afresh and rewritten from the image; counters continue from the physics; when the cut
  *     reached the snapshot copies the settings agents wrote are lost with them, and the node
@@ -707,25 +711,33 @@ static const char *damage_name(unsigned kind)
 }
 
 /* One report: an event each time (when the log is at hand), one stderr line per kind. */
-static void report(struct node *n, unsigned kind, const char *what, const char *action, int64_t now_wall,
-                   struct event_log *log)
+/* A damage found and what was done, about file (the node's segment, or the static file it
+ * shares: reported by the node that checks it). */
+static void report_file(struct node *n, unsigned kind, const char *file, const char *what, const char *action,
+                        int64_t now_wall, struct event_log *log)
 {
     n->damaged++;
     if (!(n->damage_said & kind)) {
         n->damage_said |= kind;
-        fprintf(stderr, "hwemu serve: node %s: segment %s: %s; %s (docs/robustness.md)\n", n->name, n->path, what,
-                action);
+        fprintf(stderr, "hwemu serve: node %s: %s %s: %s; %s (docs/robustness.md)\n", n->name,
+                file == n->path ? "segment" : "static file", file, what, action);
     }
     if (!log) {
         snprintf(n->pending, sizeof n->pending, "%s|%s|%s", damage_name(kind), what, action);
         return;
     }
     cJSON *a = cJSON_CreateObject();
-    cJSON_AddStringToObject(a, "file", n->path);
+    cJSON_AddStringToObject(a, "file", file);
     cJSON_AddStringToObject(a, "damage", damage_name(kind));
     cJSON_AddStringToObject(a, "what", what);
     cJSON_AddStringToObject(a, "action", action);
     events_emit(log, now_wall, n->name, "joulie.sim.segment.damaged", a);
+}
+
+static void report(struct node *n, unsigned kind, const char *what, const char *action, int64_t now_wall,
+                   struct event_log *log)
+{
+    report_file(n, kind, n->path, what, action, now_wall, log);
 }
 
 static void emit_pending(struct node *n, int64_t now_wall, struct event_log *log)
@@ -754,10 +766,9 @@ static void expected_header(const struct node *n, struct seg_header *h)
 }
 
 #define HEADER_STATIC offsetof(struct seg_header, slot_writes)
-#define CHECK_CHUNK 4096u
 
-/* Writes the header's static fields and the whole static part back from the image. */
-static void restore_static(struct node *n)
+/* Writes the header's static fields back from the image. */
+static void restore_header(struct node *n)
 {
     struct seg_header h;
     expected_header(n, &h);
@@ -765,8 +776,6 @@ static void restore_static(struct node *n)
     n->seg.h->substep_ns = h.substep_ns;
     n->seg.h->tick_ns = n->tick_ns;
     n->seg.h->engine_pid = (uint32_t)getpid();
-    uint32_t from = h.entries_off, to = h.values_off[0];
-    memcpy(n->seg.base + from, n->t->image.bytes + from, to - from);
 }
 
 static void resume_writes(struct node *n);
@@ -794,7 +803,7 @@ static void repair_shrunk(struct node *n, off_t had, int64_t now_wall, struct ev
         memcpy(s->base, n->t->image.bytes, n->t->image.used);
         atomic_store(&s->h->gen, s->pub_gen);
     }
-    restore_static(n);
+    restore_header(n);
     /* what the lost pages held: the slots, marks and ring restart empty; the ledger is
      * written again at the end of this tick */
     for (uint32_t i = 0; i < s->n_slots; i++)
@@ -849,13 +858,62 @@ static void repair_deleted(struct node *n, const char *how, int64_t now_wall, st
            now_wall, log);
 }
 
+/* The static file this node checks for every node that shares it (node.h "struct node_static"):
+ * on file ticks (or at once after a SIGBUS in it) whether it is still at its path and whole,
+ * and every tick its bytes against the image. */
+static void check_static(struct node *n, bool file_tick, int64_t now_wall, struct event_log *log)
+{
+    struct node_static *st = n->t->st;
+    struct seg_static_file *f = &st->f;
+    const struct seg_image *img = &n->t->image;
+    if (file_tick || seg_guard_faulted(f->guard)) {
+        struct stat fs, ps;
+        char err[600], action[700];
+        if (fstat(f->fd, &fs) == 0 && (fs.st_nlink == 0 || stat(st->path, &ps) != 0 || ps.st_ino != fs.st_ino ||
+                                       ps.st_dev != fs.st_dev)) {
+            struct seg_static_file fresh;
+            if (seg_static_put(img, st->path, &fresh, err, sizeof err)) {
+                snprintf(action, sizeof action, "cannot put a new one in place (%s): agents that start now cannot "
+                         "open their nodes; the running ones keep theirs", err);
+            } else {
+                seg_static_close(f);
+                *f = fresh;
+                snprintf(action, sizeof action, "put a new one in place; agents that had the old one keep it");
+            }
+            report_file(n, DMG_DELETED, st->path, "the file was deleted or replaced", action, now_wall, log);
+            return;
+        }
+        if (seg_guard_faulted(f->guard) || (fstat(f->fd, &fs) == 0 && fs.st_size < (off_t)f->size)) {
+            int rc = seg_static_restore(img, f);
+            if (rc)
+                snprintf(action, sizeof action, "cannot grow it back (%s): its readers get EIO until there is room on "
+                         "the root's filesystem", strerror(rc));
+            else
+                snprintf(action, sizeof action, "grown back and rewritten from the template");
+            report_file(n, DMG_SHRUNK, st->path, "the file shrank", action, now_wall, log);
+            return;
+        }
+    }
+    /* the whole file: one per layout, so a damage that every node of the layout would show
+     * lasts at most one tick (about 0.1 ms per MB) */
+    if (memcmp(f->base, img->st_bytes, f->size) && !seg_guard_faulted(f->guard)) {
+        memcpy(f->base, img->st_bytes, f->size);
+        char what[160];
+        snprintf(what, sizeof what, "its entries, strings or parameters were changed (every node of profile %s with "
+                 "these values shares it)", n->profile);
+        report_file(n, DMG_STATIC, st->path, what, "rewritten from the template; the engine never used them",
+                    now_wall, log);
+    }
+}
+
 static void check_health(struct node *n, int64_t now_wall, struct event_log *log)
 {
     struct seg *s = &n->seg;
     if (n->pending[0])
         emit_pending(n, now_wall, log);
     /* the file: every 8th tick, or at once when the guard caught a SIGBUS in it */
-    if (seg_faulted(s) || (n->ticks++ & 7) == 0) {
+    bool file_tick = (n->ticks++ & 7) == 0;
+    if (seg_faulted(s) || file_tick) {
         struct stat st, ps;
         if (fstat(s->fd, &st) == 0) {
             if (st.st_nlink == 0)
@@ -869,21 +927,12 @@ static void check_health(struct node *n, int64_t now_wall, struct event_log *log
     struct seg_header h;
     expected_header(n, &h);
     if (memcmp(s->base, &h, HEADER_STATIC) || s->h->substep_ns != h.substep_ns) {
-        restore_static(n);
+        restore_header(n);
         report(n, DMG_HEADER, "its header was changed", "rewritten from the template; the engine never used it",
                now_wall, log);
     }
-    /* one chunk of the static part (entries, strings, params) a tick */
-    uint32_t from = h.entries_off, to = h.values_off[0];
-    if (to > from) {
-        uint32_t at = from + n->check_pos, len = to - at < CHECK_CHUNK ? to - at : CHECK_CHUNK;
-        if (memcmp(s->base + at, n->t->image.bytes + at, len)) {
-            memcpy(s->base + at, n->t->image.bytes + at, len);
-            report(n, DMG_STATIC, "its entries, strings or parameters were changed",
-                   "rewritten from the template; the engine never used them", now_wall, log);
-        }
-        n->check_pos = at + len >= to ? 0 : n->check_pos + len;
-    }
+    if (n->t->st && n->t->st->checker == n)
+        check_static(n, file_tick, now_wall, log);
 }
 
 void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
@@ -1029,8 +1078,39 @@ int node_template_build(struct node_template *t, const char *profile, const stru
     return rc;
 }
 
+int node_static_put(struct node_template *templates, int n, int t, const char *root, char *err, size_t errlen)
+{
+    struct node_template *me = &templates[t];
+    for (int q = 0; q < n; q++)
+        if (q != t && templates[q].owns_st && templates[q].image.layout_hash == me->image.layout_hash) {
+            me->st = templates[q].st;
+            return 0;
+        }
+    struct node_static *st = calloc(1, sizeof *st);
+    size_t plen = strlen(root) + 40;
+    char *path = malloc(plen);
+    if (!st || !path)
+        abort();
+    seg_static_path_in(root, strlen(root), me->image.layout_hash, path, plen);
+    int rc = seg_static_put(&me->image, path, &st->f, err, errlen);
+    if (rc) {
+        free(path);
+        free(st);
+        return rc;
+    }
+    st->path = path;
+    me->st = st;
+    me->owns_st = true;
+    return 0;
+}
+
 void node_template_free(struct node_template *t)
 {
+    if (t->owns_st) {
+        seg_static_close(&t->st->f);
+        free(t->st->path);
+        free(t->st);
+    }
     seg_image_free(&t->image);
     free(t->binds);
     memset(t, 0, sizeof *t);
@@ -1040,11 +1120,8 @@ void node_template_free(struct node_template *t)
  * entries, strings and params (private memory) in place of the file's. */
 static void adopt(struct node *n)
 {
-    const struct seg_header *ih = img_header(n->t);
-    seg_bind(&n->seg, ih);
-    n->seg.entries = (const struct seg_entry *)(n->t->image.bytes + ih->entries_off);
-    n->seg.strings = (const char *)(n->t->image.bytes + ih->strings_off);
-    n->seg.params = (const struct seg_param *)(n->t->image.bytes + ih->params_off);
+    seg_bind(&n->seg, img_header(n->t));
+    seg_bind_static(&n->seg, n->t->image.st_bytes);
     if (n->seg.guard < 0)
         seg_guard_register(&n->seg);
 }
@@ -1249,6 +1326,8 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         resume_writes(n);
     node_cfstats_forget_resets(n); /* a reset acts once, at the tick after its write */
     n->ev_tail = atomic_load(&n->seg.h->ring_head);
+    if (t->st && !t->st->checker)
+        t->st->checker = n;
     n->mono_origin = seg_now_ns();
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -1264,6 +1343,8 @@ void node_close(struct node *n)
 {
     if (!n->seg.base)
         return; /* never opened */
+    if (n->t->st && n->t->st->checker == n)
+        n->t->st->checker = NULL;
     seg_close(&n->seg);
     free_arrays(n);
     memset(n, 0, sizeof *n);

@@ -4,7 +4,7 @@
  * writes, physics step and publication (node.c, node_gpu.c). A node never blocks on a reader and never trusts what agents
  * wrote into its segment: every slot is validated again before it reaches the physics, every
  * index read from the segment is bounded by the node's private counts, and the segment's header
- * and static part are checked against the template every tick (docs/robustness.md). */
+ * and its static file are checked against the template every tick (docs/robustness.md). */
 #ifndef HWEMU_NODE_H
 #define HWEMU_NODE_H
 #include "layout.h"
@@ -21,9 +21,21 @@ struct job_cgroups;
 
 struct event_log;
 
+struct node;
+
+/* A static file (segment.h "Files") as the engine holds it: put once at the start for every
+ * layout, shared by the templates with that layout hash, and checked (node.c "Damage") by one
+ * node that uses it, on that node's worker, so no two threads touch it. */
+struct node_static {
+    struct seg_static_file f;
+    char *path;                  /* <root>/<hash>.static */
+    const struct node *checker;  /* the first node opened on it */
+};
+
 /* What every node of a pool shares: the physics parameters, the laid-out segment and the
  * bindings of its values. Rendering once per pool is what makes starting thousands of nodes
- * cheap: a node's segment is a copy of the image with its name in the header. */
+ * cheap: a node's segment is a copy of the image's node file with its name in the header, and
+ * its static part is the one static file of its layout. */
 struct node_template {
     const char *profile;
     const char *gpu_product;
@@ -32,11 +44,17 @@ struct node_template {
     struct seg_image image;
     struct binding *binds;
     uint32_t nbinds;
+    struct node_static *st;      /* its static file (NULL until node_static_put); maybe shared */
+    bool owns_st;                /* this template put it (and frees it) */
 };
 
 /* cg: the spec's job cgroups (NULL: none rendered). */
 int node_template_build(struct node_template *t, const char *profile, const struct yt_node *tree, double ambient_c,
                         int64_t tick_ns, const struct job_cgroups *cg, char *err, size_t errlen);
+/* Gives template t of templates[0..n) its static file under root: the one of an earlier
+ * template with the same layout hash, else a new one put there (seg_static_put). 0, or an
+ * errno with a message in err. Before any node of t opens. */
+int node_static_put(struct node_template *templates, int n, int t, const char *root, char *err, size_t errlen);
 void node_template_free(struct node_template *t);
 
 /* The last write an agent made to a node's files, as its event said (the engine's page shows it
@@ -124,7 +142,6 @@ struct node {
     int64_t tick_ns;
     bool resumed;
     /* health (node.c "Damage"): checked every tick, the file itself every few */
-    uint32_t check_pos;          /* next chunk of the static part to compare with the image */
     uint32_t ticks;
     uint32_t damaged;            /* damage seen since the start (repairs made) */
     uint32_t damage_said;        /* kinds already logged (one line each) */
@@ -142,6 +159,7 @@ struct node {
     int64_t wake_mono;
     struct node_unit *units;       /* the job cgroup slots (node_unit.c) */
     int nunits;
+    bool units_quiet;              /* none held and none to publish: node_units_collect skips them */
     /* cpufreq/stats of the table-driver policies (node_cfstats.c) */
     struct node_cfpol {
         uint32_t v0;               /* its first stat value: k time lines, then the k² counts */

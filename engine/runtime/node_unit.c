@@ -124,6 +124,7 @@ int node_unit_claim(struct node *n, const struct node_unit_info *info, bool *con
     struct node_unit *u = &n->units[pick];
     u->used = true;
     u->dirty = true;
+    n->units_quiet = false;
     u->salvaged[0] = 0;
     snprintf(u->id, sizeof u->id, "%s", info->id);
     snprintf(u->cid, sizeof u->cid, "%s", info->cid ? info->cid : "");
@@ -170,13 +171,14 @@ void node_unit_release(struct node *n, int k)
         n->cstart[u->v_cpu] = node_unit_cpu_ns(n, k) / 1000;
     u->used = false;
     u->dirty = true;
+    n->units_quiet = false;
     u->id[0] = u->cid[0] = 0;
 }
 
 uint64_t node_unit_total_us(const struct node *n, uint32_t v, uint64_t until_sub)
 {
     int k = n->binds[v].cpu;
-    if (k >= n->nunits || !n->units[k].used)
+    if (n->units_quiet || k >= n->nunits || !n->units[k].used) /* quiet: no slot's line to touch */
         return n->cstart[v];
     const struct node_unit *u = &n->units[k];
     uint64_t at = busy_sum(n, u, until_sub, NULL);
@@ -197,8 +199,12 @@ void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, i
     char t[SEG_TEXT_MAX + 1];
     struct seg_value x;
     int64_t grid = n->state.now_ns - n->state.carry_ns;
+    if (n->units_quiet)
+        return; /* on a node without jobs, no pass over its slots each tick */
+    bool quiet = true;
     for (int k = 0; k < n->nunits; k++) {
         struct node_unit *u = &n->units[k];
+        quiet &= !u->used;
         if (u->used && u->v_cpu != SEG_NONE) { /* the CPU-time line of this interval */
             uint64_t rate, ns = busy_sum(n, u, n->state.substeps, &rate);
             ns = ns > u->origin_ns ? ns - u->origin_ns : 0;
@@ -260,4 +266,5 @@ void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, i
         text_of(&x, u->id, strlen(u->id));
         put(ch, nch, u->v_id, &x);
     }
+    n->units_quiet = quiet; /* every dirty slot was published above */
 }

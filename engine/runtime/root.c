@@ -1,7 +1,10 @@
-/* root: the root directory's creation and its ownership checks; see root.h. Never follows a
- * symbolic link at the root itself, never changes an existing directory's owner or mode. */
+/* root: the root directory's creation and its ownership checks, and the removal of static files
+ * no segment uses; see root.h. Never follows a symbolic link at the root itself, never changes
+ * an existing directory's owner or mode. */
 #include "root.h"
+#include "segment.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -117,4 +120,67 @@ int root_prepare(const char *root, bool *shared, char *err, size_t errlen)
     }
     *shared = (st.st_mode & S_ISGID) != 0;
     return 0;
+}
+
+/* "<16 hex>.static": true with its hash. */
+static bool static_name(const char *name, uint64_t *hash)
+{
+    if (strlen(name) != 23 || strcmp(name + 16, ".static"))
+        return false;
+    uint64_t h = 0;
+    for (int i = 0; i < 16; i++) {
+        char c = name[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return false;
+        h = h << 4 | (uint64_t)d;
+    }
+    *hash = h;
+    return true;
+}
+
+static bool kept(const uint64_t *keep, int nkeep, uint64_t h)
+{
+    for (int i = 0; i < nkeep; i++)
+        if (keep[i] == h)
+            return true;
+    return false;
+}
+
+int root_prune_static(const char *root, const uint64_t *keep, int nkeep)
+{
+    DIR *d = opendir(root);
+    if (!d)
+        return 0;
+    uint64_t stale[64];
+    int nstale = 0;
+    struct dirent *de;
+    uint64_t h;
+    while ((de = readdir(d)) && nstale < 64)
+        if (static_name(de->d_name, &h) && !kept(keep, nkeep, h))
+            stale[nstale++] = h;
+    /* only then the segments' headers: which layouts they still name */
+    rewinddir(d);
+    while (nstale && (de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 5 || strcmp(de->d_name + len - 4, ".seg"))
+            continue;
+        int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        struct seg_header sh;
+        if (fd < 0)
+            continue;
+        if (pread(fd, &sh, sizeof sh, 0) == (ssize_t)sizeof sh && !memcmp(sh.magic, SEG_MAGIC, 8))
+            for (int i = 0; i < nstale; i++)
+                if (stale[i] == sh.layout_hash)
+                    stale[i--] = stale[--nstale];
+        close(fd);
+    }
+    int removed = 0;
+    char name[32];
+    for (int i = 0; i < nstale; i++) {
+        snprintf(name, sizeof name, "%016llx.static", (unsigned long long)stale[i]);
+        removed += unlinkat(dirfd(d), name, 0) == 0;
+    }
+    closedir(d);
+    return removed;
 }

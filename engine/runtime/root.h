@@ -10,8 +10,14 @@
 #define HWEMU_ROOT_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* 0, with *shared set for a setgid root; -1 with what is wrong and the remedy in err. */
 int root_prepare(const char *root, bool *shared, char *err, size_t errlen);
+
+/* Removes the static files (segment.h "Files": <hash>.static) of the root whose layout neither
+ * one of keep[0..nkeep) nor any segment in the root names any longer (a profile's values
+ * changed, a pool removed): readers that still map one keep it. Returns how many it removed. */
+int root_prune_static(const char *root, const uint64_t *keep, int nkeep);
 
 #endif

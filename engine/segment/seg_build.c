@@ -522,16 +522,39 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
     h.header_size = sizeof h;
     snprintf(h.profile, sizeof h.profile, "%s", profile);
     h.layout_hash = layout_hash(b, &l, extra_hash);
-    uint32_t off = align64(sizeof h);
     h.n_entries = b->n;
-    h.entries_off = off;
-    off = align64(off + sizeof(struct seg_entry) * b->n);
-    h.strings_off = off;
     h.strings_size = l.strs.len;
-    off = align64(off + l.strs.len);
     h.n_params = b->nparams;
-    h.params_off = off;
-    off = align64(off + sizeof(struct seg_param) * b->nparams);
+
+    /* The static file: its header, entries, strings, params (segment.h "Files"). */
+    struct seg_static_header sh = {0};
+    memcpy(sh.magic, SEG_STATIC_MAGIC, 8);
+    sh.version = SEG_VERSION;
+    sh.header_size = sizeof sh;
+    sh.layout_hash = h.layout_hash;
+    snprintf(sh.profile, sizeof sh.profile, "%s", profile);
+    uint32_t off = align64(sizeof sh);
+    sh.n_entries = b->n;
+    sh.entries_off = off;
+    off = align64(off + sizeof(struct seg_entry) * b->n);
+    sh.strings_off = off;
+    sh.strings_size = l.strs.len;
+    off = align64(off + l.strs.len);
+    sh.n_params = b->nparams;
+    sh.params_off = off;
+    off += sizeof(struct seg_param) * b->nparams;
+    sh.file_size = off;
+    img->st_size = sh.file_size;
+    img->st_bytes = calloc(1, img->st_size);
+    if (!img->st_bytes)
+        abort();
+    memcpy(img->st_bytes, &sh, sizeof sh);
+    memcpy(img->st_bytes + sh.entries_off, l.entries, sizeof(struct seg_entry) * b->n);
+    memcpy(img->st_bytes + sh.strings_off, l.strs.buf, l.strs.len);
+    memcpy(img->st_bytes + sh.params_off, params, sizeof(struct seg_param) * b->nparams);
+
+    /* The node file. */
+    off = align64(sizeof h);
     h.n_values = b->nvalues;
     h.values_off[0] = off;
     off = align64(off + sizeof(struct seg_value) * b->nvalues);
@@ -561,9 +584,6 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
     if (!img->bytes)
         abort();
     memcpy(img->bytes, &h, sizeof h);
-    memcpy(img->bytes + h.entries_off, l.entries, sizeof(struct seg_entry) * b->n);
-    memcpy(img->bytes + h.strings_off, l.strs.buf, l.strs.len);
-    memcpy(img->bytes + h.params_off, params, sizeof(struct seg_param) * b->nparams);
     if (b->nvalues) { /* a node without dynamic files (a VM) has none */
         memcpy(img->bytes + h.values_off[0], b->values, sizeof(struct seg_value) * b->nvalues);
         memcpy(img->bytes + h.values_off[1], b->values, sizeof(struct seg_value) * b->nvalues);
@@ -577,6 +597,7 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
 void seg_image_free(struct seg_image *img)
 {
     free(img->bytes);
+    free(img->st_bytes);
     memset(img, 0, sizeof *img);
 }
 
@@ -664,9 +685,106 @@ int seg_image_write(const struct seg_image *img, const char *path, const char *n
     out->h = h;
     out->fd = fd;
     rc = seg_check(out, err, errlen);
-    if (!rc)
+    if (!rc) {
         seg_bind(out, h);
+        seg_bind_static(out, img->st_bytes);
+    }
     return rc;
+}
+
+/* An existing static file at path that is the image's, byte for byte: its descriptor (open
+ * read-write), else -1. */
+static int same_static(const struct seg_image *img, const char *path)
+{
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != img->st_size) {
+        close(fd);
+        return -1;
+    }
+    uint8_t buf[65536];
+    for (size_t at = 0; at < img->st_size;) {
+        size_t want = img->st_size - at < sizeof buf ? img->st_size - at : sizeof buf;
+        ssize_t r = pread(fd, buf, want, (off_t)at);
+        if (r <= 0 || memcmp(buf, img->st_bytes + at, (size_t)r)) {
+            close(fd);
+            return -1;
+        }
+        at += (size_t)r;
+    }
+    return fd;
+}
+
+int seg_static_put(const struct seg_image *img, const char *path, struct seg_static_file *out, char *err,
+                   size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->fd = -1;
+    out->guard = -1;
+    int fd = same_static(img, path);
+    if (fd < 0) {
+        char tmp[4096];
+        if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp) {
+            snprintf(err, errlen, "%s: the static file's path is too long", path);
+            return ENAMETOOLONG;
+        }
+        fd = create_exclusive(tmp);
+        if (fd < 0) {
+            int rc = errno;
+            snprintf(err, errlen, "%s: cannot create the static file: %s", tmp, strerror(rc));
+            return rc;
+        }
+        /* read-only on disk: nobody but the engine, through the mapping it keeps, writes it */
+        int rc = fchmod(fd, 0444) ? errno : write_all(fd, img->st_bytes, img->st_size);
+        if (!rc && rename(tmp, path) != 0)
+            rc = errno;
+        if (rc) {
+            snprintf(err, errlen, "%s: cannot write the static file: %s (free space on the root's filesystem, or "
+                     "choose another --root)", path, strerror(rc));
+            close(fd);
+            unlink(tmp);
+            return rc;
+        }
+    }
+    size_t ps = (size_t)sysconf(_SC_PAGESIZE), map = (img->st_size + ps - 1) / ps * ps;
+    uint8_t *base = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+        int rc = errno;
+        snprintf(err, errlen, "%s: cannot map the static file: %s", path, strerror(rc));
+        close(fd);
+        return rc;
+    }
+    out->base = base;
+    out->size = img->st_size;
+    out->map_size = map;
+    out->fd = fd;
+    out->guard = seg_guard_add(base, img->st_size);
+    return 0;
+}
+
+int seg_static_restore(const struct seg_image *img, struct seg_static_file *f)
+{
+    int rc = ftruncate(f->fd, (off_t)img->st_size) ? errno : write_all(f->fd, img->st_bytes, img->st_size);
+    if (rc)
+        return rc;
+    if (mmap(f->base, f->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, f->fd, 0) == MAP_FAILED)
+        return errno;
+    seg_guard_clear(f->guard);
+    return 0;
+}
+
+void seg_static_close(struct seg_static_file *f)
+{
+    seg_guard_remove(&f->guard);
+    if (f->base)
+        munmap(f->base, f->map_size);
+    if (f->fd >= 0)
+        close(f->fd);
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    f->guard = -1;
 }
 
 int segb_write(struct seg_builder *b, const char *path, const char *node, const char *profile, uint64_t extra_hash,
@@ -674,8 +792,24 @@ int segb_write(struct seg_builder *b, const char *path, const char *node, const 
 {
     struct seg_image img;
     int rc = segb_image(b, profile, extra_hash, tick_ns, &img, err, errlen);
+    if (rc)
+        return rc;
+    char spath[4096];
+    struct seg_static_file f;
+    rc = seg_static_path(path, img.layout_hash, spath, sizeof spath);
+    if (rc)
+        snprintf(err, errlen, "%s: the static file's path is too long", path);
     if (!rc)
+        rc = seg_static_put(&img, spath, &f, err, errlen);
+    if (!rc) {
+        seg_static_close(&f);
         rc = seg_image_write(&img, path, node, out, err, errlen);
+    }
+    if (!rc) {
+        rc = seg_attach_static(out, path, err, errlen); /* the image goes: the file's pages instead */
+        if (rc)
+            seg_close(out);
+    }
     seg_image_free(&img);
     return rc;
 }

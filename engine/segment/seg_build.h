@@ -43,11 +43,22 @@ uint32_t segb_value_of(const struct seg_builder *b, uint32_t id);
 int segb_errors(const struct seg_builder *b, const char **first);
 
 /* A laid-out segment in memory, ready to be instantiated for any number of nodes (all the
- * nodes of a pool share one: only the node name in the header differs). */
+ * nodes of a pool share one: only the node name in the header differs): the node file's
+ * written prefix (used of its size bytes; the rest is zeros) and the whole static file
+ * (segment.h "Files"). */
 struct seg_image {
     uint8_t *bytes;
     size_t used, size;
+    uint8_t *st_bytes;
+    size_t st_size;
     uint64_t layout_hash;
+};
+
+/* A static file as the engine holds it: mapped writable (to repair it) and guarded. */
+struct seg_static_file {
+    uint8_t *base;
+    size_t size, map_size;
+    int fd, guard;
 };
 
 /* Lays the builder out into img. extra_hash is folded into the layout hash (the profile's
@@ -55,10 +66,22 @@ struct seg_image {
 int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, int64_t tick_ns,
                struct seg_image *img, char *err, size_t errlen);
 void seg_image_free(struct seg_image *img);
-/* Creates path from the image for node (via a temporary file and rename) and maps it. */
+/* Creates the node file at path from the image for node (via a temporary file and rename) and
+ * maps it; its entries, strings and params are the image's (valid while img is). */
 int seg_image_write(const struct seg_image *img, const char *path, const char *node, struct seg *out, char *err,
                     size_t errlen);
-/* segb_image + seg_image_write. */
+/* Puts the image's static file at path (seg_static_path): an existing file that is already the
+ * image's is kept as it is (agents may have it mapped); anything else is replaced through a
+ * temporary file and rename (a symlink is never followed). Maps it writable into out. 0, or an
+ * errno with a message in err. */
+int seg_static_put(const struct seg_image *img, const char *path, struct seg_static_file *out, char *err,
+                   size_t errlen);
+/* A static file that shrank (or whose pages the guard replaced): grown back to its size,
+ * written whole from the image and mapped afresh over the same addresses. 0 or an errno. */
+int seg_static_restore(const struct seg_image *img, struct seg_static_file *f);
+void seg_static_close(struct seg_static_file *f);
+/* segb_image, seg_static_put next to path, seg_image_write, then the static file mapped as a
+ * reader maps it (the tests' one call). */
 int segb_write(struct seg_builder *b, const char *path, const char *node, const char *profile, uint64_t extra_hash,
                int64_t tick_ns, struct seg *out, char *err, size_t errlen);
 

@@ -51,6 +51,19 @@ static bool range_ok(uint64_t off, uint64_t count, uint64_t size, uint64_t file)
     return off <= file && count <= (file - off) / (size ? size : 1);
 }
 
+int seg_static_path_in(const char *dir, size_t dirlen, uint64_t layout_hash, char *out, size_t len)
+{
+    int n = snprintf(out, len, "%.*s/%016llx.static", (int)dirlen, dir, (unsigned long long)layout_hash);
+    return n < 0 || (size_t)n >= len || dirlen > (size_t)INT32_MAX ? ENAMETOOLONG : 0;
+}
+
+int seg_static_path(const char *seg_path, uint64_t layout_hash, char *out, size_t len)
+{
+    const char *slash = strrchr(seg_path, '/');
+    return slash ? seg_static_path_in(seg_path, (size_t)(slash - seg_path), layout_hash, out, len)
+                 : seg_static_path_in(".", 1, layout_hash, out, len);
+}
+
 int seg_check(const struct seg *s, char *err, size_t errlen)
 {
     const struct seg_header *h = s->h;
@@ -64,15 +77,12 @@ int seg_check(const struct seg *s, char *err, size_t errlen)
     uint64_t f = s->size;
     /* Every section inside the file, 8-byte aligned (atomics live in them), the ring a power
      * of two, the substep positive (readers divide by it). */
-    uint32_t offs[] = {h->entries_off, h->strings_off, h->params_off, h->values_off[0], h->values_off[1],
-                       h->slots_off,   h->hwm_off,     h->ring_off,   h->ledger_off,    h->ledger_size};
+    uint32_t offs[] = {h->values_off[0], h->values_off[1], h->slots_off,  h->hwm_off,
+                       h->ring_off,      h->ledger_off,    h->ledger_size};
     for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
         if (offs[i] % 8)
             return fail(err, errlen, EINVAL, "segment sections are misaligned; it is damaged");
-    if (!range_ok(h->entries_off, h->n_entries, sizeof(struct seg_entry), f) ||
-        !range_ok(h->strings_off, h->strings_size, 1, f) ||
-        !range_ok(h->params_off, h->n_params, sizeof(struct seg_param), f) ||
-        !range_ok(h->values_off[0], h->n_values, sizeof(struct seg_value), f) ||
+    if (!range_ok(h->values_off[0], h->n_values, sizeof(struct seg_value), f) ||
         !range_ok(h->values_off[1], h->n_values, sizeof(struct seg_value), f) ||
         !range_ok(h->slots_off, h->n_slots, sizeof(struct seg_slot), f) ||
         !range_ok(h->hwm_off, h->n_values, sizeof(uint64_t), f) ||
@@ -80,18 +90,43 @@ int seg_check(const struct seg *s, char *err, size_t errlen)
         !range_ok(h->ledger_off, 2, h->ledger_size, f) ||
         h->n_counters > h->n_values ||
         h->ledger_size < sizeof(struct seg_ledger) + sizeof(uint64_t) * (uint64_t)h->n_counters ||
-        (h->ring_cap & (h->ring_cap - 1)) != 0 || h->ring_cap == 0 || h->substep_ns <= 0 ||
-        h->strings_size == 0 || ((const char *)s->base)[h->strings_off + h->strings_size - 1] != 0)
+        (h->ring_cap & (h->ring_cap - 1)) != 0 || h->ring_cap == 0 || h->substep_ns <= 0)
         return fail(err, errlen, EINVAL, "segment sections lie outside the file; it is damaged");
-    const struct seg_entry *e = (const struct seg_entry *)(s->base + h->entries_off);
-    for (uint32_t i = 0; i < h->n_entries; i++) {
-        if (e[i].path_off >= h->strings_size || e[i].text_off > h->strings_size ||
-            e[i].text_len > h->strings_size - e[i].text_off ||
+    return 0;
+}
+
+int seg_check_static(const struct seg *s, const uint8_t *base, size_t size, char *err, size_t errlen)
+{
+    const struct seg_static_header *sh = (const struct seg_static_header *)base;
+    const struct seg_header *h = s->h;
+    if (size < sizeof *sh || memcmp(sh->magic, SEG_STATIC_MAGIC, 8) != 0)
+        return fail(err, errlen, EINVAL, "not an hwemu static file (bad magic)");
+    if (sh->version != SEG_VERSION || sh->header_size != sizeof *sh)
+        return fail(err, errlen, EINVAL, "its version or header size differs from this hwemu's; "
+                    "restart the engine with the same hwemu build");
+    if (sh->file_size != size)
+        return fail(err, errlen, EINVAL, "its size does not match its header (truncated?)");
+    if (sh->layout_hash != h->layout_hash || sh->n_entries != h->n_entries || sh->strings_size != h->strings_size ||
+        sh->n_params != h->n_params)
+        return fail(err, errlen, EINVAL, "it is not the static part of this segment (another layout); "
+                    "restart the engine, which writes it again");
+    uint64_t f = size;
+    if (sh->entries_off % 8 || sh->strings_off % 8 || sh->params_off % 8)
+        return fail(err, errlen, EINVAL, "its sections are misaligned; it is damaged");
+    if (!range_ok(sh->entries_off, sh->n_entries, sizeof(struct seg_entry), f) ||
+        !range_ok(sh->strings_off, sh->strings_size, 1, f) ||
+        !range_ok(sh->params_off, sh->n_params, sizeof(struct seg_param), f) || sh->strings_size == 0 ||
+        ((const char *)base)[sh->strings_off + sh->strings_size - 1] != 0)
+        return fail(err, errlen, EINVAL, "its sections lie outside the file; it is damaged");
+    const struct seg_entry *e = (const struct seg_entry *)(base + sh->entries_off);
+    for (uint32_t i = 0; i < sh->n_entries; i++) {
+        if (e[i].path_off >= sh->strings_size || e[i].text_off > sh->strings_size ||
+            e[i].text_len > sh->strings_size - e[i].text_off ||
             (e[i].value != SEG_NONE && e[i].value >= h->n_values) ||
             (e[i].slot != SEG_NONE && e[i].slot >= h->n_slots) ||
-            (e[i].param != SEG_NONE && e[i].param >= h->n_params) ||
-            (e[i].parent != SEG_NONE && e[i].parent >= h->n_entries))
-            return fail(err, errlen, EINVAL, "a segment entry points outside its tables; it is damaged");
+            (e[i].param != SEG_NONE && e[i].param >= sh->n_params) ||
+            (e[i].parent != SEG_NONE && e[i].parent >= sh->n_entries))
+            return fail(err, errlen, EINVAL, "an entry points outside its tables; it is damaged");
     }
     return 0;
 }
@@ -109,9 +144,6 @@ void seg_bind(struct seg *s, const struct seg_header *h)
     s->ledger_size = h->ledger_size;
     s->substep_ns = h->substep_ns > 0 ? h->substep_ns : 1000000;
     s->static_end = h->values_off[1] + h->n_values * (uint32_t)sizeof(struct seg_value);
-    s->entries = (const struct seg_entry *)(s->base + h->entries_off);
-    s->strings = (const char *)(s->base + h->strings_off);
-    s->params = (const struct seg_param *)(s->base + h->params_off);
     s->copy[0] = (struct seg_value *)(s->base + h->values_off[0]);
     s->copy[1] = (struct seg_value *)(s->base + h->values_off[1]);
     s->slots = (struct seg_slot *)(s->base + h->slots_off);
@@ -120,6 +152,14 @@ void seg_bind(struct seg *s, const struct seg_header *h)
     s->ledger[0] = (struct seg_ledger *)(s->base + h->ledger_off);
     s->ledger[1] = (struct seg_ledger *)(s->base + h->ledger_off + h->ledger_size);
     s->pub_gen = atomic_load_explicit(&s->h->gen, memory_order_relaxed) & ~UINT64_C(1);
+}
+
+void seg_bind_static(struct seg *s, const uint8_t *base)
+{
+    const struct seg_static_header *sh = (const struct seg_static_header *)base;
+    s->entries = (const struct seg_entry *)(base + sh->entries_off);
+    s->strings = (const char *)(base + sh->strings_off);
+    s->params = (const struct seg_param *)(base + sh->params_off);
 }
 
 /* --- mapping and the SIGBUS guard --------------------------------------------------------- */
@@ -135,7 +175,7 @@ static size_t page_size(void)
 }
 
 /* Readers: the pages wholly inside [first page after the header, the first agent-writable
- * section) are read-only. */
+ * section) of the node file (the snapshot copies) are read-only. */
 static void protect_static(struct seg *s)
 {
     if (s->rw || !s->h)
@@ -235,7 +275,7 @@ void seg_guard_install(void)
     pthread_mutex_unlock(&guard_lock);
 }
 
-void seg_guard_register(struct seg *s)
+int seg_guard_add(const void *base, size_t size)
 {
     pthread_mutex_lock(&guard_lock);
     struct guard_ent *t = atomic_load(&guard_tab);
@@ -252,8 +292,7 @@ void seg_guard_register(struct seg *s)
         struct guard_ent *nt = calloc(cap, sizeof *nt);
         if (!nt) {
             pthread_mutex_unlock(&guard_lock);
-            s->guard = -1;
-            return;
+            return -1;
         }
         for (uint32_t i = 0; i < n; i++) {
             atomic_store(&nt[i].lo, atomic_load(&t[i].lo));
@@ -267,34 +306,59 @@ void seg_guard_register(struct seg *s)
         t = nt;
     }
     atomic_store(&t[at].faulted, 0);
-    atomic_store(&t[at].lo, (uintptr_t)s->base);
-    atomic_store(&t[at].hi, (uintptr_t)s->base + s->size);
+    atomic_store(&t[at].lo, (uintptr_t)base);
+    atomic_store(&t[at].hi, (uintptr_t)base + size);
     if (at == n)
         atomic_store_explicit(&guard_n, n + 1, memory_order_release);
-    s->guard = (int)at;
     pthread_mutex_unlock(&guard_lock);
+    return (int)at;
+}
+
+void seg_guard_remove(int *slot)
+{
+    if (*slot < 0)
+        return;
+    pthread_mutex_lock(&guard_lock);
+    struct guard_ent *t = atomic_load(&guard_tab);
+    atomic_store(&t[*slot].hi, 0);
+    atomic_store(&t[*slot].lo, 0);
+    atomic_store(&t[*slot].faulted, 0);
+    guard_free++;
+    pthread_mutex_unlock(&guard_lock);
+    *slot = -1;
+}
+
+bool seg_guard_faulted(int slot)
+{
+    if (slot < 0 || !atomic_load_explicit(&guard_faults, memory_order_acquire))
+        return false;
+    struct guard_ent *t = atomic_load_explicit(&guard_tab, memory_order_acquire);
+    return atomic_load_explicit(&t[slot].faulted, memory_order_acquire) != 0;
+}
+
+void seg_guard_clear(int slot)
+{
+    if (slot < 0)
+        return;
+    struct guard_ent *t = atomic_load(&guard_tab);
+    atomic_store(&t[slot].faulted, 0);
+}
+
+void seg_guard_register(struct seg *s)
+{
+    s->guard = seg_guard_add(s->base, s->size);
 }
 
 void seg_guard_unregister(struct seg *s)
 {
-    if (s->guard < 0)
-        return;
-    pthread_mutex_lock(&guard_lock);
-    struct guard_ent *t = atomic_load(&guard_tab);
-    atomic_store(&t[s->guard].hi, 0);
-    atomic_store(&t[s->guard].lo, 0);
-    atomic_store(&t[s->guard].faulted, 0);
-    guard_free++;
-    pthread_mutex_unlock(&guard_lock);
-    s->guard = -1;
+    seg_guard_remove(&s->guard);
+    if (s->st_base)
+        seg_guard_remove(&s->st_guard);
 }
 
 bool seg_faulted(const struct seg *s)
 {
-    if (s->guard < 0 || !atomic_load_explicit(&guard_faults, memory_order_acquire))
-        return false;
-    struct guard_ent *t = atomic_load_explicit(&guard_tab, memory_order_acquire);
-    return atomic_load_explicit(&t[s->guard].faulted, memory_order_acquire) != 0;
+    return seg_guard_faulted(s->guard) || (s->st_base && seg_guard_faulted(s->st_guard));
 }
 
 int seg_revalidate(struct seg *s)
@@ -302,13 +366,66 @@ int seg_revalidate(struct seg *s)
     struct stat st;
     if (s->fd < 0 || fstat(s->fd, &st) != 0 || st.st_size < (off_t)s->size)
         return EIO;
+    if (s->st_base && (s->st_fd < 0 || fstat(s->st_fd, &st) != 0 || st.st_size < (off_t)s->st_size))
+        return EIO;
     if (mmap(s->base, s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, s->fd, 0) == MAP_FAILED)
         return EIO;
     protect_static(s);
-    if (s->guard >= 0) {
-        struct guard_ent *t = atomic_load(&guard_tab);
-        atomic_store(&t[s->guard].faulted, 0);
+    if (s->st_base && mmap(s->st_base, s->st_size, PROT_READ, MAP_SHARED | MAP_FIXED, s->st_fd, 0) == MAP_FAILED)
+        return EIO;
+    seg_guard_clear(s->guard);
+    if (s->st_base)
+        seg_guard_clear(s->st_guard);
+    return 0;
+}
+
+/* Maps size bytes of fd read-only and shared, then one zero page: the address, or NULL. */
+static uint8_t *map_readonly(int fd, size_t size, size_t *map_size)
+{
+    size_t ps = page_size(), map = (size + ps - 1) / ps * ps + ps;
+    uint8_t *r = mmap(NULL, map, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED)
+        return NULL;
+    if (mmap(r, size, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        munmap(r, map);
+        return NULL;
     }
+    *map_size = map;
+    return r;
+}
+
+int seg_attach_static(struct seg *s, const char *seg_path, char *err, size_t errlen)
+{
+    char path[4096];
+    if (seg_static_path(seg_path, s->h->layout_hash, path, sizeof path))
+        return fail(err, errlen, ENAMETOOLONG, "%s: the path of its static file is too long", seg_path);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return fail(err, errlen, e, "%s: cannot open its static file %s: %s (the engine writes it at its start: "
+                    "is `hwemu serve` running with this root?)", seg_path, path, strerror(e));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct seg_static_header)) {
+        close(fd);
+        return fail(err, errlen, EINVAL, "%s: its static file %s is too small to be one", seg_path, path);
+    }
+    size_t map_size = 0;
+    uint8_t *base = map_readonly(fd, (size_t)st.st_size, &map_size);
+    if (!base) {
+        int e = errno;
+        close(fd);
+        return fail(err, errlen, e, "%s: cannot map its static file %s: %s", seg_path, path, strerror(e));
+    }
+    s->st_base = base;
+    s->st_size = (size_t)st.st_size;
+    s->st_map_size = map_size;
+    s->st_fd = fd;
+    s->st_guard = seg_guard_add(base, s->st_size);
+    char why[200] = "the file shrank while it was checked";
+    if (seg_check_static(s, base, s->st_size, why, sizeof why) || seg_guard_faulted(s->st_guard))
+        return fail(err, errlen, EINVAL, "%s: its static file %s: %s", seg_path, path, why);
+    seg_bind_static(s, base);
     return 0;
 }
 
@@ -343,6 +460,11 @@ int seg_open(struct seg *s, const char *path, char *err, size_t errlen)
         return fail(err, errlen, EINVAL, "%s: %s", path, why);
     }
     seg_bind(s, s->h);
+    e = seg_attach_static(s, path, err, errlen);
+    if (e) {
+        seg_close(s);
+        return e;
+    }
     protect_static(s);
     return 0;
 }
@@ -354,6 +476,10 @@ void seg_close(struct seg *s)
         munmap(s->base, s->map_size ? s->map_size : s->size);
     if (s->fd >= 0)
         close(s->fd);
+    if (s->st_base) {
+        munmap(s->st_base, s->st_map_size);
+        close(s->st_fd);
+    }
     memset(s, 0, sizeof *s);
     s->fd = -1;
     s->guard = -1;

@@ -6,20 +6,33 @@
  * shim can link it. Everything in a segment that an agent can write (write slots, the event
  * ring, the high-water marks) is untrusted input to the engine: bounds-checked, never a pointer.
  *
- * File: <root>/<node>.seg, on tmpfs by default, mapped MAP_SHARED by every party. Layout,
- * all offsets from the start of the file, every section 64-byte aligned:
+ * Files. A node is two files, both under the root, both mapped MAP_SHARED by every party:
+ *   <root>/<node>.seg           the node's own: its header and everything that changes at run time
+ *   <root>/<layout hash>.static the static part (entries, paths, static texts, params), shared by
+ *                               every node rendered with that layout (a pool's nodes, and the
+ *                               nodes of other pools with the same profile values): 16 lowercase
+ *                               hex digits of the node header's layout_hash, in the directory
+ *                               of the node's file (seg_static_path)
+ * Sharing the static part is what keeps thousands of nodes cheap: on a 96-CPU node it is about
+ * 88 % of the bytes (1.4 MB of 1.6 MB), written once per layout instead of once per node.
+ * Layout of the node file, all offsets from its start, every section 64-byte aligned:
  *
  *   struct seg_header                        version, sizes, offsets, node and profile names,
  *                                            layout hash, publication generation, heartbeat
- *   struct seg_entry    entries[n_entries]   sorted by path (byte order): binary search
- *   char                strings[]            NUL-terminated paths, link targets, static text
- *   struct seg_param    params[n_params]     per-attribute constants for validators
  *   struct seg_value    copy0[n_values]      snapshot copy 0  \  the latch: readers use copy
  *   struct seg_value    copy1[n_values]      snapshot copy 1  /  (gen & 1), retry if gen moved
  *   struct seg_slot     slots[n_slots]       one write slot per agent-writable attribute
  *   _Atomic uint64_t    hwm[n_values]        read high-water mark of each counter value
  *   struct seg_event    ring[ring_cap]       agent write events, multi-producer ring
  *   struct seg_ledger   ledger[2]            the engine's energy ledger, written each tick
+ *
+ * and of the static file (nothing in it changes while the engine runs, nobody but the engine
+ * writes it; its counts equal the node header's, its hash the node header's layout_hash):
+ *
+ *   struct seg_static_header                 version, size, offsets, layout hash, profile
+ *   struct seg_entry    entries[n_entries]   sorted by path (byte order): binary search
+ *   char                strings[]            NUL-terminated paths, link targets, static text
+ *   struct seg_param    params[n_params]     per-attribute constants for validators
  *
  * Entries. Paths are relative to the node root: "sys/class/powercap/intel-rapl:0/energy_uj",
  * "cpuinfo", "state/...". Every directory on the way is an entry of its own. A file is one
@@ -84,21 +97,23 @@
  * whole tick. Because the file is shared memory, the ledger survives the engine's death with
  * the page cache (and reaches the disk when the root is on one).
  *
- * Trust (docs/robustness.md): every party validates the header once (seg_check) and keeps
- * private copies of the counts, sizes and section pointers (struct seg); nothing after that is
- * re-read from the shared header but the atomics (gen, heartbeat, ring_head, slot_writes). Every
- * index read from shared memory (an entry's value, slot, param, parent, string offsets; an
- * event's entry; a ring position) is bounded by the private counts before use, and every
- * mapping is followed by one zero page, so a string whose NUL an agent overwrote ends there
- * instead of running off the map. The engine goes further: its entries, strings and params are
- * the template image it rendered (private memory), its geometry is the image's, and it checks
- * the shared header and static part against the image every tick (node.c). Readers map the
- * static pages (entries, strings, params, both copies) read-only, so a stray store of an agent
- * cannot damage them (an agent that maps the file itself still can: the engine repairs it).
- * A segment that shrinks under a mapping would raise SIGBUS on the next touch of a lost page:
- * seg_guard_install() catches it for the pages of a registered segment, puts a zero page in
- * place so the access completes, and marks the segment faulted; seg_read then answers NULL (the
- * caller's EIO) until seg_revalidate finds the file whole again (the engine restores it).
+ * Trust (docs/robustness.md): every party validates the node header and the static file's
+ * header once (seg_check, seg_check_static) and keeps private copies of the counts, sizes and
+ * section pointers (struct seg); nothing after that is re-read from a shared header but the
+ * atomics (gen, heartbeat, ring_head, slot_writes). Every index read from shared memory (an
+ * entry's value, slot, param, parent, string offsets; an event's entry; a ring position) is
+ * bounded by the private counts before use, and every mapping is followed by one zero page, so
+ * a string whose NUL was overwritten ends there instead of running off the map. The engine goes
+ * further: its entries, strings and params are the template image it rendered (private
+ * memory), its geometry is the image's, it never reads the static file, and it checks each
+ * node's header every tick and one 4 KiB chunk of each static file every tick (node.c). Readers
+ * map the static file whole and the node's snapshot copies read-only, so a stray store of an
+ * agent cannot damage them (a process that maps a file itself still can: the engine repairs
+ * it). A file that shrinks under a mapping would raise SIGBUS on the next touch of a lost page:
+ * seg_guard_install() catches it for the pages of a registered segment (both files), puts a
+ * zero page in place so the access completes, and marks the segment faulted; seg_read then
+ * answers NULL (the caller's EIO) until seg_revalidate finds both files whole again (the
+ * engine restores them).
  *
  * Devices (class M and I files, under dev/). Two character devices are not text files and get
  * classes of their own; both are kind SEG_FILE, mode 0600, root-owned, as the kernel makes them:
@@ -171,7 +186,9 @@
  * would show those files empty. */
 /* 6: the views SEG_VIEW_CF_TIME, _TOTAL and _TRANS (cpufreq/stats of table-driver policies,
  * seg_view.h) and their SEG_V_LINE values; a reader of 5 would show those files empty. */
-#define SEG_VERSION 6u
+/* 7: the static part moved out of the node's file into a static file per layout ("Files" above);
+ * the header lost its entries, strings and params offsets (they are the static header's). */
+#define SEG_VERSION 7u
 #define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
 #define SEG_READ_MAX 4096       /* sysfs shows at most a page */
 #define SEG_NONE UINT32_MAX
@@ -205,17 +222,14 @@ struct seg_header {
     uint64_t file_size;
     char node[64];
     char profile[64];
-    uint64_t layout_hash;       /* of the rendered entries and profile values */
-    uint32_t n_entries, entries_off;
-    uint32_t strings_size, strings_off;
-    uint32_t n_params, params_off;
+    uint64_t layout_hash;       /* of the rendered entries and profile values: names the static file */
+    uint32_t n_entries, strings_size, n_params; /* the static file's counts */
     uint32_t n_values, values_off[2];
     uint32_t n_slots, slots_off;
     uint32_t hwm_off;
     uint32_t ring_cap, ring_off;   /* ring_cap is a power of two */
     uint32_t ledger_off, ledger_size; /* two struct seg_ledger of ledger_size bytes each */
     uint32_t n_counters;        /* SEG_V_COUNTER values: entries of a ledger copy */
-    uint32_t pad1;
     _Atomic uint64_t slot_writes; /* bumped by every slot store: the engine drains slots when it moved */
     int64_t substep_ns;         /* 1 ms */
     int64_t tick_ns;
@@ -226,6 +240,21 @@ struct seg_header {
     _Atomic uint64_t ring_head; /* next event sequence to be claimed by a producer */
     _Atomic uint64_t writes_refused_unsafely; /* slot writes abandoned (a writer died mid-write) */
     uint8_t reserved[64];
+};
+
+/* The static file's header ("Files" above). */
+#define SEG_STATIC_MAGIC "HWEMUSTA"
+struct seg_static_header {
+    char magic[8];              /* SEG_STATIC_MAGIC */
+    uint32_t version;           /* SEG_VERSION */
+    uint32_t header_size;       /* sizeof(struct seg_static_header) */
+    uint64_t file_size;
+    uint64_t layout_hash;       /* the file's name; equal to every node header that uses it */
+    char profile[64];           /* the profile it was rendered from (for a person reading the root) */
+    uint32_t n_entries, entries_off;
+    uint32_t strings_size, strings_off;
+    uint32_t n_params, params_off;
+    uint8_t reserved[40];
 };
 
 struct seg_entry {
@@ -330,11 +359,18 @@ struct seg {
     struct seg_ledger *ledger[2];
     int fd;
     uint32_t n_entries, strings_size, n_params, n_values, n_slots, ring_cap, n_counters, ledger_size;
-    uint32_t static_end;        /* values_off[1] + its copy: what agents never write ends here */
+    uint32_t static_end;        /* values_off[1] + its copy: what agents never write in the node file ends here */
     int64_t substep_ns;         /* > 0 */
     size_t map_size;            /* size plus the zero guard page */
     int guard;                  /* seg_guard registry slot, or -1 */
     bool rw;                    /* mapped writable whole (the engine) */
+    /* The static file, as a reader maps it (st_base NULL: none mapped, and st_fd and st_guard
+     * mean nothing; so in the engine, whose entries, strings and params are its template's
+     * private image). */
+    uint8_t *st_base;
+    size_t st_size, st_map_size;
+    int st_fd;
+    int st_guard;
     uint64_t pub_gen;           /* the engine's own latch generation (never read back) */
 };
 
@@ -344,30 +380,52 @@ struct seg {
  * HWEMU_NODE under HWEMU_ROOT (default /dev/shm/hwemu), into path. Returns false when neither is
  * set (no node: the process is not emulated). */
 bool seg_path_from_env(char *path, size_t len);
-/* Maps path as a reader (the shim, the supervisor, fakesmi, the CLI): the static pages
- * read-only, slots, high-water marks and the ring writable; checks the header and registers
- * the mapping with the SIGBUS guard. Returns 0, or an errno with a message in err (what is
- * wrong and what to do). */
+/* Maps path as a reader (the shim, the supervisor, fakesmi, the CLI): the node file with its
+ * snapshot copies read-only and its slots, high-water marks and ring writable, then its static
+ * file (seg_attach_static); checks both headers and registers both mappings with the SIGBUS
+ * guard. Returns 0, or an errno with a message in err (what is wrong and what to do). */
 int seg_open(struct seg *s, const char *path, char *err, size_t errlen);
 void seg_close(struct seg *s);
-/* Maps size bytes of fd shared (writable whole when rw, else the static pages read-only) and
+/* The static file of the segment at seg_path with layout hash h ("Files" above): 0, or
+ * ENAMETOOLONG when it does not fit in len. */
+int seg_static_path(const char *seg_path, uint64_t layout_hash, char *out, size_t len);
+/* The same in directory dir (dirlen bytes of it). */
+int seg_static_path_in(const char *dir, size_t dirlen, uint64_t layout_hash, char *out, size_t len);
+/* Maps the static file of the segment at seg_path (s mapped, checked and bound) read-only with
+ * its zero page, checks it against s's header (seg_check_static) and points s's entries,
+ * strings and params into it. 0, or an errno with a message in err; s keeps what it mapped
+ * either way (seg_close frees it). */
+int seg_attach_static(struct seg *s, const char *seg_path, char *err, size_t errlen);
+/* Maps size bytes of fd shared (writable whole when rw, else the snapshot copies read-only) and
  * one zero page after them into s->base, s->size, s->map_size. 0 or an errno. */
 int seg_map(struct seg *s, int fd, size_t size, bool rw);
-/* Checks every offset and size in a mapped header against the file; 0 or EINVAL. */
+/* Checks every offset and size in a mapped node header against the file; 0 or EINVAL. */
 int seg_check(const struct seg *s, char *err, size_t errlen);
+/* Checks a mapped static file (size bytes at base) against s's checked header: its own
+ * offsets and sizes, its hash and counts equal to the header's, every entry's indexes bounded
+ * by both files' counts. 0 or EINVAL. */
+int seg_check_static(const struct seg *s, const uint8_t *base, size_t size, char *err, size_t errlen);
 /* Sets the section pointers and the private counts of a mapped segment from header h (the
  * segment's own once checked, or the engine's image header). */
 void seg_bind(struct seg *s, const struct seg_header *h);
+/* Points s's entries, strings and params into a static file's image at base (checked, or the
+ * engine's own). */
+void seg_bind_static(struct seg *s, const uint8_t *base);
 
 /* The SIGBUS guard (see "Trust" above). Install once per process (idempotent); register each
- * mapping (seg_open does; the engine for its own). seg_faulted: a lost page of s was touched.
- * seg_revalidate: when the file is whole again (its size is s->size), maps it afresh over the
- * same addresses and clears the fault: 0, else EIO. */
+ * mapping (seg_open does; the engine for its own). seg_faulted: a lost page of s (either file)
+ * was touched. seg_revalidate: when both files are whole again (their sizes are s->size and
+ * s->st_size), maps them afresh over the same addresses and clears the fault: 0, else EIO.
+ * The seg_guard_* calls guard any other range (the engine's static files): a slot, or -1. */
 void seg_guard_install(void);
 void seg_guard_register(struct seg *s);
 void seg_guard_unregister(struct seg *s);
 bool seg_faulted(const struct seg *s);
 int seg_revalidate(struct seg *s);
+int seg_guard_add(const void *base, size_t size);
+void seg_guard_remove(int *slot);
+bool seg_guard_faulted(int slot);
+void seg_guard_clear(int slot);
 
 /* Entry index of a node-relative path ("sys/class/powercap"), or SEG_NONE. No allocation. */
 uint32_t seg_lookup(const struct seg *s, const char *path, size_t len);

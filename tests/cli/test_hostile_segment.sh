@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A hostile segment (issue 13): tests/soak/seg_vandal.c does to intel-2's segment what a
-# hostile agent could (hostile header counts and offsets with substep_ns = 0, junk entries,
-# high-water marks at 2^62, a junk event ring, slots that never settle, a latch generation
-# bumped in a loop, random bytes, truncation, deletion) while the engine runs three nodes.
+# hostile agent could (hostile header counts and offsets with substep_ns = 0, high-water marks
+# at 2^62, a junk event ring, slots that never settle, a latch generation bumped in a loop,
+# random bytes, truncation, deletion) while the engine runs three nodes; then to the static
+# file the three share (junk entries, truncation, deletion).
 # Expected (docs/robustness.md): the engine never stops or stalls; the readers of intel-0 (shim)
 # and intel-1 (seccomp supervisor, a static reader) never see a decrease or an error; intel-2's
 # reader survives (EIO while its file is short, never SIGBUS); each damage is a
@@ -32,7 +33,8 @@ YAML
 start() { serve_start "$url" "$tmp/err" --spec "$tmp/spec.yaml" --root "$tmp/r" --addr 127.0.0.1:$port --tick 100ms; }
 gcc -O2 tests/soak/counter_reader.c -o "$tmp/reader" &&
     gcc -O2 -static tests/soak/counter_reader.c -o "$tmp/reader-static" &&
-    gcc -O2 -Iengine/segment tests/soak/seg_vandal.c -o "$tmp/vandal" || { bad "helper builds"; finish; }
+    gcc -O2 -Iengine/segment tests/soak/seg_vandal.c engine/segment/segment.c -o "$tmp/vandal" ||
+    { bad "helper builds"; finish; }
 start || { bad "start: $(cat "$tmp/err")"; finish; }
 Z=/sys/class/powercap
 files="$Z/intel-rapl:0/energy_uj $Z/intel-rapl:1/energy_uj $Z/intel-rapl:0/constraint_0_power_limit_uw"
@@ -54,7 +56,6 @@ ticks() { curl -s "$url/metrics" | awk '/^joulie_sim_emulate_tick_duration_secon
 attack() { "$tmp/vandal" "$victim" "$@" || bad "vandal $*"; sleep "${wait_s:-0.4}"; alive "$*"; }
 t0=$(ticks)
 attack header
-attack entries
 attack hwm
 attack ring
 attack slots
@@ -89,7 +90,7 @@ for line in open(sys.argv[1]):
         continue
     assert e["node"] == "intel-2", line
     kinds[e["attributes"]["damage"]] = kinds.get(e["attributes"]["damage"], 0) + 1
-missing = [k for k in ("header", "static", "truncated", "deleted") if k not in kinds]
+missing = [k for k in ("header", "truncated", "deleted") if k not in kinds]
 assert not missing, ("no event for", missing, kinds)
 PY
 grep -q "node intel-2: segment .*: its header was changed" "$tmp/err" && ok || bad "no header line on stderr"
@@ -97,6 +98,32 @@ grep -q "node intel-2: segment .*the file shrank" "$tmp/err" && ok || bad "no tr
 grep -q "node intel-2: segment .*deleted" "$tmp/err" && ok || bad "no deletion line on stderr"
 grep -q "node intel-[01]: segment" "$tmp/err" && bad "other nodes reported damaged: $(grep 'node intel-[01]: segment' "$tmp/err")" || ok
 [ "$(grep -c 'node intel-2: segment .*its header was changed' "$tmp/err")" -eq 1 ] && ok || bad "more than one line per kind"
+
+# The static file the three nodes share (segment.h "Files"): junk entries, then cut short, then
+# removed. Every node's readers would see it, so each is repaired within a tick or two, reported
+# once with the file's path, and every node reads again.
+static=$(ls "$tmp"/r/*.static)
+[ "$(echo "$static" | wc -w)" = 1 ] && ok || bad "the three nodes of one pool do not share one static file: $static"
+[ "$(stat -c %a "$static")" = 444 ] && ok || bad "the static file is writable on disk: $(stat -c %a "$static")"
+wait_s=0.5 attack entries
+wait_s=1.2 attack static-truncate 1000
+rm -f "$static"; sleep 1.2; alive "rm static"
+[ -f "$static" ] && ok || bad "the deleted static file was not put back"
+for node in intel-0 intel-2; do
+    v=$("$hwemu" cat --root "$tmp/r" --node $node $Z/intel-rapl:0/energy_uj 2>&1)
+    [[ "$v" =~ ^[0-9]+$ ]] && ok || bad "$node does not read after the static file's repairs: $v"
+done
+"$py" - "$tmp/r/events.jsonl" "$static" <<'PY' && ok || bad "static file damage events"
+import json, sys
+kinds = set()
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["event"] == "joulie.sim.segment.damaged" and e["attributes"]["file"] == sys.argv[2]:
+        kinds.add(e["attributes"]["damage"])
+assert kinds == {"static", "truncated", "deleted"}, kinds
+PY
+grep -q "static file $static: its entries, strings or parameters were changed" "$tmp/err" && ok ||
+    bad "no stderr line for the static file: $(grep static "$tmp/err")"
 
 # Engine down: marks at 2^62 (intel-0), a broken header (intel-1), then a restart.
 curl -s "$url/debug/energy" >"$tmp/before.json"

@@ -136,4 +136,33 @@ pid=$!
 for _ in $(seq 50); do curl -sf "$url/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 [ -f "$root/r3/vm-0.seg" ] && ok || bad "SIM_HWEMU_ROOT not used"
 kill -INT $pid; wait $pid; pid=
+
+# Static files (segment.h "Files"): one per layout, kept while a segment names it, removed at the
+# next start once none does. r3 holds the smoke spec's three; with vm-0 alone in the spec and
+# the other two nodes' segments removed, theirs go and the VM's stays, byte for byte.
+[ "$(ls "$root/r3"/*.static | wc -l)" = 3 ] && ok || bad "static files of the smoke spec: $(ls "$root/r3")"
+vm_static=$("$py" - "$root/r3/vm-0.seg" <<'PY'
+import struct, sys
+h = open(sys.argv[1], "rb").read(160)
+print("%016x.static" % struct.unpack_from("<Q", h, 152)[0])
+PY
+)
+cp "$root/r3/$vm_static" "$root/vm.static.before"
+rm -f "$root/r3/intel-0.seg" "$root/r3/sxm-nopm-0.seg"
+cat >"$root/vm.yaml" <<'YAML'
+apiVersion: sim.joulie.io/v1alpha1
+kind: ClusterSpec
+metadata: {name: vm}
+spec:
+  pools:
+  - {name: vm, profile: vm-no-powercap, count: 1}
+YAML
+SIM_HWEMU_ROOT="$root/r3" "$hwemu" serve --addr 127.0.0.1:$port --spec "$root/vm.yaml" --tick 100ms 2>"$root/prune.err" &
+pid=$!
+for _ in $(seq 50); do curl -sf "$url/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+kill -INT $pid; wait $pid; pid=
+grep -q "removed 2 static files of $root/r3 that no segment uses any longer" "$root/prune.err" && ok ||
+    bad "stale static files: $(cat "$root/prune.err")"
+[ "$(ls "$root/r3"/*.static)" = "$root/r3/$vm_static" ] && cmp -s "$root/r3/$vm_static" "$root/vm.static.before" && ok ||
+    bad "the VM's static file: $(ls "$root/r3")"
 finish

@@ -7,8 +7,8 @@
  * the tick returns (bounded work per input).
  *
  * Input: byte 0 picks where the rest goes (0: from the file's start; 1: the snapshot copies;
- * 2: the slots; 3: the high-water marks; 4: the event ring; 5: the ledger) and which node
- * (bits 4-5); bytes 1-16 are added to ring_head and slot_writes (the agents' counters); the
+ * 2: the slots; 3: the high-water marks; 4: the event ring; 5: the ledger; 6: the node's static
+ * file, segment.h "Files", from its start) and which node (bits 4-5); bytes 1-16 are added to ring_head and slot_writes (the agents' counters); the
  * rest is copied there, as far as the file goes. libFuzzer (clang -fsanitize=fuzzer): see docs/robustness.md
  * "Fuzzing"; seed corpus tests/fuzz/corpus/node_drain/. */
 #include "engine.h"
@@ -62,18 +62,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct node *n = &eng.nodes[((data[0] >> 4) & 3) % eng.nnodes];
     struct seg *s = &n->seg;
     const struct seg_header *h = (const struct seg_header *)n->t->image.bytes; /* the template's */
-    uint32_t where[] = {0, h->values_off[0], h->slots_off, h->hwm_off, h->ring_off, h->ledger_off};
-    uint32_t at = where[(data[0] & 15) % 6];
+    uint32_t where[] = {0, h->values_off[0], h->slots_off, h->hwm_off, h->ring_off, h->ledger_off, 0};
+    unsigned pick = (data[0] & 15) % 7;
+    uint32_t at = where[pick];
+    uint8_t *base = s->base;
+    size_t fsize = s->size;
+    if (pick == 6 && n->t->st) {
+        base = n->t->st->f.base;
+        fsize = n->t->st->f.size;
+    }
     uint64_t a, b;
     memcpy(&a, data + 1, 8);
     memcpy(&b, data + 9, 8);
     atomic_fetch_add(&s->h->ring_head, a);
     atomic_fetch_add(&s->h->slot_writes, b);
     size_t len = size - 17;
-    if (at < s->size) {
-        if (len > s->size - at)
-            len = s->size - at;
-        memcpy(s->base + at, data + 17, len);
+    if (at < fsize) {
+        if (len > fsize - at)
+            len = fsize - at;
+        memcpy(base + at, data + 17, len);
     }
     engine_tick(&eng);
     return 0;

@@ -1,12 +1,14 @@
 /* fuzz_segment: a reader (the shim, the supervisor, fakesmi, the CLI) mapping a hostile segment:
- * the input is the whole file. What must hold (segment.h "Trust"): seg_check refuses or accepts
- * it without reading outside the file, and on an accepted file every read, lookup, path walk,
- * write decision, slot load, event pop, ledger read and resume computation stays in bounds and
- * never traps (no division by a shared value, no signed overflow).
+ * the input is the node file followed by its static file (segment.h "Files"), split where the
+ * node header's file_size says (all of it when that is past the end). What must hold (segment.h
+ * "Trust"): seg_check and seg_check_static refuse or accept them without reading outside the
+ * files, and on accepted files every read, lookup, path walk, write decision, slot load, event
+ * pop, ledger read and resume computation stays in bounds and never traps (no division by a
+ * shared value, no signed overflow).
  *
  * libFuzzer (clang -fsanitize=fuzzer): docs/robustness.md "Fuzzing" has the build and run commands; the
- * seed corpus is tests/fuzz/corpus/segment/ (small segments written by seg_build, and damaged
- * copies of them). */
+ * seed corpus is tests/fuzz/corpus/segment/ (small segments written by seg_build, each node file
+ * with its static file after it, and damaged copies of them). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memfd_create */
 #endif
@@ -68,26 +70,51 @@ static void exercise(struct seg *s)
     free(tot);
 }
 
+/* A memfd holding len bytes: its descriptor, or -1. */
+static int memfd_of(int *fd, const char *name, const uint8_t *data, size_t len)
+{
+    if (*fd < 0)
+        *fd = memfd_create(name, MFD_CLOEXEC);
+    if (*fd < 0 || ftruncate(*fd, 0) || ftruncate(*fd, (off_t)len) ||
+        (len && pwrite(*fd, data, len, 0) != (ssize_t)len))
+        return -1;
+    return *fd;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int fd = -1;
+    static int fd = -1, sfd = -1;
     if (size < sizeof(struct seg_header) || size > (1u << 20))
         return 0;
-    if (fd < 0)
-        fd = memfd_create("fuzz-segment", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, 0) || ftruncate(fd, (off_t)size) || pwrite(fd, data, size, 0) != (ssize_t)size)
+    uint64_t fsz = ((const struct seg_header *)data)->file_size;
+    size_t node_len = fsz >= sizeof(struct seg_header) && fsz <= size ? (size_t)fsz : size;
+    if (memfd_of(&fd, "fuzz-segment", data, node_len) < 0 ||
+        memfd_of(&sfd, "fuzz-static", data + node_len, size - node_len) < 0)
         return 0;
     struct seg s;
     memset(&s, 0, sizeof s);
     s.fd = -1;
     s.guard = -1;
-    if (seg_map(&s, fd, size, false))
+    if (seg_map(&s, fd, node_len, false))
         return 0;
     s.h = (struct seg_header *)s.base;
     char err[256] = "";
     if (seg_check(&s, err, sizeof err) == 0) {
         seg_bind(&s, s.h);
-        exercise(&s);
+        /* the static file as a reader maps it: read-only, then a zero page */
+        size_t st_len = size - node_len, ps = (size_t)sysconf(_SC_PAGESIZE);
+        size_t map = (st_len + ps - 1) / ps * ps + ps;
+        uint8_t *r = mmap(NULL, map, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (r != MAP_FAILED && (!st_len || mmap(r, st_len, PROT_READ, MAP_SHARED | MAP_FIXED, sfd, 0) != MAP_FAILED)) {
+            if (seg_check_static(&s, r, st_len, err, sizeof err) == 0) {
+                seg_bind_static(&s, r);
+                exercise(&s);
+            } else if (!err[0]) {
+                abort(); /* every refusal says why */
+            }
+        }
+        if (r != MAP_FAILED)
+            munmap(r, map);
     } else if (!err[0]) {
         abort(); /* every refusal says why */
     }

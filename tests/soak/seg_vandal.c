@@ -3,7 +3,9 @@
  * may write the node's slots can) and, by the layout it found at the start (segment.h):
  *   random SEED N      N random bytes at random offsets of the whole file
  *   header             hostile counts and offsets in the header, substep_ns = 0, a torn magic
- *   entries            junk in the entry table and the string pool's last NUL
+ *   entries            junk in the entry table and the string pool's last NUL, in the node's
+ *                      static file (segment.h "Files"), which every node of its layout shares
+ *   static-truncate BYTES  the static file cut to BYTES
  *   hwm                every read high-water mark at 2^62
  *   ring               ring_head near 2^64 and events naming entries that do not exist
  *   slots              slot sequences odd (a writer that never finishes), lengths of 2^32-1
@@ -25,7 +27,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: seg_vandal FILE random SEED N | header | entries | hwm | ring | slots | gen MS | "
-                        "truncate BYTES\n");
+                        "truncate BYTES | static-truncate BYTES\n");
         return 2;
     }
     const char *what = argv[2];
@@ -64,9 +66,26 @@ int main(int argc, char **argv)
         h->substep_ns = 0;
         h->file_size = 1;
         h->magic[7] = 'X';
-    } else if (!strcmp(what, "entries")) {
-        struct seg_entry *e = (struct seg_entry *)(b + h0.entries_off);
-        for (uint32_t i = 0; i < h0.n_entries; i += 3) {
+    } else if (!strcmp(what, "entries") || !strcmp(what, "static-truncate")) {
+        char sp[4096];
+        struct stat ss;
+        if (seg_static_path(argv[1], h0.layout_hash, sp, sizeof sp) == 0)
+            chmod(sp, 0644); /* read-only on disk: its owner can still make it writable */
+        int sfd = open(sp, O_RDWR);
+        if (sfd < 0 || fstat(sfd, &ss) || ss.st_size < (off_t)sizeof(struct seg_static_header)) {
+            perror(sp);
+            return 1;
+        }
+        if (!strcmp(what, "static-truncate"))
+            return ftruncate(sfd, argc > 3 ? atoll(argv[3]) : 0) ? 1 : 0;
+        uint8_t *sb = mmap(NULL, (size_t)ss.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, sfd, 0);
+        if (sb == MAP_FAILED) {
+            perror("mmap");
+            return 1;
+        }
+        struct seg_static_header sh = *(struct seg_static_header *)sb;
+        struct seg_entry *e = (struct seg_entry *)(sb + sh.entries_off);
+        for (uint32_t i = 0; i < sh.n_entries; i += 3) {
             e[i].path_off = 0xfffffff0u - i;
             e[i].value = 0x7ffffff0u + i;
             e[i].slot = 0x7ffffff0u + i;
@@ -75,7 +94,7 @@ int main(int argc, char **argv)
             e[i].text_off = 0xffffff00u;
             e[i].text_len = 0xffffffffu;
         }
-        b[h0.strings_off + h0.strings_size - 1] = 'x';
+        sb[sh.strings_off + sh.strings_size - 1] = 'x';
     } else if (!strcmp(what, "hwm")) {
         uint64_t *m = (uint64_t *)(b + h0.hwm_off);
         for (uint32_t v = 0; v < h0.n_values; v++)

@@ -18,6 +18,7 @@
 #include "seg_attr.h"
 #include "seg_view.h"
 #include "ytree.h"
+#include "seg_tmp.h"
 
 static struct profile_set ps;
 
@@ -213,7 +214,7 @@ static void test_every_writable_attribute(void **st)
         struct node_template t;
         assert_int_equal(node_template_build(&t, ps.items[i].name, ps.items[i].tree, 20, 1000000000, NULL, err, sizeof err),
                          0);
-        snprintf(path, sizeof path, "/tmp/hwemu-test-attrs-%d.seg", (int)getpid());
+        seg_tmp_path(path, sizeof path, "attrs.seg");
         struct seg s;
         assert_int_equal(seg_image_write(&t.image, path, "n", &s, err, sizeof err), 0);
         int checked = 0;
@@ -230,7 +231,7 @@ static void test_every_writable_attribute(void **st)
             assert_true(checked > 0);
         total += checked;
         seg_close(&s);
-        unlink(path);
+        seg_tmp_clean();
         node_template_free(&t);
     }
     assert_true(total > 1000);

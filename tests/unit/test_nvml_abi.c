@@ -17,6 +17,7 @@
 #include "nvml_abi.h"
 #include "seg_attr.h"
 #include "seg_build.h"
+#include "seg_tmp.h"
 
 static char path[256];
 static struct seg seg;
@@ -55,7 +56,7 @@ static void value(struct seg_builder *b, const char *p, const char *t)
 
 static int setup(void **st)
 {
-    snprintf(path, sizeof path, "/tmp/hwemu-test-nvml-%d.seg", (int)getpid());
+    seg_tmp_path(path, sizeof path, "nvml.seg");
     struct seg_builder *b = segb_new();
     text(b, "state/nvml/driver_version", "590.48.01\n");
     text(b, "state/nvml/cuda_version", "13.1\n");
@@ -126,7 +127,7 @@ static int setup(void **st)
 static int teardown(void **st)
 {
     seg_close(&seg);
-    unlink(path);
+    seg_tmp_clean();
     return 0;
 }
 

@@ -13,13 +13,14 @@
 
 #include "seg_attr.h"
 #include "seg_build.h"
+#include "seg_tmp.h"
 
 static char path[256];
 static struct seg seg;
 
 static int setup(void **st)
 {
-    snprintf(path, sizeof path, "/tmp/hwemu-test-attr-%d.seg", (int)getpid());
+    seg_tmp_path(path, sizeof path, "attr.seg");
     struct seg_builder *b = segb_new();
     const char *z = "sys/devices/virtual/powercap/intel-rapl/intel-rapl:0/";
     char p[256];
@@ -81,7 +82,7 @@ static int setup(void **st)
 static int teardown(void **st)
 {
     seg_close(&seg);
-    unlink(path);
+    seg_tmp_clean();
     return 0;
 }
 

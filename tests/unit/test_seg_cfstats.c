@@ -19,6 +19,7 @@
 #include "seg_build.h"
 #include "seg_view.h"
 #include "segment.h"
+#include "seg_tmp.h"
 
 #define K 3
 static char path[256];
@@ -30,7 +31,7 @@ struct fx {
 
 static int setup(void **st)
 {
-    snprintf(path, sizeof path, "/tmp/hwemu-test-cfstats-%d.seg", (int)getpid());
+    seg_tmp_path(path, sizeof path, "cfstats.seg");
     struct fx *f = calloc(1, sizeof *f);
     struct seg_builder *b = segb_new();
     f->v_el = segb_value_counter(b, 1000, 64, false);
@@ -66,7 +67,7 @@ static int teardown(void **st)
 {
     struct fx *f = *st;
     seg_close(&f->s);
-    unlink(path);
+    seg_tmp_clean();
     free(f);
     return 0;
 }

@@ -16,6 +16,7 @@
 #include "seg_attr.h"
 #include "seg_build.h"
 #include "seg_msr.h"
+#include "seg_tmp.h"
 
 #define ZONE "sys/devices/virtual/powercap/intel-rapl/intel-rapl:0"
 
@@ -42,7 +43,7 @@ static void limit_file(struct seg_builder *b, const char *name, const char *text
 
 static int setup(void **st)
 {
-    snprintf(path, sizeof path, "/tmp/hwemu-test-msr-%d.seg", (int)getpid());
+    seg_tmp_path(path, sizeof path, "msr.seg");
     struct fixture *f = calloc(1, sizeof *f);
     struct seg_builder *b = segb_new();
     f->ctr = segb_value_counter(b, 61035, 32, false);
@@ -94,7 +95,7 @@ static int teardown(void **st)
 {
     struct fixture *f = *st;
     seg_close(&f->s);
-    unlink(path);
+    seg_tmp_clean();
     free(f);
     return 0;
 }

@@ -1,7 +1,8 @@
 /* Unit tests of the segment's defences (engine/segment/segment.h "Trust" and "Resume",
- * docs/robustness.md): seg_check refusing hostile headers, readers bounding what they index and
- * divide by, the zero page after a mapping, the read-only static pages, the SIGBUS guard on a
- * file that shrinks and grows back, the event ring resynchronising, the resume rule, and the
+ * docs/robustness.md): seg_check and seg_check_static refusing hostile headers, readers bounding
+ * what they index and divide by, the zero page after a mapping, the read-only static pages and
+ * static file, the SIGBUS guard on either file shrinking and growing back, a missing or foreign
+ * static file, the event ring resynchronising, the resume rule, and the
  * creation of a segment (no symlink followed, no .tmp left when the space cannot be reserved). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include "seg_attr.h"
 #include "seg_build.h"
 #include "segment.h"
+#include "seg_tmp.h"
 
 static char path[256];
 static struct seg w; /* the writer's (engine's) mapping, read-write whole */
@@ -36,6 +38,11 @@ static int build(void)
         char p[64];
         snprintf(p, sizeof p, "sys/devices/system/cpu/cpu%d/online", i);
         segb_static(b, p, 0444, "1\n", 2);
+    }
+    for (int i = 0; i < 80; i++) { /* snapshot copies enough for a whole read-only page */
+        char p[80];
+        snprintf(p, sizeof p, "sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", i);
+        segb_dynamic(b, p, 0444, SEG_S, segb_value_text(b, "1000000\n"), 0, SEG_NONE);
     }
     v_ctr = segb_value_counter(b, 61035, 32, false);
     uint32_t vl = segb_value_text(b, "165000000\n");
@@ -55,7 +62,7 @@ static int build(void)
 static int setup(void **st)
 {
     (void)st;
-    snprintf(path, sizeof path, "/tmp/hwemu-test-robust-%d.seg", (int)getpid());
+    seg_tmp_path(path, sizeof path, "robust.seg");
     return build();
 }
 
@@ -63,8 +70,23 @@ static int teardown(void **st)
 {
     (void)st;
     seg_close(&w);
-    unlink(path);
+    seg_tmp_clean();
     return 0;
+}
+
+/* The static file mapped writable, as a hostile process that can write the root could map it. */
+static uint8_t *static_rw(size_t *size, int *fd)
+{
+    char sp[300];
+    assert_int_equal(seg_static_path(path, w.h->layout_hash, sp, sizeof sp), 0);
+    *fd = open(sp, O_RDWR);
+    assert_true(*fd >= 0);
+    struct stat sb;
+    assert_int_equal(fstat(*fd, &sb), 0);
+    *size = (size_t)sb.st_size;
+    uint8_t *m = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    assert_true(m != MAP_FAILED);
+    return m;
 }
 
 /* Each hostile header field alone is refused with a message. */
@@ -85,15 +107,61 @@ static void test_check_refuses_hostile_headers(void **st)
     REFUSED(w.h->ring_cap = 0);
     REFUSED(w.h->n_counters = w.h->n_values + 1);
     REFUSED(w.h->n_slots = 0xfffffff0u);
-    REFUSED(w.h->n_entries = 0xffffffffu);
     REFUSED(w.h->values_off[1] = 0xfffffff8u);
     REFUSED(w.h->hwm_off += 4); /* misaligned: atomics live there */
     REFUSED(w.h->ledger_size = 8);
-    REFUSED(w.h->strings_size = 0);
     REFUSED(w.h->file_size = 1);
     REFUSED(w.h->magic[0] = 'x');
     *w.h = keep;
     assert_int_equal(seg_check(&w, err, sizeof err), 0);
+#undef REFUSED
+}
+
+/* The static file: each hostile field of its header alone, a node header whose counts or hash
+ * are not the file's, and an entry pointing outside the tables are refused with a message. */
+static void test_check_refuses_hostile_static(void **st)
+{
+    (void)st;
+    size_t size;
+    int fd;
+    uint8_t *m = static_rw(&size, &fd);
+    struct seg_static_header *sh = (struct seg_static_header *)m, keep = *sh;
+    struct seg_header hkeep = *w.h;
+    struct seg_entry *e0 = (struct seg_entry *)(m + sh->entries_off), ekeep = *e0;
+    char err[200];
+#define REFUSED(stmt)                                                                                                \
+    do {                                                                                                             \
+        *sh = keep;                                                                                                  \
+        *w.h = hkeep;                                                                                                \
+        *e0 = ekeep;                                                                                                 \
+        stmt;                                                                                                        \
+        err[0] = 0;                                                                                                  \
+        assert_int_equal(seg_check_static(&w, m, size, err, sizeof err), EINVAL);                                    \
+        assert_true(err[0] != 0);                                                                                    \
+    } while (0)
+    REFUSED(sh->magic[0] = 'x');
+    REFUSED(sh->version = 1);
+    REFUSED(sh->file_size = size + 1);
+    REFUSED(sh->layout_hash ^= 1);
+    REFUSED(w.h->layout_hash ^= 1);
+    REFUSED(w.h->n_entries = 0xffffffffu);
+    REFUSED(w.h->strings_size = 0);
+    REFUSED(sh->n_entries = 0xffffffffu);
+    REFUSED(sh->entries_off += 4);
+    REFUSED(sh->params_off = 0xfffffff8u);
+    REFUSED(sh->strings_size = 0);
+    REFUSED(e0->parent = 0xfffffff0u);
+    REFUSED(e0->value = w.h->n_values);
+    REFUSED(e0->text_len = 0xffffffffu);
+    REFUSED(m[sh->strings_off + sh->strings_size - 1] = 'x');
+    *sh = keep;
+    *w.h = hkeep;
+    *e0 = ekeep;
+    m[sh->strings_off + sh->strings_size - 1] = 0;
+    assert_int_equal(seg_check_static(&w, m, size, err, sizeof err), 0);
+#undef REFUSED
+    munmap(m, size);
+    close(fd);
 }
 
 /* A reader's counts are private: the shared header changing after the open moves nothing. */
@@ -132,10 +200,14 @@ static void test_reader_bounds_shared_entries(void **st)
     char err[256], tmp[SEG_TEXT_MAX];
     size_t len;
     assert_int_equal(seg_open(&r, path, err, sizeof err), 0);
-    struct seg_entry *e = (struct seg_entry *)(w.base + w.h->entries_off), keep[8];
+    size_t size;
+    int fd;
+    uint8_t *m = static_rw(&size, &fd);
+    const struct seg_static_header *sh = (const struct seg_static_header *)m;
+    struct seg_entry *e = (struct seg_entry *)(m + sh->entries_off), keep[8];
     uint32_t n = w.n_entries < 8 ? w.n_entries : 8;
     memcpy(keep, e, sizeof keep[0] * n);
-    char *strs = (char *)(w.base + w.h->strings_off);
+    char *strs = (char *)(m + sh->strings_off);
     char last = strs[w.strings_size - 1];
     for (uint32_t i = 0; i < n; i++) {
         e[i].path_off = 0xfffffff0u;
@@ -166,11 +238,27 @@ static void test_reader_bounds_shared_entries(void **st)
     assert_false(seg_slot_load(&r, 0x7ffffff0u, &seq, out, &olen));
     memcpy(e, keep, sizeof keep[0] * n);
     strs[w.strings_size - 1] = last;
+    munmap(m, size);
+    close(fd);
     seg_close(&r);
 }
 
-/* The static pages of a reader's mapping are read-only: a stray store is a SIGSEGV of the
- * storing process, not a damaged segment. */
+/* A stray store at p in a forked reader: true when it was a SIGSEGV. */
+static bool store_faults(volatile uint8_t *p)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        signal(SIGSEGV, SIG_DFL); /* not the test harness's handler */
+        *p = 1;
+        _exit(0);
+    }
+    int status;
+    waitpid(c, &status, 0);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+}
+
+/* The snapshot copies and the whole static file are read-only in a reader's mapping: a stray
+ * store is a SIGSEGV of the storing process, not a damaged segment. */
 static void test_reader_static_pages_read_only(void **st)
 {
     (void)st;
@@ -178,19 +266,11 @@ static void test_reader_static_pages_read_only(void **st)
     char err[256];
     assert_int_equal(seg_open(&r, path, err, sizeof err), 0);
     long ps = sysconf(_SC_PAGESIZE);
-    if ((uint64_t)w.h->slots_off < 2 * (uint64_t)ps) {
-        seg_close(&r);
-        skip(); /* this small segment has no whole static page */
-    }
-    pid_t c = fork();
-    if (c == 0) {
-        signal(SIGSEGV, SIG_DFL); /* not the test harness's handler */
-        ((volatile uint8_t *)r.base)[ps] = 1;
-        _exit(0);
-    }
-    int status;
-    waitpid(c, &status, 0);
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
+    assert_true((uint64_t)w.h->slots_off >= 2 * (uint64_t)ps); /* a whole page of copies (build) */
+    assert_true(store_faults(r.base + ps));
+    assert_true(store_faults((volatile uint8_t *)r.entries));
+    assert_true(store_faults((volatile uint8_t *)r.strings + r.strings_size - 1));
+    assert_false(store_faults(r.base + w.h->slots_off)); /* the slots are the agents' to write */
     seg_close(&r);
 }
 
@@ -220,6 +300,59 @@ static void test_sigbus_guard(void **st)
     assert_non_null(t);
     assert_memory_equal(t, "package-0\n", 10);
     assert_false(seg_faulted(&r));
+    seg_close(&r);
+}
+
+/* The static file shrinking under a reader: EIO too; grown back and rewritten, it reads again. */
+static void test_sigbus_guard_static(void **st)
+{
+    (void)st;
+    struct seg r;
+    char err[256], tmp[SEG_TEXT_MAX];
+    size_t len, size;
+    int fd;
+    assert_int_equal(seg_open(&r, path, err, sizeof err), 0);
+    uint8_t *m = static_rw(&size, &fd);
+    uint8_t *save = malloc(size);
+    memcpy(save, m, size);
+    munmap(m, size);
+    assert_int_equal(ftruncate(fd, 0), 0);
+    assert_null(seg_read(&r, e_name, seg_now_ns(), tmp, &len)); /* its text's page was lost */
+    assert_true(seg_faulted(&r));
+    assert_int_equal(pwrite(fd, save, size, 0), (ssize_t)size);
+    free(save);
+    const char *t = seg_read(&r, e_name, seg_now_ns(), tmp, &len);
+    assert_non_null(t);
+    assert_memory_equal(t, "package-0\n", 10);
+    assert_false(seg_faulted(&r));
+    close(fd);
+    seg_close(&r);
+}
+
+/* A segment whose static file is missing, or is another layout's, is refused with a message
+ * that names the static file. */
+static void test_missing_or_foreign_static(void **st)
+{
+    (void)st;
+    char sp[300], moved[320], err[600];
+    struct seg r;
+    assert_int_equal(seg_static_path(path, w.h->layout_hash, sp, sizeof sp), 0);
+    snprintf(moved, sizeof moved, "%s.away", sp);
+    assert_int_equal(rename(sp, moved), 0);
+    assert_int_equal(seg_open(&r, path, err, sizeof err), ENOENT);
+    assert_non_null(strstr(err, sp));
+    assert_non_null(strstr(err, "hwemu serve"));
+    assert_int_equal(rename(moved, sp), 0);
+    uint64_t h = w.h->layout_hash;
+    char other[300];
+    w.h->layout_hash = h ^ 0x10; /* a header naming another layout's file, which is this one */
+    assert_int_equal(seg_static_path(path, w.h->layout_hash, other, sizeof other), 0);
+    assert_int_equal(link(sp, other), 0);
+    assert_int_equal(seg_open(&r, path, err, sizeof err), EINVAL);
+    assert_non_null(strstr(err, "another layout"));
+    unlink(other);
+    w.h->layout_hash = h;
+    assert_int_equal(seg_open(&r, path, err, sizeof err), 0);
     seg_close(&r);
 }
 
@@ -301,9 +434,9 @@ static void test_create_exclusive_and_reserved(void **st)
 {
     (void)st;
     char p2[300], tmpname[340], victim[300], err[512];
-    snprintf(p2, sizeof p2, "/tmp/hwemu-test-robust-%d-b.seg", (int)getpid());
+    seg_tmp_path(p2, sizeof p2, "robust-b.seg");
     snprintf(tmpname, sizeof tmpname, "%s.tmp.%d", p2, (int)getpid());
-    snprintf(victim, sizeof victim, "/tmp/hwemu-test-robust-%d-victim", (int)getpid());
+    seg_tmp_path(victim, sizeof victim, "robust-victim");
     FILE *f = fopen(victim, "w");
     fputs("precious\n", f);
     fclose(f);
@@ -344,10 +477,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_refuses_hostile_headers),
+        cmocka_unit_test(test_check_refuses_hostile_static),
         cmocka_unit_test(test_reader_keeps_private_counts),
         cmocka_unit_test(test_reader_bounds_shared_entries),
         cmocka_unit_test(test_reader_static_pages_read_only),
         cmocka_unit_test(test_sigbus_guard),
+        cmocka_unit_test(test_sigbus_guard_static),
+        cmocka_unit_test(test_missing_or_foreign_static),
         cmocka_unit_test(test_ring_resync),
         cmocka_unit_test(test_resume_rule),
         cmocka_unit_test(test_create_exclusive_and_reserved),

@@ -15,6 +15,7 @@
 
 #include "seg_build.h"
 #include "segment.h"
+#include "seg_tmp.h"
 
 static char path[256];
 
@@ -39,7 +40,7 @@ static void add_files(struct seg_builder *b, struct fixture *f)
 
 static int setup(void **st)
 {
-    snprintf(path, sizeof path, "/tmp/hwemu-test-seg-%d.seg", (int)getpid());
+    seg_tmp_path(path, sizeof path, "seg.seg");
     struct fixture *f = calloc(1, sizeof *f);
     struct seg_builder *b = segb_new();
     add_files(b, f);
@@ -75,7 +76,7 @@ static int teardown(void **st)
 {
     struct fixture *f = *st;
     seg_close(&f->s);
-    unlink(path);
+    seg_tmp_clean();
     free(f);
     return 0;
 }

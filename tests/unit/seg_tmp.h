@@ -1,0 +1,39 @@
+/* seg_tmp: a directory of the test process's own for the segments a unit test writes. Each
+ * segment's static file lands next to it (engine/segment/segment.h "Files") and is shared by
+ * every segment of the same layout in that directory, so tests running at once must not share
+ * one: /tmp/hwemu-test-<pid>/, made by seg_tmp_path and removed whole by seg_tmp_clean. */
+#ifndef HWEMU_TEST_SEG_TMP_H
+#define HWEMU_TEST_SEG_TMP_H
+#include <dirent.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char seg_tmp_dir[64];
+
+/* <dir>/name into buf; the directory is made when missing. */
+__attribute__((unused)) static char *seg_tmp_path(char *buf, size_t len, const char *name)
+{
+    snprintf(seg_tmp_dir, sizeof seg_tmp_dir, "/tmp/hwemu-test-%d", (int)getpid());
+    mkdir(seg_tmp_dir, 0700);
+    snprintf(buf, len, "%s/%s", seg_tmp_dir, name);
+    return buf;
+}
+
+/* Removes every file of the directory (segments, static files), then the directory. */
+__attribute__((unused)) static void seg_tmp_clean(void)
+{
+    DIR *d = seg_tmp_dir[0] ? opendir(seg_tmp_dir) : NULL;
+    if (!d)
+        return;
+    struct dirent *de;
+    char p[400];
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.' || (de->d_name[1] && (de->d_name[1] != '.' || de->d_name[2]))) {
+            snprintf(p, sizeof p, "%s/%s", seg_tmp_dir, de->d_name);
+            unlink(p);
+        }
+    closedir(d);
+    rmdir(seg_tmp_dir);
+}
+#endif
