@@ -402,8 +402,8 @@ int seg_attach_static(struct seg *s, const char *seg_path, char *err, size_t err
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        return fail(err, errlen, e, "%s: cannot open its static file %s: %s (the engine writes it at its start: "
-                    "is `hwemu serve` running with this root?)", seg_path, path, strerror(e));
+        return fail(err, errlen, e, "%s: cannot open its static file %s: %s (the engine writes it when it starts)",
+                    seg_path, path, strerror(e));
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct seg_static_header)) {
