@@ -34,8 +34,18 @@ static const struct sfield cache_fields[] = {
     PLAIN("level", SF_INT), PLAINW("type", "Data|Instruction|Unified"), FACT("sizeKB", SF_INT), FACT("ways", SF_INT),
     FACT("lineBytes", SF_INT), FACT("coresPerInstance", SF_INT), END};
 static const struct sfield numa_fields[] = {FACT("nodes", SF_INT), FACT("distances", SF_INTLIST), END};
+/* One fact per file of /sys/devices/system/cpu/vulnerabilities (cpu_vulns.h, the same names and
+ * order; tests/unit/test_render_vulns.c checks they agree): the text an affected CPU prints. */
+static const struct sfield vuln_fields[] = {
+    FACT("meltdown", SF_STR), FACT("spectre_v1", SF_STR), FACT("spectre_v2", SF_STR),
+    FACT("spec_store_bypass", SF_STR), FACT("l1tf", SF_STR), FACT("mds", SF_STR), FACT("tsx_async_abort", SF_STR),
+    FACT("itlb_multihit", SF_STR), FACT("srbds", SF_STR), FACT("mmio_stale_data", SF_STR), FACT("retbleed", SF_STR),
+    FACT("spec_rstack_overflow", SF_STR), FACT("gather_data_sampling", SF_STR),
+    FACT("reg_file_data_sampling", SF_STR), FACT("indirect_target_selection", SF_STR), FACT("tsa", SF_STR),
+    FACT("vmscape", SF_STR), END};
 static const struct sfield cpu_fields[] = {
     OBJLIST("caches", cache_fields),
+    OBJ("vulnerabilities", vuln_fields),
     FACT("vendorID", SF_STR), FACT("modelName", SF_STR), FACT("family", SF_INT), FACT("model", SF_INT),
     FACT("stepping", SF_INT), FACT("sockets", SF_INT), FACT("coresPerSocket", SF_INT),
     FACT("threadsPerCore", SF_INT), FACT("diesPerPackage", SF_INT),

@@ -1,6 +1,7 @@
 /* profile_validate: schema walk and cross-field rules; see profile_validate.h. */
 #include "profile_validate.h"
 
+#include "cpu_vulns.h"
 #include "diag.h"
 #include "gpu_files.h"
 #include "k8s.h"
@@ -487,6 +488,32 @@ static void check_node_cpu(struct vctx *c, const struct yt_node *t)
              "(0x and lowercase hex digits, e.g. 0xa10110d)", mc);
 }
 
+/* cpu.vulnerabilities against cpu.bugs (cpu_vulns.h): a text only for a bug the line names (the
+ * kernel prints "Not affected" for the others), one line each, and once the map is given, a text
+ * for every bug it reports. */
+static void check_vulns(struct vctx *c, const struct yt_node *t)
+{
+    const struct yt_node *map = yt_path(t, "cpu.vulnerabilities");
+    if (!map)
+        return;
+    const char *bugs = prof_str(t, "cpu.bugs", "");
+    for (int i = 0; i < cpu_vulns_n; i++) {
+        const struct cpu_vuln *v = &cpu_vulns[i];
+        const struct yt_node *n = yt_get(map, v->file);
+        const char *text = prof_str(map, v->file, "");
+        bool affected = cpu_vuln_affected(v, bugs);
+        if (n && !affected)
+            VERR(c, n, "cpu.vulnerabilities.%s: cpu.bugs does not name %s, so the kernel prints \"Not affected\" "
+                 "here (arch/x86/kernel/cpu/bugs.c cpu_show_common); remove the text or add %s to cpu.bugs",
+                 v->file, v->bug, v->bug);
+        else if (n && (!*text || strpbrk(text, "\r\n")))
+            VERR(c, n, "cpu.vulnerabilities.%s: must be one non-empty line (the kernel prints one line)", v->file);
+        else if (!n && affected)
+            VERR(c, map, "cpu.vulnerabilities.%s: required, since cpu.bugs names %s: the text a machine of this "
+                 "model prints there (e.g. \"Mitigation: ...\")", v->file, v->bug);
+    }
+}
+
 static void check_powercap(struct vctx *c, const struct yt_node *t)
 {
     const struct yt_node *ct = yt_path(t, "powercap.controlTypes");
@@ -707,6 +734,7 @@ int profile_validate(const struct yt_node *tree, const char *subject, struct dia
     if (c.errors)
         return -1; /* types are wrong: the cross checks would only repeat the noise */
     check_node_cpu(&c, tree);
+    check_vulns(&c, tree);
     check_powercap(&c, tree);
     check_cpufreq(&c, tree);
     check_hsmp(&c, tree);

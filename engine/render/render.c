@@ -1,10 +1,12 @@
 /* render: every file of one node, in the order the kernel would have them: the node root's
- * cpuinfo and state/, then the topology (render_topology.c), powercap, cpufreq, HSMP, the PCI
+ * cpuinfo and state/, then the topology (render_topology.c), the CPU vulnerabilities
+ * (render_vulns.c), powercap, cpufreq, HSMP, the PCI
  * devices and GPUs, MSR devices and the platform (BMC, pm_counters), and last /proc/modules naming
  * their drivers. The value table lives in layout.c. */
 #include "render.h"
 #include "render_cpuinfo.h"
 #include "render_topology.h"
+#include "render_vulns.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,11 +43,12 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     segb_dir(l->b, "sys/devices/system/cpu/cpufreq", 0755);
     segb_dir(l->b, "sys/class/hwmon", 0755);
     render_topology(l, tree);
+    render_vulnerabilities(l, tree);
     render_powercap(l, tree, p);
     render_cpufreq(l, tree, p);
     render_hsmp(l, tree, p);
-    render_cpuinfo_entry(l, tree, p->cpu_policy, p->cpu_pkg_n);
     render_proc(l, tree, p);
+    render_cpuinfo_entry(l, tree, p->cpu_policy, p->cpu_pkg_n); /* after proc: its busy counters */
     render_cpufreq_stats(l, tree, p);
     render_gpus(l, tree, p, g);
     render_msr(l, tree, p);

@@ -605,10 +605,33 @@ char *render_cpuinfo(const struct yt_node *tree, size_t *len)
     return out.p;
 }
 
+/* The value of a policy file (cpufreq/policy<id>/<name>), SEG_NONE when the node has none. */
+static uint32_t cpuinfo_policy_value(const struct node_layout *l, int id, const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "sys/devices/system/cpu/cpufreq/policy%d/%s", id, name);
+    uint32_t e = segb_find(l->b, path);
+    return e == SEG_NONE ? SEG_NONE : segb_value_of(l->b, e);
+}
+
+/* The busy-time counter of each CPU position (render_proc's BK_CPU_BUSY values) into busy[n],
+ * SEG_NONE where there is none. */
+static void cpuinfo_busy_counters(const struct node_layout *l, uint32_t *busy, int n)
+{
+    for (int k = 0; k < n; k++)
+        busy[k] = SEG_NONE;
+    for (uint32_t v = 0; v < l->nbinds; v++)
+        if (l->binds[v].kind == BK_CPU_BUSY && l->binds[v].cpu < n)
+            busy[l->binds[v].cpu] = v;
+}
+
 /* The cpuinfo entry: the text as above, and on a node with cpufreq policies a view
  * (seg_view.h SEG_VIEW_CPUINFO) whose `cpu MHz` of each CPU shows its policy's scaling_cur_freq,
  * as the kernel's arch_freq_get_on_cpu shows a busy CPU's running frequency (psutil's cpu_freq
- * reads it). Without cpufreq, or when the view would not fit a reader's buffer, static text. */
+ * reads it). With intel_pstate in active mode an idle CPU shows its policy's scaling_min_freq
+ * instead (the view's three-number marker: the kernel's policy->cur, which that driver keeps at
+ * policy->min). Without cpufreq, or when the view would not fit a reader's buffer, static text.
+ * Call it after render_proc (the busy counters) and render_cpufreq (the policies' files). */
 void render_cpuinfo_entry(struct node_layout *l, const struct yt_node *tree, const uint16_t *cpu_policy, int npolicy)
 {
     size_t len = 0;
@@ -617,11 +640,14 @@ void render_cpuinfo_entry(struct node_layout *l, const struct yt_node *tree, con
     int n = cpuinfo_cpus(tree, &cpus);
     if (!text || n < 0)
         abort();
+    bool idle_min = !strcmp(prof_str(tree, "cpufreq.driver", ""), "intel_pstate");
     const char *key = "cpu MHz\t\t: ";
-    size_t klen = strlen(key), cap = len + (size_t)n * 16 + 1, used = 0, marks = 0;
+    size_t klen = strlen(key), cap = len + (size_t)n * 40 + 1, used = 0, marks = 0;
     char *tpl = malloc(cap);
-    if (!tpl)
+    uint32_t *busy = malloc(sizeof *busy * (size_t)(n > 0 ? n : 1));
+    if (!tpl || !busy)
         abort();
+    cpuinfo_busy_counters(l, busy, n);
     const char *t = text, *end = text + len;
     bool ok = n > 0;
     for (int k = 0; ok && t < end; k++) {
@@ -635,19 +661,18 @@ void render_cpuinfo_entry(struct node_layout *l, const struct yt_node *tree, con
         memcpy(tpl + used, t, (size_t)(m - t));
         used += (size_t)(m - t);
         t = strchr(m, '\n');
-        char path[160];
         int pi = k < npolicy && k < n ? cpu_policy[k] : -1;
-        uint32_t id = pi >= 0 && pi < n ? (snprintf(path, sizeof path,
-                                                    "sys/devices/system/cpu/cpufreq/policy%d/scaling_cur_freq",
-                                                    cpus[pi].id),
-                                           segb_find(l->b, path))
-                                        : SEG_NONE;
-        uint32_t v = id == SEG_NONE ? SEG_NONE : segb_value_of(l->b, id);
+        uint32_t v = pi >= 0 && pi < n ? cpuinfo_policy_value(l, cpus[pi].id, "scaling_cur_freq") : SEG_NONE;
+        uint32_t vmin = idle_min && pi >= 0 && pi < n ? cpuinfo_policy_value(l, cpus[pi].id, "scaling_min_freq")
+                                                      : SEG_NONE;
         if (!t || v == SEG_NONE) {
             ok = false;
             break;
         }
-        used += (size_t)snprintf(tpl + used, cap - used, "\x01%u\x02", v);
+        if (vmin != SEG_NONE && busy[k] != SEG_NONE)
+            used += (size_t)snprintf(tpl + used, cap - used, "\x01%u\x03%u\x03%u\x02", v, vmin, busy[k]);
+        else
+            used += (size_t)snprintf(tpl + used, cap - used, "\x01%u\x02", v);
         marks++;
     }
     if (ok && used + marks * 24 + 64 <= SEG_VIEW_MAX_TEXT) {
@@ -660,6 +685,7 @@ void render_cpuinfo_entry(struct node_layout *l, const struct yt_node *tree, con
         segb_static(l->b, "cpuinfo", 0444, text, len);
     }
     free(tpl);
+    free(busy);
     free(cpus);
     free(text);
 }

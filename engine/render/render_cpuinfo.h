@@ -90,8 +90,10 @@ void cpuinfo_cpu_topology(const struct yt_node *tree, int cpu, int *socket, int 
 int cpuinfo_cpus(const struct yt_node *tree, struct cpuinfo_cpu **out);
 
 struct node_layout;
-/* The node's cpuinfo entry (render_cpuinfo.c, after the cpufreq policies are rendered):
- * cpu_policy[k] is the CPU index of CPU index k's policy (phys_cpu_params.cpu_policy). */
+/* The node's cpuinfo entry (render_cpuinfo.c, after the cpufreq policies and render_proc's
+ * busy counters are rendered): cpu_policy[k] is the CPU index of CPU index k's policy
+ * (phys_cpu_params.cpu_policy). `cpu MHz` is then a view of each policy's scaling_cur_freq, or
+ * of its scaling_min_freq while the CPU is idle under intel_pstate in active mode. */
 void render_cpuinfo_entry(struct node_layout *l, const struct yt_node *tree, const unsigned short *cpu_policy,
                           int npolicy);
 

@@ -477,6 +477,24 @@ static size_t render_temp(const struct seg *s, const struct seg_param *pa, char 
     return (size_t)(p - buf);
 }
 
+/* Whether time counter v (v < n_values) adds nothing per substep now: its CPU is idle. Reads the
+ * one field from the settled copy, not the whole value. */
+static bool line_stands_still(const struct seg *s, uint32_t v)
+{
+    uint64_t rate = 0;
+    uint8_t type = 0;
+    for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
+        uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+        const struct seg_value *c = &s->copy[g & 1][v];
+        type = c->type;
+        rate = c->ctr.power_uw;
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
+            break;
+    }
+    return type == SEG_V_COUNTER && rate == 0;
+}
+
 static size_t render_cpuinfo(const struct seg *s, const struct seg_param *pa, char *buf, size_t cap)
 {
     if (pa->words_off >= s->strings_size || pa->a <= 0 || (uint64_t)pa->a > s->strings_size - pa->words_off ||
@@ -491,12 +509,20 @@ static size_t render_cpuinfo(const struct seg *s, const struct seg_param *pa, ch
         p += run;
         if (!m)
             break;
-        uint64_t v = 0;
-        for (t = m + 1; t < end && *t >= '0' && *t <= '9'; t++)
-            v = v * 10 + (uint64_t)(*t - '0');
+        /* "\x01cur\x02", or "\x01cur\x03min\x03busy\x02": min while busy's line stands still */
+        uint64_t v[3] = {0, 0, 0};
+        int nv = 0;
+        for (t = m + 1; nv < 3; nv++) {
+            for (; t < end && *t >= '0' && *t <= '9'; t++)
+                v[nv] = v[nv] * 10 + (uint64_t)(*t - '0');
+            if (t >= end || *t != '\x03')
+                break;
+            t++;
+        }
         if (t < end && *t == '\x02')
             t++;
-        int64_t khz = v < s->n_values ? value_number(s, (uint32_t)v) : 0;
+        uint64_t shown = nv == 2 && v[2] < s->n_values && line_stands_still(s, (uint32_t)v[2]) ? v[1] : v[0];
+        int64_t khz = shown < s->n_values ? value_number(s, (uint32_t)shown) : 0;
         if (khz < 0)
             khz = 0;
         p = put_u(p, (uint64_t)khz / 1000);

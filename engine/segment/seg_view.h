@@ -18,6 +18,11 @@
  *       words_off = the text with every `cpu MHz` value replaced by "\x01<value index>\x02",
  *       the index of that CPU's scaling_cur_freq value (kHz, "2400000\n"), shown as the kernel
  *       prints kHz: "%u.%03u" (arch/x86/kernel/cpu/proc.c); a = the text's length, b = the number of markers.
+ *       A marker "\x01<cur>\x03<min>\x03<busy>\x02" (intel_pstate in active mode) shows the value
+ *       <min> (the policy's scaling_min_freq) instead while the CPU's busy-time counter <busy> has
+ *       rate 0: an idle CPU has no APERF/MPERF sample younger than 20 ms, so arch_freq_get_on_cpu
+ *       (arch/x86/kernel/cpu/aperfmperf.c, 6.12) falls back to cpufreq_quick_get, which returns
+ *       policy->cur, and intel_pstate_set_policy keeps policy->cur = policy->min.
  *   SEG_VIEW_IDLE (cpuidle stateK/usage and stateK/time of one CPU)
  *       a = the elapsed counter, b = the CPU's busy counter, c = the state's share of the idle
  *       time in permille, d = 0 for `time` (µs: ⌊idle µs · c / 1000⌋), else the mean µs of one
