@@ -11,6 +11,7 @@
  *    targets, first-order factors) is computed once per call; the per-substep work is a handful of
  *    additions per package. */
 #include "physics_cpu.h"
+#include "physics_energy.h"
 
 #include <errno.h>
 #include <math.h>
@@ -495,23 +496,12 @@ uint64_t phys_energy_total_uj(const struct phys_cpu_state *s, enum phys_zone zon
     return e ? e->start_uj + e->acc_uj : 0;
 }
 
-/* The µJ an accumulator (acc µJ + rem nJ, growing by power nJ per substep) held back substeps
- * ago: floor((acc·1000 + rem - power·back) / 1000), in 64 bits (power·back stays far below 2^64). */
-static uint64_t energy_back(uint64_t acc_uj, uint64_t rem_nj, uint64_t power_uw, uint64_t back)
-{
-    uint64_t gone = power_uw * back;
-    if (gone <= rem_nj)
-        return acc_uj;
-    uint64_t drop = (gone - rem_nj + 999) / 1000;
-    return drop < acc_uj ? acc_uj - drop : 0;
-}
-
 uint64_t phys_energy_total_uj_back(const struct phys_cpu_state *s, enum phys_zone zone, int pkg, uint64_t back)
 {
     const struct phys_energy *e = zone_energy(s, zone, pkg);
     if (!e)
         return 0;
-    return e->start_uj + energy_back(e->acc_uj, e->rem_nj, e->power_uw, back);
+    return e->start_uj + phys_energy_back(e->acc_uj, e->rem_nj, e->power_uw, back);
 }
 
 void phys_energy_publish(const struct phys_cpu_state *s, enum phys_zone zone, int pkg, int64_t until_ns,

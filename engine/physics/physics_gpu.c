@@ -1,5 +1,6 @@
 /* physics_gpu: the GPU model of physics_gpu.h. */
 #include "physics_gpu.h"
+#include "physics_energy.h"
 
 #include <math.h>
 #include <string.h>
@@ -242,19 +243,8 @@ uint64_t phys_gpu_total_uj(const struct phys_gpu_state *s, int i)
     return (uint64_t)s->g[i].start_uj + s->g[i].acc_uj;
 }
 
-/* The µJ an accumulator (acc µJ + rem nJ, growing by power nJ per substep) held back substeps
- * ago: floor((acc·1000 + rem - power·back) / 1000), in 64 bits (power·back stays far below 2^64). */
-static uint64_t energy_back(uint64_t acc_uj, uint64_t rem_nj, uint64_t power_uw, uint64_t back)
-{
-    uint64_t gone = power_uw * back;
-    if (gone <= rem_nj)
-        return acc_uj;
-    uint64_t drop = (gone - rem_nj + 999) / 1000;
-    return drop < acc_uj ? acc_uj - drop : 0;
-}
-
 uint64_t phys_gpu_total_uj_back(const struct phys_gpu_state *s, int i, uint64_t back)
 {
     const struct phys_gpu *g = &s->g[i];
-    return (uint64_t)g->start_uj + energy_back(g->acc_uj, g->rem_nj, g->power_uw, back);
+    return (uint64_t)g->start_uj + phys_energy_back(g->acc_uj, g->rem_nj, g->power_uw, back);
 }
