@@ -4,8 +4,8 @@
  * every node through 1 s of physics, as the default tick does; median and p99), stop, start
  * again on the same root (resume), and report per node the engine's heap, its resident memory
  * (which includes the node's segment pages, shared with the agents) and the segment's size, and
- * the pool's one static file. With more than 60 ticks, the median of the ticks after the first
- * minute too (the steady state, once the temperatures have settled).
+ * the pool's one static file. With more than 60 ticks (HWEMU_BENCH_STEADY), the median of the
+ * ticks after the first minute too (the temperatures settled to what the files show).
  * Usage: tick_bench ROOT_PARENT [TICKS] [N...]   (defaults: 50 ticks; 200 1000 10000 nodes)
  * Figures go to bench/README.md with the machine and the command. */
 #include "engine.h"
@@ -19,7 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define STEADY_AFTER 60 /* ticks: the p50 of the later ones is printed too */
+/* ticks after which the p50 is printed too (HWEMU_BENCH_STEADY, default 60) */
+static int steady_after(void)
+{
+    const char *v = getenv("HWEMU_BENCH_STEADY");
+    return v && atoi(v) > 0 ? atoi(v) : 60;
+}
 
 static long rss_kib(void)
 {
@@ -79,9 +84,9 @@ static int run(const char *parent, int n, int ticks)
     }
     /* after the first minute: the temperatures (thermal tau 4 s) have settled to the millidegree
      * the files show, so they are no longer published every tick */
-    int nsteady = ticks > STEADY_AFTER ? ticks - STEADY_AFTER : 0;
+    int after = steady_after(), nsteady = ticks > after ? ticks - after : 0;
     int64_t *steady = calloc((size_t)nsteady + 1, sizeof *steady);
-    memcpy(steady, t + STEADY_AFTER * (nsteady > 0), sizeof *t * (size_t)nsteady);
+    memcpy(steady, t + after * (nsteady > 0), sizeof *t * (size_t)nsteady);
     qsort(steady, (size_t)nsteady, sizeof *steady, cmp64);
     qsort(t, (size_t)ticks, sizeof *t, cmp64);
     struct stat st;
@@ -99,7 +104,7 @@ static int run(const char *parent, int n, int ticks)
     engine_stop(&e);
     char later[64] = "";
     if (nsteady)
-        snprintf(later, sizeof later, " (after %d s: %.2f ms)", STEADY_AFTER, (double)steady[nsteady / 2] / 1e6);
+        snprintf(later, sizeof later, " (after %d s: %.2f ms)", after, (double)steady[nsteady / 2] / 1e6);
     free(steady);
     printf("%6d nodes  render-fresh %7.3f s  resume %7.3f s (%d resumed)  tick p50 %7.2f ms%s  p99 %7.2f ms  "
            "heap %5.1f KiB/node  RSS %5.1f KiB/node  segment %4ld KiB/node + %ld KiB shared  workers %d\n",
