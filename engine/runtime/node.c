@@ -720,9 +720,9 @@ static const char *damage_name(unsigned kind)
     }
 }
 
-/* One report: an event each time (when the log is at hand), one stderr line per kind. */
-/* A damage found and what was done, about file (the node's segment, or the static file it
- * shares: reported by the node that checks it). */
+/* One report of a damage found and what was done about file (the node's segment, or the static
+ * file it shares, reported by the node that checks it): an event each time (when the log is at
+ * hand), one stderr line per kind. */
 static void report_file(struct node *n, unsigned kind, const char *file, const char *what, const char *action,
                         int64_t now_wall, struct event_log *log)
 {
