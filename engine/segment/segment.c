@@ -53,8 +53,10 @@ static bool range_ok(uint64_t off, uint64_t count, uint64_t size, uint64_t file)
 
 int seg_static_path_in(const char *dir, size_t dirlen, uint64_t layout_hash, char *out, size_t len)
 {
+    if (dirlen > (size_t)INT32_MAX)
+        return ENAMETOOLONG;
     int n = snprintf(out, len, "%.*s/%016llx.static", (int)dirlen, dir, (unsigned long long)layout_hash);
-    return n < 0 || (size_t)n >= len || dirlen > (size_t)INT32_MAX ? ENAMETOOLONG : 0;
+    return n < 0 || (size_t)n >= len ? ENAMETOOLONG : 0;
 }
 
 int seg_static_path(const char *seg_path, uint64_t layout_hash, char *out, size_t len)

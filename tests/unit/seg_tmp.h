@@ -4,6 +4,8 @@
  * one: /tmp/hwemu-test-<pid>/, made by seg_tmp_path and removed whole by seg_tmp_clean. */
 #ifndef HWEMU_TEST_SEG_TMP_H
 #define HWEMU_TEST_SEG_TMP_H
+#include "seg_build.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -35,5 +37,24 @@ __attribute__((unused)) static void seg_tmp_clean(void)
         }
     closedir(d);
     rmdir(seg_tmp_dir);
+}
+
+/* Writes builder b (then freed) as the segment at path of node "n-0", profile "p", with a 1 s
+ * tick; a refusal is printed. 0 or the errno segb_write gave. */
+__attribute__((unused)) static int seg_tmp_write(struct seg_builder *b, const char *path, struct seg *out)
+{
+    char err[256];
+    int rc = segb_write(b, path, "n-0", "p", 1, 1000000000, out, err, sizeof err);
+    segb_free(b);
+    if (rc)
+        fprintf(stderr, "%s\n", err);
+    return rc;
+}
+
+/* Closes s and removes the directory with everything in it. */
+__attribute__((unused)) static void seg_tmp_close(struct seg *s)
+{
+    seg_close(s);
+    seg_tmp_clean();
 }
 #endif

@@ -54,11 +54,7 @@ static int setup(void **st)
     segb_dynamic(b, "bad0", 0444, SEG_S, f->v0, SEG_VIEW_CF_TIME, p0);
     segb_dynamic(b, "bad16", 0444, SEG_S, f->v0, SEG_VIEW_CF_TRANS, p16);
     segb_dynamic(b, "badfar", 0444, SEG_S, f->v0, SEG_VIEW_CF_TOTAL, pfar);
-    char err[256];
-    int rc = segb_write(b, path, "n-0", "p", 1, 1000000000, &f->s, err, sizeof err);
-    segb_free(b);
-    if (rc)
-        fprintf(stderr, "%s\n", err);
+    int rc = seg_tmp_write(b, path, &f->s);
     *st = f;
     return rc;
 }
@@ -66,8 +62,7 @@ static int setup(void **st)
 static int teardown(void **st)
 {
     struct fx *f = *st;
-    seg_close(&f->s);
-    seg_tmp_clean();
+    seg_tmp_close(&f->s);
     free(f);
     return 0;
 }

@@ -72,9 +72,7 @@ static int setup(void **st)
     segb_param(b, (struct seg_param){.b = SEG_MSR_END, .related = SEG_NONE}, NULL);
     segb_device(b, "dev/cpu/1/msr", 0600, SEG_M, locked);
     assert_int_equal(segb_errors(b, NULL), 0);
-    char err[256];
-    int rc = segb_write(b, path, "n-0", "p", 1, 1000000000, &f->s, err, sizeof err);
-    segb_free(b);
+    int rc = seg_tmp_write(b, path, &f->s);
     f->msr = entry(f, "dev/cpu/0/msr");
     f->msr_locked = entry(f, "dev/cpu/1/msr");
     /* the counter at 1 J (16384 units and a bit), held there */
@@ -94,8 +92,7 @@ static int setup(void **st)
 static int teardown(void **st)
 {
     struct fixture *f = *st;
-    seg_close(&f->s);
-    seg_tmp_clean();
+    seg_tmp_close(&f->s);
     free(f);
     return 0;
 }

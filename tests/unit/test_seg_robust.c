@@ -48,11 +48,7 @@ static int build(void)
     uint32_t vl = segb_value_text(b, "165000000\n");
     segb_dynamic(b, "sys/class/powercap/intel-rapl:0/energy_uj", 0444, SEG_S, v_ctr, 0, SEG_NONE);
     segb_dynamic(b, "sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw", 0644, SEG_A, vl, 0, SEG_NONE);
-    char err[256];
-    int rc = segb_write(b, path, "n-0", "p", 1, 1000000000, &w, err, sizeof err);
-    segb_free(b);
-    if (rc)
-        fprintf(stderr, "%s\n", err);
+    int rc = seg_tmp_write(b, path, &w);
     e_ctr = seg_lookup(&w, "sys/class/powercap/intel-rapl:0/energy_uj", 41);
     e_name = seg_lookup(&w, "sys/class/powercap/intel-rapl:0/name", 36);
     e_limit = seg_lookup(&w, "sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw", 60);
@@ -69,8 +65,7 @@ static int setup(void **st)
 static int teardown(void **st)
 {
     (void)st;
-    seg_close(&w);
-    seg_tmp_clean();
+    seg_tmp_close(&w);
     return 0;
 }
 

@@ -96,11 +96,7 @@ static int setup(void **st)
     assert_int_equal(segb_errors(bad, NULL), 1);
     segb_free(bad);
     assert_int_equal(segb_errors(b, NULL), 0);
-    char err[256];
-    int rc = segb_write(b, path, "n-0", "p", 1, 1000000000, &f->s, err, sizeof err);
-    segb_free(b);
-    if (rc)
-        fprintf(stderr, "%s\n", err);
+    int rc = seg_tmp_write(b, path, &f->s);
     *st = f;
     return rc;
 }
@@ -108,8 +104,7 @@ static int setup(void **st)
 static int teardown(void **st)
 {
     struct fx *f = *st;
-    seg_close(&f->s);
-    seg_tmp_clean();
+    seg_tmp_close(&f->s);
     free(f);
     return 0;
 }
