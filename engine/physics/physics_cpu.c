@@ -14,6 +14,7 @@
 #include "physics_energy.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <string.h>
 
@@ -662,9 +663,10 @@ static double runs_solve(const struct phys_cpu_params *p, const struct phys_load
     return best;
 }
 
-void phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_state *s,
-                             const struct phys_load *load)
+unsigned phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_state *s,
+                                 const struct phys_load *load)
 {
+    unsigned changed = 0;
     const double ms = min_scale(p);
     const uint64_t dram_uw = watts_to_uw(p->dram_w_per_socket);
     uint64_t psys_uw = watts_to_uw(p->platform_other_w);
@@ -711,6 +713,8 @@ void phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_st
             f_eff = f_eff > ms ? f_eff : ms;
             capped = true;
         }
+        if (capped != (ps->capped != 0) || (capped && f_eff != ps->scale_eff))
+            changed |= PHYS_BEGAN_FREQ_CEILING;
         ps->natural_w = nat;
         ps->power_w = power;
         ps->scale_eff = f_eff;
@@ -737,16 +741,19 @@ void phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_st
             c->busy_base_ns = phys_cpu_busy_ns(s, i, s->substeps);
             c->busy_base_sub = s->substeps;
             c->busy_rate_ns = rate;
+            changed |= PHYS_BEGAN_BUSY_LINES;
         }
     }
     s->nr_active = (int32_t)(active + 0.5);
+    return changed;
 }
 
 void phys_cpu_init(const struct phys_cpu_params *p, struct phys_cpu_state *s)
 {
-    memset(s, 0, sizeof *s);
+    memset(s, 0, offsetof(struct phys_cpu_state, cpu)); /* the CPUs past ncpus are not touched */
     s->npkgs = npkgs_of(p);
     s->ncpus = p->cpus < s->npkgs ? s->npkgs : p->cpus > PHYS_MAX_CPUS ? PHYS_MAX_CPUS : p->cpus;
+    memset(s->cpu, 0, sizeof s->cpu[0] * (size_t)s->ncpus);
     s->boost = p->boost != 0;
     s->max_perf_pct = 100;
     s->min_perf_pct = 0;
@@ -777,7 +784,8 @@ void phys_cpu_init(const struct phys_cpu_params *p, struct phys_cpu_state *s)
     const struct phys_load idle = {0, 0, PHYS_CLASS_MIXED, 0, {0}};
     phys_cpu_begin_interval(p, s, &idle);
     for (int k = 0; k < s->npkgs; k++) {
-        s->pkg[k].temp_c = p->ambient_init_c + thermal_c_per_w(p) * s->pkg[k].power_w;
+        s->pkg[k].temp_c = s->pkg[k].temp_from_c = s->pkg[k].temp_to_c =
+            p->ambient_init_c + thermal_c_per_w(p) * s->pkg[k].power_w;
         s->pkg[k].freq_khz = 0;
     }
     for (int i = 0; i < s->ncpus; i++)
@@ -797,8 +805,8 @@ static uint64_t calc_load(uint64_t load, uint64_t exp, uint64_t active)
 
 /* n substeps of x += (target - x)·a on m independent lanes, four at a time (their chains run
  * side by side), stopping a group early at its fixed point: where a further substep changes no
- * lane, every later one would not either, so the result is the same bits. With snap, a lane
- * within snap[l] of its target steps onto it (the GPU limit's settle does the same). */
+ * lane, every later one would not either, so the result is the same bits. A lane within snap[l]
+ * of its target steps onto it (the GPU limit's settle does the same). */
 static void settle_lanes(double *x, const double *target, const double *a, const double *snap, int m, int64_t n)
 {
     for (int g = 0; g < m; g += 4) {
@@ -808,19 +816,9 @@ static void settle_lanes(double *x, const double *target, const double *a, const
             v[j] = j < w ? x[g + j] : 0;
             t[j] = j < w ? target[g + j] : 0;
             f[j] = j < w ? a[g + j] : 0;
-            d[j] = j < w && snap ? snap[g + j] : 0;
+            d[j] = j < w ? snap[g + j] : 0;
         }
-        for (int64_t i = 0; i < n && !snap; i++) {
-            double n0 = v[0] + (t[0] - v[0]) * f[0], n1 = v[1] + (t[1] - v[1]) * f[1];
-            double n2 = v[2] + (t[2] - v[2]) * f[2], n3 = v[3] + (t[3] - v[3]) * f[3];
-            if (n0 == v[0] && n1 == v[1] && n2 == v[2] && n3 == v[3])
-                break;
-            v[0] = n0;
-            v[1] = n1;
-            v[2] = n2;
-            v[3] = n3;
-        }
-        for (int64_t i = 0; i < n && snap; i++) {
+        for (int64_t i = 0; i < n; i++) {
             double e0 = t[0] - v[0], e1 = t[1] - v[1], e2 = t[2] - v[2], e3 = t[3] - v[3];
             double n0 = fabs(e0) <= d[0] ? t[0] : v[0] + e0 * f[0];
             double n1 = fabs(e1) <= d[1] ? t[1] : v[1] + e1 * f[1];
@@ -840,42 +838,60 @@ static void settle_lanes(double *x, const double *target, const double *a, const
 
 /* A frequency, PL1 or HSMP lane within a millionth of its target (relative, or absolute below
  * 1) steps onto it: the power it gives differs from the target's by about as much, and the lane holds
- * from there exactly (settling, physics_cpu.h). Temperatures approach without a snap. */
+ * from there exactly (settling, physics_cpu.h). */
 static double snap_of(double target)
 {
     double m = fabs(target);
     return 1e-6 * (m > 1 ? m : 1);
 }
 
-void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, const struct phys_load *load,
+/* The package's temperature at substep end (phys_pkg_state): the substep law x += (to - x)·a in
+ * closed form, x = to + (from - to)·(1 - a)^k, so a tick costs the same however far it is from
+ * its target. It depends on the substep alone, not on how the time was cut into calls; a new
+ * target (at a call's start, as the law takes it) starts a new approach from where it is. */
+static void temp_advance(struct phys_pkg_state *ps, double to, double a, uint64_t now, uint64_t end)
+{
+    const double ON_C = 1e-9; /* a gap this small is on the target: a millionth of what the files show */
+    if (to != ps->temp_to_c) {
+        double gap = fabs(ps->temp_c - to), k = 0;
+        if (a < 1 && gap > ON_C)
+            k = phys_log(ON_C / gap) / phys_log(1 - a); /* both logs negative */
+        ps->temp_from_c = ps->temp_c;
+        ps->temp_to_c = to;
+        ps->temp_from_sub = now;
+        ps->temp_on_sub = now + (k < 1e15 ? (uint64_t)k + 1 : (uint64_t)1e15);
+    }
+    if (end >= ps->temp_on_sub || a >= 1) {
+        ps->temp_c = to;
+        return;
+    }
+    ps->temp_c = to + (ps->temp_from_c - to) * phys_exp((double)(end - ps->temp_from_sub) * phys_log(1 - a));
+}
+
+bool phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, const struct phys_load *load,
                    double ambient_c, int64_t dt_ns)
 {
     if (dt_ns <= 0)
-        return;
+        return false;
     /* boundaries crossed, computed so that carry + dt cannot overflow */
     int64_t n = dt_ns / PHYS_SUBSTEP_NS, part = s->carry_ns + dt_ns % PHYS_SUBSTEP_NS;
     n += part / PHYS_SUBSTEP_NS;
     s->carry_ns = part % PHYS_SUBSTEP_NS;
     s->now_ns += dt_ns;
     if (n == 0)
-        return;
+        return false;
 
     const double hs_a = settle_factor(p->hsmp_settle_tau_ms / 1000.0);
     const double t_a = settle_factor(thermal_tau_s(p));
     const double f_a = settle_factor(p->freq_ramp_ms / 1000.0);
 
-    /* The first-order laws as lanes: three per package (PL1, HSMP, temperature), then one per run
-     * of neighbouring CPUs with the same frequency and target (they share the work). Targets are
-     * taken at the start of the call, as before the interval's substeps. */
-    double x[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 8], tg[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 8],
-        fa[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 8], sn[3 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 8];
+    /* The first-order laws as lanes: one per run of neighbouring CPUs with the same frequency and
+     * target (they share the work), then two per package (PL1, HSMP). Targets are taken at the
+     * start of the call, as before the interval's substeps. */
+    double x[2 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4], tg[2 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4],
+        fa[2 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4], sn[2 * PHYS_MAX_PKGS + PHYS_MAX_CPUS + 4];
     int16_t lane_of[PHYS_MAX_CPUS];
     int nl = 0;
-    for (int k = 0; k < s->npkgs; k++) /* lanes 0..npkgs-1: temperatures, in groups of their own */
-        x[nl] = s->pkg[k].temp_c, tg[nl] = ambient_c + thermal_c_per_w(p) * s->pkg[k].power_w, fa[nl++] = t_a;
-    while (nl % 4)
-        x[nl] = tg[nl] = sn[nl] = 0, fa[nl++] = 0;
-    int first_cpu_lane = nl;
     const struct phys_core_state *prev = NULL;
     double prev_u = -1;
     for (int i = 0; i < s->ncpus; i++) {
@@ -890,7 +906,7 @@ void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
         double ft = freq_target(p, s, i, u);
         prev = c;
         prev_u = u;
-        if (nl > first_cpu_lane && x[nl - 1] == c->freq_khz && tg[nl - 1] == ft) {
+        if (nl > 0 && x[nl - 1] == c->freq_khz && tg[nl - 1] == ft) {
             lane_of[i] = (int16_t)(nl - 1);
             continue;
         }
@@ -898,7 +914,7 @@ void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
         lane_of[i] = (int16_t)nl++;
     }
     /* pad to a group of four so PL1 and HSMP, which have usually settled, form groups of their own */
-    while ((nl - 0) % 4)
+    while (nl % 4)
         x[nl] = tg[nl] = sn[nl] = 0, fa[nl++] = 0;
     int first_cap_lane = nl;
     for (int k = 0; k < s->npkgs; k++) {
@@ -907,17 +923,17 @@ void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
         sn[nl] = snap_of(tg[nl]), nl++;
         x[nl] = ps->hsmp_settled_w, tg[nl] = hsmp_target_w(p, s, k), fa[nl] = hs_a, sn[nl] = snap_of(tg[nl]), nl++;
     }
-    settle_lanes(x, tg, fa, NULL, first_cpu_lane, n);
-    settle_lanes(x + first_cpu_lane, tg + first_cpu_lane, fa + first_cpu_lane, sn + first_cpu_lane,
-                 nl - first_cpu_lane, n);
+    settle_lanes(x, tg, fa, sn, nl, n);
     /* still settling until every frequency and cap lane is on its target: from there every later
      * step leaves them, and so the powers, exactly as they are */
     s->settling = 0;
-    for (int l = first_cpu_lane; l < nl && !s->settling; l++)
+    for (int l = 0; l < nl && !s->settling; l++)
         s->settling = x[l] != tg[l];
 
     double sum_f[PHYS_MAX_PKGS] = {0};
+    bool moved = false;
     for (int i = 0; i < s->ncpus; i++) {
+        moved = moved || s->cpu[i].freq_khz != x[lane_of[i]];
         s->cpu[i].freq_khz = x[lane_of[i]];
         sum_f[phys_cpu_pkg_of(p, s, i)] += s->cpu[i].freq_khz;
     }
@@ -926,7 +942,7 @@ void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
         energy_add(&ps->energy[PHYS_ZONE_PACKAGE], (uint64_t)n);
         energy_add(&ps->energy[PHYS_ZONE_DRAM], (uint64_t)n);
         energy_add(&ps->energy[PHYS_ZONE_CORE], (uint64_t)n);
-        ps->temp_c = x[k];
+        temp_advance(ps, ambient_c + thermal_c_per_w(p) * ps->power_w, t_a, s->substeps, s->substeps + (uint64_t)n);
         ps->pl1_settled_w = x[first_cap_lane + 2 * k];
         ps->hsmp_settled_w = x[first_cap_lane + 2 * k + 1];
         ps->freq_khz = ps->ncpus ? sum_f[k] / ps->ncpus : 0;
@@ -945,4 +961,5 @@ void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
             break; /* the fixed point: every later sample gives the same */
     }
     s->substeps += (uint64_t)n;
+    return moved;
 }

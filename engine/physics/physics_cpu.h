@@ -226,6 +226,11 @@ struct phys_pkg_state {
     double pl1_settled_w;  /* PL1 settled power */
     double hsmp_settled_w; /* HSMP settled cap */
     double temp_c;
+    /* the temperature's approach in closed form: from temp_from_c at substep temp_from_sub toward
+     * temp_to_c, (1 - h/τ)^k of the gap left after k substeps; on temp_to_c from substep
+     * temp_on_sub (the gap under 1e-9 °C). A new target starts a new approach from where it is. */
+    double temp_from_c, temp_to_c;
+    uint64_t temp_from_sub, temp_on_sub;
 
     /* fixed at the last phys_cpu_begin_interval */
     double power_w;         /* package power drawn over the interval */
@@ -266,19 +271,26 @@ struct phys_energy_pub {
 
 /* State at render: limits, governor and caps at the profile's values, counters at start_uj,
  * frequency at the ceiling under performance else at the minimum, and the first interval begun
- * at zero load. */
+ * at zero load. The CPUs past ncpus are left as the memory holds them (zero in a node, which
+ * starts from zeroed memory: their pages are never touched); nothing reads them. */
 void phys_cpu_init(const struct phys_cpu_params *p, struct phys_cpu_state *s);
 
+/* What a phys_cpu_begin_interval changed that readers of the state see (a publisher skips the
+ * rest): a package's capped state or effective scale (so phys_cpu_cpu_freq_khz of its CPUs may
+ * differ), a CPU's busy line (rebased: its utilisation changed). */
+enum { PHYS_BEGAN_FREQ_CEILING = 1, PHYS_BEGAN_BUSY_LINES = 2 };
+
 /* Fix the power of every zone for the interval that starts now, from load, the limits in s, the
- * running frequency and the settled caps (c.2-c.4). Idempotent for the same inputs. */
-void phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_state *s,
-                             const struct phys_load *load);
+ * running frequency and the settled caps (c.2-c.4). Idempotent for the same inputs. Returns the
+ * PHYS_BEGAN_* changes it made. */
+unsigned phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cpu_state *s,
+                                 const struct phys_load *load);
 
 /* Advance by dt_ns (≥ 0; a negative dt does nothing) on the 1 ms grid: per substep, energy at the
  * held powers, PL1/HSMP settling, each CPU's frequency ramp toward its governor's target for its
  * utilisation, temperature toward ambient_c, and every PHYS_LOAD_PERIOD substeps the load
- * averages (kernel/sched/loadavg.c calc_load). Pass the load the interval was begun with. */
-void phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, const struct phys_load *load,
+ * averages (kernel/sched/loadavg.c calc_load). Pass the load the interval was begun with. Returns whether a CPU's running frequency changed. */
+bool phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, const struct phys_load *load,
                    double ambient_c, int64_t dt_ns);
 
 /* Package power of the model alone (no caps) at frequency scale f = running kHz / cpuinfo_max. */

@@ -113,7 +113,9 @@ static double gpu_scale(const struct phys_gpu_params *p, int i)
 
 void phys_gpu_init(const struct phys_gpu_params *p, struct phys_gpu_state *s)
 {
-    memset(s, 0, sizeof *s);
+    int n = p->count > 0 ? (p->count < PHYS_GPU_MAX ? p->count : PHYS_GPU_MAX) : 0;
+    memset(s->g, 0, sizeof s->g[0] * (size_t)n); /* the GPUs past count are not touched (physics_gpu.h) */
+    s->now_ns = 0;
     for (int i = 0; i < p->count && i < PHYS_GPU_MAX; i++) {
         struct phys_gpu *g = &s->g[i];
         g->limit_w = p->start_w;
@@ -166,7 +168,7 @@ void phys_gpu_step(const struct phys_gpu_params *p, struct phys_gpu_state *s, do
 static void transfers(const struct phys_gpu_params *p, struct phys_gpu_state *s, const struct phys_gpu_load *load)
 {
     double demand_in[PHYS_GPU_MAX] = {0};
-    for (int i = 0; i < PHYS_GPU_MAX; i++)
+    for (int i = 0; i < p->count && i < PHYS_GPU_MAX; i++)
         s->g[i].rx_gbps = s->g[i].tx_gbps = 0;
     for (int k = 0; k < load->nxfer; k++) {
         const struct phys_gpu_xfer *x = &load->xfer[k];

@@ -114,7 +114,9 @@ struct phys_gpu_state {
     int64_t now_ns;
 };
 
-/* State at render: limits at start_w, clocks idle, temperature at ambient. */
+/* State at render: limits at start_w, clocks idle, temperature at ambient. The GPUs past
+ * p->count are left as the memory holds them (zero in a node, which starts from zeroed memory:
+ * their pages are never touched); nothing reads them. */
 void phys_gpu_init(const struct phys_gpu_params *p, struct phys_gpu_state *s);
 /* Advances every GPU to now_ns (physics time): energy at the held powers on the 1 ms grid, the
  * limit's settling, averages, temperature, peer bytes. */

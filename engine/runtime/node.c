@@ -192,6 +192,7 @@ void node_rebase(struct node *n, int64_t now_mono)
         n->shown[v] = -1;
         n->busy_shown[v] = UINT64_MAX;
     }
+    n->freq_dirty = n->busy_dirty = true;
     node_cfstats_republish(n);
 }
 
@@ -393,6 +394,36 @@ static const struct seg_value *img_values(const struct node_template *t)
     return (const struct seg_value *)(t->image.bytes + img_header(t)->values_off[0]);
 }
 
+/* scaling_cur_freq, one value per policy, published only when the shown kHz moved: looked at
+ * only in a tick where a running frequency or a package's cap ceiling moved (the physics says
+ * so), or after nothing was shown. A fresh text value (nothing of the old one is kept),
+ * formatted without stdio. */
+static void collect_freq_values(struct node *n, struct node_change *ch, uint32_t *nch)
+{
+    if (!n->freq_dirty)
+        return;
+    n->freq_dirty = false;
+    for (uint32_t i = 0; i < n->nfreq; i++) {
+        uint32_t v = n->freq_values[i];
+        const struct binding *b = &n->binds[v];
+        int64_t khz = phys_cpu_cpu_freq_khz(&n->params, &n->state, b->cpu);
+        if (n->shown[v] == khz)
+            continue;
+        n->shown[v] = khz;
+        node_cfstats_freq(n, b->cpu, khz); /* its cpufreq/stats entry, on table drivers */
+        struct node_change c = {.value = v, .v = {.type = SEG_V_TEXT}};
+        char *e = c.v.text + sizeof c.v.text, *q = e;
+        uint64_t u = khz > 0 ? (uint64_t)khz : 0;
+        *--q = '\n';
+        do
+            *--q = (char)('0' + u % 10);
+        while ((u /= 10) && q > c.v.text);
+        c.v.len = (uint8_t)(e - q);
+        memmove(c.v.text, q, c.v.len);
+        ch[(*nch)++] = c;
+    }
+}
+
 static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns, int64_t now_wall)
 {
     const struct seg_value *cur = img_values(n->t);
@@ -400,26 +431,6 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
     for (uint32_t i = 0; i < n->nsvalues; i++) {
         uint32_t v = n->svalues[i];
         const struct binding *b = &n->binds[v];
-        if (b->kind == BK_CUR_FREQ) {
-            /* one value per policy, published only when the shown kHz moved; a fresh text value
-             * (nothing of the old one is kept), formatted without stdio */
-            int64_t khz = phys_cpu_cpu_freq_khz(&n->params, &n->state, b->cpu);
-            if (n->shown[v] == khz)
-                continue;
-            n->shown[v] = khz;
-            node_cfstats_freq(n, b->cpu, khz); /* its cpufreq/stats entry, on table drivers */
-            struct node_change c = {.value = v, .v = {.type = SEG_V_TEXT}};
-            char *e = c.v.text + sizeof c.v.text, *q = e;
-            uint64_t u = khz > 0 ? (uint64_t)khz : 0;
-            *--q = '\n';
-            do
-                *--q = (char)('0' + u % 10);
-            while ((u /= 10) && q > c.v.text);
-            c.v.len = (uint8_t)(e - q);
-            memmove(c.v.text, q, c.v.len);
-            ch[(*nch)++] = c;
-            continue;
-        }
         /* values rebuilt whole or published on change: decided without reading the segment,
          * whose pages are cold when a worker steps thousands of nodes */
         if (b->kind == BK_PKG_TEMP || b->kind == BK_MEM_USED || b->kind == BK_LOADAVG || b->kind == BK_ELAPSED) {
@@ -489,9 +500,13 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
 }
 
 /* The busy-time lines of the CPUs whose utilisation changed (seg_view.h): a line is republished
- * only when its CPU starts a new one, so a steady load publishes nothing here. */
+ * only when its CPU starts a new one, so a steady load publishes nothing here (and, when the
+ * physics rebased no line, the lines are not looked at). */
 static void collect_busy_lines(struct node *n, struct node_change *ch, uint32_t *nch)
 {
+    if (!n->busy_dirty)
+        return;
+    n->busy_dirty = false;
     const struct seg_value *cur = n->seg.copy[0];
     for (uint32_t i = 0; i < n->nbusy; i++) {
         const struct phys_core_state *cs = &n->state.cpu[i < PHYS_MAX_CPUS ? i : 0];
@@ -950,7 +965,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
 {
     check_health(n, now_wall, log);
     int64_t dt = (now_mono - n->mono_origin) - n->state.now_ns;
-    phys_cpu_step(&n->params, &n->state, &n->load, ambient_c, dt);
+    n->freq_dirty |= phys_cpu_step(&n->params, &n->state, &n->load, ambient_c, dt);
     phys_gpu_step(&n->gparams, &n->gstate, ambient_c, n->state.now_ns);
     uint32_t cap = n->nvalues + n->seg.n_slots;
     struct node_change *ch = malloc(sizeof *ch * (cap ? cap : 1));
@@ -962,13 +977,16 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
     reset_idle_limits(n, ch, &nch, now_wall, log);
     if (n->load_hook)
         n->load_hook(n->load_ctx, n);
-    phys_cpu_begin_interval(&n->params, &n->state, &n->load);
+    unsigned began = phys_cpu_begin_interval(&n->params, &n->state, &n->load);
+    n->freq_dirty |= (began & PHYS_BEGAN_FREQ_CEILING) != 0;
+    n->busy_dirty |= (began & PHYS_BEGAN_BUSY_LINES) != 0;
     phys_gpu_begin_interval(&n->gparams, &n->gstate, &n->gload, n->tick_ns);
     sample_power(n, now_mono, now_wall);
     /* the freeze horizon of every line of this publication; time counters reach the ledger at it
      * (write_ledger) */
     n->horizon_ns = until_mono > now_mono ? until_mono - n->mono_origin : n->state.now_ns;
     collect_s_values(n, ch, &nch, n->horizon_ns, now_wall);
+    collect_freq_values(n, ch, &nch);
     collect_busy_lines(n, ch, &nch);
     node_cfstats_collect(n, ch, &nch);
     node_units_collect(n, ch, &nch, n->horizon_ns);
@@ -1048,19 +1066,20 @@ static void resume_writes(struct node *n)
 {
     /* Every A value as a reader sees it now (slot if newer) goes into the physics, validated
      * again first: the file is untrusted. What the attribute refuses stays the profile's. */
+    int64_t now = seg_now_ns(); /* one instant for the whole node (a clock read costs as much as a slot) */
     for (uint32_t i = 0; i < n->seg.n_slots; i++) {
         uint32_t e = n->slot_entry[i];
         char tmp[SEG_TEXT_MAX + 1], out[SEG_TEXT_MAX + 1];
         size_t len, olen = 0;
         bool changes = false;
-        const char *t = seg_read(&n->seg, e, seg_now_ns(), tmp, &len);
+        const char *t = seg_read(&n->seg, e, now, tmp, &len);
         uint32_t v = n->seg.entries[e].value;
         const struct seg_value *dflt = &img_values(n->t)[v];
         if (t && len == dflt->len && !memcmp(t, dflt->a.text, len)) {
             memcpy(out, t, len); /* the profile's own text (most of them): nothing to check */
             out[len] = 0;
             apply(n, &n->binds[v], out);
-        } else if (t && !seg_attr_store(&n->seg, e, t, len, seg_now_ns(), out, &olen, &changes) && changes) {
+        } else if (t && !seg_attr_store(&n->seg, e, t, len, now, out, &olen, &changes) && changes) {
             out[olen < SEG_TEXT_MAX ? olen : SEG_TEXT_MAX] = 0;
             apply(n, &n->binds[v], out);
         }
@@ -1216,8 +1235,9 @@ static void free_arrays(struct node *n)
 {
     void **arrays[] = {(void **)&n->path,     (void **)&n->slot_entry, (void **)&n->slot_applied,
                        (void **)&n->totals,   (void **)&n->counters,   (void **)&n->svalues,
-                       (void **)&n->shown,    (void **)&n->busy_shown, (void **)&n->busy_shown_rate,
-                       (void **)&n->cstart,   (void **)&n->busy_values, (void **)&n->units};
+                       (void **)&n->freq_values, (void **)&n->shown, (void **)&n->busy_shown,
+                       (void **)&n->busy_shown_rate, (void **)&n->cstart, (void **)&n->busy_values,
+                       (void **)&n->units};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         free(*arrays[i]);
         *arrays[i] = NULL;
@@ -1229,7 +1249,8 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
               const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
               size_t errlen)
 {
-    memset(n, 0, sizeof *n);
+    /* n is zeroed memory (node.h): not cleared again, so that the pages of what this node does
+     * not use (CPUs and GPUs past its own) are never touched */
     n->seg.fd = -1;
     n->seg.guard = -1;
     n->t = t;
@@ -1250,6 +1271,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->totals = calloc(n->nvalues + 1, sizeof *n->totals);
     n->counters = calloc(n->nvalues + 1, sizeof *n->counters);
     n->svalues = calloc(n->nvalues + 1, sizeof *n->svalues);
+    n->freq_values = calloc(n->nvalues + 1, sizeof *n->freq_values);
     n->shown = malloc((n->nvalues + 1) * sizeof *n->shown);
     n->busy_shown = malloc((n->nvalues + 1) * sizeof *n->busy_shown);
     n->busy_shown_rate = calloc(n->nvalues + 1, sizeof *n->busy_shown_rate);
@@ -1257,8 +1279,8 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->busy_values = calloc(n->nvalues + 1, sizeof *n->busy_values);
     size_t plen = strlen(root) + strlen(name) + 6;
     n->path = malloc(plen);
-    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues || !n->shown ||
-        !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->busy_values || !n->path)
+    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues || !n->freq_values ||
+        !n->shown || !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->busy_values || !n->path)
         abort();
     snprintf(n->path, plen, "%s/%s.seg", root, name);
     for (uint32_t v = 0; v < n->nvalues; v++) {
@@ -1266,7 +1288,9 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         if (k == BK_ENERGY || k == BK_ENERGY_KEPT || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY ||
             k == BK_UNIT_CPU)
             n->counters[n->ncounters++] = v;
-        if (k == BK_ENERGY || k == BK_CUR_FREQ || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
+        if (k == BK_CUR_FREQ)
+            n->freq_values[n->nfreq++] = v;
+        if (k == BK_ENERGY || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
             k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
             k == BK_MEM_USED || k == BK_PKG_TEMP)
             n->svalues[n->nsvalues++] = v;
@@ -1279,6 +1303,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         n->shown[v] = -1; /* nothing shown yet: the first tick publishes every value */
         n->busy_shown[v] = UINT64_MAX;
     }
+    n->freq_dirty = n->busy_dirty = true;
     seg_guard_install();
     int rc;
     bool salvaged = false;
@@ -1356,6 +1381,5 @@ void node_close(struct node *n)
     if (n->t->st && n->t->st->checker == n)
         n->t->st->checker = NULL;
     seg_close(&n->seg);
-    free_arrays(n);
-    memset(n, 0, sizeof *n);
+    free_arrays(n); /* seg_close cleared the segment: a second node_close does nothing */
 }

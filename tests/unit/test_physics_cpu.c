@@ -465,6 +465,46 @@ static void test_temperature(void **st)
     assert_near(s.pkg[0].temp_c, 20 + 0.2 * 165, 1e-4);
 }
 
+/* The closed form against the substep law itself, x += (target - x)·h/τ run here one substep at a
+ * time (upstream's Euler step): within 1e-9 °C all along, on the target exactly once the gap is
+ * under 1e-9 °C, and the same bits however the time is cut, across a change of target. */
+static void test_temperature_closed_form(void **st)
+{
+    struct phys_cpu_params p;
+    struct phys_cpu_state s, c;
+    struct phys_load full = {.cpu_util = 1, .cpu_class = PHYS_CLASS_COMPUTE_BOUND};
+    intel_params(&p);
+    p.governor = PHYS_GOV_PERFORMANCE;
+    phys_cpu_init(&p, &s);
+    phys_cpu_begin_interval(&p, &s, &full);
+    const double a = 1e-3 / 4.0, target = 20 + 0.125 * s.pkg[0].power_w;
+    double x = s.pkg[0].temp_c;
+    assert_true(target - x > 10);
+    int64_t sub = 0, lengths[] = {1, 999, 1000, 7000, 30000, 50000}; /* to 89 s: 3e-9 °C left */
+    for (unsigned i = 0; i < sizeof lengths / sizeof *lengths; i++) {
+        phys_cpu_step(&p, &s, &full, 20, lengths[i] * MS);
+        for (int64_t k = 0; k < lengths[i]; k++)
+            x += (target - x) * a;
+        sub += lengths[i];
+        assert_near(s.pkg[0].temp_c, x, 1e-9);
+        assert_true(s.pkg[0].temp_c < target);
+    }
+    phys_cpu_step(&p, &s, &full, 20, 10000 * MS); /* 99 s: under 1e-9 °C from about 94 s */
+    assert_true(s.pkg[0].temp_c == target);
+    assert_true(s.pkg[0].temp_on_sub > (uint64_t)sub && s.pkg[0].temp_on_sub <= (uint64_t)sub + 10000);
+
+    /* a new ambient mid-way: one call of 3 s against 3000 calls of 1 ms, both after the change */
+    phys_cpu_init(&p, &s);
+    phys_cpu_begin_interval(&p, &s, &full);
+    phys_cpu_step(&p, &s, &full, 20, 2 * SEC);
+    memcpy(&c, &s, sizeof s);
+    phys_cpu_step(&p, &s, &full, 35, 3 * SEC);
+    for (int i = 0; i < 3000; i++)
+        phys_cpu_step(&p, &c, &full, 35, MS);
+    assert_memory_equal(&s, &c, sizeof s);
+    assert_true(s.pkg[0].temp_to_c == 35 + 0.125 * s.pkg[0].power_w);
+}
+
 /* ---- energy ---- */
 
 static void test_energy_exact_and_monotone(void **st)
@@ -880,6 +920,7 @@ int main(void)
         cmocka_unit_test(test_pl2_instant_ceiling_and_floor),
         cmocka_unit_test(test_hsmp_cap),
         cmocka_unit_test(test_temperature),
+        cmocka_unit_test(test_temperature_closed_form),
         cmocka_unit_test(test_energy_exact_and_monotone),
         cmocka_unit_test(test_energy_wrap),
         cmocka_unit_test(test_split_invariance),
