@@ -14,27 +14,12 @@
 
 #include "diag.h"
 #include "node.h"
-#include "profile.h"
+#include "profiles_fixture.h"
 #include "seg_attr.h"
 #include "seg_view.h"
 #include "ytree.h"
 #include "seg_tmp.h"
 
-static struct profile_set ps;
-
-static int setup(void **st)
-{
-    struct diag d = {0};
-    int rc = profiles_load(&ps, NULL, &d);
-    diag_free(&d);
-    return rc;
-}
-
-static int teardown(void **st)
-{
-    profiles_free(&ps);
-    return 0;
-}
 
 static int store(struct seg *s, uint32_t e, const char *v, char *out, size_t *olen)
 {
@@ -240,5 +225,5 @@ static void test_every_writable_attribute(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_writable_attribute)};
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, profiles_setup, profiles_teardown);
 }

@@ -12,30 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
-#include "diag.h"
-#include "profile.h"
+#include "profiles_fixture.h"
 #include "render_cpuinfo.h"
-#include "ytree.h"
-
-static struct profile_set ps;
-static struct arena ov_arena;
-
-static int setup(void **st)
-{
-    struct diag d = {0};
-    int rc = profiles_load(&ps, NULL, &d);
-    diag_print(&d, stderr);
-    diag_free(&d);
-    return rc;
-}
-
-static int teardown(void **st)
-{
-    profiles_free(&ps);
-    arena_free(&ov_arena);
-    return 0;
-}
 
 static const struct yt_node *tree_of(const char *name)
 {
@@ -47,10 +25,8 @@ static const struct yt_node *tree_of(const char *name)
 /* A builtin profile with cluster-spec style overrides (YAML flow text) merged on top. */
 static const struct yt_node *tree_with(const char *name, const char *yaml)
 {
+    struct yt_node *ov = fixture_parse("ov.yaml", yaml);
     struct diag d = {0};
-    struct yt_node *ov = yt_parse(&ov_arena, "ov.yaml", yaml, strlen(yaml), &d, NULL);
-    diag_print(&d, stderr);
-    assert_non_null(ov);
     const struct profile *p = profiles_find(&ps, name);
     assert_non_null(p);
     struct yt_node *t = profile_with_overrides(&ps, p, ov, "test", &d);
@@ -652,5 +628,5 @@ int main(void)
         cmocka_unit_test(test_verbatim),
         cmocka_unit_test(test_no_cpus),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, profiles_setup, profiles_teardown);
 }

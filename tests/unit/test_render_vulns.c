@@ -13,41 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
 #include "cpu_vulns.h"
-#include "diag.h"
-#include "profile.h"
 #include "profile_schema.h"
+#include "profiles_fixture.h"
 #include "render_vulns.h"
-#include "ytree.h"
-
-static struct profile_set ps;
-static struct arena ar;
-
-static int setup(void **st)
-{
-    struct diag d = {0};
-    int rc = profiles_load(&ps, NULL, &d);
-    diag_print(&d, stderr);
-    diag_free(&d);
-    return rc;
-}
-
-static int teardown(void **st)
-{
-    profiles_free(&ps);
-    arena_free(&ar);
-    return 0;
-}
 
 static const struct yt_node *parse(const char *yaml)
 {
-    struct diag d = {0};
-    struct yt_node *t = yt_parse(&ar, "t.yaml", yaml, strlen(yaml), &d, NULL);
-    diag_print(&d, stderr);
-    diag_free(&d);
-    assert_non_null(t);
-    return t;
+    return fixture_parse("t.yaml", yaml);
 }
 
 static const struct cpu_vuln *vuln(const char *file)
@@ -158,5 +131,5 @@ int main(void)
         cmocka_unit_test(test_builtins),
         cmocka_unit_test(test_validation),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, profiles_setup, profiles_teardown);
 }

@@ -9,25 +9,10 @@
 
 #include "diag.h"
 #include "nodeobject.h"
-#include "profile.h"
+#include "profiles_fixture.h"
 #include "spec.h"
 #include "ytree.h"
 
-static struct profile_set ps;
-
-static int setup(void **st)
-{
-    struct diag d = {0};
-    int rc = profiles_load(&ps, NULL, &d);
-    diag_free(&d);
-    return rc;
-}
-
-static int teardown(void **st)
-{
-    profiles_free(&ps);
-    return 0;
-}
 
 static const char spec_text[] =
     "apiVersion: sim.joulie.io/v1alpha1\nkind: ClusterSpec\nmetadata: {name: c1}\nspec:\n"
@@ -94,5 +79,5 @@ int main(void)
         cmocka_unit_test(test_expand_and_baseload),
         cmocka_unit_test(test_node_object),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, profiles_setup, profiles_teardown);
 }
