@@ -186,7 +186,10 @@ static void load_transfers(struct sctx *c, const struct yt_node *m, struct base_
         }
         if (!(get_num(c, tm, "from", sub, &from) & get_num(c, tm, "to", sub, &to) & get_num(c, tm, "GBps", sub, &gbps)))
             continue;
-        if (from < 0 || to < 0 || from != (int)from || to != (int)to || from == to || gbps <= 0) {
+        /* bounded before the casts (a double past int's range makes (int) undefined); an index
+         * past the profile's GPUs is reported against them below */
+        if (!(from >= 0 && from < 1e6 && to >= 0 && to < 1e6) || from != (int)from || to != (int)to || from == to ||
+            !(gbps > 0)) {
             SERR(c, t, "%s: from and to must be two different GPU indices (0, 1, ...) and GBps > 0", sub);
             continue;
         }
