@@ -14,8 +14,8 @@
 #include "physics_energy.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #define SUBSTEP_S 1e-3
@@ -848,14 +848,15 @@ static double snap_of(double target)
 /* The package's temperature at substep end (phys_pkg_state): the substep law x += (to - x)·a in
  * closed form, x = to + (from - to)·(1 - a)^k, so a tick costs the same however far it is from
  * its target. It depends on the substep alone, not on how the time was cut into calls; a new
- * target (at a call's start, as the law takes it) starts a new approach from where it is. */
-static void temp_advance(struct phys_pkg_state *ps, double to, double a, uint64_t now, uint64_t end)
+ * target (at a call's start, as the law takes it) starts a new approach from where it is.
+ * ln_keep = ln(1 - a), the caller's (the same for every package). */
+static void temp_advance(struct phys_pkg_state *ps, double to, double a, double ln_keep, uint64_t now, uint64_t end)
 {
     const double ON_C = 1e-9; /* a gap this small is on the target: a millionth of what the files show */
     if (to != ps->temp_to_c) {
         double gap = fabs(ps->temp_c - to), k = 0;
         if (a < 1 && gap > ON_C)
-            k = phys_log(ON_C / gap) / phys_log(1 - a); /* both logs negative */
+            k = phys_log(ON_C / gap) / ln_keep; /* both logs negative */
         ps->temp_from_c = ps->temp_c;
         ps->temp_to_c = to;
         ps->temp_from_sub = now;
@@ -865,7 +866,7 @@ static void temp_advance(struct phys_pkg_state *ps, double to, double a, uint64_
         ps->temp_c = to;
         return;
     }
-    ps->temp_c = to + (ps->temp_from_c - to) * phys_exp((double)(end - ps->temp_from_sub) * phys_log(1 - a));
+    ps->temp_c = to + (ps->temp_from_c - to) * phys_exp((double)(end - ps->temp_from_sub) * ln_keep);
 }
 
 bool phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, const struct phys_load *load,
@@ -882,7 +883,7 @@ bool phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
         return false;
 
     const double hs_a = settle_factor(p->hsmp_settle_tau_ms / 1000.0);
-    const double t_a = settle_factor(thermal_tau_s(p));
+    const double t_a = settle_factor(thermal_tau_s(p)), t_ln_keep = t_a < 1 ? phys_log(1 - t_a) : 0;
     const double f_a = settle_factor(p->freq_ramp_ms / 1000.0);
 
     /* The first-order laws as lanes: one per run of neighbouring CPUs with the same frequency and
@@ -942,7 +943,8 @@ bool phys_cpu_step(const struct phys_cpu_params *p, struct phys_cpu_state *s, co
         energy_add(&ps->energy[PHYS_ZONE_PACKAGE], (uint64_t)n);
         energy_add(&ps->energy[PHYS_ZONE_DRAM], (uint64_t)n);
         energy_add(&ps->energy[PHYS_ZONE_CORE], (uint64_t)n);
-        temp_advance(ps, ambient_c + thermal_c_per_w(p) * ps->power_w, t_a, s->substeps, s->substeps + (uint64_t)n);
+        temp_advance(ps, ambient_c + thermal_c_per_w(p) * ps->power_w, t_a, t_ln_keep, s->substeps,
+                     s->substeps + (uint64_t)n);
         ps->pl1_settled_w = x[first_cap_lane + 2 * k];
         ps->hsmp_settled_w = x[first_cap_lane + 2 * k + 1];
         ps->freq_khz = ps->ncpus ? sum_f[k] / ps->ncpus : 0;

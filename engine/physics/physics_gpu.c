@@ -116,7 +116,7 @@ void phys_gpu_init(const struct phys_gpu_params *p, struct phys_gpu_state *s)
     int n = p->count > 0 ? (p->count < PHYS_GPU_MAX ? p->count : PHYS_GPU_MAX) : 0;
     memset(s->g, 0, sizeof s->g[0] * (size_t)n); /* the GPUs past count are not touched (physics_gpu.h) */
     s->now_ns = 0;
-    for (int i = 0; i < p->count && i < PHYS_GPU_MAX; i++) {
+    for (int i = 0; i < n; i++) {
         struct phys_gpu *g = &s->g[i];
         g->limit_w = p->start_w;
         g->persistence = p->persistence;

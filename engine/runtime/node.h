@@ -117,15 +117,15 @@ struct node {
     uint64_t *slot_applied;      /* per slot: the last sequence applied to the physics */
     uint32_t *counters, ncounters; /* the counter values, in value order (ledger order) */
     uint32_t *svalues, nsvalues;   /* the values published from the physics each tick */
-    uint32_t *freq_values, nfreq;  /* the scaling_cur_freq values (per policy), looked at only when */
-    bool freq_dirty;               /* ...a frequency or its cap ceiling moved, or nothing is shown */
+    uint32_t *freq_values, nfreq;  /* the scaling_cur_freq values (one per policy) */
+    bool freq_dirty;               /* a frequency or a cap ceiling moved, or nothing is shown: look at them */
     int64_t *shown;                /* per value: the number it shows, for values published on change */
     uint64_t *busy_shown;          /* per CPU index: the busy line's base substep it shows */
     uint32_t *busy_shown_rate;     /* per CPU index: its rate */
     uint64_t *cstart;              /* per time counter value: its total before this start (ledger) */
     uint64_t cstart_elapsed_us;    /* the elapsed counter's */
     uint32_t *busy_values, nbusy;  /* the busy-time counter of each CPU index */
-    bool busy_dirty;               /* a busy line was rebased, or nothing is shown: collect them */
+    bool busy_dirty;               /* a busy line was rebased, or nothing is shown: look at them */
     char loadavg_shown[SEG_TEXT_MAX]; /* the /proc/loadavg text published last */
     int64_t horizon_ns;            /* node time of the last publication's freeze horizon (until_mono) */
     uint64_t *totals;              /* per counter: ledger scratch */
