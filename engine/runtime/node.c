@@ -144,7 +144,7 @@ static void apply(struct node *n, const struct binding *b, const char *text)
     case BK_PL_LIMIT: k->pl_limit_uw[b->pl < PHYS_NPL ? b->pl : 0] = v; break;
     case BK_PL1_WINDOW: k->pl1_window_us = v; break;
     case BK_ZONE_ENABLED: k->rapl_enabled = v != 0; break;
-    case BK_GOVERNOR: SET_POLICY(n, b, governor, node_governor_of(text)); break;
+    case BK_GOVERNOR: SET_POLICY(n, b, governor, params_governor_of(text)); break;
     case BK_MIN_FREQ: SET_POLICY(n, b, scaling_min_khz, khz); break;
     case BK_MAX_FREQ: SET_POLICY(n, b, scaling_max_khz, khz); break;
     case BK_EPP: SET_POLICY(n, b, epp, epp_value(text)); break;
@@ -1094,8 +1094,8 @@ int node_template_build(struct node_template *t, const char *profile, const stru
 {
     memset(t, 0, sizeof *t);
     t->profile = profile;
-    node_params(tree, ambient_c, &t->params);
-    node_gpu_params(tree, ambient_c, &t->gparams);
+    params_cpu(tree, ambient_c, &t->params);
+    params_gpu(tree, ambient_c, &t->gparams);
     t->gpu_product = prof_str(tree, "gpus.product", "");
     struct node_layout l = {.b = segb_new()};
     render_node(&l, tree, profile, &t->params, &t->gparams, cg);
