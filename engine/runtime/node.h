@@ -151,6 +151,10 @@ struct node {
     uint32_t damaged;            /* damage seen since the start (repairs made) */
     uint32_t damage_said;        /* kinds already logged (one line each) */
     char pending[240];           /* a damage found before the event log was at hand */
+    bool opening;                /* in node_open: a damage found is said in said, not printed */
+    char *said;                  /* what node_open has to say to the person who started the engine
+                                  * ('\n'-terminated lines: a damaged segment rendered again);
+                                  * engine_start takes it. NULL: nothing */
     struct node_write_note last_write; /* written by the node's tick, read by fill_telemetry */
     /* Called on the node's worker at every tick after the step and the agents' writes, before
      * the next interval begins: it may set load and gload for that interval (a workload run
@@ -199,7 +203,7 @@ uint64_t node_unit_cpu_ns(const struct node *n, int k);
  * same template, resumes it (a damaged one is rendered again, its counters salvaged: see
  * node_repair.c "Damage"). n must be zeroed memory (calloc): the parts a node does not use are
  * left untouched, unfaulted. Returns 0, or an errno with a message naming the node and the remedy
- * in err. */
+ * in err. A damage it found and repaired is in n->said (it prints nothing). */
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
               const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
               size_t errlen);

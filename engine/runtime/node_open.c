@@ -12,7 +12,7 @@
  * At start, a segment whose header is not the template's (but names this node and profile) or
  * whose size is not the template's is damaged (node_repair.c "Damage"): the node is rendered
  * again, its counters salvaged from the old file's ledger and snapshot read with the template's
- * geometry when the file is large enough (else they start at zero, said on stderr). */
+ * geometry when the file is large enough (else they start at zero, said in node.said). */
 #include "node_internal.h"
 #include "params.h"
 
@@ -211,7 +211,7 @@ static void free_arrays(struct node *n)
                        (void **)&n->totals,   (void **)&n->counters,   (void **)&n->svalues,
                        (void **)&n->freq_values, (void **)&n->shown, (void **)&n->busy_shown,
                        (void **)&n->busy_shown_rate, (void **)&n->cstart, (void **)&n->busy_values,
-                       (void **)&n->units};
+                       (void **)&n->units,    (void **)&n->said};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         free(*arrays[i]);
         *arrays[i] = NULL;
@@ -227,6 +227,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
      * not use (CPUs and GPUs past its own) are never touched */
     n->seg.fd = -1;
     n->seg.guard = -1;
+    n->opening = true; /* a damage found now is said to engine_start (node.said), not printed */
     n->t = t;
     n->name = name;
     n->profile = t->profile;
@@ -345,6 +346,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     node_tick(n, n->mono_origin, n->mono_origin, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec,
               n->params.ambient_init_c, NULL);
     node_publish_identity(n);
+    n->opening = false;
     return 0;
 }
 

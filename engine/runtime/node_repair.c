@@ -6,7 +6,8 @@
  * file. Each tick it compares the file's header with the image, and every 8th tick it fstat()s
  * the file. The static file a layout's nodes share (segment.h "Files") is checked by one of
  * them (struct node_static's checker): its bytes against the image every tick, its path and size
- * every 8th. What it finds, it reports (one stderr line per kind and node, and a
+ * every 8th. What it finds, it reports (one line per kind and node: on stderr while the engine
+ * runs, in the node's said while it opens, which engine_start returns; and a
  * joulie.sim.segment.damaged event each time, naming the file) and repairs, and the node keeps
  * running from its private state:
  *   header or static file changed: rewritten from the image;
@@ -54,8 +55,23 @@ static void report_file(struct node *n, unsigned kind, const char *file, const c
     n->damaged++;
     if (!(n->damage_said & kind)) {
         n->damage_said |= kind;
-        fprintf(stderr, "hwemu serve: node %s: %s %s: %s; %s (docs/robustness.md)\n", n->name,
-                file == n->path ? "segment" : "static file", file, what, action);
+        char line[2048];
+        int len = snprintf(line, sizeof line, "node %s: %s %s: %s; %s (docs/robustness.md)\n", n->name,
+                           file == n->path ? "segment" : "static file", file, what, action);
+        if (len >= (int)sizeof line)
+            len = (int)sizeof line - 1;
+        if (n->opening) { /* engine_start hands it to the command that started the engine */
+            size_t had = n->said ? strlen(n->said) : 0;
+            char *said = realloc(n->said, had + (size_t)len + 1);
+            if (!said)
+                abort();
+            memcpy(said + had, line, (size_t)len + 1);
+            n->said = said;
+        } else {
+            /* a running node's repair, on its worker: said as it happens, under the program's
+             * name (the engine runs under `hwemu serve` or `hwemu run`) */
+            fprintf(stderr, "hwemu: %s", line);
+        }
     }
     if (!log) {
         snprintf(n->pending, sizeof n->pending, "%s|%s|%s", damage_name(kind), what, action);
@@ -70,7 +86,7 @@ static void report_file(struct node *n, unsigned kind, const char *file, const c
 }
 
 void node_report_damage(struct node *n, unsigned kind, const char *what, const char *action, int64_t now_wall,
-                   struct event_log *log)
+                        struct event_log *log)
 {
     report_file(n, kind, n->path, what, action, now_wall, log);
 }
