@@ -48,7 +48,8 @@ static const char *damage_name(unsigned kind)
 
 /* One report of a damage found and what was done about file (the node's segment, or the static
  * file it shares, reported by the node that checks it): an event each time (when the log is at
- * hand), one stderr line per kind. */
+ * hand), one line per kind: in node.said while the node opens (engine_start returns it), else on
+ * stderr. */
 static void report_file(struct node *n, unsigned kind, const char *file, const char *what, const char *action,
                         int64_t now_wall, struct event_log *log)
 {
@@ -58,8 +59,10 @@ static void report_file(struct node *n, unsigned kind, const char *file, const c
         char line[2048];
         int len = snprintf(line, sizeof line, "node %s: %s %s: %s; %s (docs/robustness.md)\n", n->name,
                            file == n->path ? "segment" : "static file", file, what, action);
-        if (len >= (int)sizeof line)
+        if (len >= (int)sizeof line) { /* cut, still one line */
             len = (int)sizeof line - 1;
+            line[len - 1] = '\n';
+        }
         if (n->opening) { /* engine_start hands it to the command that started the engine */
             size_t had = n->said ? strlen(n->said) : 0;
             char *said = realloc(n->said, had + (size_t)len + 1);
