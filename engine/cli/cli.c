@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 const char *cli_env(const char *name)
@@ -24,6 +25,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\nRun 'hwemu %s --help' for usage.\n", cmd);
     return EXIT_USAGE;
+}
+
+void cli_print_said(const char *cmd, const char *said)
+{
+    for (const char *l = said; l && *l;) {
+        const char *end = strchr(l, '\n');
+        int len = end ? (int)(end - l) : (int)strlen(l);
+        fprintf(stderr, "hwemu %s: %.*s\n", cmd, len, l);
+        l += len + (end ? 1 : 0);
+    }
 }
 
 int cli_tick_workers(const char *cmd, const char *tick, const char *tick_from, const char *workers,

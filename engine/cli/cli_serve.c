@@ -210,7 +210,9 @@ int cmd_serve(int argc, char **argv)
         cfg.progress = show_progress;
         cfg.progress_ctx = &progress;
     }
-    if (engine_start(&eng, &cfg)) {
+    int started = engine_start(&eng, &cfg);
+    cli_print_said("serve", eng.said); /* its errors, or notes of a start that went on */
+    if (started) {
         engine_stop(&eng);
         return EXIT_INVALID;
     }

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,6 +388,25 @@ static struct phys_gpu_load gpu_load(const struct spec_pool *p)
     return l;
 }
 
+/* One line of what engine_start has to say (engine.said). */
+static void say(struct engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct engine *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *line = NULL;
+    int len = vasprintf(&line, fmt, ap);
+    va_end(ap);
+    size_t had = e->said ? strlen(e->said) : 0;
+    char *said = len < 0 ? NULL : realloc(e->said, had + (size_t)len + 2);
+    if (!said)
+        abort();
+    memcpy(said + had, line, (size_t)len);
+    memcpy(said + had + (size_t)len, "\n", 2);
+    e->said = said;
+    free(line);
+}
+
 int engine_start(struct engine *e, const struct engine_config *cfg)
 {
     memset(e, 0, sizeof *e);
@@ -401,13 +421,13 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
     char path[4096], err[1024];
     bool shared;
     if (root_prepare(cfg->root, &shared, err, sizeof err)) {
-        fprintf(stderr, "hwemu serve: %s\n", err);
+        say(e, "%s", err);
         return -1;
     }
     snprintf(path, sizeof path, "%s/events.jsonl", cfg->root);
     e->events = events_open(path, err, sizeof err);
     if (!e->events) {
-        fprintf(stderr, "hwemu serve: %s\n", err);
+        say(e, "%s", err);
         return -1;
     }
     e->nnodes = e->spec.nnodes;
@@ -425,17 +445,17 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
             continue;
         if (node_template_build(&e->templates[p], pool->profile->name, pool->tree, engine_ambient_c(e, p, wall),
                                 cfg->tick_ns, &e->spec.cgroups, err, sizeof err)) {
-            fprintf(stderr, "hwemu serve: pool %s: %s\n", pool->name, err);
+            say(e, "pool %s: %s", pool->name, err);
             return -1;
         }
         if (node_static_put(e->templates, e->spec.npools, p, cfg->root, err, sizeof err)) {
-            fprintf(stderr, "hwemu serve: pool %s: %s\n", pool->name, err);
+            say(e, "pool %s: %s", pool->name, err);
             return -1;
         }
         /* readable by the group's agents in a setgid root, like the segments (docs/security.md) */
         if (shared && e->templates[p].owns_st && fchmod(e->templates[p].st->f.fd, 0440))
-            fprintf(stderr, "hwemu serve: pool %s: cannot make its static file %s group-readable: %s\n", pool->name,
-                    e->templates[p].st->path, strerror(errno));
+            say(e, "pool %s: cannot make its static file %s group-readable: %s", pool->name,
+                e->templates[p].st->path, strerror(errno));
     }
     for (int i = 0; i < e->nnodes; i++) {
         const struct spec_node *sn = &e->spec.nodes[i];
@@ -444,14 +464,19 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         struct phys_gpu_load gload = gpu_load(p);
         if (node_open(&e->nodes[i], &e->templates[sn->pool], cfg->root, sn->name, &load, &gload, cfg->tick_ns, err,
                       sizeof err)) {
-            fprintf(stderr, "hwemu serve: %s\n", err);
+            say(e, "%s", err);
             failed++;
         } else {
+            struct node *nd = &e->nodes[i];
+            if (nd->said) { /* a damaged segment it rendered again */
+                say(e, "%.*s", (int)strlen(nd->said) - 1, nd->said);
+                free(nd->said);
+                nd->said = NULL;
+            }
             e->resumed += e->nodes[i].resumed;
             /* a setgid root shares the segments with its group's agents (docs/security.md) */
             if (shared && fchmod(e->nodes[i].seg.fd, 0660))
-                fprintf(stderr, "hwemu serve: node %s: cannot make its segment group-writable: %s\n", sn->name,
-                        strerror(errno));
+                say(e, "node %s: cannot make its segment group-writable: %s", sn->name, strerror(errno));
         }
         if (cfg->progress)
             cfg->progress(cfg->progress_ctx, i + 1, e->nnodes, e->resumed);
@@ -464,14 +489,12 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         if (e->nodes[i].seg.base && !e->nodes[i].resumed && !fresh++)
             first_fresh = e->nodes[i].name;
     if (fresh)
-        fprintf(stderr, "hwemu serve: %d node%s had no segment in %s (%s%s) and start%s from zero while %d "
-                "resumed: a segment removed while the engine was down takes its counters with it\n", fresh,
-                fresh == 1 ? "" : "s", cfg->root, first_fresh, fresh > 1 ? ", ..." : "", fresh == 1 ? "s" : "",
-                e->resumed);
+        say(e, "%d node%s had no segment in %s (%s%s) and start%s from zero while %d resumed: a segment removed "
+            "while the engine was down takes its counters with it", fresh, fresh == 1 ? "" : "s", cfg->root,
+            first_fresh, fresh > 1 ? ", ..." : "", fresh == 1 ? "s" : "", e->resumed);
     e->start_seconds = (double)(now_of(CLOCK_MONOTONIC) - t0) / 1e9;
     if (failed) {
-        fprintf(stderr, "hwemu serve: %d node%s could not start; nothing was changed for the others\n", failed,
-                failed == 1 ? "" : "s");
+        say(e, "%d node%s could not start; nothing was changed for the others", failed, failed == 1 ? "" : "s");
         return -1;
     }
     uint64_t *keep = calloc((size_t)e->spec.npools + 1, sizeof *keep);
@@ -484,8 +507,8 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
     int pruned = root_prune_static(cfg->root, keep, nkeep);
     free(keep);
     if (pruned)
-        fprintf(stderr, "hwemu serve: removed %d static file%s of %s that no segment uses any longer\n", pruned,
-                pruned == 1 ? "" : "s", cfg->root);
+        say(e, "removed %d static file%s of %s that no segment uses any longer", pruned, pruned == 1 ? "" : "s",
+            cfg->root);
     e->history = malloc(sizeof *e->history);
     if (!e->history)
         abort();
@@ -534,6 +557,8 @@ void engine_stop(struct engine *e)
         free(e->history);
     }
     events_close(e->events);
+    free(e->said);
+    e->said = NULL;
     spec_free(&e->spec);
     profiles_free(&e->profiles);
 }

@@ -152,6 +152,12 @@ struct engine {
     double start_seconds;       /* render/resume time of every node */
     int resumed;
     struct history *history;    /* the cluster totals of the last snapshots */
+    /* What engine_start has to say to the person who started the engine: its errors (it returned
+     * -1) and notes (it went on: a node rendered again, counters back at zero, static files
+     * removed), '\n'-terminated lines that name no command; NULL: nothing. The runtime prints
+     * none of them: the CLI does, each under its own command's name ("hwemu serve: ...",
+     * "hwemu run: ..."). Freed by engine_stop. */
+    char *said;
     /* --speed max batches (cfg.batch_ticks > 1): the tick's place in its batch, whether every
      * node steps now (the batch's first tick), and the emulated time of the next batch */
     uint64_t batch_pos;
@@ -159,8 +165,8 @@ struct engine {
     int64_t next_full_mono;
 };
 
-/* Loads profiles and spec, prepares the root, opens every node. 0, or -1 with every problem
- * printed on stderr. */
+/* Loads profiles and spec (their problems printed by engine/model/load.c), prepares the root,
+ * opens every node. 0, or -1; either way what it has to say is in e->said. */
 int engine_start(struct engine *e, const struct engine_config *cfg);
 /* One tick now, on the workers: every node, or at --speed max in a batch the nodes that are due
  * (engine_config.batch_ticks); returns how long it took (ns). */
