@@ -160,16 +160,6 @@ static char *mem_field(char *p, const char *name, uint64_t v, size_t min_col, co
     return put_s(p, unit);
 }
 
-static char *mem_line(char *p, const char *name, uint64_t kb)
-{
-    return mem_field(p, name, kb, 16, " kB\n");
-}
-
-static char *mem_count(char *p, const char *name, uint64_t v)
-{
-    return mem_field(p, name, v, 19, "\n");
-}
-
 size_t view_proc_meminfo(const struct seg *s, const struct seg_param *pa, char *buf, size_t cap)
 {
     if (cap < 4096 || pa->a <= 0 || pa->b < 0 || pa->b >= s->n_values)
@@ -196,61 +186,70 @@ size_t view_proc_meminfo(const struct seg *s, const struct seg_param *pa, char *
     uint64_t free_kb = total > nonfree ? total - nonfree : 0;
     uint64_t avail = free_kb + cached + buffers + sreclaim;
     uint64_t shmem = cached / 20, mapped = cached / 4;
+    /* fs/proc/meminfo.c's lines in its order; the HugePages_* lines are counts, the rest kB */
+    const struct {
+        const char *name;
+        uint64_t v;
+    } rows[] = {
+        {"MemTotal", total},
+        {"MemFree", free_kb},
+        {"MemAvailable", avail},
+        {"Buffers", buffers},
+        {"Cached", cached},
+        {"SwapCached", 0},
+        {"Active", anon * 3 / 4 + cached / 2},
+        {"Inactive", anon / 4 + cached / 2 + buffers},
+        {"Active(anon)", anon * 3 / 4},
+        {"Inactive(anon)", anon / 4},
+        {"Active(file)", cached / 2},
+        {"Inactive(file)", cached / 2 + buffers},
+        {"Unevictable", 0},
+        {"Mlocked", 0},
+        {"SwapTotal", 0},
+        {"SwapFree", 0},
+        {"Zswap", 0},
+        {"Zswapped", 0},
+        {"Dirty", 0},
+        {"Writeback", 0},
+        {"AnonPages", anon},
+        {"Mapped", mapped},
+        {"Shmem", shmem},
+        {"KReclaimable", sreclaim},
+        {"Slab", slab},
+        {"SReclaimable", sreclaim},
+        {"SUnreclaim", sunreclaim},
+        {"KernelStack", kstack},
+        {"PageTables", ptables},
+        {"SecPageTables", 0},
+        {"NFS_Unstable", 0},
+        {"Bounce", 0},
+        {"WritebackTmp", 0},
+        {"CommitLimit", total / 2},
+        {"Committed_AS", anon + anon / 4},
+        {"VmallocTotal", 34359738367ULL},
+        {"VmallocUsed", 0},
+        {"VmallocChunk", 0},
+        {"Percpu", 0},
+        {"HardwareCorrupted", 0},
+        {"AnonHugePages", 0},
+        {"ShmemHugePages", 0},
+        {"ShmemPmdMapped", 0},
+        {"FileHugePages", 0},
+        {"FilePmdMapped", 0},
+        {"Unaccepted", 0},
+        {"HugePages_Total", 0},
+        {"HugePages_Free", 0},
+        {"HugePages_Rsvd", 0},
+        {"HugePages_Surp", 0},
+        {"Hugepagesize", 2048},
+        {"Hugetlb", 0},
+        {"DirectMap4k", total / 100},
+        {"DirectMap2M", total - total / 100},
+        {"DirectMap1G", 0}
+    };
     char *p = buf;
-    p = mem_line(p, "MemTotal", total);
-    p = mem_line(p, "MemFree", free_kb);
-    p = mem_line(p, "MemAvailable", avail);
-    p = mem_line(p, "Buffers", buffers);
-    p = mem_line(p, "Cached", cached);
-    p = mem_line(p, "SwapCached", 0);
-    p = mem_line(p, "Active", anon * 3 / 4 + cached / 2);
-    p = mem_line(p, "Inactive", anon / 4 + cached / 2 + buffers);
-    p = mem_line(p, "Active(anon)", anon * 3 / 4);
-    p = mem_line(p, "Inactive(anon)", anon / 4);
-    p = mem_line(p, "Active(file)", cached / 2);
-    p = mem_line(p, "Inactive(file)", cached / 2 + buffers);
-    p = mem_line(p, "Unevictable", 0);
-    p = mem_line(p, "Mlocked", 0);
-    p = mem_line(p, "SwapTotal", 0);
-    p = mem_line(p, "SwapFree", 0);
-    p = mem_line(p, "Zswap", 0);
-    p = mem_line(p, "Zswapped", 0);
-    p = mem_line(p, "Dirty", 0);
-    p = mem_line(p, "Writeback", 0);
-    p = mem_line(p, "AnonPages", anon);
-    p = mem_line(p, "Mapped", mapped);
-    p = mem_line(p, "Shmem", shmem);
-    p = mem_line(p, "KReclaimable", sreclaim);
-    p = mem_line(p, "Slab", slab);
-    p = mem_line(p, "SReclaimable", sreclaim);
-    p = mem_line(p, "SUnreclaim", sunreclaim);
-    p = mem_line(p, "KernelStack", kstack);
-    p = mem_line(p, "PageTables", ptables);
-    p = mem_line(p, "SecPageTables", 0);
-    p = mem_line(p, "NFS_Unstable", 0);
-    p = mem_line(p, "Bounce", 0);
-    p = mem_line(p, "WritebackTmp", 0);
-    p = mem_line(p, "CommitLimit", total / 2);
-    p = mem_line(p, "Committed_AS", anon + anon / 4);
-    p = mem_line(p, "VmallocTotal", 34359738367ULL);
-    p = mem_line(p, "VmallocUsed", 0);
-    p = mem_line(p, "VmallocChunk", 0);
-    p = mem_line(p, "Percpu", 0);
-    p = mem_line(p, "HardwareCorrupted", 0);
-    p = mem_line(p, "AnonHugePages", 0);
-    p = mem_line(p, "ShmemHugePages", 0);
-    p = mem_line(p, "ShmemPmdMapped", 0);
-    p = mem_line(p, "FileHugePages", 0);
-    p = mem_line(p, "FilePmdMapped", 0);
-    p = mem_line(p, "Unaccepted", 0);
-    p = mem_count(p, "HugePages_Total", 0);
-    p = mem_count(p, "HugePages_Free", 0);
-    p = mem_count(p, "HugePages_Rsvd", 0);
-    p = mem_count(p, "HugePages_Surp", 0);
-    p = mem_line(p, "Hugepagesize", 2048);
-    p = mem_line(p, "Hugetlb", 0);
-    p = mem_line(p, "DirectMap4k", total / 100);
-    p = mem_line(p, "DirectMap2M", total - total / 100);
-    p = mem_line(p, "DirectMap1G", 0);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        p = strncmp(rows[i].name, "HugePages_", 10) ? mem_field(p, rows[i].name, rows[i].v, 16, " kB\n")
+                                                    : mem_field(p, rows[i].name, rows[i].v, 19, "\n");
     return (size_t)(p - buf);
 }
