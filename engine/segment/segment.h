@@ -342,7 +342,7 @@ _Static_assert(sizeof(struct seg_entry) == 40, "seg_entry layout is part of the 
 /* A mapped segment, as any party holds it. The section pointers and the counts below are
  * private: set once from a checked header (seg_bind) and never re-read from shared memory. */
 /* How many times a reader retries a latch read whose generation keeps moving (an agent storing
- * into it) before it takes the last copy: segment.c's value loads and seg_view.c's views. */
+ * into it) before it takes the last copy: segment.c's value loads and the views (view_latched). */
 #define SEG_LATCH_TRIES 1000
 
 struct seg {
