@@ -8,12 +8,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
-#include <linux/ipmi.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define FILES 16   /* IPMI descriptors open at once (a tool opens one) */
@@ -116,108 +114,25 @@ static void set_readable(int fd, bool on)
     }
 }
 
-static int send_request(struct ipmi_file *f, int fd, const struct ipmi_req *r)
+/* The caller's memory is ours: the arguments are copied in and out as they are (a NULL address
+ * is EFAULT, the driver's copy_from_user; any other bad one faults as in libc). */
+static int copy_in(void *ctx, uint64_t addr, void *buf, size_t n)
 {
-    if (!r->addr || r->addr_len < IPMI_SI_ADDR_LEN || r->addr_len > IPMI_ADDR_MAX)
-        return EINVAL;
-    uint8_t addr[IPMI_ADDR_MAX], data[IPMI_DATA_MAX];
-    memcpy(addr, r->addr, r->addr_len);
-    unsigned len = r->msg.data && r->msg.data_len ? r->msg.data_len : 0;
-    if (len > IPMI_DATA_MAX)
-        return EMSGSIZE;
-    if (len)
-        memcpy(data, r->msg.data, len);
-    bool was_empty = !f->q.count;
-    int err = emu_ipmi_send(&f->q, emu_seg(), addr, r->addr_len, r->msgid, r->msg.netfn, r->msg.cmd, data, len,
-                            (int64_t)time(NULL));
-    if (!err && was_empty)
-        set_readable(fd, true);
-    return err;
-}
-
-static int receive(struct ipmi_file *f, int fd, struct ipmi_recv *rv, bool trunc)
-{
-    const struct ipmi_message *m = emu_ipmi_head(&f->q);
-    if (!m)
-        return EAGAIN;
-    unsigned copy;
-    bool take;
-    int rc = emu_ipmi_fit(m, rv->addr ? rv->addr_len : 0, rv->msg.data_len, trunc, &copy, &take);
-    if (rc == EINVAL || !take)
-        return rc;
-    memcpy(rv->addr, m->addr, sizeof m->addr);
-    rv->addr_len = sizeof m->addr;
-    rv->recv_type = IPMI_RESPONSE_RECV_TYPE;
-    rv->msgid = m->msgid;
-    rv->msg.netfn = m->netfn;
-    rv->msg.cmd = m->cmd;
-    if (copy && rv->msg.data)
-        memcpy(rv->msg.data, m->data, copy);
-    rv->msg.data_len = (unsigned short)copy;
-    emu_ipmi_drop(&f->q);
-    if (!f->q.count)
-        set_readable(fd, false);
-    return rc;
-}
-
-static int dispatch(struct ipmi_file *f, int fd, unsigned long req, void *arg)
-{
-    if (!arg && req != IPMICTL_GET_MAINTENANCE_MODE_CMD)
+    if (!addr)
         return EFAULT;
-    switch (req) {
-    case IPMICTL_SEND_COMMAND:
-        return send_request(f, fd, arg);
-    case IPMICTL_SEND_COMMAND_SETTIME:
-        return send_request(f, fd, &((struct ipmi_req_settime *)arg)->req);
-    case IPMICTL_RECEIVE_MSG:
-    case IPMICTL_RECEIVE_MSG_TRUNC:
-        return receive(f, fd, arg, req == IPMICTL_RECEIVE_MSG_TRUNC);
-    case IPMICTL_SET_GETS_EVENTS_CMD:
-        f->q.gets_events = *(int *)arg;
-        return 0;
-    case IPMICTL_SET_MY_ADDRESS_CMD:
-        f->q.my_address = *(unsigned *)arg;
-        return 0;
-    case IPMICTL_GET_MY_ADDRESS_CMD:
-        *(unsigned *)arg = f->q.my_address;
-        return 0;
-    case IPMICTL_SET_MY_LUN_CMD:
-        f->q.my_lun = *(unsigned *)arg & 3;
-        return 0;
-    case IPMICTL_GET_MY_LUN_CMD:
-        *(unsigned *)arg = f->q.my_lun;
-        return 0;
-    case IPMICTL_SET_MY_CHANNEL_ADDRESS_CMD:
-    case IPMICTL_SET_MY_CHANNEL_LUN_CMD:
-    case IPMICTL_SET_TIMING_PARMS_CMD:
-    case IPMICTL_REGISTER_FOR_CMD:
-    case IPMICTL_UNREGISTER_FOR_CMD:
-    case IPMICTL_REGISTER_FOR_CMD_CHANS:
-    case IPMICTL_UNREGISTER_FOR_CMD_CHANS:
-    case IPMICTL_SET_MAINTENANCE_MODE_CMD:
-        return 0;
-    case IPMICTL_GET_MY_CHANNEL_ADDRESS_CMD: {
-        struct ipmi_channel_lun_address_set *c = arg;
-        c->value = (unsigned char)f->q.my_address;
-        return 0;
-    }
-    case IPMICTL_GET_MY_CHANNEL_LUN_CMD: {
-        struct ipmi_channel_lun_address_set *c = arg;
-        c->value = (unsigned char)f->q.my_lun;
-        return 0;
-    }
-    case IPMICTL_GET_TIMING_PARMS_CMD: {
-        struct ipmi_timing_parms *t = arg;
-        t->retries = 0;
-        t->retry_time_ms = 0;
-        return 0;
-    }
-    case IPMICTL_GET_MAINTENANCE_MODE_CMD:
-        return 0; /* the kernel returns the mode as the ioctl's value: 0, automatic */
-    default:
-        return -1; /* not an IPMI ioctl: the eventfd's (FIOCLEX and the generic ones; else ENOTTY) */
-    }
+    memcpy(buf, (const void *)(uintptr_t)addr, n);
+    return 0;
 }
+
+static int copy_out(void *ctx, uint64_t addr, const void *buf, size_t n)
+{
+    if (!addr)
+        return EFAULT;
+    memcpy((void *)(uintptr_t)addr, buf, n);
+    return 0;
+}
+
+static const struct emu_ipmi_io in_process = {copy_in, copy_out, NULL, NULL};
 
 int ipmi_ioctl(int fd, unsigned long req, void *arg)
 {
@@ -226,9 +141,14 @@ int ipmi_ioctl(int fd, unsigned long req, void *arg)
         return shim_fail(EBADF);
     while (atomic_flag_test_and_set_explicit(&f->busy, memory_order_acquire))
         ;
-    int err = dispatch(f, fd, req, arg);
+    unsigned before = f->q.count;
+    int err = emu_ipmi_ioctl(&f->q, emu_seg(), req, (uint64_t)(uintptr_t)arg, &in_process);
+    if (!before && f->q.count)
+        set_readable(fd, true);
+    else if (before && !f->q.count)
+        set_readable(fd, false);
     atomic_flag_clear_explicit(&f->busy, memory_order_release);
-    if (err == -1)
+    if (err == EMU_IPMI_NOT_OURS)
         return REAL(ioctl)(fd, req, arg);
     return err ? shim_fail(err) : 0;
 }
