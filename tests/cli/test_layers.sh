@@ -35,8 +35,10 @@ allowed = {
     "engine/runs":      ["engine/runtime", "engine/render", "engine/model", "engine/physics", "engine/segment"],
     "engine/telemetry": ["engine/runs", "engine/runtime", "engine/render", "engine/model", "engine/physics", "engine/segment"],
     "engine/cli":       ["engine/telemetry", "engine/runs", "engine/runtime", "engine/render", "engine/model", "engine/physics",
-                         "engine/segment", "shim"],
-    "shim":             ["engine/segment"],
+                         "engine/segment", "shim/supervisor"],
+    "shim/emu":         ["engine/segment"],
+    "shim/preload":     ["shim/emu", "engine/segment"],
+    "shim/supervisor":  ["shim/emu", "engine/segment"],
     "fakesmi":          ["engine/segment"],
     "fakesmi/nvml":     ["engine/segment"],
 }
