@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 const double tick_bucket_le[TICK_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                              0.1,   0.25,   0.5,   1,    2.5,   5};
@@ -390,6 +391,7 @@ static struct phys_gpu_load gpu_load(const struct spec_pool *p)
 int engine_start(struct engine *e, const struct engine_config *cfg)
 {
     memset(e, 0, sizeof *e);
+    e->lock_fd = -1;
     e->cfg = *cfg;
     if (e->cfg.batch_ticks <= 0)
         e->cfg.batch_ticks = ENGINE_BATCH_TICKS;
@@ -401,6 +403,12 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
     char path[4096], err[1024];
     bool shared;
     if (root_prepare(cfg->root, &shared, err, sizeof err)) {
+        fprintf(stderr, "hwemu serve: %s\n", err);
+        return -1;
+    }
+    /* one engine per root, before anything in it is touched (held until engine_stop) */
+    e->lock_fd = root_lock(cfg->root, err, sizeof err);
+    if (e->lock_fd < 0) {
         fprintf(stderr, "hwemu serve: %s\n", err);
         return -1;
     }
@@ -536,4 +544,7 @@ void engine_stop(struct engine *e)
     events_close(e->events);
     spec_free(&e->spec);
     profiles_free(&e->profiles);
+    if (e->lock_fd >= 0) /* last: the root is another engine's from here */
+        close(e->lock_fd);
+    e->lock_fd = -1;
 }

@@ -130,6 +130,7 @@ struct engine {
     struct node *nodes;
     int nnodes;
     struct event_log *events;
+    int lock_fd;                 /* <root>/.lock, flocked for the engine's life (root.h root_lock) */
     struct telemetry *telemetry; /* RCU pointer */
     struct telemetry *next;      /* being filled by the workers */
     /* tick statistics (written by the tick thread, read by HTTP) */
