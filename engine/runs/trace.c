@@ -5,6 +5,7 @@
 #include "trace.h"
 
 #include "diag.h"
+#include "jsontext.h"
 #include "physics_cpu.h"
 #include "physics_gpu.h"
 
@@ -397,6 +398,23 @@ int trace_parse(struct trace *t, const char *file, const char *text, size_t len,
         size_t k = strspn(line, " \t\r");
         if (!line[k])
             continue;
+        /* what cJSON would pass on: bytes that are not UTF-8 (they would reach events.jsonl and
+         * jobs.jsonl) and \u0000 (it would cut a jobId short) */
+        long bad_at = jsontext_bad_utf8(line, n);
+        if (bad_at >= 0) {
+            bad(&c, "record", "byte %ld is not UTF-8: a trace is UTF-8 text (RFC 8259 section 8.1)", bad_at + 1);
+            continue;
+        }
+        const char *z = memchr(line, 0, n);
+        if (z) {
+            bad(&c, "record", "byte %ld is NUL: a trace is JSON text, which has none", (long)(z - line) + 1);
+            continue;
+        }
+        if ((bad_at = jsontext_nul_escape(line, n)) >= 0) {
+            bad(&c, "record", "a string holds \\u0000 (NUL) at column %ld: job ids and names cannot contain NUL",
+                bad_at + 1);
+            continue;
+        }
         const char *jend = NULL;
         cJSON *r = cJSON_ParseWithOpts(line, &jend, 0);
         if (!r || *(jend + strspn(jend, " \t\r"))) {

@@ -2,6 +2,7 @@
 #include "http_runs.h"
 
 #include "diag.h"
+#include "jsontext.h"
 #include "runs.h"
 
 #include <cjson/cJSON.h>
@@ -138,6 +139,9 @@ static enum MHD_Result labels(struct MHD_Connection *c, const char *url, const c
     if (!get && !put)
         return error(c, 405, "method not allowed: GET shows the node's labels, PUT sets some", "GET, HEAD, PUT");
     if (put) {
+        /* cJSON would cut "a\u0000b" to the key "a" */
+        if (jsontext_nul_escape(b->p, b->len) >= 0 || (b->len && memchr(b->p, 0, b->len)))
+            return error(c, 400, "a label key or value holds NUL (\\u0000): labels cannot contain it", NULL);
         cJSON *o = b->len ? cJSON_ParseWithLength(b->p, b->len) : NULL;
         cJSON *v;
         const char *bad = !o || !cJSON_IsObject(o) ? "the body must be a JSON object of labels: {\"key\": \"value\"} "
