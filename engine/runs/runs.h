@@ -64,11 +64,14 @@ bool runs_active_id(struct runs *m, char *id, size_t idlen);
 bool runs_busy(struct runs *m);
 /* The state of the run (its enum run_state name), or NULL. */
 const char *runs_state(struct runs *m, const char *id);
-/* A node's labels at run time (PUT /nodes/<node>/labels): value NULL removes the key (a spec
- * label included). Only joulie.io/power-profile (eco or not) changes placement, from the next
- * tick on. 0; ENOENT no such node; EINVAL a key or value that is not a Kubernetes label
- * (message in err). */
-int runs_set_label(struct runs *m, const char *node, const char *key, const char *value, char *err, size_t errlen);
+/* Sets a node's labels at run time (PUT /nodes/<node>/labels), all or none: an edit's value
+ * NULL removes the key (a spec label included). Only joulie.io/power-profile (eco or not)
+ * changes placement, from the next tick on. 0; ENOENT no such node; EINVAL a key or value that
+ * is not a Kubernetes label; E2BIG more than RUN_LABELS_MAX labels in the request or on the node
+ * (run_labels.h). Messages in err. Linear in the node's labels and the request. */
+struct run_label_edit;
+int runs_set_labels(struct runs *m, const char *node, const struct run_label_edit *edits, int n, char *err,
+                    size_t errlen);
 /* Whether key and value (NULL: removal) make a Kubernetes label: 0, or EINVAL with a message. */
 int runs_label_check(const char *key, const char *value, char *err, size_t errlen);
 /* The node's labels now (the spec's, with the run-time ones over them), or NULL: no such node. */

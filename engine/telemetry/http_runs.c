@@ -3,6 +3,7 @@
 
 #include "diag.h"
 #include "jsontext.h"
+#include "run_labels.h"
 #include "runs.h"
 
 #include <cjson/cJSON.h>
@@ -11,6 +12,9 @@
 #include <string.h>
 
 #define HTTP_RUNS_MAX_BODY (512u << 20)
+/* PUT /nodes/<n>/labels: RUN_LABELS_MAX labels of the longest key (317) and value (63) quoted
+ * come to about 400 KB */
+#define HTTP_LABELS_MAX_BODY (1u << 20)
 
 static struct runs *the_runs;
 
@@ -130,7 +134,8 @@ static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
     return reply(c, code, o, NULL);
 }
 
-/* GET or PUT /nodes/<node>/labels; PUT's body: {"key": "value" or null, ...} */
+/* GET or PUT /nodes/<node>/labels; PUT's body: {"key": "value" or null, ...}. The body is
+ * parsed and checked without the runs' lock; the map is changed in one go under it. */
 static enum MHD_Result labels(struct MHD_Connection *c, const char *url, const char *method, struct body *b)
 {
     char node[256];
@@ -139,36 +144,49 @@ static enum MHD_Result labels(struct MHD_Connection *c, const char *url, const c
     if (!get && !put)
         return error(c, 405, "method not allowed: GET shows the node's labels, PUT sets some", "GET, HEAD, PUT");
     if (put) {
+        char msg[512];
+        if (b->too_big) {
+            snprintf(msg, sizeof msg, "the labels are larger than %u KiB: a node holds at most %d run-time labels",
+                     HTTP_LABELS_MAX_BODY >> 10, RUN_LABELS_MAX);
+            return error(c, 413, msg, NULL);
+        }
         /* cJSON would cut "a\u0000b" to the key "a" */
         if (jsontext_nul_escape(b->p, b->len) >= 0 || (b->len && memchr(b->p, 0, b->len)))
             return error(c, 400, "a label key or value holds NUL (\\u0000): labels cannot contain it", NULL);
         cJSON *o = b->len ? cJSON_ParseWithLength(b->p, b->len) : NULL;
+        if (!o || !cJSON_IsObject(o)) {
+            cJSON_Delete(o);
+            return error(c, 400, "the body must be a JSON object of labels: {\"key\": \"value\"} (null removes a key)",
+                         NULL);
+        }
+        int n = cJSON_GetArraySize(o);
+        if (n > RUN_LABELS_MAX) {
+            cJSON_Delete(o);
+            snprintf(msg, sizeof msg, "%d labels in one request: a node holds at most %d run-time labels", n,
+                     RUN_LABELS_MAX);
+            return error(c, 413, msg, NULL);
+        }
+        struct run_label_edit *ed = calloc((size_t)(n ? n : 1), sizeof *ed);
+        if (!ed) {
+            cJSON_Delete(o);
+            return MHD_NO;
+        }
         cJSON *v;
-        const char *bad = !o || !cJSON_IsObject(o) ? "the body must be a JSON object of labels: {\"key\": \"value\"} "
-                                                     "(null removes a key)"
-                                                   : NULL;
-        cJSON *items = bad ? NULL : o;
-        cJSON_ArrayForEach(v, items) if (!cJSON_IsString(v) && !cJSON_IsNull(v))
-            bad = "every label value must be a string, or null to remove the key";
-        char err[512] = "";
-        if (bad) {
-            cJSON_Delete(o);
-            return error(c, 400, bad, NULL);
+        int k = 0;
+        bool typed = true;
+        cJSON_ArrayForEach(v, o) {
+            typed = typed && (cJSON_IsString(v) || cJSON_IsNull(v));
+            ed[k++] = (struct run_label_edit){v->string, cJSON_IsString(v) ? v->valuestring : NULL};
         }
-        cJSON *probe = runs_node_labels_json(the_runs, node);
-        if (!probe) {
-            cJSON_Delete(o);
-            return error(c, 404, "no such node in the cluster spec (see /debug/nodes)", NULL);
-        }
-        cJSON_Delete(probe);
-        cJSON_ArrayForEach(v, o) /* all or nothing: check every label first */
-            if (runs_label_check(v->string, cJSON_IsString(v) ? v->valuestring : NULL, err, sizeof err)) {
-                cJSON_Delete(o);
-                return error(c, 400, err, NULL);
-            }
-        cJSON_ArrayForEach(v, o)
-            runs_set_label(the_runs, node, v->string, cJSON_IsString(v) ? v->valuestring : NULL, err, sizeof err);
+        int rc = typed ? runs_set_labels(the_runs, node, ed, k, msg, sizeof msg) : EINVAL;
+        free(ed);
         cJSON_Delete(o);
+        if (!typed)
+            return error(c, 400, "every label value must be a string, or null to remove the key", NULL);
+        if (rc == ENOENT)
+            return error(c, 404, "no such node in the cluster spec (see /debug/nodes)", NULL);
+        if (rc)
+            return error(c, rc == E2BIG ? 413 : 400, msg, NULL);
     }
     cJSON *o = runs_node_labels_json(the_runs, node);
     return o ? reply(c, 200, o, NULL) : error(c, 404, "no such node in the cluster spec (see /debug/nodes)", NULL);
@@ -193,7 +211,8 @@ enum MHD_Result http_runs_handle(struct MHD_Connection *c, const char *url, cons
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!b->too_big && b->len + *upload_size <= HTTP_RUNS_MAX_BODY) {
+        size_t max = labels_route(url) ? HTTP_LABELS_MAX_BODY : HTTP_RUNS_MAX_BODY;
+        if (!b->too_big && b->len + *upload_size <= max) {
             if (b->len + *upload_size + 1 > b->cap) {
                 size_t cap = (b->len + *upload_size + 1) * 2;
                 char *p = realloc(b->p, cap);
