@@ -368,8 +368,8 @@ void runs_detach(struct runs *m)
     free(m);
 }
 
-int runs_submit(struct runs *m, const char *label, const char *text, size_t len, char *id, size_t idlen,
-                struct diag *d)
+int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet, char *id,
+                size_t idlen, struct diag *d)
 {
     lock_caller(m);
     if (m->active) {
@@ -379,7 +379,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     }
     pthread_mutex_unlock(&m->lock);
     struct trace t;
-    if (trace_parse(&t, label, text, len, d))
+    if ((quiet ? trace_parse_quiet : trace_parse)(&t, label, text, len, d))
         return EINVAL;
     char rid[64];
     time_t now = time(NULL);
@@ -397,7 +397,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     } while (!stat(dir, &st));
     struct run *r = run_create(m->e, &t, rid, m->base_speed);
     struct run_output out;
-    if (run_output_open(&out, dir, text, len, err, sizeof err)) {
+    if (run_output_open(&out, dir, text, len, mode, err, sizeof err)) {
         diag_add(d, NULL, "%s", err);
         run_free(r);
         return EIO;
@@ -428,8 +428,9 @@ int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, s
     size_t len = 0;
     if (trace_load(&t, path, &raw, &len, d))
         return EINVAL;
+    unsigned mode = t.mode;
     trace_free(&t);
-    int rc = runs_submit(m, path, raw, len, id, idlen, d);
+    int rc = runs_submit(m, path, raw, len, mode, false, id, idlen, d);
     free(raw);
     return rc;
 }

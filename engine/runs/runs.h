@@ -46,12 +46,14 @@ void runs_set_tap(struct runs *m, const struct runs_tap *tap);
 struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_speed);
 /* Ends an active run as stopped (outputs written), removes the hooks. Call with no tick running. */
 void runs_detach(struct runs *m);
-/* A new run of the trace text (label names it in messages and the status). 0 with its id;
- * EBUSY while another is active (id: that one); EINVAL with the problems in d; EIO when the
- * output directory cannot be written (message in d). It starts at the next tick. */
-int runs_submit(struct runs *m, const char *label, const char *text, size_t len, char *id, size_t idlen,
-                struct diag *d);
-/* The same from a file or directory of *.jsonl. */
+/* A new run of the trace text (label names it in messages and the status). mode: the source's
+ * permission bits, which the run's copy of the trace keeps (run_output.h); quiet: messages never
+ * show the trace's values (trace_parse_quiet). 0 with its id; EBUSY while another is active (id:
+ * that one); EINVAL with the problems in d; EIO when the output directory cannot be written
+ * (message in d). It starts at the next tick. */
+int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet, char *id,
+                size_t idlen, struct diag *d);
+/* The same from a file or directory of *.jsonl (its mode kept, messages with values). */
 int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, struct diag *d);
 /* Stops the run at the next tick: 0; ENOENT no such run; EALREADY it has ended. */
 int runs_stop(struct runs *m, const char *id);

@@ -5,6 +5,7 @@
 #include "jsontext.h"
 #include "run_labels.h"
 #include "runs.h"
+#include "trace_file.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -17,10 +18,16 @@
 #define HTTP_LABELS_MAX_BODY (1u << 20)
 
 static struct runs *the_runs;
+static const char *trace_dir; /* --trace-dir: where tracePath may name files; NULL: tracePath is off */
 
 void http_runs_set(struct runs *m)
 {
     the_runs = m;
+}
+
+void http_runs_set_trace_dir(const char *dir)
+{
+    trace_dir = dir && *dir ? dir : NULL;
 }
 
 static bool labels_route(const char *url)
@@ -97,6 +104,21 @@ static const char *trace_path_of(const char *p, size_t len, cJSON **holder)
     return tp->valuestring;
 }
 
+/* The trace's problems, the first DIAG_PRINT_MAX of them as the CLI prints them, then how
+ * many more: a trace with 100,000 problems answers a few KB, not 10 MB. */
+static void add_problems(cJSON *o, const struct diag *d)
+{
+    cJSON *pr = cJSON_AddArrayToObject(o, "problems");
+    for (int i = 0; i < d->count && i < DIAG_PRINT_MAX; i++)
+        cJSON_AddItemToArray(pr, cJSON_CreateString(d->msgs[i]));
+    if (d->count > DIAG_PRINT_MAX) {
+        char more[64];
+        snprintf(more, sizeof more, "... and %d more", d->count - DIAG_PRINT_MAX);
+        cJSON_AddItemToArray(pr, cJSON_CreateString(more));
+    }
+    cJSON_AddNumberToObject(o, "problemCount", d->count);
+}
+
 static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
 {
     if (b->too_big)
@@ -107,8 +129,25 @@ static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
     char id[64] = "";
     cJSON *holder = NULL;
     const char *path = trace_path_of(b->p, b->len, &holder);
-    int rc = path ? runs_submit_path(the_runs, path, id, sizeof id, &d)
-                  : runs_submit(the_runs, "request body", b->p, b->len, id, sizeof id, &d);
+    int rc;
+    if (path) {
+        /* only beneath the operator's trace directory, regular files, bounded; the messages
+         * about its content never show it (the client may not be allowed to read the file) */
+        char *text = NULL, err[1024];
+        size_t len = 0;
+        unsigned mode = 0;
+        enum trace_file_status st = trace_file_read(trace_dir, path, TRACE_FILE_MAX, &text, &len, &mode, err,
+                                                    sizeof err);
+        if (st != TRACE_FILE_OK) {
+            cJSON_Delete(holder);
+            return error(c, st == TRACE_FILE_REFUSED ? 403 : st == TRACE_FILE_MISSING ? 404
+                            : st == TRACE_FILE_TOO_BIG ? 413 : 400, err, NULL);
+        }
+        rc = runs_submit(the_runs, path, text, len, mode, true, id, sizeof id, &d);
+        free(text);
+    } else {
+        rc = runs_submit(the_runs, "request body", b->p, b->len, 0644, false, id, sizeof id, &d);
+    }
     cJSON_Delete(holder);
     cJSON *o = cJSON_CreateObject();
     unsigned code = 201;
@@ -126,9 +165,7 @@ static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
         code = rc == EIO ? 500 : 400;
         cJSON_AddStringToObject(o, "error", rc == EIO ? "the run's outputs cannot be written"
                                                       : "the trace is invalid; nothing was started");
-        cJSON *pr = cJSON_AddArrayToObject(o, "problems");
-        for (int i = 0; i < d.count; i++)
-            cJSON_AddItemToArray(pr, cJSON_CreateString(d.msgs[i]));
+        add_problems(o, &d);
     }
     diag_free(&d);
     return reply(c, code, o, NULL);
