@@ -211,6 +211,17 @@ int cmd_serve(int argc, char **argv)
                  cfg.debug_late_ns >= cfg.tick_ns / 2))
         return cli_usage_error("serve", "HWEMU_DEBUG_LATE_TICK=\"%.100s\" is not a duration above 0 and below half "
                                "the tick (a test setting: docs/robustness.md)", late);
+    const char *rfree = cli_env("HWEMU_DEBUG_ROOT_FREE");
+    if (rfree) {
+        char *end;
+        unsigned long long b = strtoull(rfree, &end, 10);
+        if (*end || end == rfree || !b)
+            return cli_usage_error("serve", "HWEMU_DEBUG_ROOT_FREE=\"%.100s\" is not a number of bytes above 0 (a "
+                                   "test setting: docs/robustness.md)", rfree);
+        cfg.debug_root_free = b;
+        fprintf(stderr, "hwemu serve: HWEMU_DEBUG_ROOT_FREE: the root's file system is taken to have %llu bytes "
+                "free (a test setting)\n", b);
+    }
     char xerr[256];
     if (exporters_parse(exporters, &cfg.exporters, xerr, sizeof xerr))
         return cli_usage_error("serve", "%s=\"%s\": %s", exporters_from, exporters, xerr);
