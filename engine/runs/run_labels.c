@@ -112,19 +112,22 @@ static char *xstrdup(const char *s)
 int run_labels_apply(struct run_label_map *m, const struct run_label_edit *edits, int n,
                      const struct yt_node *const spec[2], int max, int *would)
 {
-    /* the request's keys, each once, its last value: last[i] is the edit that wins for the key
-     * of edit i, -1 for an earlier edit of a key given again */
+    /* the request's keys, each once at its first place with its last value: last[i] is the
+     * edit whose value wins for the key first given by edit i, -1 for a later edit of a key */
     struct strset seen;
     strset_init(&seen, (uint32_t)n);
     int *last = xcalloc((size_t)n, sizeof *last);
     int *at = xcalloc(seen.cap, sizeof *at);
     for (int i = 0; i < n; i++) {
         uint32_t s = strset_slot(&seen, edits[i].key);
-        if (seen.k[s])
-            last[at[s]] = -1;
-        seen.k[s] = edits[i].key;
-        at[s] = i;
-        last[i] = i;
+        if (seen.k[s]) {
+            last[at[s]] = i;
+            last[i] = -1;
+        } else {
+            seen.k[s] = edits[i].key;
+            at[s] = i;
+            last[i] = i;
+        }
     }
     struct strset sp;
     spec_keys(&sp, spec, 0);
@@ -133,8 +136,9 @@ int run_labels_apply(struct run_label_map *m, const struct run_label_edit *edits
     for (int i = 0; i < n; i++) {
         if (last[i] < 0)
             continue;
+        const char *value = edits[last[i]].value;
         bool has = run_labels_get(m, edits[i].key) != NULL;
-        bool keep = edits[i].value || strset_has(&sp, edits[i].key);
+        bool keep = value || strset_has(&sp, edits[i].key);
         adds += !has && keep;
         count += !has && keep ? 1 : has && !keep ? -1 : 0;
     }
@@ -158,15 +162,16 @@ int run_labels_apply(struct run_label_map *m, const struct run_label_edit *edits
     for (int i = 0; i < n; i++) {
         if (last[i] < 0)
             continue;
+        const char *value = edits[last[i]].value;
         struct run_label *e = (struct run_label *)run_labels_get(m, edits[i].key);
-        bool keep = edits[i].value || strset_has(&sp, edits[i].key);
+        bool keep = value || strset_has(&sp, edits[i].key);
         if (e) {
             free(e->value);
-            e->value = xstrdup(edits[i].value);
+            e->value = xstrdup(value);
             if (!keep) /* dropped below, with the index rebuilt once */
                 drop[e - m->v] = dropped = true;
         } else if (keep) {
-            m->v[m->n++] = (struct run_label){xstrdup(edits[i].key), xstrdup(edits[i].value)};
+            m->v[m->n++] = (struct run_label){xstrdup(edits[i].key), xstrdup(value)};
             if ((uint32_t)m->n * 2 + 2 > m->nslots) {
                 reindex(m);
             } else { /* room in the index: put it in */

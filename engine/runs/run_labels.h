@@ -34,7 +34,7 @@ struct run_label_edit {
 
 /* The run-time entry of key, or NULL when none was set. */
 const struct run_label *run_labels_get(const struct run_label_map *m, const char *key);
-/* Applies edits[0..n) in order (a key given twice: the last wins), all or none. spec[0..2) are
+/* Applies edits[0..n) in order (a key given twice: its first place, its last value), all or none. spec[0..2) are
  * the node's spec label maps (default and pool; NULL: none): a removal of a key they hold is
  * kept so that it hides theirs, one of another key drops the entry. 0; E2BIG (nothing changed)
  * when the map would hold more than max entries, *would the count it would have had. */
