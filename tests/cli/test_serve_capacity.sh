@@ -35,8 +35,12 @@ out=$("$hwemu" clusterspec validate --spec "$tmp/2k.yaml" 2>&1)
 [ $? = 0 ] && [ -z "$out" ] && ok || bad "validate 2,000 nodes is not silent: $out"
 
 # 2. serve of 1,000,000 nodes: exit 1, one line
-timeout 300 "$hwemu" serve --spec "$tmp/1m.yaml" --root "$tmp/r1" --addr 127.0.0.1:0 >/dev/null 2>"$tmp/e1"
+# (HWEMU_DEBUG_ROOT_FREE: 1 GB, so that a machine with the memory and descriptors for it is
+# still refused, by the root's space, instead of writing 194 GB)
+HWEMU_DEBUG_ROOT_FREE=1000000000 timeout 300 "$hwemu" serve --spec "$tmp/1m.yaml" --root "$tmp/r1" \
+    --addr 127.0.0.1:0 >/dev/null 2>"$tmp/e1a"
 rc=$?
+grep -v 'HWEMU_DEBUG_ROOT_FREE' "$tmp/e1a" >"$tmp/e1"
 [ $rc = 1 ] && [ "$(wc -l <"$tmp/e1")" = 1 ] && \
     grep -qE '1000000 nodes need about [0-9.]+ GiB of memory|1000000 nodes need [0-9]+ file descriptors|the root .* needs [0-9]+ MiB for 1000000 node segments' "$tmp/e1" \
     && ok || bad "serve 1M: rc $rc $(head -c 600 "$tmp/e1")"
