@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +25,7 @@ static const char help[] =
     "Usage: hwemu serve [--spec FILE] [--profiles-dir DIR] [--root DIR] [--addr HOST:PORT]\n"
     "                   [--tick DURATION] [--workers N] [--exporters LIST] [--speed N|max] [--batch N]\n"
     "                   [--http-auth-file FILE] [--tls-cert FILE --tls-key FILE] [--http-max-connections N]\n"
-    "                   [--http-timeout DURATION]\n"
+    "                   [--http-timeout DURATION] [--trace-dir DIR]\n"
     "\n"
     "Runs every node of the cluster spec: renders (or resumes) one segment per node under the root,\n"
     "steps every node each tick, and serves a page at / and /telemetry/<node>, /control/<node>,\n"
@@ -55,6 +56,8 @@ static const char help[] =
     "  --http-max-connections N  connections served at once; more are closed at once\n"
     "                       (SIM_HTTP_MAX_CONNECTIONS); default 4096\n"
     "  --http-timeout DURATION  a connection idle this long is closed (SIM_HTTP_TIMEOUT); default 15s\n"
+    "  --trace-dir DIR      POST /runs {\"tracePath\"} reads traces from this directory only (SIM_TRACE_DIR);\n"
+    "                       default none: tracePath is refused (403), a trace in the body still works\n"
     "  -h, --help           this text\n"
     "\n"
     "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
@@ -115,7 +118,7 @@ int cmd_serve(int argc, char **argv)
         {"exporters", required_argument, 0, 'x'}, {"speed", required_argument, 0, 'S'}, {"batch", required_argument, 0, 'B'},
         {"http-auth-file", required_argument, 0, 'A'}, {"tls-cert", required_argument, 0, 'C'},
         {"tls-key", required_argument, 0, 'K'},         {"http-max-connections", required_argument, 0, 'M'},
-        {"http-timeout", required_argument, 0, 'T'},
+        {"http-timeout", required_argument, 0, 'T'}, {"trace-dir", required_argument, 0, 'D'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     struct engine_config cfg = {
         .spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
@@ -130,6 +133,7 @@ int cmd_serve(int argc, char **argv)
     const char *addr_from = "SIM_ADDR";
     const char *speed = cli_env("SIM_SPEED"), *speed_from = "SIM_SPEED";
     const char *batch = cli_env("SIM_BATCH_TICKS"), *batch_from = "SIM_BATCH_TICKS";
+    const char *trace_dir = cli_env("SIM_TRACE_DIR"), *trace_dir_from = "SIM_TRACE_DIR";
     int c;
     opterr = 0;
     optind = 1;
@@ -149,6 +153,7 @@ int cmd_serve(int argc, char **argv)
         case 'T': htimeout = optarg, htimeout_from = "--http-timeout"; break;
         case 'S': speed = optarg, speed_from = "--speed"; break;
         case 'B': batch = optarg, batch_from = "--batch"; break;
+        case 'D': trace_dir = optarg, trace_dir_from = "--trace-dir"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("serve", "unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -181,6 +186,10 @@ int cmd_serve(int argc, char **argv)
                                    htimeout_from, htimeout);
         hcfg.timeout_s = (unsigned)(ns / 1000000000LL);
     }
+    struct stat tsb;
+    if (trace_dir && (stat(trace_dir, &tsb) || !S_ISDIR(tsb.st_mode)))
+        return cli_usage_error("serve", "%s=\"%.200s\" is not a directory: name the directory POST /runs may read "
+                               "traces from (docs/security.md)", trace_dir_from, trace_dir);
     if (!hcfg.tls_cert != !hcfg.tls_key)
         return cli_usage_error("serve", "TLS needs both --tls-cert and --tls-key (or SIM_TLS_CERT and SIM_TLS_KEY)");
     cfg.speed = 1;
@@ -202,6 +211,17 @@ int cmd_serve(int argc, char **argv)
                  cfg.debug_late_ns >= cfg.tick_ns / 2))
         return cli_usage_error("serve", "HWEMU_DEBUG_LATE_TICK=\"%.100s\" is not a duration above 0 and below half "
                                "the tick (a test setting: docs/robustness.md)", late);
+    const char *rfree = cli_env("HWEMU_DEBUG_ROOT_FREE");
+    if (rfree) {
+        char *end;
+        unsigned long long b = strtoull(rfree, &end, 10);
+        if (*end || end == rfree || !b)
+            return cli_usage_error("serve", "HWEMU_DEBUG_ROOT_FREE=\"%.100s\" is not a number of bytes above 0 (a "
+                                   "test setting: docs/robustness.md)", rfree);
+        cfg.debug_root_free = b;
+        fprintf(stderr, "hwemu serve: HWEMU_DEBUG_ROOT_FREE: the root's file system is taken to have %llu bytes "
+                "free (a test setting)\n", b);
+    }
     char xerr[256];
     if (exporters_parse(exporters, &cfg.exporters, xerr, sizeof xerr))
         return cli_usage_error("serve", "%s=\"%s\": %s", exporters_from, exporters, xerr);
@@ -247,6 +267,7 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "hwemu serve: run %s of %s starts now\n", id, trace);
     }
     http_runs_set(runs);
+    http_runs_set_trace_dir(trace_dir);
     struct http *h = http_start(&eng, otlp, &hcfg, err, sizeof err);
     if (!h) {
         fprintf(stderr, "hwemu serve: %s\n", err);

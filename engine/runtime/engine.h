@@ -46,8 +46,15 @@ struct engine_config {
      * between as long after taking their time, so a tick that wakes on time follows a late one
      * and its nodes publish late: the window between two ticks, made wide on purpose. */
     int64_t debug_late_ns;
+    /* Tests only (HWEMU_DEBUG_ROOT_FREE, docs/robustness.md "Capacity"): 0, or the bytes the
+     * root's file system is taken to have free, to play a small root without mounting one. */
+    uint64_t debug_root_free;
 };
 #define ENGINE_SPEED_MAX (-1.0)
+/* engine_start's estimate of a node's private memory per binding of its template (its arrays
+ * of values, counters and shown texts; measured: an intel-xeon-2s-rapl node takes about 98 KB
+ * in all, docs/robustness.md "Capacity") */
+#define ENGINE_NODE_ARRAY_BYTES 48
 #define ENGINE_BATCH_TICKS 300
 
 struct engine;
@@ -130,6 +137,7 @@ struct engine {
     struct node *nodes;
     int nnodes;
     struct event_log *events;
+    int lock_fd;                 /* <root>/.lock, flocked for the engine's life (root.h root_lock) */
     struct telemetry *telemetry; /* RCU pointer */
     struct telemetry *next;      /* being filled by the workers */
     /* tick statistics (written by the tick thread, read by HTTP) */

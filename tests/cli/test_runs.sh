@@ -260,7 +260,7 @@ PY
 printf '%s\n' '{"type":"job","jobId":"long","podTemplate":{"requests":{"cpu":"8"}},"work":{"cpuUnits":1e9}}' >"$tmp/long.jsonl"
 printf '%s\n' '{"type":"job","jobId":"quick","podTemplate":{"requests":{"cpu":"2"}},"work":{"cpuUnits":3}}' >"$tmp/quick.jsonl"
 port=$(free_port); url=http://127.0.0.1:$port
-if serve_start "$url" "$tmp/h.err" --spec "$spec" --root "$tmp/rh" --addr "127.0.0.1:$port"; then
+if serve_start "$url" "$tmp/h.err" --spec "$spec" --root "$tmp/rh" --addr "127.0.0.1:$port" --trace-dir "$tmp"; then
     r=$(curl -s -w ' %{http_code}' -X POST --data-binary @tests/corpus/traces/several.jsonl "$url/runs")
     [[ "$r" == *' 400' ]] && grep -qF 'request body:2: sensitivity.cpu: expected a number, found a string' <<<"$r" &&
         grep -qF 'nothing was started' <<<"$r" && ok || bad "POST bad trace: $r"
@@ -293,8 +293,9 @@ if serve_start "$url" "$tmp/h.err" --spec "$spec" --root "$tmp/rh" --addr "127.0
     curl -s "$url/debug/events" | grep -q '"event":"joulie.sim.job.completed"' && ok || bad "completed event"
     n=$(curl -s "$url/runs" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')
     [ "$n" = 2 ] && ok || bad "GET /runs lists $n runs"
-    r=$(curl -s -w ' %{http_code}' -X POST -d '{"tracePath":"/nonexistent/t.jsonl"}' "$url/runs")
-    [[ "$r" == *' 400' ]] && grep -qF '/nonexistent/t.jsonl: cannot read the trace' <<<"$r" && ok || bad "missing tracePath: $r"
+    r=$(curl -s -w ' %{http_code}' -X POST -d '{"tracePath":"nonexistent.jsonl"}' "$url/runs")
+    [[ "$r" == *' 404' ]] && grep -qF 'nonexistent.jsonl: no such file in the trace directory' <<<"$r" && ok \
+        || bad "missing tracePath: $r"
     kill $pid; wait $pid; pid=
 else
     bad "serve for the API did not start: $(cat "$tmp/h.err")"
