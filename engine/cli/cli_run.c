@@ -202,7 +202,7 @@ int cmd_run(int argc, char **argv)
             fprintf(stderr, "hwemu run: %s suspended; the same command (the same --root or --runs-dir) resumes it\n",
                     id);
         else
-            fprintf(stderr, "hwemu run: %s ended stopped: its state could not be kept (see above)\n", id);
+            fprintf(stderr, "hwemu run: %s: its state could not be written at the stop (see above)\n", id);
         return kept ? EXIT_SUSPENDED : EXIT_INVALID;
     }
     const char *state = runs_state(m, id);

@@ -14,6 +14,7 @@
 #      the same command resumes it to the end, with the clean run's jobs.
 #   C  `hwemu serve`: GET /runs/<id>'s completed count never goes back across kill -9 restarts,
 #      and a run directory without a usable state is listed as failed with the reason.
+#   D  `hwemu serve` killed -9 as soon as POST /runs answered: the restart resumes that run.
 set -u
 hwemu=$(realpath "${1:-build/hwemu}")
 cd "$(dirname "$0")/../.." || exit 1
@@ -198,4 +199,17 @@ for round in 1 2 3 4; do
 done
 [ $back -eq 0 ] && ok || bad "C: the completed count went back in $back of 4 restarts"
 kill $pid; wait $pid 2>/dev/null
+
+# ---- D: kill -9 as soon as POST /runs answered: the run resumes (its first checkpoint) ---------
+unset SIM_WORKLOAD_TRACE_PATH
+for round in 1 2 3; do
+    root=$tmp/post$round
+    serve_start "$url" "$tmp/D.err" --spec "$spec" --root "$root" --addr 127.0.0.1:$port || { bad "D: serve"; break; }
+    id=$(curl -s --data-binary @"$tmp/trace.jsonl" "$url/runs" | jq -r .runId)
+    kill -9 $pid; wait $pid 2>/dev/null
+    serve_start "$url" "$tmp/D.err" --spec "$spec" --root "$root" --addr 127.0.0.1:$port || { bad "D: restart"; break; }
+    st=$(curl -s "$url/runs/$id" | jq -r .state)
+    [ "$st" = running ] || [ "$st" = completed ] && ok || bad "D: round $round: run $id after kill -9 right after POST /runs: $st"
+    kill $pid; wait $pid 2>/dev/null
+done
 finish
