@@ -24,6 +24,8 @@ export SIM_RUN_CHECKPOINT_INTERVAL=100ms
 njobs=$(grep -c '"type":"job"' "$tmp/trace.jsonl")
 args=(run --spec "$spec" --trace "$tmp/trace.jsonl" --speed max --batch 1)
 export ENOSPC_FLAG=$tmp/full
+# the sanitizer build's hwemu needs its ASan runtime first in the preload list
+preload="$(ldd "$hwemu" | awk '/libasan/ {print $3}') $tmp/enospc.so"
 
 # whole DIR: every line of DIR's jobs.jsonl and otlp files is whole JSON, each job once, all of them
 whole() {
@@ -48,7 +50,7 @@ EOF
 # ---- A: full for a while ------------------------------------------------------------------------
 root=$tmp/a
 mkdir -p "$root/runs"
-ENOSPC_UNDER=$(realpath "$root/runs")/ LD_PRELOAD=$tmp/enospc.so "$hwemu" "${args[@]}" --root "$root" \
+ENOSPC_UNDER=$(realpath "$root/runs")/ LD_PRELOAD="$preload" "$hwemu" "${args[@]}" --root "$root" \
     >"$tmp/A.out" 2>"$tmp/A.err" &
 p=$!
 for _ in $(seq 500); do grep -q " on [0-9]* nodes from " "$tmp/A.err" && break; sleep 0.01; done
@@ -72,7 +74,7 @@ jq -e ".jobs.completed == $njobs" "$d/summary.json" >/dev/null && ok || bad "A: 
 root=$tmp/b
 mkdir -p "$root/runs"
 export ENOSPC_UNDER=$(realpath "$root/runs")/
-LD_PRELOAD=$tmp/enospc.so "$hwemu" "${args[@]}" --root "$root" >"$tmp/B.out" 2>"$tmp/B.err" &
+LD_PRELOAD="$preload" "$hwemu" "${args[@]}" --root "$root" >"$tmp/B.out" 2>"$tmp/B.err" &
 p=$!
 for _ in $(seq 500); do grep -q " on [0-9]* nodes from " "$tmp/B.err" && break; sleep 0.01; done
 sleep 0.7
