@@ -42,7 +42,8 @@ static const char help[] =
     "                      max: ticks back to back\n"
     "  --batch N           at --speed max: a node steps and publishes once per N ticks, and in\n"
     "                      between only when its load or limits change (SIM_BATCH_TICKS); default 300, 1: every tick\n"
-    "  --base-speed-per-core X   work units per core-second (SIM_BASE_SPEED_PER_CORE); default 1\n";
+    "  --base-speed-per-core X   work units per core-second (SIM_BASE_SPEED_PER_CORE); default 1\n"
+    "SIM_RUN_CHECKPOINT_INTERVAL: the least wall time between the run's checkpoints (default 30s).\n";
 
 static struct engine eng;
 

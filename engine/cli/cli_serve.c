@@ -58,7 +58,9 @@ static const char help[] =
     "  -h, --help           this text\n"
     "\n"
     "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
-    "SIM_WORKLOAD_TRACE_PATH starts at startup; outputs under SIM_RUNS_DIR (default <root>/runs).\n";
+    "SIM_WORKLOAD_TRACE_PATH starts at startup; outputs under SIM_RUNS_DIR (default <root>/runs); a run\n"
+    "checkpoints every 300 ticks, at most every SIM_RUN_CHECKPOINT_INTERVAL (default 30s), and resumes\n"
+    "at the next start after a stop or a crash.\n";
 
 static struct engine eng;
 
