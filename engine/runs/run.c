@@ -505,11 +505,6 @@ void run_before(struct run *r, struct engine *e)
 
 /* ---- per node: progress, load (node workers; the energy: run_energy.c) ------------------- */
 
-double run_job_cpu_util(const struct trace_job *t)
-{
-    return t->cpus > 0 ? clamp01(t->u_cpu * t->cpu_req / t->cpus) : 0;
-}
-
 void run_node_load(const struct run *r, int i, struct phys_load *load, struct phys_gpu_load *gload)
 {
     const struct run_node *n = &r->nodes[i];

@@ -173,8 +173,14 @@ void run_stop(struct run *r);
  * every GPU of the node. The one place that turns jobs into physics load. */
 void run_node_load(const struct run *r, int i, struct phys_load *load, struct phys_gpu_load *gload);
 /* The utilization of each CPU job t holds: utilization · requested cores / held CPUs (a
- * request of 1.5 cores holds 2 CPUs at 0.75 of the job's utilization each), 0..1. */
-double run_job_cpu_util(const struct trace_job *t);
+ * request of 1.5 cores holds 2 CPUs at 0.75 of the job's utilization each), 0..1. Inline here:
+ * the load (run.c) and the energy split (run_energy.c) both use it at every node's hook, and
+ * neither file depends on the other for it. */
+static inline double run_job_cpu_util(const struct trace_job *t)
+{
+    double u = t->cpus > 0 ? t->u_cpu * t->cpu_req / t->cpus : 0;
+    return u < 0 ? 0 : u > 1 ? 1 : u;
+}
 /* CPU and GPU throughput multipliers of the original's model (0..1). */
 double run_cpu_throughput(double f, double knee, int cls, double mem, double io);
 double run_gpu_throughput(double ratio, int cls, double mem);
