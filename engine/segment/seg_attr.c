@@ -424,8 +424,11 @@ static int store_amdgpu_cap(const struct attr_write *w) /* §9.1 swsmu: kstrtou3
         return rc;
     if (v > 0xffffffffULL)
         return ERANGE;
+    /* amdgpu_hwmon_set_power_cap divides by 1000000 first, so 1..999999 uW is 0 W like 0 itself;
+     * smu_set_power_limit then range-checks the watts and turns a 0 W limit into the current one
+     * (`if (!limit) limit = smu->current_power_limit`): the cap reads back unchanged at once. */
     unsigned long long uw = v / 1000000 * 1000000;
-    if (v == 0 && w->p->a == 0) /* 0 within the range keeps the current cap */
+    if (uw == 0 && w->p->a == 0)
         return taken_unchanged(w);
     if (uw < (unsigned long long)w->p->a || uw > (unsigned long long)w->p->b)
         return EINVAL;

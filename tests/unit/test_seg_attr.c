@@ -244,6 +244,19 @@ static void test_amdgpu(void **st)
     assert_int_equal(w("w7900/power1_cap", "241900000", o), 0);
     assert_string_equal(o, "241000000\n");
     assert_int_equal(w("w7900/power1_cap", "0", o), EINVAL); /* 0 is refused when the minimum is above it */
+    /* 1..999999 uW is 0 W after amdgpu_hwmon_set_power_cap's division by 1000000, and swsmu's
+     * smu_set_power_limit turns a 0 W limit into the current one: taken, nothing stored, the file
+     * reads the cap it had (750 W, written above) at once, not 0 until the next tick */
+    assert_int_equal(w("amd/power1_cap", "999999", o), 0);
+    assert_string_equal(o, "");
+    uint32_t cap = seg_lookup(&seg, "amd/power1_cap", strlen("amd/power1_cap"));
+    char tmp[SEG_TEXT_MAX];
+    size_t len;
+    const char *t = seg_read(&seg, cap, 0, tmp, &len);
+    assert_non_null(t);
+    assert_int_equal(len, 10);
+    assert_memory_equal(t, "750000000\n", 10);
+    assert_int_equal(w("w7900/power1_cap", "999999", o), EINVAL); /* 0 W below a 241 W minimum */
     assert_int_equal(w("amd/power_dpm_force_performance_level", "highXYZ", o), 0);
     assert_string_equal(o, "high\n"); /* matched by prefix (§9.2) */
     assert_int_equal(w("amd/power_dpm_force_performance_level", "profile_exit", o), EINVAL);
