@@ -26,7 +26,9 @@
  *   SV_UINT_CLAMP01    intel_pstate/no_turbo: sscanf("%u") else EINVAL, clamped to 0/1
  *   SV_BOOL01          cpufreq/boost: kstrtobool -> "0"/"1"
  *   SV_UW_CLAMP        hwmon power caps: kstrtoul base 10, clamped into [a, b] uW
- *   SV_SETSPEED        scaling_setspeed: EINVAL unless the related governor is userspace
+ *   SV_SETSPEED        scaling_setspeed: EINVAL unless the related governor is userspace; the
+ *                      frequency clamped into the policy's scaling_min_freq..scaling_max_freq
+ *                      (the files beside it), what show_speed's policy->cur reads after it
  *   SV_NVML_LIMIT      state/nvml/gpu<i>/power_limit_mw: decimal mW in [a, b] else EINVAL;
  *                      c=1 (the limit holds a token: not supported) -> EOPNOTSUPP
  *   SV_NVML_CLOCKS     locked_{gpu,memory}_clocks: "none", or "<min> <max>" MHz (one value:
