@@ -598,6 +598,8 @@ bool emu_is_msr(uint32_t entry)
 
 ssize_t emu_msr_read(uint32_t entry, int flags, int64_t off, size_t n, unsigned char reg[8])
 {
+    if (off < 0)
+        return -EINVAL; /* ksys_pread64's check, before the file is looked at */
     if ((flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY)
         return -EBADF;
     if (n > EMU_MAX_RW_COUNT)

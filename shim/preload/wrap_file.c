@@ -235,6 +235,9 @@ EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen
     struct emu_file *f = fdt_get(fd);
     if (f && n > buflen)
         __builtin_trap();
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, false)))
+        return shim_fail(off < 0 ? EINVAL : e);
     return f ? file_pread(f, buf, n, off) : REAL(__pread_chk)(fd, buf, n, off, buflen);
 }
 
@@ -243,6 +246,9 @@ EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t bu
     struct emu_file *f = fdt_get(fd);
     if (f && n > buflen)
         __builtin_trap();
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, false)))
+        return shim_fail(off < 0 ? EINVAL : e);
     return f ? file_pread(f, buf, n, off) : REAL(__pread64_chk)(fd, buf, n, off, buflen);
 }
 

@@ -39,6 +39,8 @@ static void msr(void)
     check(pread(fd, v, 16, 0x606) == 16 && v[0] == v[1] && v[0] == 0xA0E03, "16 bytes read the register twice");
     errno = 0;
     check(pread(fd, v, 8, 0x1234) < 0 && errno == EIO, "an absent register is EIO");
+    errno = 0;
+    check(pread(fd, v, 8, -1) < 0 && errno == EINVAL, "a negative offset is EINVAL (ksys_pread64)");
     check(lseek(fd, 0x606, SEEK_SET) == 0x606, "lseek to the MSR");
     check(read(fd, &w, 8) == 8 && w == 0xA0E03 && read(fd, &w, 8) == 8 && w == 0xA0E03, "read at the position");
     check(lseek(fd, 0, SEEK_CUR) == 0x606, "read does not move the position");
