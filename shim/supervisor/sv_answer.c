@@ -36,7 +36,8 @@
  * a shell redirecting the file to stdin) gets a memfd with the content shown at that moment.
  *   read, lseek, getdents64   emu_read.c's and emu_dir.c's answers, as the shim gives them
  *   write   one call is one store of at most 4096 bytes (seg_attr_store), the kernel's errno
- *           when refused, an event either way (with the agent's pid)
+ *           when refused, an event either way (with the agent's pid); /dev/ipmi0 has no write
+ *           (EINVAL) and an MSR device takes whole registers (emu_msr_write)
  * What it must never do: block (no waiting on the engine or the target), act on target memory
  * without re-checking that the call is still pending, or answer a descriptor it does not own. */
 #include "sv.h"
@@ -675,8 +676,6 @@ static int64_t a_rename(const struct sv_call *c, int fd1, uint64_t p1, int fd2, 
 
 /* --- reading and writing ------------------------------------------------------------------------ */
 
-/* read/readv (positional false: at the file position, which moves) and pread64/preadv/preadv2
- * (at off): emu_read.c's answer, written into the caller's buffers. */
 /* An MSR device's read (emu_msr_read) into each vector in turn, as do_loop_readv_writev calls
  * msr_read per vector: the register repeated, whole registers up to the first that cannot be
  * written (EFAULT when none could), a vector whose length is not a multiple of 8 EINVAL. */
@@ -711,6 +710,9 @@ static int64_t msr_read(const struct sv_call *c, struct desc *d, const struct io
     return total;
 }
 
+/* read/readv (positional false: at the file position, which moves) and pread64/preadv/preadv2
+ * (at off): emu_read.c's answer, written into the caller's buffers; an MSR device's is
+ * msr_read's, and never moves the position. */
 static int64_t a_read(const struct sv_call *c, int fd, const struct iovec *riov, int cnt, bool positional, int64_t off)
 {
     struct desc *d = fd_desc(c, fd);
