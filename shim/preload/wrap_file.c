@@ -183,7 +183,6 @@ static ssize_t file_pread(struct emu_file *f, void *buf, size_t n, int64_t off)
     return k;
 }
 
-
 static ssize_t file_read(struct emu_file *f, void *buf, size_t n)
 {
     ssize_t k = file_pread(f, buf, n, atomic_load(&f->pos));
