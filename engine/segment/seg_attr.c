@@ -362,6 +362,27 @@ static int store_uw_clamp(const struct attr_write *w)
     return taken_clamped(w, v, (unsigned long long)w->p->a, (unsigned long long)w->p->b);
 }
 
+/* The value of the attribute `name` in the same directory as entry (a policy's scaling_min_freq
+ * beside its scaling_setspeed), or dflt when there is none or it is not a number. */
+static unsigned long long sibling_u64(const struct attr_write *w, const char *name, unsigned long long dflt)
+{
+    const char *path = seg_path(w->s, w->entry);
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    char sib[512], text[SEG_TEXT_MAX];
+    unsigned long long v;
+    if (!slash || (size_t)(slash - path) + 1 + strlen(name) >= sizeof sib)
+        return dflt;
+    int n = snprintf(sib, sizeof sib, "%.*s/%s", (int)(slash - path), path, name);
+    uint32_t e = seg_lookup(w->s, sib, (size_t)n);
+    size_t len = e == SEG_NONE ? 0 : related_text(w->s, e, w->now_ns, text);
+    return len && !kstrtoull10(text, len, &v) ? v : dflt;
+}
+
+/* scaling_setspeed under the userspace governor: store_scaling_setspeed's sscanf("%u"), then
+ * cpufreq_userspace.c's cpufreq_set -> __cpufreq_driver_target(policy, freq, RELATION_L), which
+ * clamps the frequency into [policy->min, policy->max]; show_speed prints policy->cur, the
+ * frequency set (kernels up to 6.18; a 2025 patch shows the raw setspeed instead). So the file
+ * reads back the written frequency clamped into the policy's scaling_min_freq..scaling_max_freq. */
 static int store_setspeed(const struct attr_write *w)
 {
     char gov[SEG_TEXT_MAX];
@@ -372,7 +393,8 @@ static int store_setspeed(const struct attr_write *w)
     unsigned long long v;
     if (!wl || kstrtoull10(word, wl, &v))
         return EINVAL;
-    return taken_u64(w, v);
+    unsigned long long lo = sibling_u64(w, "scaling_min_freq", 0), hi = sibling_u64(w, "scaling_max_freq", v);
+    return taken_clamped(w, v, lo, hi < lo ? lo : hi);
 }
 
 static int store_nvml_limit(const struct attr_write *w) /* nvmlDeviceSetPowerManagementLimit's range check */
@@ -424,8 +446,11 @@ static int store_amdgpu_cap(const struct attr_write *w) /* §9.1 swsmu: kstrtou3
         return rc;
     if (v > 0xffffffffULL)
         return ERANGE;
+    /* amdgpu_hwmon_set_power_cap divides by 1000000 first, so 1..999999 uW is 0 W like 0 itself;
+     * smu_set_power_limit then range-checks the watts and turns a 0 W limit into the current one
+     * (`if (!limit) limit = smu->current_power_limit`): the cap reads back unchanged at once. */
     unsigned long long uw = v / 1000000 * 1000000;
-    if (v == 0 && w->p->a == 0) /* 0 within the range keeps the current cap */
+    if (uw == 0 && w->p->a == 0)
         return taken_unchanged(w);
     if (uw < (unsigned long long)w->p->a || uw > (unsigned long long)w->p->b)
         return EINVAL;

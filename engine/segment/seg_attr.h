@@ -26,13 +26,16 @@
  *   SV_UINT_CLAMP01    intel_pstate/no_turbo: sscanf("%u") else EINVAL, clamped to 0/1
  *   SV_BOOL01          cpufreq/boost: kstrtobool -> "0"/"1"
  *   SV_UW_CLAMP        hwmon power caps: kstrtoul base 10, clamped into [a, b] uW
- *   SV_SETSPEED        scaling_setspeed: EINVAL unless the related governor is userspace
+ *   SV_SETSPEED        scaling_setspeed: EINVAL unless the related governor is userspace; the
+ *                      frequency clamped into the policy's scaling_min_freq..scaling_max_freq
+ *                      (the files beside it), what show_speed's policy->cur reads after it
  *   SV_NVML_LIMIT      state/nvml/gpu<i>/power_limit_mw: decimal mW in [a, b] else EINVAL;
  *                      c=1 (the limit holds a token: not supported) -> EOPNOTSUPP
  *   SV_NVML_CLOCKS     locked_{gpu,memory}_clocks: "none", or "<min> <max>" MHz (one value:
  *                      both); max clamped to b (highest supported), min > max or max < a -> EINVAL
  *   SV_AMDGPU_CAP      amdgpu power1_cap: kstrtou32 (ERANGE past 32 bits), truncated to whole
- *                      watts, outside [a, b] uW -> EINVAL; 0 with a = 0 keeps the current cap
+ *                      watts, outside [a, b] uW -> EINVAL; 0 W (0..999999 uW) with a = 0 keeps
+ *                      the current cap (smu_set_power_limit), read back unchanged at once
  *   SV_DPM_LEVEL       power_dpm_force_performance_level: the kernel's keywords by prefix (the
  *                      profile's `words` when set), profile_exit outside a profile -> EINVAL
  *   SV_INTEL_PL1       i915/xe powerN_max: kstrtoul0, rounded to 1/8 W; any value is taken

@@ -596,10 +596,14 @@ bool emu_is_msr(uint32_t entry)
     return emu_seg()->entries[entry].cls == SEG_M;
 }
 
-ssize_t emu_msr_read(uint32_t entry, int flags, int64_t off, size_t n, char *buf, size_t cap)
+ssize_t emu_msr_read(uint32_t entry, int flags, int64_t off, size_t n, unsigned char reg[8])
 {
+    if (off < 0)
+        return -EINVAL; /* ksys_pread64's check, before the file is looked at */
     if ((flags & O_PATH) || (flags & O_ACCMODE) == O_WRONLY)
         return -EBADF;
+    if (n > EMU_MAX_RW_COUNT)
+        n = EMU_MAX_RW_COUNT; /* vfs_read cuts the count before the driver sees it */
     if (n % 8)
         return -EINVAL;
     if (n == 0)
@@ -608,11 +612,9 @@ ssize_t emu_msr_read(uint32_t entry, int flags, int64_t off, size_t n, char *buf
     int err = seg_msr_read(emu_seg(), entry, (uint32_t)off, seg_now_ns(), &v);
     if (err)
         return -err;
-    size_t k = 0;
-    for (; k + 8 <= n && k + 8 <= cap; k += 8)
-        for (int i = 0; i < 8; i++)
-            buf[k + (size_t)i] = (char)(v >> (8 * i)); /* u32 lo, u32 hi, little-endian */
-    return (ssize_t)k;
+    for (int i = 0; i < 8; i++)
+        reg[i] = (unsigned char)(v >> (8 * i)); /* u32 lo, u32 hi, little-endian */
+    return (ssize_t)n;
 }
 
 ssize_t emu_msr_write(uint32_t entry, int64_t off, const void *buf, size_t n, int pid)
@@ -633,6 +635,8 @@ ssize_t emu_msr_write(uint32_t entry, int64_t off, const void *buf, size_t n, in
 
 int emu_write(uint32_t entry, const char *buf, size_t len, int pid)
 {
+    if (emu_seg()->entries[entry].cls == SEG_I)
+        return EINVAL; /* ipmi_devintf has no write: vfs_write refuses a file without one */
     return seg_attr_write(emu_seg(), entry, buf, len, pid);
 }
 

@@ -81,7 +81,7 @@ int emu_nnodes(void);
 
 /* The events and stores of one write call (seg_attr rules; R and S files with a write bit
  * take the write and change nothing, as the seed describes), the event naming writer pid.
- * Returns 0 or the errno. */
+ * Returns 0 or the errno; EINVAL for the IPMI device, which has no write. */
 int emu_write(uint32_t entry, const char *buf, size_t len, int pid);
 /* The OpenIPMI device's major: dynamic on a real host (ipmi_devintf registers "ipmidev" with
  * major 0); hwemu shows this one. */
@@ -92,10 +92,16 @@ int emu_write(uint32_t entry, const char *buf, size_t len, int pid);
 int emu_device_check(uint32_t entry, unsigned euid);
 /* Is the entry an MSR device (class M)? Its reads never move the file position (msr.c). */
 bool emu_is_msr(uint32_t entry);
-/* pread of an MSR device: n bytes at offset off = MSR address, 8 a register (the same register
- * again for every 8 bytes), into buf (cap bytes, at most that many copied): the count or -errno
- * (EINVAL n % 8, EIO no such register, EBADF opened for writing only). */
-ssize_t emu_msr_read(uint32_t entry, int flags, int64_t off, size_t n, char *buf, size_t cap);
+/* MAX_RW_COUNT (include/linux/fs.h: INT_MAX & PAGE_MASK): the most one read or write moves. */
+#define EMU_MAX_RW_COUNT 0x7ffff000u
+/* pread of an MSR device: n bytes at offset off = MSR address, as arch/x86/kernel/msr.c's
+ * msr_read answers it: n cut to EMU_MAX_RW_COUNT (vfs_read), EINVAL for n % 8, then the
+ * register read once per 8 bytes (`for (; count; count -= 8)`, the same register each time).
+ * Returns the count to fill, the caller writing the register (reg, u32 lo then u32 hi,
+ * little-endian) count / 8 times and stopping at the first 8 bytes it cannot copy (the
+ * driver's partial success), or -errno (EINVAL, EIO no such register, EBADF opened for writing
+ * only). The register is read once for all its copies: one instant. */
+ssize_t emu_msr_read(uint32_t entry, int flags, int64_t off, size_t n, unsigned char reg[8]);
 /* pwrite of an MSR device by pid: the count, or -errno (EINVAL n % 8, EIO not writable). */
 ssize_t emu_msr_write(uint32_t entry, int64_t off, const void *buf, size_t n, int pid);
 /* access(2) of an entry for user uid: 0 or EACCES. It is the kernel's permission check, not

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <sys/ioctl.h> /* _IOR and _IOWR, which linux/ipmi.h uses without including */
+#include <linux/fiemap.h> /* struct fiemap, the size in FS_IOC_FIEMAP */
+#include <linux/fs.h>
 #include <linux/ipmi.h>
 #include <string.h>
 #include <time.h>
@@ -17,6 +19,41 @@ void emu_ipmi_init(struct ipmi_queue *q)
     memset(q, 0, sizeof *q);
     q->my_address = 0x20; /* IPMI_BMC_SLAVE_ADDR */
     q->my_lun = 2;
+    q->maintenance_mode = IPMI_MAINTENANCE_MODE_AUTO; /* the interface's mode at registration */
+}
+
+/* The ioctls fs/ioctl.c's do_vfs_ioctl answers itself for any file, before the driver sees the
+ * call (FIONREAD only for regular files: on the device it reaches ipmi_ioctl, which does not
+ * know it). A front end lets the kernel answer these on its stand-in descriptor. */
+static bool vfs_generic(unsigned long req)
+{
+    switch (req) {
+    case FIOCLEX:
+    case FIONCLEX:
+    case FIONBIO:
+    case FIOASYNC:
+    case FIOQSIZE:
+    case FIFREEZE:
+    case FITHAW:
+    case FIGETBSZ:
+    case FICLONE:
+    case FICLONERANGE:
+    case FIDEDUPERANGE:
+    case FS_IOC_FIEMAP:
+    case FS_IOC_GETFLAGS:
+    case FS_IOC_SETFLAGS:
+    case FS_IOC_FSGETXATTR:
+    case FS_IOC_FSSETXATTR:
+#ifdef FS_IOC_GETFSUUID
+    case FS_IOC_GETFSUUID:
+#endif
+#ifdef FS_IOC_GETFSSYSFSPATH
+    case FS_IOC_GETFSSYSFSPATH:
+#endif
+        return true;
+    default:
+        return false;
+    }
 }
 
 int emu_ipmi_send(struct ipmi_queue *q, struct seg *s, const uint8_t *addr, unsigned addr_len, long msgid,
@@ -118,13 +155,13 @@ static int ioctl_send(struct ipmi_queue *q, struct seg *s, uint64_t arg, const s
  * what fits); the message leaves the queue only once everything was copied out. */
 static int ioctl_receive(struct ipmi_queue *q, uint64_t arg, bool trunc, const struct emu_ipmi_io *io)
 {
+    struct ipmi_recv rv;
+    int err = io->in(io->ctx, arg, &rv, sizeof rv); /* copied in before the queue is looked at */
+    if (err)
+        return err;
     const struct ipmi_message *m = emu_ipmi_head(q);
     if (!m)
         return EAGAIN;
-    struct ipmi_recv rv;
-    int err = io->in(io->ctx, arg, &rv, sizeof rv);
-    if (err)
-        return err;
     unsigned copy;
     bool take;
     int rc = emu_ipmi_fit(m, rv.addr ? rv.addr_len : 0, rv.msg.data_len, trunc, &copy, &take);
@@ -150,7 +187,6 @@ int emu_ipmi_ioctl(struct ipmi_queue *q, struct seg *s, unsigned long req, uint6
     int err;
     switch (req) {
     case IPMICTL_GET_MAINTENANCE_MODE_CMD:
-        return 0; /* the kernel returns the mode as the ioctl's value: 0, automatic; no argument */
     case IPMICTL_SEND_COMMAND:
     case IPMICTL_SEND_COMMAND_SETTIME:
     case IPMICTL_RECEIVE_MSG:
@@ -172,10 +208,12 @@ int emu_ipmi_ioctl(struct ipmi_queue *q, struct seg *s, unsigned long req, uint6
     case IPMICTL_UNREGISTER_FOR_CMD_CHANS:
     case IPMICTL_SET_MAINTENANCE_MODE_CMD:
         if (!arg)
-            return EFAULT; /* every other IPMI ioctl copies an argument in or out */
+            return EFAULT; /* every IPMI ioctl copies an argument in or out */
         break;
     default:
-        return EMU_IPMI_NOT_OURS;
+        /* ipmi_ioctl's `default: rv = -ENOTTY` for a command it does not know (FIONREAD among
+         * them); the generic ones never reach it */
+        return vfs_generic(req) ? EMU_IPMI_NOT_OURS : ENOTTY;
     }
     switch (req) {
     case IPMICTL_SEND_COMMAND:
@@ -213,7 +251,18 @@ int emu_ipmi_ioctl(struct ipmi_queue *q, struct seg *s, unsigned long req, uint6
         struct ipmi_timing_parms t = {0, 0};
         return io->out(io->ctx, arg, &t, sizeof t);
     }
-    default: /* the channel settings, timing, command registrations, maintenance mode: accepted */
+    case IPMICTL_GET_MAINTENANCE_MODE_CMD: /* ipmi_get_maintenance_mode, copied out as an int */
+        return io->out(io->ctx, arg, &q->maintenance_mode, sizeof q->maintenance_mode);
+    case IPMICTL_SET_MAINTENANCE_MODE_CMD: { /* ipmi_set_maintenance_mode: auto, off, on, else EINVAL */
+        int mode;
+        if ((err = io->in(io->ctx, arg, &mode, sizeof mode)))
+            return err;
+        if (mode != IPMI_MAINTENANCE_MODE_AUTO && mode != IPMI_MAINTENANCE_MODE_OFF && mode != IPMI_MAINTENANCE_MODE_ON)
+            return EINVAL;
+        q->maintenance_mode = mode;
+        return 0;
+    }
+    default: /* the channel settings, timing, command registrations: accepted */
         return 0;
     }
 }

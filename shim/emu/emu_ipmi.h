@@ -6,10 +6,13 @@
  * (drivers/char/ipmi/ipmi_devintf.c, ipmi_msghandler.c; include/uapi/linux/ipmi.h):
  *   ioctls   SEND_COMMAND(_SETTIME) and RECEIVE_MSG(_TRUNC) below; SET_GETS_EVENTS,
  *            SET/GET_MY_ADDRESS, _MY_LUN, GET_MY_CHANNEL_ADDRESS, _MY_CHANNEL_LUN,
- *            GET_TIMING_PARMS remembered or answered from the queue's fields; SET_MY_CHANNEL_*,
- *            SET_TIMING_PARMS, (UN)REGISTER_FOR_CMD(_CHANS), SET/GET_MAINTENANCE_MODE accepted;
- *            no event and no command ever arrives. A NULL argument is EFAULT (the driver's
- *            copy_from_user) except for GET_MAINTENANCE_MODE, which takes none.
+ *            GET_TIMING_PARMS, SET/GET_MAINTENANCE_MODE (auto, off or on, else EINVAL; an int
+ *            copied out) remembered or answered from the queue's fields; SET_MY_CHANNEL_*,
+ *            SET_TIMING_PARMS, (UN)REGISTER_FOR_CMD(_CHANS) accepted; no event and no command
+ *            ever arrives. A NULL argument is EFAULT (the driver's copy_from_user/copy_to_user).
+ *            The ioctls fs/ioctl.c answers for every file (FIOCLEX, FIONBIO, FIGETBSZ, ...) are
+ *            the front end's stand-in descriptor's (EMU_IPMI_NOT_OURS); any other is ENOTTY
+ *            (ipmi_ioctl's default), FIONREAD included.
  *   send     address length 8..40, a system-interface address on channel 0x0F with LUN <= 3 or an
  *            IPMB address, a request netfn, not App Get Message / Send Message / Read Event
  *            Message Buffer (EINVAL); at most 272 data bytes (EMSGSIZE). The BMC's answer
@@ -43,6 +46,7 @@ struct ipmi_message {
 struct ipmi_queue {
     unsigned my_address, my_lun;
     int gets_events;
+    int maintenance_mode; /* IPMI_MAINTENANCE_MODE_AUTO, _OFF or _ON */
     unsigned head, count;
     struct ipmi_message q[IPMI_QUEUE];
 };
@@ -70,7 +74,7 @@ struct emu_ipmi_io {
     bool (*valid)(void *ctx);
     void *ctx;
 };
-#define EMU_IPMI_NOT_OURS (-1) /* not an IPMI ioctl: the descriptor's own (FIOCLEX, FIONBIO, ...) */
+#define EMU_IPMI_NOT_OURS (-1) /* one of fs/ioctl.c's for every file: the descriptor's own (FIOCLEX, FIONBIO, ...) */
 #define EMU_IPMI_GONE (-2)     /* the caller went away while being answered (io's in/out/valid) */
 
 /* The ioctl req with argument arg on the file of queue q, node segment s: 0, an errno,

@@ -13,10 +13,10 @@
  *   lseek   SEEK_SET, SEEK_CUR from the position, SEEK_END from 4096 for an attribute (the
  *           page sysfs reports as its size) and 0 for /proc/cpuinfo and directories; a result
  *           below 0 or past INT64_MAX, or another whence, EINVAL; O_PATH EBADF
- *   devices an MSR device (class M) answers as arch/x86/kernel/msr.c: the offset is the MSR
- *           address, 8 bytes a register, EINVAL for a count not a multiple of 8, EIO for a
- *           register the node lacks, and a read never moves the position (emu_is_msr); SEEK_END
- *           EINVAL. The IPMI device (class I) has no read (EINVAL) and lseek leaves it where it is.
+ *   devices an MSR device (class M) is read with emu_msr_read (emu.h: any multiple of 8 bytes,
+ *           the register repeated, which the front end copies) and never moves the position
+ *           (emu_is_msr); here only its lseek: SEEK_END EINVAL. The IPMI device (class I) has no
+ *           read (EINVAL) and lseek leaves it where it is.
  * Each front-end keeps its descriptions (offset, flags, the content kept) and copies the bytes
  * to the caller; this file decides what they are. What it must never do: allocate, lock, make a
  * system call (the clock is the vDSO's) or touch errno. */

@@ -8,12 +8,17 @@
  * ipmi_poll says. The ioctls are emu_ipmi.c's (emu_ipmi_ioctl, the one list both routes answer),
  * their arguments copied in and out here; any other is the eventfd's (FIOCLEX, FIONBIO and the
  * kernel's generic ones; else ENOTTY).
- * read, write and fstat of the descriptor are the eventfd's (nothing these clients do). Not emulated: a
+ * read and write (every form) fail as the device's do: EINVAL, or EBADF without the access the
+ * file was opened for (ipmi_rw_error). The ioctls' arguments are copied with usermem.c, so a bad
+ * pointer is EFAULT as the driver's copy_from_user gives it. Any number of files may be open
+ * (a table indexed by descriptor number, see ipmi.c): the limit is RLIMIT_NOFILE's, as for the
+ * kernel's device. fstat of the descriptor is the eventfd's. Not emulated: a
  * dup of the descriptor (the copy is a plain eventfd; a number closed behind the shim's back and
  * reused is recognised by fstat unless it is another eventfd), asynchronous notification (FASYNC).
  * The seccomp supervisor answers the same ioctls for static and Go programs (sv_answer.c's
- * a_ioctl, over the same emu_ipmi_ioctl). Unlike the rest of the
- * shim this file makes system calls (the eventfd); it never allocates. */
+ * a_ioctl, over the same emu_ipmi_ioctl). Unlike the rest of the shim this file makes system
+ * calls (the eventfd, the copies) and maps memory (the table's chunks and the files, never
+ * given back: a closed file is reused by the next open); it never calls malloc. */
 #ifndef HWEMU_SHIM_IPMI_H
 #define HWEMU_SHIM_IPMI_H
 #include <stdbool.h>
@@ -25,6 +30,9 @@ int ipmi_open(uint32_t entry, int flags);
 bool ipmi_is(int fd);
 /* The ioctl on one of ours: 0 or -1 with errno. */
 int ipmi_ioctl(int fd, unsigned long req, void *arg);
+/* What read (writing false) or write on fd fails with when fd is one of ours (EINVAL, or
+ * EBADF for the access it was not opened for); 0 when it is not ours. */
+int ipmi_rw_error(int fd, bool writing);
 /* Forgets fd (the caller closes the descriptor). */
 void ipmi_close(int fd);
 

@@ -11,8 +11,12 @@
  *   others   copy_file_range/sendfile/splice from an emulated file: EXDEV/EINVAL so callers
  *            fall back to read (as cat does); mmap: ENODEV; ioctl: ENOTTY
  *   devices  /dev/cpu/<n>/msr: emu_msr_read / emu_msr_write at the offset (pwrite's, or the
- *            position); /dev/ipmi0: a real descriptor of ipmi.c's, its ioctls answered there
- * No allocation, lock or system call on these paths. */
+ *            position), any multiple of 8 bytes; /dev/ipmi0: a real descriptor of ipmi.c's,
+ *            its ioctls answered there, read and write EINVAL
+ *   buffers  as the kernel copies them (usermem.h): a device read, an MSR write and an
+ *            attribute write copy with process_vm_readv/writev, so a bad buffer is EFAULT; an
+ *            emulated file's read checks only what access_ok checks and the first page
+ * No allocation or lock on these paths, and no system call on an emulated file's read. */
 #include "emu.h"
 #include "alias.h"
 #include "dirpath.h"
@@ -21,6 +25,7 @@
 #include "ipmi.h"
 #include "procstatus.h"
 #include "real.h"
+#include "usermem.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -148,13 +153,32 @@ EXPORT int creat64(const char *path, mode_t mode)
 
 /* --- reading -------------------------------------------------------------------------------- */
 
-/* read and pread on a description: emu_read.c's answer, copied to buf. */
+/* An MSR device's read: the register repeated over the count (emu_msr_read), copied as
+ * msr_read's copy_to_user copies it: whole registers up to the first that cannot be written,
+ * EFAULT when none could. */
+static ssize_t msr_pread(struct emu_file *f, void *buf, size_t n, int64_t off)
+{
+    unsigned char reg[8];
+    ssize_t k = emu_msr_read(f->entry, f->flags, off, n, reg);
+    if (k <= 0)
+        return k ? shim_fail((int)-k) : 0;
+    size_t done = um_fill8(buf, (size_t)k, reg) / 8 * 8;
+    return done ? (ssize_t)done : shim_fail(EFAULT);
+}
+
+/* read and pread on a description: emu_read.c's answer, copied to buf. The hot path (every
+ * energy_uj poll): no system call, so only the kernel's access_ok and the first page are
+ * checked (usermem.h); sysfs gives EFAULT when its copy fails, as here for those. */
 static ssize_t file_pread(struct emu_file *f, void *buf, size_t n, int64_t off)
 {
+    if (emu_is_msr(f->entry))
+        return msr_pread(f, buf, n, off);
     const char *bytes;
     ssize_t k = emu_read_at(&f->show, f->entry, f->flags, off, n, &bytes);
     if (k < 0)
         return shim_fail((int)-k);
+    if (!um_cheap_ok(buf, n, (size_t)k))
+        return shim_fail(EFAULT);
     memcpy(buf, bytes, (size_t)k);
     return k;
 }
@@ -170,6 +194,9 @@ static ssize_t file_read(struct emu_file *f, void *buf, size_t n)
 EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
     struct emu_file *f = fdt_get(fd);
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, false)))
+        return shim_fail(e);
     return f ? file_read(f, buf, n) : REAL(read)(fd, buf, n);
 }
 
@@ -178,18 +205,27 @@ EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
     struct emu_file *f = fdt_get(fd);
     if (f && n > buflen)
         __builtin_trap(); /* what the fortified check does on overflow */
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, false)))
+        return shim_fail(e);
     return f ? file_read(f, buf, n) : REAL(__read_chk)(fd, buf, n, buflen);
 }
 
 EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
     struct emu_file *f = fdt_get(fd);
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, false)))
+        return shim_fail(off < 0 ? EINVAL : e);
     return f ? file_pread(f, buf, n, off) : REAL(pread)(fd, buf, n, off);
 }
 
 EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
     struct emu_file *f = fdt_get(fd);
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, false)))
+        return shim_fail(off < 0 ? EINVAL : e);
     return f ? file_pread(f, buf, n, off) : REAL(pread64)(fd, buf, n, off);
 }
 
@@ -198,6 +234,9 @@ EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen
     struct emu_file *f = fdt_get(fd);
     if (f && n > buflen)
         __builtin_trap();
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, false)))
+        return shim_fail(off < 0 ? EINVAL : e);
     return f ? file_pread(f, buf, n, off) : REAL(__pread_chk)(fd, buf, n, off, buflen);
 }
 
@@ -206,14 +245,20 @@ EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t bu
     struct emu_file *f = fdt_get(fd);
     if (f && n > buflen)
         __builtin_trap();
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, false)))
+        return shim_fail(off < 0 ? EINVAL : e);
     return f ? file_pread(f, buf, n, off) : REAL(__pread64_chk)(fd, buf, n, off, buflen);
 }
 
+/* Each vector in turn, as do_loop_readv_writev calls a driver's read per vector: an MSR
+ * device reads the same register into every one (msr_read never moves the position). */
 static ssize_t emu_readv(struct emu_file *f, const struct iovec *iov, int cnt, int64_t off, bool positional)
 {
     ssize_t total = 0;
+    bool msr = emu_is_msr(f->entry);
     for (int i = 0; i < cnt; i++) {
-        ssize_t k = positional ? file_pread(f, iov[i].iov_base, iov[i].iov_len, off + total)
+        ssize_t k = positional ? file_pread(f, iov[i].iov_base, iov[i].iov_len, msr ? off : off + total)
                                : file_read(f, iov[i].iov_base, iov[i].iov_len);
         if (k < 0)
             return total ? total : k;
@@ -227,18 +272,27 @@ static ssize_t emu_readv(struct emu_file *f, const struct iovec *iov, int cnt, i
 EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
     struct emu_file *f = fdt_get(fd);
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, false)))
+        return shim_fail(e);
     return f ? emu_readv(f, iov, cnt, 0, false) : REAL(readv)(fd, iov, cnt);
 }
 
 EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
     struct emu_file *f = fdt_get(fd);
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, false)))
+        return shim_fail(off < 0 ? EINVAL : e);
     return f ? emu_readv(f, iov, cnt, off, true) : REAL(preadv)(fd, iov, cnt, off);
 }
 
 EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
     struct emu_file *f = fdt_get(fd);
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, false)))
+        return shim_fail(off < 0 ? EINVAL : e);
     return f ? emu_readv(f, iov, cnt, off, true) : REAL(preadv64)(fd, iov, cnt, off);
 }
 
@@ -253,13 +307,28 @@ static ssize_t emu_write_fd(struct emu_file *f, const void *buf, size_t n, int64
     if (emu_is_msr(f->entry)) {
         if (off == -2)
             return shim_fail(EINVAL); /* a negative pwrite offset */
-        ssize_t k = emu_msr_write(f->entry, off >= 0 ? off : atomic_load(&f->pos), buf, n, getpid());
-        return k < 0 ? shim_fail((int)-k) : k;
+        if (n % 8)
+            return shim_fail(EINVAL);
+        /* msr_write copies one register at a time (copy_from_user: EFAULT at the first it
+         * cannot read, after the ones written) */
+        size_t done = 0;
+        for (; done < n; done += 8) {
+            unsigned char reg[8];
+            if (um_copy_in(reg, (const char *)buf + done, 8))
+                return done ? (ssize_t)done : shim_fail(EFAULT);
+            ssize_t k = emu_msr_write(f->entry, off >= 0 ? off : atomic_load(&f->pos), reg, 8, getpid());
+            if (k < 0)
+                return done ? (ssize_t)done : shim_fail((int)-k);
+        }
+        return (ssize_t)n;
     }
     if (n == 0)
         return 0; /* kernfs: a zero-length write never reaches the store */
     size_t k = n > SEG_READ_MAX ? SEG_READ_MAX : n;
-    int err = emu_write(f->entry, buf, k, getpid());
+    char page[SEG_READ_MAX];
+    if (um_copy_in(page, buf, k)) /* kernfs_fop_write_iter's copy_from_iter */
+        return shim_fail(EFAULT);
+    int err = emu_write(f->entry, page, k, getpid());
     if (err)
         return shim_fail(err);
     return (ssize_t)k;
@@ -268,18 +337,27 @@ static ssize_t emu_write_fd(struct emu_file *f, const void *buf, size_t n, int64
 EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     struct emu_file *f = fdt_get(fd);
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, true)))
+        return shim_fail(e);
     return f ? emu_write_fd(f, buf, n, -1) : REAL(write)(fd, buf, n);
 }
 
 EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     struct emu_file *f = fdt_get(fd);
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, true)))
+        return shim_fail(off < 0 ? EINVAL : e);
     return f ? emu_write_fd(f, buf, n, off < 0 ? -2 : off) : REAL(pwrite)(fd, buf, n, off);
 }
 
 EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
     struct emu_file *f = fdt_get(fd);
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, true)))
+        return shim_fail(off < 0 ? EINVAL : e);
     return f ? emu_write_fd(f, buf, n, off < 0 ? -2 : off) : REAL(pwrite64)(fd, buf, n, off);
 }
 
@@ -291,7 +369,8 @@ static ssize_t emu_writev(struct emu_file *f, const struct iovec *iov, int cnt)
     for (int i = 0; i < cnt; i++) {
         total += iov[i].iov_len;
         size_t k = iov[i].iov_len < sizeof page - used ? iov[i].iov_len : sizeof page - used;
-        memcpy(page + used, iov[i].iov_base, k);
+        if (um_copy_in(page + used, iov[i].iov_base, k))
+            return shim_fail(EFAULT);
         used += k;
     }
     ssize_t rc = emu_write_fd(f, page, used, -1);
@@ -301,18 +380,27 @@ static ssize_t emu_writev(struct emu_file *f, const struct iovec *iov, int cnt)
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
     struct emu_file *f = fdt_get(fd);
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, true)))
+        return shim_fail(e);
     return f ? emu_writev(f, iov, cnt) : REAL(writev)(fd, iov, cnt);
 }
 
 EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
     struct emu_file *f = fdt_get(fd);
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, true)))
+        return shim_fail(off < 0 ? EINVAL : e);
     return f ? emu_writev(f, iov, cnt) : REAL(pwritev)(fd, iov, cnt, off);
 }
 
 EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
     struct emu_file *f = fdt_get(fd);
+    int e;
+    if (!f && (e = ipmi_rw_error(fd, true)))
+        return shim_fail(off < 0 ? EINVAL : e);
     return f ? emu_writev(f, iov, cnt) : REAL(pwritev64)(fd, iov, cnt, off);
 }
 

@@ -36,7 +36,8 @@
  * a shell redirecting the file to stdin) gets a memfd with the content shown at that moment.
  *   read, lseek, getdents64   emu_read.c's and emu_dir.c's answers, as the shim gives them
  *   write   one call is one store of at most 4096 bytes (seg_attr_store), the kernel's errno
- *           when refused, an event either way (with the agent's pid)
+ *           when refused, an event either way (with the agent's pid); /dev/ipmi0 has no write
+ *           (EINVAL) and an MSR device takes whole registers (emu_msr_write)
  * What it must never do: block (no waiting on the engine or the target), act on target memory
  * without re-checking that the call is still pending, or answer a descriptor it does not own. */
 #include "sv.h"
@@ -675,13 +676,50 @@ static int64_t a_rename(const struct sv_call *c, int fd1, uint64_t p1, int fd2, 
 
 /* --- reading and writing ------------------------------------------------------------------------ */
 
+/* An MSR device's read (emu_msr_read) into each vector in turn, as do_loop_readv_writev calls
+ * msr_read per vector: the register repeated, whole registers up to the first that cannot be
+ * written (EFAULT when none could), a vector whose length is not a multiple of 8 EINVAL. */
+static int64_t msr_read(const struct sv_call *c, struct desc *d, const struct iovec *riov, int cnt, int64_t off)
+{
+    static unsigned char page[4096];
+    int64_t total = 0;
+    for (int i = 0; i < cnt; i++) {
+        unsigned char reg[8];
+        ssize_t k = emu_msr_read(d->entry, d->flags, off, riov[i].iov_len, reg);
+        if (k < 0)
+            return total ? total : k;
+        if (k == 0)
+            continue;
+        for (size_t j = 0; j < sizeof page; j += 8)
+            memcpy(page + j, reg, 8);
+        size_t done = 0;
+        while (done < (size_t)k) {
+            size_t want = (size_t)k - done < sizeof page ? (size_t)k - done : sizeof page;
+            struct iovec to = {(char *)riov[i].iov_base + done, want};
+            if (!sv_valid(c))
+                return SV_DONE;
+            ssize_t got = sv_pokev(c->tid, &to, 1, page, want);
+            done += got > 0 ? (size_t)got / 8 * 8 : 0;
+            if (got < (ssize_t)want)
+                break;
+        }
+        total += (int64_t)done;
+        if (done < (size_t)k)
+            return total ? total : -EFAULT;
+    }
+    return total;
+}
+
 /* read/readv (positional false: at the file position, which moves) and pread64/preadv/preadv2
- * (at off): emu_read.c's answer, written into the caller's buffers. */
+ * (at off): emu_read.c's answer, written into the caller's buffers; an MSR device's is
+ * msr_read's, and never moves the position. */
 static int64_t a_read(const struct sv_call *c, int fd, const struct iovec *riov, int cnt, bool positional, int64_t off)
 {
     struct desc *d = fd_desc(c, fd);
     if (!d)
         return SV_CONTINUE;
+    if (emu_is_msr(d->entry))
+        return msr_read(c, d, riov, cnt, positional ? off : d->pos);
     const char *bytes;
     ssize_t k = emu_read_at(&d->show, d->entry, d->flags, positional ? off : d->pos, iov_total(riov, cnt), &bytes);
     if (k <= 0)
@@ -691,7 +729,7 @@ static int64_t a_read(const struct sv_call *c, int fd, const struct iovec *riov,
     k = sv_pokev(c->tid, riov, cnt, bytes, (size_t)k);
     if (k <= 0)
         return -EFAULT;
-    if (!positional && !emu_is_msr(d->entry))
+    if (!positional)
         d->pos += k;
     return k;
 }
@@ -722,6 +760,8 @@ static int64_t a_write(const struct sv_call *c, int fd, const struct iovec *riov
         return SV_CONTINUE;
     if ((d->flags & O_PATH) || (d->flags & O_ACCMODE) == O_RDONLY)
         return -EBADF;
+    if (ent(d->entry)->cls == SEG_I)
+        return -EINVAL; /* ipmi_devintf has no write: vfs_write's answer, before the buffer is looked at */
     size_t total = iov_total(riov, cnt);
     if (!total)
         return 0; /* kernfs: a zero-length write never reaches the store */

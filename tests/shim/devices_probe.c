@@ -9,12 +9,17 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <linux/fs.h>
 #include <unistd.h>
 #include <linux/ipmi.h>
 
 static int failed;
+/* Bad buffers, through volatile so the compiler neither warns about nor reasons from them. */
+static void *volatile null_buf = NULL, *volatile one_buf = (void *)1;
 
 static void check(int cond, const char *what)
 {
@@ -34,6 +39,8 @@ static void msr(void)
     check(pread(fd, v, 16, 0x606) == 16 && v[0] == v[1] && v[0] == 0xA0E03, "16 bytes read the register twice");
     errno = 0;
     check(pread(fd, v, 8, 0x1234) < 0 && errno == EIO, "an absent register is EIO");
+    errno = 0;
+    check(pread(fd, v, 8, -1) < 0 && errno == EINVAL, "a negative offset is EINVAL (ksys_pread64)");
     check(lseek(fd, 0x606, SEEK_SET) == 0x606, "lseek to the MSR");
     check(read(fd, &w, 8) == 8 && w == 0xA0E03 && read(fd, &w, 8) == 8 && w == 0xA0E03, "read at the position");
     check(lseek(fd, 0, SEEK_CUR) == 0x606, "read does not move the position");
@@ -41,6 +48,46 @@ static void msr(void)
     check(lseek(fd, 0, SEEK_END) < 0 && errno == EINVAL, "SEEK_END is EINVAL");
     errno = 0;
     check(write(fd, &w, 8) < 0 && errno == EBADF, "write on a read-only descriptor is EBADF");
+    /* msr_read loops `for (; count; count -= 8)` over the same register, any count (vfs_read
+     * cuts it at MAX_RW_COUNT): 48 and 4096 bytes are 6 and 512 copies */
+    static uint64_t many[512];
+    check(pread(fd, many, 48, 0x606) == 48 && many[0] == 0xA0E03 && many[5] == 0xA0E03, "48 bytes: 6 registers");
+    memset(many, 0, sizeof many);
+    int same = 1;
+    ssize_t got = pread(fd, many, sizeof many, 0x606);
+    for (int i = 0; i < 512; i++)
+        same &= many[i] == 0xA0E03;
+    check(got == 4096 && same, "4096 bytes: 512 registers");
+    /* readv: do_loop_readv_writev calls msr_read per vector at the same position */
+    uint64_t a = 0, b[2] = {0, 0};
+    struct iovec iv[2] = {{&a, 8}, {b, 16}};
+    check(preadv(fd, iv, 2, 0x606) == 24 && a == 0xA0E03 && b[1] == 0xA0E03, "preadv: every vector the same register");
+    /* copy_to_user fails softly: EFAULT, never a fault in the caller; whole registers up to the
+     * first that cannot be written */
+    errno = 0;
+    check(pread(fd, null_buf, 8, 0x606) < 0 && errno == EFAULT, "a read into NULL is EFAULT");
+    errno = 0;
+    check(pread(fd, one_buf, 8, 0x606) < 0 && errno == EFAULT, "a read into (void *)1 is EFAULT");
+    long pg = sysconf(_SC_PAGESIZE);
+    char *two = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    check(two != MAP_FAILED && mprotect(two + pg, (size_t)pg, PROT_NONE) == 0, "a page and a guard page");
+    check(pread(fd, two + pg - 8, 16, 0x606) == 8, "a read running into a bad page: the registers before it");
+    errno = 0;
+    check(mprotect(two, (size_t)pg, PROT_READ) == 0 && pread(fd, two, 8, 0x606) < 0 && errno == EFAULT,
+          "a read into a read-only page is EFAULT");
+    munmap(two, (size_t)pg * 2);
+    close(fd);
+    /* msr_write copies each register with copy_from_user: EFAULT from NULL, nothing written */
+    fd = open("/dev/cpu/0/msr", O_RDWR);
+    errno = 0;
+    check(fd >= 0 && pwrite(fd, null_buf, 8, 0x610) < 0 && errno == EFAULT, "a write from NULL is EFAULT");
+    close(fd);
+    /* sysfs: kernfs copies the shown text with copy_to_iter, EFAULT when it fails; nothing to
+     * copy (a zero count) is 0 whatever the pointer */
+    fd = open("/sys/class/powercap/intel-rapl:0/energy_uj", O_RDONLY);
+    errno = 0;
+    check(fd >= 0 && read(fd, null_buf, 64) < 0 && errno == EFAULT && read(fd, null_buf, 0) == 0,
+          "an attribute read into NULL is EFAULT");
     close(fd);
     struct stat st;
     check(stat("/dev/cpu/7/msr", &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 202 &&
@@ -97,12 +144,62 @@ static void ipmi(void)
     check(send_req(fd, 1, 0x07, 0x01, NULL, 0, IPMI_BMC_CHANNEL) < 0 && errno == EINVAL, "a response netfn: EINVAL");
     errno = 0;
     check(ioctl(fd, _IOR('i', 99, int), &got) < 0 && errno == ENOTTY, "an unknown ioctl: ENOTTY");
-    /* ipmi_devintf.c copies every argument with copy_from_user/copy_to_user, even those it
-     * ignores: NULL is EFAULT (GET_MAINTENANCE_MODE takes none and answers its mode, 0) */
+    /* ipmi_ioctl's default is ENOTTY; FIONREAD reaches it (do_vfs_ioctl answers FIONREAD only
+     * for regular files), so with or without an argument it is ENOTTY, not the stand-in's count */
+    int nread = -1;
     errno = 0;
-    check(ioctl(fd, IPMICTL_SET_TIMING_PARMS_CMD, NULL) < 0 && errno == EFAULT &&
-              ioctl(fd, IPMICTL_GET_MAINTENANCE_MODE_CMD, NULL) == 0,
-          "NULL argument: EFAULT, except GET_MAINTENANCE_MODE");
+    check(ioctl(fd, FIONREAD, &nread) < 0 && errno == ENOTTY && nread == -1, "FIONREAD: ENOTTY");
+    errno = 0;
+    check(ioctl(fd, FIONREAD, NULL) < 0 && errno == ENOTTY, "FIONREAD with NULL: ENOTTY");
+    errno = 0;
+    check(ioctl(fd, 0xdeadbeef, NULL) < 0 && errno == ENOTTY, "an unknown ioctl with NULL: ENOTTY");
+    /* ipmi_devintf.c copies every argument with copy_from_user/copy_to_user, even those it
+     * ignores: NULL or (void *)1 is EFAULT, never a fault in the caller */
+    errno = 0;
+    check(ioctl(fd, IPMICTL_SET_TIMING_PARMS_CMD, NULL) < 0 && errno == EFAULT, "NULL argument: EFAULT");
+    errno = 0;
+    check(ioctl(fd, IPMICTL_SEND_COMMAND, one_buf) < 0 && errno == EFAULT, "SEND_COMMAND (void *)1: EFAULT");
+    errno = 0;
+    check(ioctl(fd, IPMICTL_RECEIVE_MSG_TRUNC, one_buf) < 0 && errno == EFAULT,
+          "RECEIVE_MSG_TRUNC (void *)1: EFAULT (copied in before the empty queue says EAGAIN)");
+    /* GET_MAINTENANCE_MODE copies the mode out as an int (copy_to_user): automatic (0) at first;
+     * ipmi_set_maintenance_mode takes auto, off, on, else EINVAL */
+    int mode = -1;
+    errno = 0;
+    check(ioctl(fd, IPMICTL_GET_MAINTENANCE_MODE_CMD, &mode) == 0 && mode == IPMI_MAINTENANCE_MODE_AUTO &&
+              ioctl(fd, IPMICTL_GET_MAINTENANCE_MODE_CMD, NULL) < 0 && errno == EFAULT,
+          "GET_MAINTENANCE_MODE: 0 copied out; NULL EFAULT");
+    int seven = 7, on = IPMI_MAINTENANCE_MODE_ON, auto_ = IPMI_MAINTENANCE_MODE_AUTO;
+    errno = 0;
+    check(ioctl(fd, IPMICTL_SET_MAINTENANCE_MODE_CMD, &seven) < 0 && errno == EINVAL &&
+              ioctl(fd, IPMICTL_SET_MAINTENANCE_MODE_CMD, &on) == 0 &&
+              ioctl(fd, IPMICTL_GET_MAINTENANCE_MODE_CMD, &mode) == 0 && mode == IPMI_MAINTENANCE_MODE_ON &&
+              ioctl(fd, IPMICTL_SET_MAINTENANCE_MODE_CMD, &auto_) == 0,
+          "SET_MAINTENANCE_MODE: 7 EINVAL, on read back");
+    /* ipmi_devintf has neither read nor write: vfs_read/vfs_write answer EINVAL (O_RDWR) */
+    uint64_t eight = 1;
+    errno = 0;
+    check(write(fd, "1", 1) < 0 && errno == EINVAL, "write of 1 byte: EINVAL");
+    errno = 0;
+    check(write(fd, &eight, 8) < 0 && errno == EINVAL, "write of 8 bytes: EINVAL");
+    errno = 0;
+    check(read(fd, &eight, 8) < 0 && errno == EINVAL, "read: EINVAL");
+    errno = 0;
+    check(pread(fd, &eight, 8, 0) < 0 && errno == EINVAL, "pread: EINVAL");
+    /* the kernel's device has no limit of its own on open files (each open is an ipmi_user):
+     * 40 at once, each answering */
+    int many[40], opened = 0, answered = 0;
+    for (int i = 0; i < 40; i++)
+        if ((many[i] = open("/dev/ipmi0", O_RDWR)) >= 0)
+            opened++;
+    for (int i = 0; i < 40; i++) {
+        unsigned a20 = 0;
+        if (many[i] >= 0 && ioctl(many[i], IPMICTL_GET_MY_ADDRESS_CMD, &a20) == 0 && a20 == 0x20)
+            answered++;
+        if (many[i] >= 0)
+            close(many[i]);
+    }
+    check(opened == 40 && answered == 40, "40 IPMI files open at once, each answering");
     /* Get Device ID */
     check(send_req(fd, 77, 0x06, 0x01, NULL, 0, IPMI_BMC_CHANNEL) == 0 && readable(fd), "send: readable after");
     errno = 0;

@@ -38,6 +38,19 @@ static int setup(void **st)
                  segb_value_text(b, "balance_performance\n"), SV_EPP,
                  segb_param(b, (struct seg_param){.c = 1, .d = 1, .related = gov},
                             "default performance balance_performance balance_power power"));
+    /* policy1: a policy whose governors include userspace, with its scaling_setspeed */
+    uint32_t gov1 = segb_dynamic(b, "sys/devices/system/cpu/cpufreq/policy1/scaling_governor", 0644, SEG_A,
+                                 segb_value_text(b, "schedutil\n"), SV_GOVERNOR,
+                                 segb_param(b, (struct seg_param){.related = SEG_NONE}, "schedutil userspace"));
+    uint32_t mx1 = segb_dynamic(b, "sys/devices/system/cpu/cpufreq/policy1/scaling_max_freq", 0644, SEG_A,
+                                segb_value_text(b, "3900000\n"), SV_FREQ_MAX,
+                                segb_param(b, (struct seg_param){.a = 1000000, .b = 3900000, .related = SEG_NONE}, NULL));
+    segb_dynamic(b, "sys/devices/system/cpu/cpufreq/policy1/scaling_min_freq", 0644, SEG_A,
+                 segb_value_text(b, "1000000\n"), SV_FREQ_MIN,
+                 segb_param(b, (struct seg_param){.a = 1000000, .b = 3900000, .related = mx1}, NULL));
+    segb_dynamic(b, "sys/devices/system/cpu/cpufreq/policy1/scaling_setspeed", 0644, SEG_A,
+                 segb_value_text(b, "<unsupported>\n"), SV_SETSPEED,
+                 segb_param(b, (struct seg_param){.related = gov1}, NULL));
     segb_dynamic(b, F("constraint_0_power_limit_uw"), 0644, SEG_A, segb_value_text(b, "165000000\n"), SV_RAPL_LIMIT,
                  segb_param(b, (struct seg_param){.a = 125000, .b = 15, .related = SEG_NONE}, NULL));
     segb_dynamic(b, F("constraint_0_time_window_us"), 0644, SEG_A, segb_value_text(b, "999424\n"), SV_RAPL_WINDOW,
@@ -230,6 +243,29 @@ static void test_nvml(void **st)
     assert_string_equal(o, "2619 2619\n");
 }
 
+/* scaling_setspeed: EINVAL unless the governor is userspace (store_scaling_setspeed); then
+ * cpufreq_userspace.c's cpufreq_set targets the frequency with __cpufreq_driver_target, which
+ * clamps it into [policy->min, policy->max], and show_speed prints policy->cur: the written
+ * value clamped to the policy's scaling_min_freq..scaling_max_freq, not the raw text. */
+static void test_setspeed(void **st)
+{
+    char o[SEG_TEXT_MAX];
+#define POL1 "sys/devices/system/cpu/cpufreq/policy1/"
+    assert_int_equal(w(POL1 "scaling_setspeed", "2000000", o), EINVAL); /* schedutil: no setspeed */
+    assert_int_equal(w(POL1 "scaling_governor", "userspace", o), 0);
+    assert_int_equal(w(POL1 "scaling_setspeed", "2000000\n", o), 0);
+    assert_string_equal(o, "2000000\n");
+    assert_int_equal(w(POL1 "scaling_setspeed", "99999999", o), 0);
+    assert_string_equal(o, "3900000\n"); /* policy->max */
+    assert_int_equal(w(POL1 "scaling_setspeed", "5", o), 0);
+    assert_string_equal(o, "1000000\n"); /* policy->min */
+    assert_int_equal(w(POL1 "scaling_max_freq", "3000000", o), 0);
+    assert_int_equal(w(POL1 "scaling_setspeed", "3500000", o), 0);
+    assert_string_equal(o, "3000000\n"); /* the policy's max as written */
+    assert_int_equal(w(POL1 "scaling_setspeed", "fast", o), EINVAL);
+#undef POL1
+}
+
 static void test_amdgpu(void **st)
 {
     char o[SEG_TEXT_MAX];
@@ -244,6 +280,19 @@ static void test_amdgpu(void **st)
     assert_int_equal(w("w7900/power1_cap", "241900000", o), 0);
     assert_string_equal(o, "241000000\n");
     assert_int_equal(w("w7900/power1_cap", "0", o), EINVAL); /* 0 is refused when the minimum is above it */
+    /* 1..999999 uW is 0 W after amdgpu_hwmon_set_power_cap's division by 1000000, and swsmu's
+     * smu_set_power_limit turns a 0 W limit into the current one: taken, nothing stored, the file
+     * reads the cap it had (750 W, written above) at once, not 0 until the next tick */
+    assert_int_equal(w("amd/power1_cap", "999999", o), 0);
+    assert_string_equal(o, "");
+    uint32_t cap = seg_lookup(&seg, "amd/power1_cap", strlen("amd/power1_cap"));
+    char tmp[SEG_TEXT_MAX];
+    size_t len;
+    const char *t = seg_read(&seg, cap, 0, tmp, &len);
+    assert_non_null(t);
+    assert_int_equal(len, 10);
+    assert_memory_equal(t, "750000000\n", 10);
+    assert_int_equal(w("w7900/power1_cap", "999999", o), EINVAL); /* 0 W below a 241 W minimum */
     assert_int_equal(w("amd/power_dpm_force_performance_level", "highXYZ", o), 0);
     assert_string_equal(o, "high\n"); /* matched by prefix (§9.2) */
     assert_int_equal(w("amd/power_dpm_force_performance_level", "profile_exit", o), EINVAL);
@@ -307,7 +356,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rapl_limit), cmocka_unit_test(test_rapl_window), cmocka_unit_test(test_enabled),
-        cmocka_unit_test(test_nvml), cmocka_unit_test(test_amdgpu), cmocka_unit_test(test_i915),
+        cmocka_unit_test(test_nvml), cmocka_unit_test(test_setspeed),
+        cmocka_unit_test(test_amdgpu), cmocka_unit_test(test_i915),
         cmocka_unit_test(test_cpufreq), cmocka_unit_test(test_intel_pstate_globals),
         cmocka_unit_test(test_every_validator_stores),
     };
