@@ -12,6 +12,7 @@ import os, re, sys
 # folder -> the folders its files may include (itself always).
 allowed = {
     "engine/segment":   [],
+    "engine/kube":      [],
     "engine/model":     ["engine/segment"],
     "engine/physics":   [],
     "engine/render":    ["engine/model", "engine/physics", "engine/segment"],
