@@ -24,7 +24,7 @@ static const char help[] =
     "Usage: hwemu serve [--spec FILE] [--profiles-dir DIR] [--root DIR] [--addr HOST:PORT]\n"
     "                   [--tick DURATION] [--workers N] [--exporters LIST] [--speed N|max] [--batch N]\n"
     "                   [--http-auth-file FILE] [--tls-cert FILE --tls-key FILE] [--http-max-connections N]\n"
-    "                   [--http-timeout DURATION]\n"
+    "                   [--http-timeout DURATION] [--shard I/N] [--kubeconfig FILE|incluster]\n"
     "\n"
     "Runs every node of the cluster spec: renders (or resumes) one segment per node under the root,\n"
     "steps every node each tick, and serves a page at / and /telemetry/<node>, /control/<node>,\n"
@@ -55,6 +55,9 @@ static const char help[] =
     "  --http-max-connections N  connections served at once; more are closed at once\n"
     "                       (SIM_HTTP_MAX_CONNECTIONS); default 4096\n"
     "  --http-timeout DURATION  a connection idle this long is closed (SIM_HTTP_TIMEOUT); default 15s\n"
+    "  --shard I/N          run only shard I of N (SIM_SHARD): the spec's k-th node (from 0) when k mod N\n"
+    "                       is I; auto/N: I from the host name's trailing -I (a StatefulSet's pod NAME-I);\n"
+    "                       `hwemu clusterspec list --shard I/N` shows the slice. Default: every node\n"
     "  -h, --help           this text\n"
     "\n"
     "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
@@ -115,7 +118,7 @@ int cmd_serve(int argc, char **argv)
         {"exporters", required_argument, 0, 'x'}, {"speed", required_argument, 0, 'S'}, {"batch", required_argument, 0, 'B'},
         {"http-auth-file", required_argument, 0, 'A'}, {"tls-cert", required_argument, 0, 'C'},
         {"tls-key", required_argument, 0, 'K'},         {"http-max-connections", required_argument, 0, 'M'},
-        {"http-timeout", required_argument, 0, 'T'},
+        {"http-timeout", required_argument, 0, 'T'}, {"shard", required_argument, 0, 'D'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     struct engine_config cfg = {
         .spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
@@ -130,6 +133,7 @@ int cmd_serve(int argc, char **argv)
     const char *addr_from = "SIM_ADDR";
     const char *speed = cli_env("SIM_SPEED"), *speed_from = "SIM_SPEED";
     const char *batch = cli_env("SIM_BATCH_TICKS"), *batch_from = "SIM_BATCH_TICKS";
+    const char *shard = cli_env("SIM_SHARD"), *shard_from = "SIM_SHARD";
     int c;
     opterr = 0;
     optind = 1;
@@ -149,6 +153,7 @@ int cmd_serve(int argc, char **argv)
         case 'T': htimeout = optarg, htimeout_from = "--http-timeout"; break;
         case 'S': speed = optarg, speed_from = "--speed"; break;
         case 'B': batch = optarg, batch_from = "--batch"; break;
+        case 'D': shard = optarg, shard_from = "--shard"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("serve", "unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -189,6 +194,8 @@ int cmd_serve(int argc, char **argv)
                                speed);
     if (batch && cli_parse_batch(batch, &cfg.batch_ticks))
         return cli_usage_error("serve", "%s=\"%s\" is not a number of ticks from 1 to 1000000", batch_from, batch);
+    if (shard && cli_parse_shard("serve", shard, shard_from, &cfg.shard_index, &cfg.shard_count))
+        return EXIT_USAGE;
     double base_speed = 1;
     const char *bs = cli_env("SIM_BASE_SPEED_PER_CORE");
     if (bs) {
@@ -262,6 +269,9 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "hwemu serve: %d nodes (%d resumed) from %s in %.3f s; root %s; %s; tick %.3f s, %d "
             "workers\n", eng.nnodes, eng.resumed, cfg.spec_path ? cfg.spec_path : "builtin specs/smoke.yaml",
             eng.start_seconds, cfg.root, http_url(h), (double)cfg.tick_ns / 1e9, cfg.workers);
+    if (cfg.shard_count > 1)
+        fprintf(stderr, "hwemu serve: shard %d/%d: %d of the spec's %d nodes (the k-th when k mod %d is %d)\n",
+                cfg.shard_index, cfg.shard_count, eng.nnodes, eng.spec_nnodes, cfg.shard_count, cfg.shard_index);
     if (cfg.debug_late_ns)
         fprintf(stderr, "hwemu serve: HWEMU_DEBUG_LATE_TICK: every other tick wakes %.3f s late and the ticks "
                 "between publish %.3f s late (a test setting)\n", (double)cfg.debug_late_ns / 1e9,

@@ -46,6 +46,9 @@ struct engine_config {
      * between as long after taking their time, so a tick that wakes on time follows a late one
      * and its nodes publish late: the window between two ticks, made wide on purpose. */
     int64_t debug_late_ns;
+    /* --shard index/count (count 0 or 1: every node): only the nodes of the spec that are this
+     * shard's (spec_keep_shard) are opened, stepped and served. */
+    int shard_index, shard_count;
 };
 #define ENGINE_SPEED_MAX (-1.0)
 #define ENGINE_BATCH_TICKS 300
@@ -149,6 +152,7 @@ struct engine {
     int64_t debug_hold_ns;        /* cfg.debug_late_ns: this tick holds its publication so long */
     struct engine_hooks hooks;    /* set before engine_run or under no tick */
     volatile sig_atomic_t stop;
+    int spec_nnodes;            /* the spec's nodes before sharding (nnodes: this shard's) */
     double start_seconds;       /* render/resume time of every node */
     int resumed;
     struct history *history;    /* the cluster totals of the last snapshots */
