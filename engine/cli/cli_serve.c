@@ -2,6 +2,7 @@
  * terminal, the progress of a long start (the engine reports it through a callback and prints
  * nothing itself). */
 #include "cli.h"
+#include "cluster.h"
 #include "duration.h"
 #include "engine.h"
 #include "exporters.h"
@@ -58,6 +59,11 @@ static const char help[] =
     "  --shard I/N          run only shard I of N (SIM_SHARD): the spec's k-th node (from 0) when k mod N\n"
     "                       is I; auto/N: I from the host name's trailing -I (a StatefulSet's pod NAME-I);\n"
     "                       `hwemu clusterspec list --shard I/N` shows the slice. Default: every node\n"
+    "  --kubeconfig FILE|incluster  register every node (of the shard) as a Kubernetes Node and keep them\n"
+    "                       (SIM_KUBECONFIG): FILE's current context, or incluster: the pod's service\n"
+    "                       account (KUBERNETES_SERVICE_HOST/PORT, /var/run/secrets/kubernetes.io/\n"
+    "                       serviceaccount); labels set on the Nodes reach the engine as PUT\n"
+    "                       /nodes/<n>/labels does (docs/kubernetes.md). Default: no cluster\n"
     "  -h, --help           this text\n"
     "\n"
     "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
@@ -119,6 +125,7 @@ int cmd_serve(int argc, char **argv)
         {"http-auth-file", required_argument, 0, 'A'}, {"tls-cert", required_argument, 0, 'C'},
         {"tls-key", required_argument, 0, 'K'},         {"http-max-connections", required_argument, 0, 'M'},
         {"http-timeout", required_argument, 0, 'T'}, {"shard", required_argument, 0, 'D'},
+        {"kubeconfig", required_argument, 0, 'k'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     struct engine_config cfg = {
         .spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
@@ -134,6 +141,7 @@ int cmd_serve(int argc, char **argv)
     const char *speed = cli_env("SIM_SPEED"), *speed_from = "SIM_SPEED";
     const char *batch = cli_env("SIM_BATCH_TICKS"), *batch_from = "SIM_BATCH_TICKS";
     const char *shard = cli_env("SIM_SHARD"), *shard_from = "SIM_SHARD";
+    const char *kubeconfig = cli_env("SIM_KUBECONFIG"), *kubeconfig_from = "SIM_KUBECONFIG";
     int c;
     opterr = 0;
     optind = 1;
@@ -154,6 +162,7 @@ int cmd_serve(int argc, char **argv)
         case 'S': speed = optarg, speed_from = "--speed"; break;
         case 'B': batch = optarg, batch_from = "--batch"; break;
         case 'D': shard = optarg, shard_from = "--shard"; break;
+        case 'k': kubeconfig = optarg, kubeconfig_from = "--kubeconfig"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("serve", "unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -251,10 +260,21 @@ int cmd_serve(int argc, char **argv)
         }
         fprintf(stderr, "hwemu serve: run %s of %s starts now\n", id, trace);
     }
+    /* after the OTLP sink is on the event log: the cluster's thread emits events from the start */
+    struct cluster *cluster = NULL;
+    if (kubeconfig && !(cluster = cluster_attach(&eng, runs, kubeconfig, err, sizeof err))) {
+        fprintf(stderr, "hwemu serve: %s=%s: %s\n", kubeconfig_from, kubeconfig, err);
+        runs_detach(runs);
+        run_otlp_close();
+        otlp_detach(&eng, otlp);
+        engine_stop(&eng);
+        return EXIT_INVALID;
+    }
     http_runs_set(runs);
     struct http *h = http_start(&eng, otlp, &hcfg, err, sizeof err);
     if (!h) {
         fprintf(stderr, "hwemu serve: %s\n", err);
+        cluster_detach(cluster);
         http_runs_set(NULL);
         runs_detach(runs);
         run_otlp_close();
@@ -269,6 +289,9 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "hwemu serve: %d nodes (%d resumed) from %s in %.3f s; root %s; %s; tick %.3f s, %d "
             "workers\n", eng.nnodes, eng.resumed, cfg.spec_path ? cfg.spec_path : "builtin specs/smoke.yaml",
             eng.start_seconds, cfg.root, http_url(h), (double)cfg.tick_ns / 1e9, cfg.workers);
+    if (cluster)
+        fprintf(stderr, "hwemu serve: kubernetes: registering and keeping the Nodes at %s\n",
+                cluster_describe(cluster));
     if (cfg.shard_count > 1)
         fprintf(stderr, "hwemu serve: shard %d/%d: %d of the spec's %d nodes (the k-th when k mod %d is %d)\n",
                 cfg.shard_index, cfg.shard_count, eng.nnodes, eng.spec_nnodes, cfg.shard_count, cfg.shard_index);
@@ -280,6 +303,7 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "hwemu serve: stopping after %llu ticks (%llu overruns); the root keeps every node for a "
             "resume\n", (unsigned long long)atomic_load(&eng.ticks), (unsigned long long)atomic_load(&eng.overruns));
     http_stop(h);
+    cluster_detach(cluster); /* before the runs it hands labels to, and the event log's OTLP sink */
     http_runs_set(NULL);
     runs_detach(runs); /* an active run is suspended (resumed at the next start) */
     run_otlp_close();
