@@ -9,6 +9,7 @@
 #include "http.h"
 #include "http_runs.h"
 #include "diag.h"
+#include "kube_config.h"
 #include "run_otlp.h"
 #include "runs.h"
 #include "otlp.h"
@@ -221,6 +222,17 @@ int cmd_serve(int argc, char **argv)
     char xerr[256];
     if (exporters_parse(exporters, &cfg.exporters, xerr, sizeof xerr))
         return cli_usage_error("serve", "%s=\"%s\": %s", exporters_from, exporters, xerr);
+    if (kubeconfig) { /* a kubeconfig that cannot work is said before any node starts */
+        struct kube_config kc;
+        char kerr[1024];
+        int krc = !strcmp(kubeconfig, CLUSTER_INCLUSTER) ? kube_config_incluster(&kc, NULL, kerr, sizeof kerr)
+                                                         : kube_config_load(&kc, kubeconfig, kerr, sizeof kerr);
+        kube_config_free(&kc);
+        if (krc) {
+            fprintf(stderr, "hwemu serve: %s=%s: %s\n", kubeconfig_from, kubeconfig, kerr);
+            return EXIT_INVALID;
+        }
+    }
     struct progress progress = {.t0 = mono_ns()};
     if (isatty(STDERR_FILENO)) {
         cfg.progress = show_progress;
@@ -260,21 +272,10 @@ int cmd_serve(int argc, char **argv)
         }
         fprintf(stderr, "hwemu serve: run %s of %s starts now\n", id, trace);
     }
-    /* after the OTLP sink is on the event log: the cluster's thread emits events from the start */
-    struct cluster *cluster = NULL;
-    if (kubeconfig && !(cluster = cluster_attach(&eng, runs, kubeconfig, err, sizeof err))) {
-        fprintf(stderr, "hwemu serve: %s=%s: %s\n", kubeconfig_from, kubeconfig, err);
-        runs_detach(runs);
-        run_otlp_close();
-        otlp_detach(&eng, otlp);
-        engine_stop(&eng);
-        return EXIT_INVALID;
-    }
     http_runs_set(runs);
     struct http *h = http_start(&eng, otlp, &hcfg, err, sizeof err);
     if (!h) {
         fprintf(stderr, "hwemu serve: %s\n", err);
-        cluster_detach(cluster);
         http_runs_set(NULL);
         runs_detach(runs);
         run_otlp_close();
@@ -289,12 +290,27 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "hwemu serve: %d nodes (%d resumed) from %s in %.3f s; root %s; %s; tick %.3f s, %d "
             "workers\n", eng.nnodes, eng.resumed, cfg.spec_path ? cfg.spec_path : "builtin specs/smoke.yaml",
             eng.start_seconds, cfg.root, http_url(h), (double)cfg.tick_ns / 1e9, cfg.workers);
-    if (cluster)
-        fprintf(stderr, "hwemu serve: kubernetes: registering and keeping the Nodes at %s\n",
-                cluster_describe(cluster));
     if (cfg.shard_count > 1)
         fprintf(stderr, "hwemu serve: shard %d/%d: %d of the spec's %d nodes (the k-th when k mod %d is %d)\n",
                 cfg.shard_index, cfg.shard_count, eng.nnodes, eng.spec_nnodes, cfg.shard_count, cfg.shard_index);
+    /* after the OTLP sink is on the event log (the cluster's thread emits events from its start)
+     * and after the start line (its thread prints what the API answers) */
+    struct cluster *cluster = NULL;
+    if (kubeconfig) {
+        cluster = cluster_attach(&eng, runs, kubeconfig, err, sizeof err);
+        if (!cluster) {
+            fprintf(stderr, "hwemu serve: %s=%s: %s\n", kubeconfig_from, kubeconfig, err);
+            http_stop(h);
+            http_runs_set(NULL);
+            runs_detach(runs);
+            run_otlp_close();
+            otlp_detach(&eng, otlp);
+            engine_stop(&eng);
+            return EXIT_INVALID;
+        }
+        fprintf(stderr, "hwemu serve: kubernetes: registering and keeping the Nodes at %s\n",
+                cluster_describe(cluster));
+    }
     if (cfg.debug_late_ns)
         fprintf(stderr, "hwemu serve: HWEMU_DEBUG_LATE_TICK: every other tick wakes %.3f s late and the ticks "
                 "between publish %.3f s late (a test setting)\n", (double)cfg.debug_late_ns / 1e9,
