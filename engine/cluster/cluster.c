@@ -302,7 +302,7 @@ struct cluster *cluster_attach(struct engine *e, struct runs *runs, const char *
         c->nodes[i].body = cluster_node_json(&o);
         arena_free(&a);
     }
-    c->w = kube_watch_start(kc, "nodes", "/api/v1/nodes", NULL, c->q);
+    c->w = kube_watch_start(kc, "nodes", "/api/v1/nodes", NULL, NULL, c->q);
     if (!c->w || pthread_create(&c->thread, NULL, run, c)) {
         snprintf(err, errlen, "cannot start the Kubernetes threads");
         cluster_detach(c);

@@ -236,7 +236,7 @@ static void *run(void *arg)
 }
 
 struct kube_watch *kube_watch_start(struct kube_client *c, const char *tag, const char *path, const char *query,
-                                    struct kube_queue *q)
+                                    const char *rv, struct kube_queue *q)
 {
     struct kube_watch *w = calloc(1, sizeof *w);
     if (!w)
@@ -248,6 +248,8 @@ struct kube_watch *kube_watch_start(struct kube_client *c, const char *tag, cons
     w->query = query && *query ? strdup(query) : NULL;
     if (!w->path || (query && *query && !w->query))
         abort();
+    if (rv)
+        snprintf(w->rv, sizeof w->rv, "%s", rv);
     w->seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)w;
     pthread_mutex_init(&w->lock, NULL);
     pthread_condattr_t ca;

@@ -14,9 +14,11 @@ struct kube_watch;
 
 /* Starts watching path (a collection: /api/v1/nodes, /api/v1/namespaces/NS/pods) with query
  * (NULL, or query parameters already escaped: "fieldSelector=spec.nodeName%3Dx"). tag names the
- * watch in events and messages (kept, not copied). NULL when the thread cannot start. */
+ * watch in events and messages (kept, not copied). rv NULL: list first (a SYNC event); else watch
+ * from that resourceVersion (a consumer that resumes), listing only if the server says it
+ * expired. NULL when the thread cannot start. */
 struct kube_watch *kube_watch_start(struct kube_client *c, const char *tag, const char *path, const char *query,
-                                    struct kube_queue *q);
+                                    const char *rv, struct kube_queue *q);
 /* Ends the thread (a request in flight is cancelled within about a second) and frees w. */
 void kube_watch_stop(struct kube_watch *w);
 
