@@ -215,6 +215,9 @@ static void create_due(struct cluster *c)
 {
     int64_t now = mono_ns();
     char *path = kube_path("v1", NULL, "nodes", NULL);
+    /* a refusal for every node (RBAC, an admission webhook) is said once per pass, not per node */
+    int failed = 0, first_backoff = 0;
+    char first[1100] = "";
     for (int i = 0; i < c->n && !atomic_load(&c->stop); i++) {
         struct cnode *n = &c->nodes[i];
         if (!n->create_due || n->create_due > now || n->exists)
@@ -236,10 +239,17 @@ static void create_due(struct cluster *c)
         if (n->backoff_ms > CREATE_BACKOFF_MAX_MS)
             n->backoff_ms = CREATE_BACKOFF_MAX_MS;
         n->create_due = now + (int64_t)n->backoff_ms * 1000000;
-        fprintf(stderr, "hwemu serve: kubernetes: Node %s: %s; retrying in %.1f s\n", n->name, err,
-                n->backoff_ms / 1000.0);
+        if (!failed++) {
+            snprintf(first, sizeof first, "Node %s: %s", n->name, err);
+            first_backoff = n->backoff_ms;
+        }
     }
     free(path);
+    if (failed == 1)
+        fprintf(stderr, "hwemu serve: kubernetes: %s; retrying in %.1f s\n", first, first_backoff / 1000.0);
+    else if (failed)
+        fprintf(stderr, "hwemu serve: kubernetes: %s; and %d other Nodes could not be created; retrying in %.1f s "
+                "(each Node backs off from 0.5 s to 30 s)\n", first, failed - 1, first_backoff / 1000.0);
     if (c->registered) {
         fprintf(stderr, "hwemu serve: kubernetes: registered %d Node%s\n", c->registered,
                 c->registered == 1 ? "" : "s");

@@ -259,6 +259,9 @@ static CURL *handle(struct kube_client *c, const char *method, const char *path,
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_SHARE, c->share);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    /* HTTP/1.1: each request or watch on a connection of its own from the shared cache; HTTP/2's
+     * multiplexing would need one multi handle for every thread */
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
     curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
