@@ -223,7 +223,8 @@ static void create_due(struct cluster *c)
         if (!n->create_due || n->create_due > now || n->exists)
             continue;
         char err[1024];
-        long st = kube_create(c->kc, path, n->body, NULL, err, sizeof err);
+        cJSON *made = NULL;
+        long st = kube_create(c->kc, path, n->body, &made, err, sizeof err);
         if (st == 0 || st == 409) { /* 409: it exists already; the watch will show it */
             n->create_due = 0;
             n->backoff_ms = 0;
@@ -231,6 +232,9 @@ static void create_due(struct cluster *c)
                 fprintf(stderr, "hwemu serve: kubernetes: Node %s was deleted: created again\n", n->name);
             else if (st == 0)
                 c->registered++;
+            if (made) /* known to exist from now, whenever the watch tells */
+                present(c, n, made);
+            cJSON_Delete(made);
             continue;
         }
         if (kube_client_aborted(c->kc))
