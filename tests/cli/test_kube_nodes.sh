@@ -3,7 +3,8 @@
 # kube-apiserver 1.34.2, scheduler, controller-manager, KWOK): a 20-node spec of Intel, AMD,
 # NVIDIA and AMD GPU pools (all KWOK nodes, the spec default) is registered, and every Node the API
 # holds matches what `hwemu clusterspec render-nodes` prints for it (labels, annotations, taints,
-# capacity and allocatable compared as quantities, nvidia.com/gpu and amd.com/gpu included); a
+# capacity and allocatable compared as quantities, nvidia.com/gpu and amd.com/gpu included; the
+# controller-manager's beta.kubernetes.io/os and /arch copies allowed); a
 # deleted Node comes back, with one joulie.sim.node.mismatch (missing); a Node annotated with
 # another profile gives exactly one mismatch (profile) however often it changes after; a label
 # set with kubectl reaches GET /nodes/<n>/labels (what PUT /nodes/<n>/labels sets) and its
@@ -71,7 +72,8 @@ grep -q "kubernetes: registering and keeping the Nodes at $kube_server (kubeconf
     "$tmp/serve.err" && ok || bad "start line: $(cat "$tmp/serve.err")"
 
 # 1. Every Node is the one render-nodes prints. Quantities compare by value (the apiserver may
-# write 1Gi for 1048576Ki); labels equal exactly; hwemu's annotations and taints are all there
+# write 1Gi for 1048576Ki); labels equal exactly (but for the controller's beta copies); hwemu's
+# annotations and taints are all there
 # (KWOK and the controllers add their own annotations, and the node lifecycle taints come and go).
 k get nodes -o json >"$tmp/nodes.json"
 "$py" - "$tmp/rendered.yaml" "$tmp/nodes.json" >"$tmp/cmp.out" 2>&1 <<'EOF'
@@ -97,8 +99,13 @@ for name, w in want.items():
     h = have.get(name)
     if not h:
         no(f"{name}: not in the API"); continue
-    if h["metadata"].get("labels") != w["metadata"]["labels"]:
-        wl, hl = w["metadata"]["labels"], h["metadata"].get("labels", {})
+    wl, hl = w["metadata"]["labels"], dict(h["metadata"].get("labels", {}))
+    # kube-controller-manager's node lifecycle controller copies kubernetes.io/os and /arch to
+    # their deprecated beta.kubernetes.io names on every Node: those two only, and equal
+    for g in ("os", "arch"):
+        if "beta.kubernetes.io/" + g in hl and hl["beta.kubernetes.io/" + g] == wl.get("kubernetes.io/" + g):
+            del hl["beta.kubernetes.io/" + g]
+    if hl != wl:
         no(f"{name}: labels differ: " + str({k: (wl.get(k), hl.get(k)) for k in set(wl) | set(hl) if wl.get(k) != hl.get(k)}))
     for k, v in w["metadata"]["annotations"].items():
         if h["metadata"].get("annotations", {}).get(k) != v:
