@@ -91,8 +91,10 @@ int main(int argc, char **argv)
     if (cfg.workers > 12)
         cfg.workers = 12;
     static struct engine e;
-    if (engine_start(&e, &cfg))
+    if (engine_start(&e, &cfg)) {
+        fprintf(stderr, "%s", e.said ? e.said : ""); /* why it did not start */
         return 1;
+    }
     int64_t *t = calloc((size_t)k, sizeof *t);
     for (int i = 0; i < k; i++) /* warm up: the first ticks touch every segment page */
         engine_tick(&e);

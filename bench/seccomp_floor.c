@@ -36,7 +36,7 @@
 #ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP 1
 #endif
-#define SLOT 800 /* in the supervisor's descriptor window (shim/sv.h) */
+#define SLOT 800 /* in the supervisor's descriptor window (shim/supervisor/sv.h) */
 
 static int install_filter(void)
 {

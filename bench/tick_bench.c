@@ -65,8 +65,10 @@ static int run(const char *parent, int n, int ticks)
     static struct engine e;
     long rss0 = rss_kib();
     size_t heap0 = mallinfo2().uordblks;
-    if (engine_start(&e, &cfg))
+    if (engine_start(&e, &cfg)) {
+        fprintf(stderr, "%s", e.said ? e.said : ""); /* why it did not start */
         return 1;
+    }
     char err[1024];
     struct otlp *otlp = otlp_attach(&e, err, sizeof err); /* runs when OTEL_EXPORTER_OTLP_ENDPOINT is set */
     if (!otlp && *err) {
@@ -97,8 +99,10 @@ static int run(const char *parent, int n, int ticks)
     long st_size = e.templates[0].st && stat(e.templates[0].st->path, &st) == 0 ? (long)st.st_size : 0;
     otlp_detach(&e, otlp);
     engine_stop(&e);
-    if (engine_start(&e, &cfg))
+    if (engine_start(&e, &cfg)) {
+        fprintf(stderr, "%s", e.said ? e.said : ""); /* why it did not start */
         return 1;
+    }
     double resume = e.start_seconds;
     int resumed = e.resumed;
     engine_stop(&e);

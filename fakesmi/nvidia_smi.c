@@ -2,7 +2,8 @@
  * (tools §1): the command line and its checks, the choice of GPUs (-i), -L,
  * --query-gpu with --format=csv, and --query-compute-apps (no processes: its header). The
  * commands that change a GPU are in nvidia_smi_set.c, the
- * two reports (-q, the summary table) in nvidia_smi_query.c. Every value is checked before
+ * two reports (-q, the summary table) in nvidia_smi_query.c, the readers and helpers all three
+ * use in nvidia_smi_common.c. Every value is checked before
  * anything is read or written, with the real tool's messages and exit codes (§1.3). Output
  * is collected in nv_out and reaches stdout in one write; a node whose NVML files are
  * incomplete prints nothing there and fails with exit 255 and the missing file on stderr. */
@@ -19,74 +20,8 @@
 #include "gpu_view.h"
 #include "tools.h"
 
-FILE *nv_out;
-static char missing[192]; /* the first file a read found missing, with the reason */
-
 #define DEPRECATED "[Requested functionality has been deprecated]"
 #define INVALID_COMBINATION "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n"
-
-const char *nv_read_path(const char *path, char *buf, size_t cap)
-{
-    int n = gv_read(path, buf, cap);
-    if (n < 0) {
-        if (!missing[0])
-            snprintf(missing, sizeof missing, "%s: %s", path, strerror(-n));
-        buf[0] = '\0';
-    }
-    return buf;
-}
-
-bool nv_incomplete(void)
-{
-    return missing[0] != '\0';
-}
-
-const char *nv_read(int gpu, const char *file, char *buf, size_t cap)
-{
-    char path[96];
-    snprintf(path, sizeof path, "state/nvml/gpu%d/%s", gpu, file);
-    return nv_read_path(path, buf, cap);
-}
-
-bool nv_num(const char *text, long long *v)
-{
-    char *end;
-    errno = 0;
-    long long x = strtoll(text, &end, 10);
-    if (end == text || *end || errno)
-        return false;
-    *v = x;
-    return true;
-}
-
-int nv_persistence(int gpu)
-{
-    char t[16];
-    nv_read(gpu, "persistence_mode", t, sizeof t);
-    return !strcmp(t, "1") ? 1 : !strcmp(t, "0") ? 0 : -1;
-}
-
-/* A GPU that can run MIG shows its mode (no MIG instances: Disabled); others show N/A. */
-bool nv_mig_capable(int gpu)
-{
-    char t[64];
-    nv_read(gpu, "mig_capable", t, sizeof t);
-    return !strcmp(t, "1");
-}
-
-bool nv_bus_id(const char *text, unsigned b[4])
-{
-    int n = 0;
-    if (sscanf(text, "%x:%x:%x.%x%n", &b[0], &b[1], &b[2], &b[3], &n) == 4 && n && !text[n])
-        return true;
-    n = 0;
-    b[3] = 0;
-    if (sscanf(text, "%x:%x:%x%n", &b[0], &b[1], &b[2], &n) == 3 && n && !text[n])
-        return true;
-    b[0] = 0;
-    n = 0;
-    return sscanf(text, "%x:%x.%x%n", &b[1], &b[2], &b[3], &n) == 3 && n && !text[n];
-}
 
 /* ---- the command line ---- */
 
@@ -781,8 +716,8 @@ int nvidia_smi_main(int argc, char **argv)
     }
     fclose(nv_out);
     nv_out = NULL;
-    if (missing[0]) {
-        fprintf(stderr, "fakesmi: incomplete NVML state: %s\n", missing);
+    if (nv_missing()) {
+        fprintf(stderr, "fakesmi: incomplete NVML state: %s\n", nv_missing());
         rc = 255;
     } else {
         for (size_t off = 0; off < len;) {

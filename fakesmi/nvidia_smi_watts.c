@@ -1,7 +1,7 @@
 /* nvidia_smi_watts: how nvidia-smi prints a power. Kept out of the callers' files so it stays a
  * real call that tests/cli/test_nvml.sh can force through gdb, as it forces the real tool's
  * NVML answer, to compare the two on chosen values. */
-#include "nvidia_smi.h"
+#include "nvidia_smi_common.h"
 
 #include <stdio.h>
 

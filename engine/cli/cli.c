@@ -28,6 +28,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+void cli_print_said(const char *cmd, const char *said)
+{
+    for (const char *l = said; l && *l;) {
+        const char *end = strchr(l, '\n');
+        int len = end ? (int)(end - l) : (int)strlen(l);
+        fprintf(stderr, "hwemu %s: %.*s\n", cmd, len, l);
+        l += len + (end ? 1 : 0);
+    }
+}
+
 int cli_tick_workers(const char *cmd, const char *tick, const char *tick_from, const char *workers,
                      const char *workers_from, int64_t *tick_ns, int *nworkers)
 {

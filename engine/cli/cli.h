@@ -21,6 +21,10 @@ const char *cli_env(const char *name);
 /* Prints "hwemu CMD: MSG" and a hint to --help on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* What the engine said (engine.said: '\n'-terminated lines, or NULL), each line printed as
+ * "hwemu CMD: LINE" on stderr: the runtime prints nothing for a person itself. */
+void cli_print_said(const char *cmd, const char *said);
+
 /* The tick period and worker count of serve and run, each from its option or variable (tick_from
  * and workers_from name which, for the message); defaults 1 s and the online CPUs (at most 12).
  * EXIT_OK, or a usage error printed for cmd. */

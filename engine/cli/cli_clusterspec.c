@@ -10,6 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Above this many nodes validate warns (the largest cluster measured is 10,000 nodes:
+ * bench/README.md). */
+#define CLI_NODES_WARN 100000
+
 static const char help[] =
     "Usage: hwemu clusterspec validate|render-nodes|list --spec FILE [--profiles-dir DIR] [--shard I/N]\n"
     "\n"
@@ -94,6 +98,13 @@ int cmd_clusterspec(int argc, char **argv)
     struct cluster_spec s = {0};
     if (rc == EXIT_OK)
         rc = model_load_spec(&s, spec, &ps) ? EXIT_INVALID : EXIT_OK;
+    /* a spec one engine may not hold: said by validate, refused by serve at start with what the
+     * machine has (docs/robustness.md "Capacity") */
+    if (rc == EXIT_OK && !strcmp(what, "validate") && s.nnodes > CLI_NODES_WARN)
+        fprintf(stderr, "hwemu clusterspec: warning: %d nodes, more than %d: a node needs about 100 KB of memory, "
+                "200 KB in the root and a file descriptor (intel-xeon-2s-rapl), about %.0f GiB and %.0f GiB here; "
+                "`hwemu serve` checks them against the machine at start (docs/robustness.md \"Capacity\")\n",
+                s.nnodes, CLI_NODES_WARN, s.nnodes * 100e3 / (1 << 30), s.nnodes * 200e3 / (1 << 30));
     if (rc == EXIT_OK) {
         spec_keep_shard(&s, shard_index, shard_count);
         if (!strcmp(what, "list"))

@@ -10,8 +10,8 @@
  *                names libnvidia-ml.so.1 and libnvidia-ml.so link to libhwemu-nvml.so, the
  *                node's NVML (fakesmi/nvml/README.md); on other nodes the directory is empty
  *   HWEMU_NVML   <root>/<node>.lib/libnvidia-ml.so.1 on an NVIDIA node: the shim loads it for a
- *                dlopen of libnvidia-ml.so* by an absolute path (shim/wrap_dl.c)
- * and then takes one of two routes (shim/supervisor.h): preload replaces itself with CMD, so
+ *                dlopen of libnvidia-ml.so* by an absolute path (shim/preload/wrap_dl.c)
+ * and then takes one of two routes (shim/supervisor/supervisor.h): preload replaces itself with CMD, so
  * CMD's exit status is hwemu's; seccomp runs CMD under the seccomp supervisor (for programs
  * that bypass libc: Go, static binaries) and exits as CMD did. auto (the default) reads CMD's
  * file to choose (sv_route.c). 127: CMD not found; 126: CMD not executable. */

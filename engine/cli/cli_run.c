@@ -130,7 +130,9 @@ int cmd_run(int argc, char **argv)
         if (*end || !(base > 0) || base > 1e6)
             return cli_usage_error("run", "--base-speed-per-core \"%s\" is not a positive number", bspeed);
     }
-    if (engine_start(&eng, &cfg)) {
+    int started = engine_start(&eng, &cfg);
+    cli_print_said("run", eng.said); /* its errors, or notes of a start that went on */
+    if (started) {
         engine_stop(&eng);
         return EXIT_INVALID;
     }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,7 +27,8 @@ static const char help[] =
     "Usage: hwemu serve [--spec FILE] [--profiles-dir DIR] [--root DIR] [--addr HOST:PORT]\n"
     "                   [--tick DURATION] [--workers N] [--exporters LIST] [--speed N|max] [--batch N]\n"
     "                   [--http-auth-file FILE] [--tls-cert FILE --tls-key FILE] [--http-max-connections N]\n"
-    "                   [--http-timeout DURATION] [--shard I/N] [--kubeconfig FILE|incluster]\n"
+    "                   [--http-timeout DURATION] [--trace-dir DIR] [--shard I/N]\n"
+    "                   [--kubeconfig FILE|incluster]\n"
     "\n"
     "Runs every node of the cluster spec: renders (or resumes) one segment per node under the root,\n"
     "steps every node each tick, and serves a page at / and /telemetry/<node>, /control/<node>,\n"
@@ -57,6 +59,8 @@ static const char help[] =
     "  --http-max-connections N  connections served at once; more are closed at once\n"
     "                       (SIM_HTTP_MAX_CONNECTIONS); default 4096\n"
     "  --http-timeout DURATION  a connection idle this long is closed (SIM_HTTP_TIMEOUT); default 15s\n"
+    "  --trace-dir DIR      POST /runs {\"tracePath\"} reads traces from this directory only (SIM_TRACE_DIR);\n"
+    "                       default none: tracePath is refused (403), a trace in the body still works\n"
     "  --shard I/N          run only shard I of N (SIM_SHARD): the spec's k-th node (from 0) when k mod N\n"
     "                       is I; auto/N: I from the host name's trailing -I (a StatefulSet's pod NAME-I);\n"
     "                       `hwemu clusterspec list --shard I/N` shows the slice. Default: every node\n"
@@ -125,7 +129,8 @@ int cmd_serve(int argc, char **argv)
         {"exporters", required_argument, 0, 'x'}, {"speed", required_argument, 0, 'S'}, {"batch", required_argument, 0, 'B'},
         {"http-auth-file", required_argument, 0, 'A'}, {"tls-cert", required_argument, 0, 'C'},
         {"tls-key", required_argument, 0, 'K'},         {"http-max-connections", required_argument, 0, 'M'},
-        {"http-timeout", required_argument, 0, 'T'}, {"shard", required_argument, 0, 'D'},
+        {"http-timeout", required_argument, 0, 'T'}, {"trace-dir", required_argument, 0, 'D'},
+        {"shard", required_argument, 0, 'H'},
         {"kubeconfig", required_argument, 0, 'k'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     struct engine_config cfg = {
@@ -141,6 +146,7 @@ int cmd_serve(int argc, char **argv)
     const char *addr_from = "SIM_ADDR";
     const char *speed = cli_env("SIM_SPEED"), *speed_from = "SIM_SPEED";
     const char *batch = cli_env("SIM_BATCH_TICKS"), *batch_from = "SIM_BATCH_TICKS";
+    const char *trace_dir = cli_env("SIM_TRACE_DIR"), *trace_dir_from = "SIM_TRACE_DIR";
     const char *shard = cli_env("SIM_SHARD"), *shard_from = "SIM_SHARD";
     const char *kubeconfig = cli_env("SIM_KUBECONFIG"), *kubeconfig_from = "SIM_KUBECONFIG";
     int c;
@@ -162,7 +168,8 @@ int cmd_serve(int argc, char **argv)
         case 'T': htimeout = optarg, htimeout_from = "--http-timeout"; break;
         case 'S': speed = optarg, speed_from = "--speed"; break;
         case 'B': batch = optarg, batch_from = "--batch"; break;
-        case 'D': shard = optarg, shard_from = "--shard"; break;
+        case 'D': trace_dir = optarg, trace_dir_from = "--trace-dir"; break;
+        case 'H': shard = optarg, shard_from = "--shard"; break;
         case 'k': kubeconfig = optarg, kubeconfig_from = "--kubeconfig"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("serve", "unknown option or missing value: %s", argv[optind - 1]);
@@ -196,6 +203,10 @@ int cmd_serve(int argc, char **argv)
                                    htimeout_from, htimeout);
         hcfg.timeout_s = (unsigned)(ns / 1000000000LL);
     }
+    struct stat tsb;
+    if (trace_dir && (stat(trace_dir, &tsb) || !S_ISDIR(tsb.st_mode)))
+        return cli_usage_error("serve", "%s=\"%.200s\" is not a directory: name the directory POST /runs may read "
+                               "traces from (docs/security.md)", trace_dir_from, trace_dir);
     if (!hcfg.tls_cert != !hcfg.tls_key)
         return cli_usage_error("serve", "TLS needs both --tls-cert and --tls-key (or SIM_TLS_CERT and SIM_TLS_KEY)");
     cfg.speed = 1;
@@ -219,6 +230,17 @@ int cmd_serve(int argc, char **argv)
                  cfg.debug_late_ns >= cfg.tick_ns / 2))
         return cli_usage_error("serve", "HWEMU_DEBUG_LATE_TICK=\"%.100s\" is not a duration above 0 and below half "
                                "the tick (a test setting: docs/robustness.md)", late);
+    const char *rfree = cli_env("HWEMU_DEBUG_ROOT_FREE");
+    if (rfree) {
+        char *end;
+        unsigned long long b = strtoull(rfree, &end, 10);
+        if (*end || end == rfree || !b)
+            return cli_usage_error("serve", "HWEMU_DEBUG_ROOT_FREE=\"%.100s\" is not a number of bytes above 0 (a "
+                                   "test setting: docs/robustness.md)", rfree);
+        cfg.debug_root_free = b;
+        fprintf(stderr, "hwemu serve: HWEMU_DEBUG_ROOT_FREE: the root's file system is taken to have %llu bytes "
+                "free (a test setting)\n", b);
+    }
     char xerr[256];
     if (exporters_parse(exporters, &cfg.exporters, xerr, sizeof xerr))
         return cli_usage_error("serve", "%s=\"%s\": %s", exporters_from, exporters, xerr);
@@ -238,7 +260,9 @@ int cmd_serve(int argc, char **argv)
         cfg.progress = show_progress;
         cfg.progress_ctx = &progress;
     }
-    if (engine_start(&eng, &cfg)) {
+    int started = engine_start(&eng, &cfg);
+    cli_print_said("serve", eng.said); /* its errors, or notes of a start that went on */
+    if (started) {
         engine_stop(&eng);
         return EXIT_INVALID;
     }
@@ -273,6 +297,7 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "hwemu serve: run %s of %s starts now\n", id, trace);
     }
     http_runs_set(runs);
+    http_runs_set_trace_dir(trace_dir);
     struct http *h = http_start(&eng, otlp, &hcfg, err, sizeof err);
     if (!h) {
         fprintf(stderr, "hwemu serve: %s\n", err);

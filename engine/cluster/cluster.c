@@ -18,6 +18,7 @@
 #include "kube_queue.h"
 #include "kube_watch.h"
 #include "nodeobject.h"
+#include "run_labels.h"
 #include "runs.h"
 
 #include <cjson/cJSON.h>
@@ -106,31 +107,31 @@ static void set_mismatch(struct cluster *c, struct cnode *n, enum mismatch mm, c
     events_emit(c->e->events, wall_ns(), n->name, "joulie.sim.node.mismatch", a);
 }
 
-/* Each label that differs between was and now goes to the runs (a removal as NULL). */
+/* The labels that differ between was and now go to the runs in one request, all or nothing, as
+ * a PUT /nodes/<n>/labels would (a removal as NULL). */
 static void hand_labels(struct cluster *c, struct cnode *n, const cJSON *was, const cJSON *now)
 {
     if (!c->runs)
         return;
-    char err[512];
+    int cap = cJSON_GetArraySize(now) + cJSON_GetArraySize(was), k = 0;
+    struct run_label_edit *ed = calloc((size_t)(cap ? cap : 1), sizeof *ed);
+    if (!ed)
+        abort();
     const cJSON *l;
     cJSON_ArrayForEach(l, now)
     {
-        if (!cJSON_IsString(l))
-            continue;
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(was, l->string);
-        if (cJSON_IsString(o) && !strcmp(o->valuestring, l->valuestring))
-            continue;
-        if (runs_set_label(c->runs, n->name, l->string, l->valuestring, err, sizeof err))
-            fprintf(stderr, "hwemu serve: kubernetes: Node %s: label %s=%s not taken: %s\n", n->name, l->string,
-                    l->valuestring, err);
+        if (cJSON_IsString(l) && !(cJSON_IsString(o) && !strcmp(o->valuestring, l->valuestring)))
+            ed[k++] = (struct run_label_edit){l->string, l->valuestring};
     }
     cJSON_ArrayForEach(l, was)
-    {
-        if (!cJSON_GetObjectItemCaseSensitive(now, l->string) &&
-            runs_set_label(c->runs, n->name, l->string, NULL, err, sizeof err))
-            fprintf(stderr, "hwemu serve: kubernetes: Node %s: removing label %s not taken: %s\n", n->name, l->string,
-                    err);
-    }
+        if (!cJSON_GetObjectItemCaseSensitive(now, l->string))
+            ed[k++] = (struct run_label_edit){l->string, NULL};
+    char err[512];
+    if (k && runs_set_labels(c->runs, n->name, ed, k, err, sizeof err))
+        fprintf(stderr, "hwemu serve: kubernetes: Node %s: %d label change%s not taken: %s\n", n->name, k,
+                k == 1 ? "" : "s", err);
+    free(ed);
 }
 
 static void present(struct cluster *c, struct cnode *n, const cJSON *node)

@@ -22,7 +22,7 @@ static int driver_of(const char *d)
     return PHYS_DRV_ACPI_CPUFREQ;
 }
 
-int node_governor_of(const char *g)
+int params_governor_of(const char *g)
 {
     static const char *const names[] = {"performance", "powersave", "schedutil", "ondemand", "conservative",
                                         "userspace"};
@@ -32,7 +32,7 @@ int node_governor_of(const char *g)
     return PHYS_GOV_POWERSAVE;
 }
 
-int node_pl_of(const char *name)
+int params_pl_of(const char *name)
 {
     if (!strcmp(name, "long_term"))
         return PHYS_PL1;
@@ -43,7 +43,7 @@ int node_pl_of(const char *name)
     return -1;
 }
 
-int node_zone_of(const char *name, bool top)
+int params_zone_of(const char *name, bool top)
 {
     if (top && !strncmp(name, "package-", 8))
         return PHYS_ZONE_PACKAGE;
@@ -75,7 +75,7 @@ static void zone_params(struct phys_cpu_params *p, const struct yt_node *z, int 
     const struct yt_node *cons = yt_get(z, "constraints");
     for (int i = 0; cons && cons->kind == YT_SEQ && i < cons->n; i++) {
         const struct yt_node *c = cons->vals[i];
-        int pl = node_pl_of(prof_str(c, "name", ""));
+        int pl = params_pl_of(prof_str(c, "name", ""));
         if (pl < 0)
             continue;
         struct phys_constraint *pc = &k->pl[pl];
@@ -91,7 +91,7 @@ static void zone_params(struct phys_cpu_params *p, const struct yt_node *z, int 
     }
     const struct yt_node *kids = yt_get(z, "children");
     for (int j = 0; kids && kids->kind == YT_SEQ && j < kids->n; j++) {
-        int zone = node_zone_of(prof_str(kids->vals[j], "nameFormat", ""), false);
+        int zone = params_zone_of(prof_str(kids->vals[j], "nameFormat", ""), false);
         if (zone == PHYS_ZONE_DRAM || zone == PHYS_ZONE_CORE)
             counter(&k->counter[zone], kids->vals[j]);
     }
@@ -124,7 +124,7 @@ static void cpu_map(const struct yt_node *t, struct phys_cpu_params *p)
     free(cpus);
 }
 
-void node_params(const struct yt_node *t, double ambient_c, struct phys_cpu_params *p)
+void params_cpu(const struct yt_node *t, double ambient_c, struct phys_cpu_params *p)
 {
     memset(p, 0, sizeof *p);
     p->sockets = (int)prof_int(t, "cpu.sockets", 1);
@@ -154,7 +154,7 @@ void node_params(const struct yt_node *t, double ambient_c, struct phys_cpu_para
 
     const char *drv = prof_str(t, "cpufreq.driver", "");
     p->driver = driver_of(drv);
-    p->governor = node_governor_of(prof_str(t, "cpufreq.governor", "performance"));
+    p->governor = params_governor_of(prof_str(t, "cpufreq.governor", "performance"));
     p->cpuinfo_min_khz = prof_int(t, "cpufreq.cpuinfoMinKHz", 0);
     p->cpuinfo_max_khz = prof_int(t, "cpufreq.cpuinfoMaxKHz", 0);
     p->base_khz = prof_int(t, "cpufreq.baseKHz", 0);
@@ -193,7 +193,7 @@ void node_params(const struct yt_node *t, double ambient_c, struct phys_cpu_para
 /* gpus and physics.gpu (profiles/README.md): no gpus block -> vendor NONE. The limit in force at
  * render is limits.currentW when sourced, else defaultW (else maxW); capSettleTauMS 0 settles at
  * once; telemetryWindowMS <= 0 means 1 s; thermalRiseC absent keeps the GPUs at ambient. */
-void node_gpu_params(const struct yt_node *t, double ambient_c, struct phys_gpu_params *g)
+void params_gpu(const struct yt_node *t, double ambient_c, struct phys_gpu_params *g)
 {
     memset(g, 0, sizeof *g);
     g->ambient_init_c = ambient_c;

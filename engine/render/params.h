@@ -11,16 +11,16 @@
 struct yt_node;
 
 /* Governor name (a prefix of a line is fine) as enum phys_governor. */
-int node_governor_of(const char *g);
+int params_governor_of(const char *g);
 
 /* Constraint name -> enum phys_pl (long_term, short_term, peak_power), -1 for others; zone
  * name -> enum phys_zone (package-N only as a top-level zone), -1 for others. */
-int node_pl_of(const char *constraint_name);
-int node_zone_of(const char *zone_name, bool top);
+int params_pl_of(const char *constraint_name);
+int params_zone_of(const char *zone_name, bool top);
 
 /* Physics parameters from a merged profile tree (pool overrides included). */
-void node_params(const struct yt_node *tree, double ambient_c, struct phys_cpu_params *p);
-void node_gpu_params(const struct yt_node *tree, double ambient_c, struct phys_gpu_params *g);
+void params_cpu(const struct yt_node *tree, double ambient_c, struct phys_cpu_params *p);
+void params_gpu(const struct yt_node *tree, double ambient_c, struct phys_gpu_params *g);
 
 /* The part-to-part spread of one node (docs/profiles.md "Part-to-part spread"): each package's
  * and each GPU's power_scale becomes 1 + d, d within ±PARAMS_SPREAD, d summing to zero over the

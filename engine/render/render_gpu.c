@@ -1,73 +1,24 @@
 /* render_gpu: every GPU file of a node (engine/segment/gpu_files.h is the contract): the PCI devices
  * (the DRM pci[] entries of the profile, then the GPUs), the NVML state of NVIDIA GPUs, and the
- * node-wide tool facts. The amdgpu and i915/xe sysfs trees are render_gpu_hwmon.c's. */
+ * node-wide tool facts. The amdgpu and i915/xe sysfs trees are render_gpu_hwmon.c's, the amdkfd
+ * topology render_kfd.c's, each PCI function render_pci.c's; the helpers all of them use are
+ * render_gpu_common.c's. */
 #include "gpu_files.h"
 #include "params.h"
 #include "render.h"
 #include "profile.h"
 #include "render_gpu.h"
+#include "render_gpu_common.h"
 #include "render_pci.h"
 #include "render_topology.h"
 #include "seg_attr.h"
 #include "ytree.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const gpu_drivers[] = {"nvidia", "amdgpu", "i915", "xe", NULL};
-
-void gpu_pci_dir(int bus, char *buf, size_t len)
-{
-    snprintf(buf, len, "sys/devices/pci0000:%02x/0000:%02x:00.0", bus, bus);
-}
-
-uint32_t gpu_value(struct node_layout *l, const char *path, const char *text, int gpu, int quantity)
-{
-    return segb_dynamic(l->b, path, 0444, SEG_S,
-                        layout_value(l, text, (struct binding){.kind = BK_GPU, .zone = (uint8_t)quantity,
-                                                              .pkg = (uint8_t)gpu}),
-                        SV_NONE, SEG_NONE);
-}
-
-uint32_t gpu_setting(struct node_layout *l, const char *path, uint16_t mode, const char *text, int gpu, int setting,
-                     int validator, struct seg_param param, const char *words)
-{
-    uint32_t prm = segb_param(l->b, param, words);
-    return segb_dynamic(l->b, path, mode, SEG_A,
-                        layout_value(l, text, (struct binding){.kind = BK_GPU_SET, .zone = (uint8_t)setting,
-                                                              .pkg = (uint8_t)gpu}),
-                        (uint16_t)validator, prm);
-}
-
-void gpu_static(struct node_layout *l, const char *dir, const char *name, const char *fmt, ...)
-{
-    char path[512], text[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(text, sizeof text - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        n = 0;
-    if ((size_t)n > sizeof text - 2)
-        n = (int)sizeof text - 2;
-    text[n++] = '\n';
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    segb_static(l->b, path, 0444, text, (size_t)n);
-}
-
-void gpu_drm_card(struct node_layout *l, int bus, int card)
-{
-    char dir[128], path[256], target[160];
-    gpu_pci_dir(bus, dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/drm/card%d/device", dir, card);
-    snprintf(target, sizeof target, "../../../0000:%02x:00.0", bus);
-    segb_link(l->b, path, target);
-    snprintf(path, sizeof path, "sys/class/drm/card%d", card);
-    snprintf(target, sizeof target, "../../devices/pci0000:%02x/0000:%02x:00.0/drm/card%d", bus, bus, card);
-    segb_link(l->b, path, target);
-}
 
 /* The mW text of a limit, or the fieldSupport token that stands in its place. */
 static const char *limit_text(const struct yt_node *fs, const char *field, double w, char *buf, size_t len)

@@ -6,6 +6,7 @@
 #include "render.h"
 #include "profile.h"
 #include "render_gpu.h"
+#include "render_gpu_common.h"
 #include "seg_attr.h"
 #include "ytree.h"
 

@@ -12,6 +12,7 @@
 #include "gpu_files.h"
 #include "profile.h"
 #include "render_gpu.h"
+#include "render_gpu_common.h"
 #include "render_topology.h"
 #include "ytree.h"
 

@@ -80,7 +80,7 @@ static void render_zone(struct zctx *c, const struct yt_node *z, const char *dir
         const char *rej = prof_str(cons->vals[i], "rejectWrites", "");
         if (!*rej)
             any_writable = true;
-        if (node_pl_of(prof_str(cons->vals[i], "name", "")) == PHYS_PL1 && !strcmp(rej, "locked"))
+        if (params_pl_of(prof_str(cons->vals[i], "name", "")) == PHYS_PL1 && !strcmp(rej, "locked"))
             pl1_locked = true;
     }
     bool package = zone == PHYS_ZONE_PACKAGE && pkg >= 0;
@@ -118,7 +118,7 @@ static void render_zone(struct zctx *c, const struct yt_node *z, const char *dir
         const struct yt_node *k = cons->vals[i];
         const char *cname = prof_str(k, "name", "");
         const char *rej = prof_str(k, "rejectWrites", "");
-        int pl = node_pl_of(cname);
+        int pl = params_pl_of(cname);
         int bits = (int)prof_int(z, "limitBits", 0);
         if (!bits && pl >= 0)
             bits = phys_rapl_default_limit_bits((enum phys_pl)pl, zone == PHYS_ZONE_PSYS);
@@ -165,7 +165,7 @@ static void render_zone(struct zctx *c, const struct yt_node *z, const char *dir
         snprintf(kcls, sizeof kcls, "%s:%x", cls, j);
         snprintf(kdir, sizeof kdir, "%s/%s", dir, kcls);
         zone_name(kname, sizeof kname, prof_str(kz, "nameFormat", ""), 0, 0);
-        render_zone(c, kz, kdir, kcls, kname, node_zone_of(kname, false), pkg);
+        render_zone(c, kz, kdir, kcls, kname, params_zone_of(kname, false), pkg);
     }
 }
 
@@ -198,7 +198,7 @@ void render_powercap(struct node_layout *l, const struct yt_node *tree, const st
                 snprintf(cls, sizeof cls, "%s:%x", ct, index);
                 snprintf(zdir, sizeof zdir, "%s/%s", dir, cls);
                 zone_name(name, sizeof name, prof_str(z, "nameFormat", ""), socket, die);
-                int zone = node_zone_of(name, true);
+                int zone = params_zone_of(name, true);
                 /* die zones count toward their package only when the package has no zone */
                 if (!strcmp(repeat, "per-die"))
                     zone = die == 0 ? PHYS_ZONE_PACKAGE : -1;

@@ -7,7 +7,7 @@
  *                  memory intensity (node.c)
  * and the values behind them: one elapsed-time counter for the node, one busy-time counter per
  * logical CPU (value order = CPU index), both in the ledger so they never go back across
- * restarts. The shim maps /proc/<name> to proc/<name> (shim/emu.c). */
+ * restarts. The shim maps /proc/<name> to proc/<name> (shim/emu/emu.c). */
 #include "params.h"
 #include "profile.h"
 #include "render.h"

@@ -199,7 +199,7 @@ static void cpu_root(struct node_layout *l, const struct topo *t, char *buf, siz
         snprintf(path, sizeof path, "sys/devices/system/cpu/%s", lists[m]);
         put(l, path, buf);
     }
-    /* the cpuset of the process's cgroup (shim/emu.c maps every cgroup's cpuset files here):
+    /* the cpuset of the process's cgroup (shim/emu/emu.c maps every cgroup's cpuset files here):
      * every CPU, as on a node whose agents no one restricted (hwloc drops the CPUs outside it) */
     put(l, "cgroup/cpuset.cpus", buf);
     put(l, "sys/devices/system/cpu/offline", "\n");

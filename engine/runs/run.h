@@ -3,8 +3,8 @@
  * from the jobs on it, each job's progress at the throughput its resources give it, and the
  * nodes' energy split exactly between the jobs and idle.
  *
- * Owns: job and run state, the per-node load (run_node_load), progress, the energy split,
- * stall detection. Never: HTTP, files (run_output.c writes them), the tick loop (the engine
+ * Owns: job and run state, the per-node load (run_node_load), progress, stall detection
+ * (run.c), the energy split (run_energy.c). Never: HTTP, files (run_output.c writes them), the tick loop (the engine
  * calls in through engine_hooks and each node's load_hook), locks (runs.c holds one around
  * every call that is not a node hook).
  *

@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int mkdirs(const char *path)
 {
@@ -25,7 +27,8 @@ static int mkdirs(const char *path)
     return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
 }
 
-int run_output_open(struct run_output *o, const char *dir, const char *trace, size_t len, char *err, size_t errlen)
+int run_output_open(struct run_output *o, const char *dir, const char *trace, size_t len, unsigned mode, char *err,
+                    size_t errlen)
 {
     memset(o, 0, sizeof *o);
     if (mkdirs(dir)) {
@@ -33,10 +36,25 @@ int run_output_open(struct run_output *o, const char *dir, const char *trace, si
                  dir, strerror(errno));
         return -1;
     }
+    /* a trace others cannot read: nor can they enter the run's directory (its jobs.jsonl,
+     * summary and events name the trace's jobs) */
+    unsigned dmode = 0700 | (mode & 040 ? 050 : 0) | (mode & 04 ? 05 : 0);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 || fchmod(dfd, dmode)) {
+        snprintf(err, errlen, "cannot set the mode of the run's directory %s: %s", dir, strerror(errno));
+        if (dfd >= 0)
+            close(dfd);
+        return -1;
+    }
+    close(dfd);
     o->dir = strdup(dir);
     char p[4096];
     snprintf(p, sizeof p, "%s/trace.jsonl", dir);
-    FILE *f = fopen(p, "w");
+    /* the copy has the source's mode (never writable by others) */
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    FILE *f = fd >= 0 && !fchmod(fd, mode & 0644) ? fdopen(fd, "w") : NULL;
+    if (!f && fd >= 0)
+        close(fd);
     if (!f || fwrite(trace, 1, len, f) != len || fclose(f)) {
         snprintf(err, errlen, "cannot write %s: %s", p, strerror(errno));
         free(o->dir);

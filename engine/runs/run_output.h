@@ -18,8 +18,11 @@ struct run_output {
     int errors;
 };
 
-/* Creates dir and writes trace.jsonl. 0, or -1 with a message in err. */
-int run_output_open(struct run_output *o, const char *dir, const char *trace, size_t len, char *err, size_t errlen);
+/* Creates dir and writes trace.jsonl with the trace source's permission bits mode (0644 at most;
+ * a 0600 trace gives a 0600 copy), the directory closed to the classes that cannot read the
+ * source (0700 for a 0600 trace). 0, or -1 with a message in err. */
+int run_output_open(struct run_output *o, const char *dir, const char *trace, size_t len, unsigned mode, char *err,
+                    size_t errlen);
 void run_output_job(struct run_output *o, const struct engine *e, const struct run *r, const struct run_job *j);
 /* The run's status object (GET /runs/<id>, summary.json's base). */
 struct cJSON *run_status_json(const struct engine *e, const struct run *r);

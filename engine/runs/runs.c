@@ -6,6 +6,7 @@
 #include "events.h"
 #include "run.h"
 #include "run_checkpoint.h"
+#include "run_labels.h"
 #include "run_output.h"
 #include "trace.h"
 #include "spec.h"
@@ -44,8 +45,7 @@ struct runs {
     int checkpoint_errors;
     int64_t checkpoint_mono;       /* CLOCK_MONOTONIC of the last periodic checkpoint */
     struct runs_tap tap;
-    struct label { char *key, *value; } **labels; /* per node: set at run time (value NULL: removed) */
-    int *nlabels;
+    struct run_label_map *labels;  /* per node: set at run time (run_labels.h); NULL until the first */
     struct past *past;
     int npast;
     unsigned seq;
@@ -109,26 +109,13 @@ static void on_job(void *ctx, struct run *r, struct run_job *j)
 
 static void lock_caller(struct runs *m);
 
-/* The run-time label of node i for key: *found false when none was set. */
-static const char *runtime_label(const struct runs *m, int i, const char *key, bool *found)
-{
-    for (int k = 0; m->labels && k < m->nlabels[i]; k++)
-        if (!strcmp(m->labels[i][k].key, key)) {
-            *found = true;
-            return m->labels[i][k].value;
-        }
-    *found = false;
-    return NULL;
-}
-
 /* A new or resumed run sees the eco labels set at run time. */
 static void apply_labels(struct runs *m, struct run *r)
 {
     for (int i = 0; m->labels && i < r->nnodes; i++) {
-        bool found;
-        const char *v = runtime_label(m, i, "joulie.io/power-profile", &found);
-        if (found)
-            run_set_eco(r, i, v && !strcmp(v, "eco"));
+        const struct run_label *l = run_labels_get(&m->labels[i], "joulie.io/power-profile");
+        if (l)
+            run_set_eco(r, i, l->value && !strcmp(l->value, "eco"));
     }
 }
 
@@ -369,13 +356,9 @@ void runs_detach(struct runs *m)
         }
     }
     m->e->hooks = (struct engine_hooks){0};
-    for (int i = 0; m->labels && i < m->e->nnodes; i++) {
-        for (int k = 0; k < m->nlabels[i]; k++)
-            free(m->labels[i][k].key), free(m->labels[i][k].value);
-        free(m->labels[i]);
-    }
+    for (int i = 0; m->labels && i < m->e->nnodes; i++)
+        run_labels_free(&m->labels[i]);
     free(m->labels);
-    free(m->nlabels);
     for (int i = 0; i < m->npast; i++)
         free(m->past[i].status);
     free(m->past);
@@ -385,8 +368,8 @@ void runs_detach(struct runs *m)
     free(m);
 }
 
-int runs_submit(struct runs *m, const char *label, const char *text, size_t len, char *id, size_t idlen,
-                struct diag *d)
+int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet, char *id,
+                size_t idlen, struct diag *d)
 {
     lock_caller(m);
     if (m->active) {
@@ -396,7 +379,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     }
     pthread_mutex_unlock(&m->lock);
     struct trace t;
-    if (trace_parse(&t, label, text, len, d))
+    if ((quiet ? trace_parse_quiet : trace_parse)(&t, label, text, len, d))
         return EINVAL;
     char rid[64];
     time_t now = time(NULL);
@@ -414,7 +397,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     } while (!stat(dir, &st));
     struct run *r = run_create(m->e, &t, rid, m->base_speed);
     struct run_output out;
-    if (run_output_open(&out, dir, text, len, err, sizeof err)) {
+    if (run_output_open(&out, dir, text, len, mode, err, sizeof err)) {
         diag_add(d, NULL, "%s", err);
         run_free(r);
         return EIO;
@@ -445,8 +428,9 @@ int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, s
     size_t len = 0;
     if (trace_load(&t, path, &raw, &len, d))
         return EINVAL;
+    unsigned mode = t.mode;
     trace_free(&t);
-    int rc = runs_submit(m, path, raw, len, id, idlen, d);
+    int rc = runs_submit(m, path, raw, len, mode, false, id, idlen, d);
     free(raw);
     return rc;
 }
@@ -565,33 +549,50 @@ int runs_label_check(const char *key, const char *value, char *err, size_t errle
     return 0;
 }
 
-int runs_set_label(struct runs *m, const char *node, const char *key, const char *value, char *err, size_t errlen)
+/* The node's spec label maps: the defaults and its pool's. */
+static void spec_labels(const struct runs *m, int i, const struct yt_node *maps[2])
+{
+    const struct cluster_spec *sp = &m->e->spec;
+    maps[0] = sp->default_labels;
+    maps[1] = sp->pools[sp->nodes[i].pool].labels;
+}
+
+int runs_set_labels(struct runs *m, const char *node, const struct run_label_edit *edits, int n, char *err,
+                    size_t errlen)
 {
     int i = engine_find(m->e, node);
     if (i < 0)
         return ENOENT;
-    int rc = runs_label_check(key, value, err, errlen);
-    if (rc)
-        return rc;
+    if (n > RUN_LABELS_MAX) {
+        snprintf(err, errlen, "%d labels in one request: a node holds at most %d run-time labels", n, RUN_LABELS_MAX);
+        return E2BIG;
+    }
+    for (int k = 0; k < n; k++) /* all or nothing: every label checked first, without the lock */
+        if (runs_label_check(edits[k].key, edits[k].value, err, errlen))
+            return EINVAL;
+    const struct yt_node *maps[2];
+    spec_labels(m, i, maps);
+    /* under the lock: linear in the node's labels and the request, both bounded by
+     * RUN_LABELS_MAX (the tick waits for it at most that long) */
     lock_caller(m);
     if (!m->labels) {
         m->labels = calloc((size_t)m->e->nnodes, sizeof *m->labels);
-        m->nlabels = calloc((size_t)m->e->nnodes, sizeof *m->nlabels);
+        if (!m->labels)
+            abort();
     }
-    int k = 0;
-    while (k < m->nlabels[i] && strcmp(m->labels[i][k].key, key))
-        k++;
-    if (k == m->nlabels[i]) {
-        m->labels[i] = realloc(m->labels[i], sizeof *m->labels[i] * (size_t)(k + 1));
-        m->labels[i][k] = (struct label){.key = strdup(key)};
-        m->nlabels[i]++;
-    }
-    free(m->labels[i][k].value);
-    m->labels[i][k].value = value ? strdup(value) : NULL;
-    if (m->active && !strcmp(key, "joulie.io/power-profile"))
-        run_set_eco(m->active, i, value && !strcmp(value, "eco"));
+    int would = 0;
+    int rc = run_labels_apply(&m->labels[i], edits, n, maps, RUN_LABELS_MAX, &would);
+    if (rc == E2BIG)
+        snprintf(err, errlen, "node %s would hold %d run-time labels: at most %d (remove some with null first)",
+                 node, would, RUN_LABELS_MAX);
+    const struct run_label *eco = rc ? NULL : run_labels_get(&m->labels[i], "joulie.io/power-profile");
+    for (int k = 0; !rc && m->active && k < n; k++)
+        if (!strcmp(edits[k].key, "joulie.io/power-profile")) {
+            run_set_eco(m->active, i, eco && eco->value && !strcmp(eco->value, "eco"));
+            break;
+        }
     pthread_mutex_unlock(&m->lock);
-    return 0;
+    return rc;
 }
 
 cJSON *runs_node_labels_json(struct runs *m, const char *node)
@@ -599,24 +600,14 @@ cJSON *runs_node_labels_json(struct runs *m, const char *node)
     int i = engine_find(m->e, node);
     if (i < 0)
         return NULL;
-    const struct cluster_spec *sp = &m->e->spec;
-    const struct spec_pool *pool = &sp->pools[sp->nodes[i].pool];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "node", node);
     cJSON *l = cJSON_AddObjectToObject(o, "labels");
-    const struct yt_node *maps[2] = {sp->default_labels, pool->labels};
-    for (int s2 = 0; s2 < 2; s2++)
-        for (int k = 0; maps[s2] && maps[s2]->kind == YT_MAP && k < maps[s2]->n; k++) {
-            const char *key = maps[s2]->keys[k]->text, *v = yt_str(maps[s2]->vals[k]);
-            cJSON_DeleteItemFromObjectCaseSensitive(l, key);
-            cJSON_AddStringToObject(l, key, v ? v : "");
-        }
+    const struct yt_node *maps[2];
+    spec_labels(m, i, maps);
+    static const struct run_label_map none;
     lock_caller(m);
-    for (int k = 0; m->labels && k < m->nlabels[i]; k++) {
-        cJSON_DeleteItemFromObjectCaseSensitive(l, m->labels[i][k].key);
-        if (m->labels[i][k].value)
-            cJSON_AddStringToObject(l, m->labels[i][k].key, m->labels[i][k].value);
-    }
+    run_labels_json(m->labels ? &m->labels[i] : &none, maps, l);
     pthread_mutex_unlock(&m->lock);
     return o;
 }

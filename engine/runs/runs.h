@@ -46,12 +46,14 @@ void runs_set_tap(struct runs *m, const struct runs_tap *tap);
 struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_speed);
 /* Ends an active run as stopped (outputs written), removes the hooks. Call with no tick running. */
 void runs_detach(struct runs *m);
-/* A new run of the trace text (label names it in messages and the status). 0 with its id;
- * EBUSY while another is active (id: that one); EINVAL with the problems in d; EIO when the
- * output directory cannot be written (message in d). It starts at the next tick. */
-int runs_submit(struct runs *m, const char *label, const char *text, size_t len, char *id, size_t idlen,
-                struct diag *d);
-/* The same from a file or directory of *.jsonl. */
+/* A new run of the trace text (label names it in messages and the status). mode: the source's
+ * permission bits, which the run's copy of the trace keeps (run_output.h); quiet: messages never
+ * show the trace's values (trace_parse_quiet). 0 with its id; EBUSY while another is active (id:
+ * that one); EINVAL with the problems in d; EIO when the output directory cannot be written
+ * (message in d). It starts at the next tick. */
+int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet, char *id,
+                size_t idlen, struct diag *d);
+/* The same from a file or directory of *.jsonl (its mode kept, messages with values). */
 int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, struct diag *d);
 /* Stops the run at the next tick: 0; ENOENT no such run; EALREADY it has ended. */
 int runs_stop(struct runs *m, const char *id);
@@ -64,11 +66,14 @@ bool runs_active_id(struct runs *m, char *id, size_t idlen);
 bool runs_busy(struct runs *m);
 /* The state of the run (its enum run_state name), or NULL. */
 const char *runs_state(struct runs *m, const char *id);
-/* A node's labels at run time (PUT /nodes/<node>/labels): value NULL removes the key (a spec
- * label included). Only joulie.io/power-profile (eco or not) changes placement, from the next
- * tick on. 0; ENOENT no such node; EINVAL a key or value that is not a Kubernetes label
- * (message in err). */
-int runs_set_label(struct runs *m, const char *node, const char *key, const char *value, char *err, size_t errlen);
+/* Sets a node's labels at run time (PUT /nodes/<node>/labels), all or none: an edit's value
+ * NULL removes the key (a spec label included). Only joulie.io/power-profile (eco or not)
+ * changes placement, from the next tick on. 0; ENOENT no such node; EINVAL a key or value that
+ * is not a Kubernetes label; E2BIG more than RUN_LABELS_MAX labels in the request or on the node
+ * (run_labels.h). Messages in err. Linear in the node's labels and the request. */
+struct run_label_edit;
+int runs_set_labels(struct runs *m, const char *node, const struct run_label_edit *edits, int n, char *err,
+                    size_t errlen);
 /* Whether key and value (NULL: removal) make a Kubernetes label: 0, or EINVAL with a message. */
 int runs_label_check(const char *key, const char *value, char *err, size_t errlen);
 /* The node's labels now (the spec's, with the run-time ones over them), or NULL: no such node. */

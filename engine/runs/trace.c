@@ -5,6 +5,7 @@
 #include "trace.h"
 
 #include "diag.h"
+#include "jsontext.h"
 #include "physics_cpu.h"
 #include "physics_gpu.h"
 
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static double clamp01(double v)
 {
@@ -69,7 +71,15 @@ struct ctx {
     int line;
     int errors;
     int jobs_cap, wl_cap;
+    bool quiet; /* messages never show the trace's values (trace_parse_quiet) */
 };
+
+/* A value for a message: itself, or in a quiet parse a placeholder (the reader of the message
+ * may not be allowed to read the trace: docs/security.md "Traces named over HTTP"). */
+static const char *val(const struct ctx *c, const char *s)
+{
+    return c->quiet ? "(not shown)" : s;
+}
 
 static void bad(struct ctx *c, const char *field, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void bad(struct ctx *c, const char *field, const char *fmt, ...)
@@ -114,7 +124,10 @@ static double num(struct ctx *c, const cJSON *o, const char *key, const char *fi
         return def;
     }
     if (v->valuedouble < lo || v->valuedouble > hi) {
-        bad(c, field, "%g is out of range: expected %g..%g", v->valuedouble, lo, hi);
+        if (c->quiet)
+            bad(c, field, "out of range: expected %g..%g", lo, hi);
+        else
+            bad(c, field, "%g is out of range: expected %g..%g", v->valuedouble, lo, hi);
         return def;
     }
     return v->valuedouble;
@@ -194,7 +207,7 @@ static void gpu_request(struct ctx *c, const cJSON *req, struct trace_job *j)
         long n = cJSON_IsString(v) ? strtol(v->valuestring, &end, 10) : -1;
         if (!cJSON_IsString(v) || end == v->valuestring || *end || n < 0 || n > PHYS_GPU_MAX) {
             bad(c, field, "expected a whole number of GPUs as a string (\"0\"..\"%d\"), found %s%s%s%s", PHYS_GPU_MAX,
-                json_kind(v), cJSON_IsString(v) ? " \"" : "", cJSON_IsString(v) ? v->valuestring : "",
+                json_kind(v), cJSON_IsString(v) ? " \"" : "", cJSON_IsString(v) ? val(c, v->valuestring) : "",
                 cJSON_IsString(v) ? "\"" : "");
             return;
         }
@@ -221,6 +234,7 @@ static void job_record(struct ctx *c, const cJSON *r, int seq)
 {
     struct trace *t = c->t;
     struct trace_job j = {.line = c->line, .seq = seq};
+    char cores[32];
     int before = c->errors;
     j.id = str(c, r, "jobId", "jobId", NULL);
     if (!j.id || !*j.id) {
@@ -247,7 +261,7 @@ static void job_record(struct ctx *c, const cJSON *r, int seq)
         else if (!strcmp(intent, "standard"))
             j.cls = JOB_STANDARD;
         else
-            bad(c, "intentClass", "\"%s\" is not a class: expected performance or standard", intent);
+            bad(c, "intentClass", "\"%s\" is not a class: expected performance or standard", val(c, intent));
     } else {
         j.cls = aff && affinity_performance(aff) ? JOB_PERFORMANCE : JOB_STANDARD;
     }
@@ -257,14 +271,15 @@ static void job_record(struct ctx *c, const cJSON *r, int seq)
     if (v && !(cJSON_IsString(v) ? trace_cpu_quantity(v->valuestring, &j.cpu_req)
                                   : cJSON_IsNumber(v) && v->valuedouble >= 0 && (j.cpu_req = v->valuedouble, 1)))
         bad(c, "podTemplate.requests.cpu", "expected a CPU quantity such as \"2\", \"1.5\" or \"500m\", found %s%s%s%s",
-            json_kind(v), cJSON_IsString(v) ? " \"" : "", cJSON_IsString(v) ? v->valuestring : "",
+            json_kind(v), cJSON_IsString(v) ? " \"" : "", cJSON_IsString(v) ? val(c, v->valuestring) : "",
             cJSON_IsString(v) ? "\"" : "");
     if (j.cpu_req > 4096)
-        bad(c, "podTemplate.requests.cpu", "%g cores is more than any node has (at most 4096)", j.cpu_req);
+        bad(c, "podTemplate.requests.cpu", "%s cores is more than any node has (at most 4096)",
+            c->quiet ? "the number of" : (snprintf(cores, sizeof cores, "%g", j.cpu_req), cores));
     v = req ? cJSON_GetObjectItemCaseSensitive(req, "memory") : NULL;
     if (v && !(cJSON_IsString(v) && trace_mem_quantity(v->valuestring, &j.mem_mib)))
         bad(c, "podTemplate.requests.memory", "expected a memory quantity such as \"64Mi\" or \"4Gi\", found %s%s%s%s",
-            json_kind(v), cJSON_IsString(v) ? " \"" : "", cJSON_IsString(v) ? v->valuestring : "",
+            json_kind(v), cJSON_IsString(v) ? " \"" : "", cJSON_IsString(v) ? val(c, v->valuestring) : "",
             cJSON_IsString(v) ? "\"" : "");
     j.cpus = j.cpu_req <= 1 ? 1 : (int)ceil(j.cpu_req - 1e-9);
     if (req)
@@ -284,10 +299,10 @@ static void job_record(struct ctx *c, const cJSON *r, int seq)
     int gi = class_index(j.gpu_class_name, gpu_classes, 5);
     if (ci < 0)
         bad(c, "workloadClass.cpu", "\"%s\" is not a CPU work class: expected cpu.compute_bound, cpu.memory_bound, "
-            "cpu.io_bound or cpu.mixed", j.cpu_class_name);
+            "cpu.io_bound or cpu.mixed", val(c, j.cpu_class_name));
     if (gi < 0)
         bad(c, "workloadClass.gpu", "\"%s\" is not a GPU work class: expected gpu.compute_bound, gpu.memory_bound, "
-            "gpu.bandwidth_bound, gpu.io_bound or gpu.mixed", j.gpu_class_name);
+            "gpu.bandwidth_bound, gpu.io_bound or gpu.mixed", val(c, j.gpu_class_name));
     j.cpu_class = ci < 0 ? PHYS_CLASS_MIXED : ci;
     j.gpu_class = gi == 0 ? PHYS_GPU_CLASS_COMPUTE : gi == 1 || gi == 2 ? PHYS_GPU_CLASS_MEMORY : PHYS_GPU_CLASS_OTHER;
     /* profile defaults by class (the original's workload profile defaults) */
@@ -372,11 +387,12 @@ const struct trace_workload *trace_workload_find(const struct trace *t, const ch
     return NULL;
 }
 
-int trace_parse(struct trace *t, const char *file, const char *text, size_t len, struct diag *d)
+static int parse(struct trace *t, const char *file, const char *text, size_t len, struct diag *d, bool quiet)
 {
     memset(t, 0, sizeof *t);
     t->path = arena_strdup(&t->arena, file);
-    struct ctx c = {.t = t, .d = d, .file = file};
+    t->mode = 0644;
+    struct ctx c = {.t = t, .d = d, .file = file, .quiet = quiet};
     const char *p = text, *end = text + len;
     int seq = 0;
     char *line = NULL;
@@ -397,6 +413,23 @@ int trace_parse(struct trace *t, const char *file, const char *text, size_t len,
         size_t k = strspn(line, " \t\r");
         if (!line[k])
             continue;
+        /* what cJSON would pass on: bytes that are not UTF-8 (they would reach events.jsonl and
+         * jobs.jsonl) and \u0000 (it would cut a jobId short) */
+        long bad_at = jsontext_bad_utf8(line, n);
+        if (bad_at >= 0) {
+            bad(&c, "record", "byte %ld is not UTF-8: a trace is UTF-8 text (RFC 8259 section 8.1)", bad_at + 1);
+            continue;
+        }
+        const char *z = memchr(line, 0, n);
+        if (z) {
+            bad(&c, "record", "byte %ld is NUL: a trace is JSON text, which has none", (long)(z - line) + 1);
+            continue;
+        }
+        if ((bad_at = jsontext_nul_escape(line, n)) >= 0) {
+            bad(&c, "record", "a string holds \\u0000 (NUL) at column %ld: job ids and names cannot contain NUL",
+                bad_at + 1);
+            continue;
+        }
         const char *jend = NULL;
         cJSON *r = cJSON_ParseWithOpts(line, &jend, 0);
         if (!r || *(jend + strspn(jend, " \t\r"))) {
@@ -415,7 +448,7 @@ int trace_parse(struct trace *t, const char *file, const char *text, size_t len,
         const cJSON *sv = cJSON_GetObjectItemCaseSensitive(r, "schemaVersion");
         if (sv && !(cJSON_IsString(sv) && (!strcmp(sv->valuestring, "v1") || !strcmp(sv->valuestring, "v2"))))
             bad(&c, "schemaVersion", "expected \"v1\" or \"v2\", found %s%s%s%s", json_kind(sv),
-                cJSON_IsString(sv) ? " \"" : "", cJSON_IsString(sv) ? sv->valuestring : "",
+                cJSON_IsString(sv) ? " \"" : "", cJSON_IsString(sv) ? val(&c, sv->valuestring) : "",
                 cJSON_IsString(sv) ? "\"" : "");
         else if (ty && !cJSON_IsString(ty))
             bad(&c, "type", "expected a string (\"job\" or \"workload\"), found %s", json_kind(ty));
@@ -438,7 +471,7 @@ int trace_parse(struct trace *t, const char *file, const char *text, size_t len,
                 const struct trace_job *a = ix[i]->line < ix[i - 1]->line ? ix[i] : ix[i - 1];
                 const struct trace_job *b = a == ix[i] ? ix[i - 1] : ix[i];
                 c.line = b->line;
-                bad(&c, "jobId", "\"%s\" was already used at line %d: jobIds must be unique", b->id, a->line);
+                bad(&c, "jobId", "\"%s\" was already used at line %d: jobIds must be unique", val(&c, b->id), a->line);
             }
         free(ix);
     }
@@ -455,13 +488,26 @@ int trace_parse(struct trace *t, const char *file, const char *text, size_t len,
     return 0;
 }
 
-static char *read_all(const char *path, size_t *len, struct diag *d)
+int trace_parse(struct trace *t, const char *file, const char *text, size_t len, struct diag *d)
+{
+    return parse(t, file, text, len, d, false);
+}
+
+int trace_parse_quiet(struct trace *t, const char *file, const char *text, size_t len, struct diag *d)
+{
+    return parse(t, file, text, len, d, true);
+}
+
+static char *read_all(const char *path, size_t *len, unsigned *mode, struct diag *d)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
         diag_add(d, path, "cannot read the trace: %s", strerror(errno));
         return NULL;
     }
+    struct stat sb;
+    if (!fstat(fileno(f), &sb))
+        *mode &= (unsigned)sb.st_mode & 0777;
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     for (;;) {
@@ -499,6 +545,7 @@ int trace_load(struct trace *t, const char *path, char **raw, size_t *rawlen, st
     DIR *dir = opendir(path);
     char *text = NULL;
     size_t len = 0;
+    unsigned mode = 0777; /* ANDed with every file's */
     if (dir) { /* every *.jsonl, concatenated in name order */
         char **names = NULL;
         int n = 0;
@@ -523,7 +570,7 @@ int trace_load(struct trace *t, const char *path, char **raw, size_t *rawlen, st
             char p[4096];
             snprintf(p, sizeof p, "%s/%s", path, names[i]);
             size_t l;
-            char *part = read_all(p, &l, d);
+            char *part = read_all(p, &l, &mode, d);
             struct trace one;
             if (!part || trace_parse(&one, p, part, l, d)) {
                 rc = -1;
@@ -542,16 +589,18 @@ int trace_load(struct trace *t, const char *path, char **raw, size_t *rawlen, st
         free(names);
         if (!rc)
             rc = trace_parse(t, path, text, len, d);
+        t->mode = mode;
         if (rc || !raw)
             free(text);
         else
             *raw = text, *rawlen = len;
         return rc;
     }
-    text = read_all(path, &len, d);
+    text = read_all(path, &len, &mode, d);
     if (!text)
         return -1;
     int rc = trace_parse(t, path, text, len, d);
+    t->mode = mode;
     if (rc || !raw)
         free(text);
     else

@@ -54,11 +54,15 @@ struct trace {
     struct trace_workload *workloads;
     int nworkloads;
     int ignored;           /* records of other types */
+    unsigned mode;         /* permission bits of the file(s) read (several: ANDed); 0644 for text */
 };
 
 /* Parses text (the whole JSONL; file names the messages). 0, or -1 with every problem in d and
  * t empty. */
 int trace_parse(struct trace *t, const char *file, const char *text, size_t len, struct diag *d);
+/* The same, with messages that never show a value of the trace (file:line: field: what only):
+ * for a trace whose reader of the messages may not read the file (POST /runs tracePath). */
+int trace_parse_quiet(struct trace *t, const char *file, const char *text, size_t len, struct diag *d);
 /* Reads a file, or every *.jsonl of a directory in name order, and parses it. On success the
  * raw bytes are returned in *raw (malloc'd; NULL raw: not wanted). */
 int trace_load(struct trace *t, const char *path, char **raw, size_t *rawlen, struct diag *d);

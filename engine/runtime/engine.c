@@ -12,11 +12,16 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
+#include <unistd.h>
 
 const double tick_bucket_le[TICK_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                              0.1,   0.25,   0.5,   1,    2.5,   5};
@@ -387,9 +392,118 @@ static struct phys_gpu_load gpu_load(const struct spec_pool *p)
     return l;
 }
 
+/* One line of what engine_start has to say (engine.said). */
+static void say(struct engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct engine *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *line = NULL;
+    int len = vasprintf(&line, fmt, ap);
+    va_end(ap);
+    size_t had = e->said ? strlen(e->said) : 0;
+    char *said = len < 0 ? NULL : realloc(e->said, had + (size_t)len + 2);
+    if (!said)
+        abort();
+    memcpy(said + had, line, (size_t)len);
+    memcpy(said + had + (size_t)len, "\n", 2);
+    e->said = said;
+    free(line);
+}
+
+/* Nodes whose failure to open is printed; the others are counted (a full root would print
+ * one line a node). */
+#define ENGINE_FAILS_SHOWN 10
+
+/* MemAvailable of /proc/meminfo in bytes, 0 when unknown. */
+static uint64_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
+static double gib(uint64_t b)
+{
+    return (double)b / (1u << 30);
+}
+
+/* What every node of the spec needs (docs/robustness.md "Capacity"): its private memory (the
+ * node, two telemetry snapshots, its per-file arrays: about ENGINE_NODE_ARRAY_BYTES a binding)
+ * against MemAvailable, a descriptor (the soft limit raised up to the hard one), and its segment
+ * in the root (the template's size; a segment already
+ * there of this node counts as space it will reuse) against the root's free space. 0, or -1
+ * with one message naming the need, what there is and the remedy. */
+static int check_capacity(const struct engine *e, const char *root, uint64_t debug_free, char *err, size_t errlen)
+{
+    uint64_t mem = 0, disk = 0;
+    for (int i = 0; i < e->nnodes; i++) {
+        const struct node_template *t = &e->templates[e->spec.nodes[i].pool];
+        mem += sizeof(struct node) + 2 * sizeof(struct node_telemetry) + (uint64_t)t->nbinds * ENGINE_NODE_ARRAY_BYTES;
+        disk += t->image.size;
+    }
+    for (int p = 0; p < e->spec.npools; p++)
+        disk += e->spec.pools[p].count ? e->templates[p].image.st_size : 0;
+    uint64_t avail = mem_available();
+    if (avail && mem > avail) {
+        snprintf(err, errlen, "%d nodes need about %.1f GiB of memory and this machine has %.1f GiB available "
+                 "(MemAvailable): start fewer nodes (split the spec across engines, each with its own --root) or "
+                 "free memory", e->nnodes, gib(mem), gib(avail));
+        return -1;
+    }
+    /* each node keeps its segment open, each layout its static file */
+    rlim_t fds = (rlim_t)e->nnodes + (rlim_t)e->spec.npools + 64;
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < fds) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= fds + 256 ? fds + 256 : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+        if (rl.rlim_cur < fds) {
+            snprintf(err, errlen, "%d nodes need %llu file descriptors (one segment each) and the limit is %llu "
+                     "(ulimit -n; hard limit %llu): raise it (ulimit -Hn, systemd LimitNOFILE=) or start fewer "
+                     "nodes", e->nnodes, (unsigned long long)fds, (unsigned long long)rl.rlim_cur,
+                     (unsigned long long)rl.rlim_max);
+            return -1;
+        }
+    }
+    struct statvfs vfs;
+    if (statvfs(root, &vfs))
+        return 0; /* unknown: each node's own reservation says it */
+    uint64_t free_b = debug_free ? debug_free : (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    if (disk <= free_b)
+        return 0;
+    /* segments already there (a resume) are space the nodes reuse */
+    int dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    for (int i = 0; dfd >= 0 && i < e->nnodes && disk > free_b; i++) {
+        char name[300];
+        struct stat st;
+        snprintf(name, sizeof name, "%s.seg", e->spec.nodes[i].name);
+        if (!fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode)) {
+            uint64_t have = (uint64_t)st.st_blocks * 512, want = e->templates[e->spec.nodes[i].pool].image.size;
+            disk -= have < want ? have : want;
+        }
+    }
+    if (dfd >= 0)
+        close(dfd);
+    if (disk <= free_b)
+        return 0;
+    snprintf(err, errlen, "the root %s needs %.0f MiB for %d node segments and its file system has %.0f MiB free: "
+             "free space there, choose a --root (SIM_HWEMU_ROOT) on a larger file system (a tmpfs: mount -o "
+             "remount,size=...), or start fewer nodes", root, (double)disk / (1 << 20), e->nnodes,
+             (double)free_b / (1 << 20));
+    return -1;
+}
+
 int engine_start(struct engine *e, const struct engine_config *cfg)
 {
     memset(e, 0, sizeof *e);
+    e->lock_fd = -1;
     e->cfg = *cfg;
     if (e->cfg.batch_ticks <= 0)
         e->cfg.batch_ticks = ENGINE_BATCH_TICKS;
@@ -400,26 +514,29 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         return rc;
     e->spec_nnodes = spec_keep_shard(&e->spec, cfg->shard_index, cfg->shard_count);
     if (!e->spec.nnodes && cfg->shard_count > 1) {
-        fprintf(stderr, "hwemu serve: shard %d/%d has no node: the spec has %d node%s (use at most %d shards)\n",
-                cfg->shard_index, cfg->shard_count, e->spec_nnodes, e->spec_nnodes == 1 ? "" : "s", e->spec_nnodes);
+        say(e, "shard %d/%d has no node: the spec has %d node%s (use at most %d shards)", cfg->shard_index,
+            cfg->shard_count, e->spec_nnodes, e->spec_nnodes == 1 ? "" : "s", e->spec_nnodes);
         return -1;
     }
     char path[4096], err[1024];
     bool shared;
     if (root_prepare(cfg->root, &shared, err, sizeof err)) {
-        fprintf(stderr, "hwemu serve: %s\n", err);
+        say(e, "%s", err);
+        return -1;
+    }
+    /* one engine per root, before anything in it is touched (held until engine_stop) */
+    e->lock_fd = root_lock(cfg->root, err, sizeof err);
+    if (e->lock_fd < 0) {
+        say(e, "%s", err);
         return -1;
     }
     snprintf(path, sizeof path, "%s/events.jsonl", cfg->root);
     e->events = events_open(path, err, sizeof err);
     if (!e->events) {
-        fprintf(stderr, "hwemu serve: %s\n", err);
+        say(e, "%s", err);
         return -1;
     }
     e->nnodes = e->spec.nnodes;
-    e->nodes = calloc((size_t)(e->nnodes ? e->nnodes : 1), sizeof *e->nodes);
-    if (!e->nodes)
-        abort();
     int64_t t0 = now_of(CLOCK_MONOTONIC), wall = now_of(CLOCK_REALTIME);
     int failed = 0;
     e->templates = calloc((size_t)(e->spec.npools ? e->spec.npools : 1), sizeof *e->templates);
@@ -431,17 +548,33 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
             continue;
         if (node_template_build(&e->templates[p], pool->profile->name, pool->tree, engine_ambient_c(e, p, wall),
                                 cfg->tick_ns, &e->spec.cgroups, err, sizeof err)) {
-            fprintf(stderr, "hwemu serve: pool %s: %s\n", pool->name, err);
+            say(e, "pool %s: %s", pool->name, err);
             return -1;
         }
+    }
+    /* the memory and the root's space every node needs, before anything is allocated for them
+     * or written: one message, not an abort or one ENOSPC line a node */
+    if (check_capacity(e, cfg->root, cfg->debug_root_free, err, sizeof err)) {
+        say(e, "%s", err);
+        return -1;
+    }
+    e->nodes = calloc((size_t)(e->nnodes ? e->nnodes : 1), sizeof *e->nodes);
+    if (!e->nodes) {
+        say(e, "out of memory for %d nodes (%zu bytes each): start fewer nodes", e->nnodes, sizeof *e->nodes);
+        return -1;
+    }
+    for (int p = 0; p < e->spec.npools; p++) {
+        const struct spec_pool *pool = &e->spec.pools[p];
+        if (!pool->count)
+            continue;
         if (node_static_put(e->templates, e->spec.npools, p, cfg->root, err, sizeof err)) {
-            fprintf(stderr, "hwemu serve: pool %s: %s\n", pool->name, err);
+            say(e, "pool %s: %s", pool->name, err);
             return -1;
         }
         /* readable by the group's agents in a setgid root, like the segments (docs/security.md) */
         if (shared && e->templates[p].owns_st && fchmod(e->templates[p].st->f.fd, 0440))
-            fprintf(stderr, "hwemu serve: pool %s: cannot make its static file %s group-readable: %s\n", pool->name,
-                    e->templates[p].st->path, strerror(errno));
+            say(e, "pool %s: cannot make its static file %s group-readable: %s", pool->name,
+                e->templates[p].st->path, strerror(errno));
     }
     for (int i = 0; i < e->nnodes; i++) {
         const struct spec_node *sn = &e->spec.nodes[i];
@@ -450,14 +583,19 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         struct phys_gpu_load gload = gpu_load(p);
         if (node_open(&e->nodes[i], &e->templates[sn->pool], cfg->root, sn->name, &load, &gload, cfg->tick_ns, err,
                       sizeof err)) {
-            fprintf(stderr, "hwemu serve: %s\n", err);
-            failed++;
+            if (failed++ < ENGINE_FAILS_SHOWN) /* the rest are counted below */
+                say(e, "%s", err);
         } else {
+            struct node *nd = &e->nodes[i];
+            if (nd->said) { /* a damaged segment it rendered again */
+                say(e, "%.*s", (int)strlen(nd->said) - 1, nd->said);
+                free(nd->said);
+                nd->said = NULL;
+            }
             e->resumed += e->nodes[i].resumed;
             /* a setgid root shares the segments with its group's agents (docs/security.md) */
             if (shared && fchmod(e->nodes[i].seg.fd, 0660))
-                fprintf(stderr, "hwemu serve: node %s: cannot make its segment group-writable: %s\n", sn->name,
-                        strerror(errno));
+                say(e, "node %s: cannot make its segment group-writable: %s", sn->name, strerror(errno));
         }
         if (cfg->progress)
             cfg->progress(cfg->progress_ctx, i + 1, e->nnodes, e->resumed);
@@ -470,14 +608,13 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         if (e->nodes[i].seg.base && !e->nodes[i].resumed && !fresh++)
             first_fresh = e->nodes[i].name;
     if (fresh)
-        fprintf(stderr, "hwemu serve: %d node%s had no segment in %s (%s%s) and start%s from zero while %d "
-                "resumed: a segment removed while the engine was down takes its counters with it\n", fresh,
-                fresh == 1 ? "" : "s", cfg->root, first_fresh, fresh > 1 ? ", ..." : "", fresh == 1 ? "s" : "",
-                e->resumed);
+        say(e, "%d node%s had no segment in %s (%s%s) and start%s from zero while %d resumed: a segment removed "
+            "while the engine was down takes its counters with it", fresh, fresh == 1 ? "" : "s", cfg->root,
+            first_fresh, fresh > 1 ? ", ..." : "", fresh == 1 ? "s" : "", e->resumed);
     e->start_seconds = (double)(now_of(CLOCK_MONOTONIC) - t0) / 1e9;
     if (failed) {
-        fprintf(stderr, "hwemu serve: %d node%s could not start; nothing was changed for the others\n", failed,
-                failed == 1 ? "" : "s");
+        say(e, "%d node%s could not start%s; nothing was changed for the others", failed, failed == 1 ? "" : "s",
+            failed > ENGINE_FAILS_SHOWN ? " (the first 10 said why above)" : "");
         return -1;
     }
     uint64_t *keep = calloc((size_t)e->spec.npools + 1, sizeof *keep);
@@ -490,8 +627,8 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
     int pruned = root_prune_static(cfg->root, keep, nkeep);
     free(keep);
     if (pruned)
-        fprintf(stderr, "hwemu serve: removed %d static file%s of %s that no segment uses any longer\n", pruned,
-                pruned == 1 ? "" : "s", cfg->root);
+        say(e, "removed %d static file%s of %s that no segment uses any longer", pruned, pruned == 1 ? "" : "s",
+            cfg->root);
     e->history = malloc(sizeof *e->history);
     if (!e->history)
         abort();
@@ -523,7 +660,7 @@ void engine_stop(struct engine *e)
         pthread_barrier_destroy(&e->start);
         pthread_barrier_destroy(&e->done);
     }
-    for (int i = 0; i < e->nnodes; i++)
+    for (int i = 0; e->nodes && i < e->nnodes; i++) /* none when the start stopped before them */
         node_close(&e->nodes[i]);
     free(e->nodes);
     for (int p = 0; e->templates && p < e->spec.npools; p++)
@@ -540,6 +677,11 @@ void engine_stop(struct engine *e)
         free(e->history);
     }
     events_close(e->events);
+    free(e->said);
+    e->said = NULL;
     spec_free(&e->spec);
     profiles_free(&e->profiles);
+    if (e->lock_fd >= 0) /* last: the root is another engine's from here */
+        close(e->lock_fd);
+    e->lock_fd = -1;
 }

@@ -46,11 +46,18 @@ struct engine_config {
      * between as long after taking their time, so a tick that wakes on time follows a late one
      * and its nodes publish late: the window between two ticks, made wide on purpose. */
     int64_t debug_late_ns;
+    /* Tests only (HWEMU_DEBUG_ROOT_FREE, docs/robustness.md "Capacity"): 0, or the bytes the
+     * root's file system is taken to have free, to play a small root without mounting one. */
+    uint64_t debug_root_free;
     /* --shard index/count (count 0 or 1: every node): only the nodes of the spec that are this
      * shard's (spec_keep_shard) are opened, stepped and served. */
     int shard_index, shard_count;
 };
 #define ENGINE_SPEED_MAX (-1.0)
+/* engine_start's estimate of a node's private memory per binding of its template (its arrays
+ * of values, counters and shown texts; measured: an intel-xeon-2s-rapl node takes about 98 KB
+ * in all, docs/robustness.md "Capacity") */
+#define ENGINE_NODE_ARRAY_BYTES 48
 #define ENGINE_BATCH_TICKS 300
 
 struct engine;
@@ -133,6 +140,7 @@ struct engine {
     struct node *nodes;
     int nnodes;
     struct event_log *events;
+    int lock_fd;                 /* <root>/.lock, flocked for the engine's life (root.h root_lock) */
     struct telemetry *telemetry; /* RCU pointer */
     struct telemetry *next;      /* being filled by the workers */
     /* tick statistics (written by the tick thread, read by HTTP) */
@@ -156,6 +164,12 @@ struct engine {
     double start_seconds;       /* render/resume time of every node */
     int resumed;
     struct history *history;    /* the cluster totals of the last snapshots */
+    /* What engine_start has to say to the person who started the engine: its errors (it returned
+     * -1) and notes (it went on: a node rendered again, counters back at zero, static files
+     * removed), '\n'-terminated lines that name no command; NULL: nothing. The runtime prints
+     * none of them: the CLI does, each under its own command's name ("hwemu serve: ...",
+     * "hwemu run: ..."). Freed by engine_stop. */
+    char *said;
     /* --speed max batches (cfg.batch_ticks > 1): the tick's place in its batch, whether every
      * node steps now (the batch's first tick), and the emulated time of the next batch */
     uint64_t batch_pos;
@@ -163,8 +177,8 @@ struct engine {
     int64_t next_full_mono;
 };
 
-/* Loads profiles and spec, prepares the root, opens every node. 0, or -1 with every problem
- * printed on stderr. */
+/* Loads profiles and spec (their problems printed by engine/model/load.c), prepares the root,
+ * opens every node. 0, or -1; either way what it has to say is in e->said. */
 int engine_start(struct engine *e, const struct engine_config *cfg);
 /* One tick now, on the workers: every node, or at --speed max in a batch the nodes that are due
  * (engine_config.batch_ticks); returns how long it took (ns). */

@@ -1,10 +1,12 @@
 /* node: one emulated node at run time: its physics state, its segment, and the bindings between
- * the two. Owns: a pool's template (parameters from render/params.c, files from
- * render/render.c), opening or resuming a node's segment, and each tick's drain of agent
- * writes, physics step and publication (node.c, node_gpu.c). A node never blocks on a reader and never trusts what agents
- * wrote into its segment: every slot is validated again before it reaches the physics, every
- * index read from the segment is bounded by the node's private counts, and the segment's header
- * and its static file are checked against the template every tick (docs/robustness.md). */
+ * the two. Owns: a pool's template (node_template.c: parameters from render/params.c, files
+ * from render/render.c), opening or resuming a node's segment (node_open.c), each tick's drain
+ * of agent writes, physics step and publication (node.c, node_gpu.c) and the damage checks and
+ * repairs (node_repair.c); what those files share is node_internal.h. A node never blocks on a
+ * reader and never trusts what agents wrote into its segment: every slot is validated again
+ * before it reaches the physics, every index read from the segment is bounded by the node's
+ * private counts, and the segment's header and its static file are checked against the
+ * template every tick (docs/robustness.md). */
 #ifndef HWEMU_NODE_H
 #define HWEMU_NODE_H
 #include "layout.h"
@@ -24,8 +26,8 @@ struct event_log;
 struct node;
 
 /* A static file (segment.h "Files") as the engine holds it: put once at the start for every
- * layout, shared by the templates with that layout hash, and checked (node.c "Damage") by one
- * node that uses it, on that node's worker, so no two threads touch it. */
+ * layout, shared by the templates with that layout hash, and checked (node_repair.c "Damage")
+ * by one node that uses it, on that node's worker, so no two threads touch it. */
 struct node_static {
     struct seg_static_file f;
     char *path;                  /* <root>/<hash>.static */
@@ -144,11 +146,15 @@ struct node {
     } power;
     int64_t tick_ns;
     bool resumed;
-    /* health (node.c "Damage"): checked every tick, the file itself every few */
+    /* health (node_repair.c "Damage"): checked every tick, the file itself every few */
     uint32_t ticks;
     uint32_t damaged;            /* damage seen since the start (repairs made) */
     uint32_t damage_said;        /* kinds already logged (one line each) */
     char pending[240];           /* a damage found before the event log was at hand */
+    bool opening;                /* in node_open: a damage found is said in said, not printed */
+    char *said;                  /* what node_open has to say to the person who started the engine
+                                  * ('\n'-terminated lines: a damaged segment rendered again);
+                                  * engine_start takes it. NULL: nothing */
     struct node_write_note last_write; /* written by the node's tick, read by fill_telemetry */
     /* Called on the node's worker at every tick after the step and the agents' writes, before
      * the next interval begins: it may set load and gload for that interval (a workload run
@@ -194,10 +200,10 @@ void node_unit_release(struct node *n, int k);
 uint64_t node_unit_cpu_ns(const struct node *n, int k);
 
 /* Creates <root>/<name>.seg from the template or, when it exists and was rendered from the
- * same template, resumes it (a damaged one is rendered again, its counters salvaged: see node.c
- * "Damage"). n must be zeroed memory (calloc): the parts a node does not use are left
- * untouched, unfaulted. Returns 0, or an errno with a message naming the node and the remedy
- * in err. */
+ * same template, resumes it (a damaged one is rendered again, its counters salvaged: see
+ * node_repair.c "Damage"). n must be zeroed memory (calloc): the parts a node does not use are
+ * left untouched, unfaulted. Returns 0, or an errno with a message naming the node and the remedy
+ * in err. A damage it found and repaired is in n->said (it prints nothing). */
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
               const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
               size_t errlen);
@@ -229,39 +235,5 @@ double node_power_w(const struct node *n);
 /* The statistics of n->power: average over the reporting period (W) and the period (ms). */
 double node_power_avg_w(const struct node *n);
 int64_t node_power_period_ms(const struct node *n);
-/* The text of a GPU value (BK_GPU, BK_GPU_IDENT) now: false for other bindings. */
-bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_t len);
-/* The text a GPU setting reads after the tick applied text when the hardware changes it (an
- * Intel limit clamped to the hardware's range) into out: its length, or 0 when it reads as
- * written. */
-size_t node_gpu_effective(const struct node *n, const struct binding *b, const char *text, char *out, size_t cap);
-/* One value a tick publishes. */
-struct node_change {
-    uint32_t value;
-    struct seg_value v;
-};
-/* Job cgroup slots, inside the runtime (node_unit.c): the slots from the bindings (at open),
- * the ids a resumed segment showed (before the first publication), this tick's values appended
- * to ch (at most 9 a slot), and a slot's CPU-time total in µs at substep until_sub for the
- * ledger (v: its BK_UNIT_CPU value). */
-void node_units_init(struct node *n);
-void node_units_salvage(struct node *n);
-void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns);
-uint64_t node_unit_total_us(const struct node *n, uint32_t v, uint64_t until_sub);
-/* cpufreq/stats (node_cfstats.c): the policies from the bindings (at open), the lines a resumed
- * segment showed (after resume_counters: it needs the resumed elapsed time), a reset an agent
- * wrote (node.c's drain) and dropping the resets a resume re-applied, the running frequency of
- * the policy whose first CPU index is cpu when its scaling_cur_freq moved, every line again at
- * the next tick (node_rebase), this tick's lines appended to ch (at most k + k² a policy). */
-void node_cfstats_init(struct node *n);
-void node_cfstats_free(struct node *n);
-void node_cfstats_reset(struct node *n, uint16_t cpu);
-void node_cfstats_forget_resets(struct node *n);
-void node_cfstats_freq(struct node *n, uint16_t cpu, int64_t khz);
-void node_cfstats_republish(struct node *n);
-void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch);
-void node_cfstats_resume(struct node *n);
-/* A stable hash of a profile tree's values (keys, values, order), for the layout hash. */
-uint64_t node_tree_hash(const struct yt_node *tree);
 
 #endif

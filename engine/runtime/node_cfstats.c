@@ -18,7 +18,7 @@
  * the policy's lines at the next tick, its current entry counting again from there, as
  * cpufreq_stats.c's deferred reset shows them. Never: allocation on the tick path, reading the
  * segment. */
-#include "node.h"
+#include "node_internal.h"
 
 #include <stdlib.h>
 

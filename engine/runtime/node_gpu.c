@@ -2,7 +2,7 @@
  * driver's units and formats, and the GPU identities (UUID, serial) derived from the node's
  * name. node.c publishes them. */
 #include "gpu_files.h"
-#include "node.h"
+#include "node_internal.h"
 #include "segment.h"
 
 #include <math.h>

@@ -11,7 +11,7 @@
  * it where no reader was ahead; a job that claims the slot the resumed segment showed under
  * its id continues from there, any other job starts at 0. Never: allocation on the tick path,
  * anything about runs or placement (the run's load hook calls in). */
-#include "node.h"
+#include "node_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

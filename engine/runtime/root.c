@@ -9,7 +9,9 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -120,6 +122,69 @@ int root_prepare(const char *root, bool *shared, char *err, size_t errlen)
     }
     *shared = (st.st_mode & S_ISGID) != 0;
     return 0;
+}
+
+/* The pid the holder wrote into the lock file: it writes it right after taking the lock, so a
+ * loser of a race may find the file still empty for a moment (0: none seen within 0.5 s). */
+static long lock_holder(int fd)
+{
+    for (int tries = 0; tries < 50; tries++) {
+        char buf[32];
+        ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+        if (n > 0) {
+            buf[n] = 0;
+            char *end;
+            long pid = strtol(buf, &end, 10);
+            if (pid > 0 && (*end == '\n' || !*end))
+                return pid;
+        }
+        usleep(10000);
+    }
+    return 0;
+}
+
+int root_lock(const char *root, char *err, size_t errlen)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/.lock", root);
+    /* no O_TRUNC: a loser must not wipe the holder's pid */
+    int fd = open(p, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        snprintf(err, errlen, "cannot open the root's lock file %s: %s%s", p, strerror(errno),
+                 errno == ELOOP ? " (a symbolic link is there: remove it)" : "");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        snprintf(err, errlen, "the root's lock file %s is %s: refused; remove it and start again", p,
+                 !S_ISREG(st.st_mode) ? "not a regular file" : "owned by another user");
+        close(fd);
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        int e = errno;
+        long pid = e == EWOULDBLOCK ? lock_holder(fd) : 0;
+        char who[40] = "";
+        if (pid)
+            snprintf(who, sizeof who, " (pid %ld)", pid);
+        if (e == EWOULDBLOCK)
+            snprintf(err, errlen, "another engine%s serves %s: stop it or choose another --root (SIM_HWEMU_ROOT); "
+                     "two engines on one root would tick the same segments", who, root);
+        else
+            snprintf(err, errlen, "cannot lock %s: %s", p, strerror(e));
+        close(fd);
+        return -1;
+    }
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)n, 0) != n) {
+        snprintf(err, errlen, "cannot write the root's lock file %s: %s", p, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 /* "<16 hex>.static": true with its hash. */

@@ -1,5 +1,6 @@
 /* seg_attr: kernel store() semantics of agent-writable attributes; see seg_attr.h.
- * Each case cites what it imitates in the reference (sysfs §N marks: docs/sources.md). */
+ * One store function per validator (the table `stores`), as sysfs pairs each attribute's show
+ * with its store; each cites what it imitates in the reference (sysfs §N marks: docs/sources.md). */
 #include "seg_attr.h"
 
 #include <ctype.h>
@@ -172,21 +173,233 @@ static size_t related_text(struct seg *s, uint32_t entry, int64_t now_ns, char *
     return n;
 }
 
+/* --- one store function per validator, as sysfs pairs each attribute's show with its store ----- */
+
+/* One write as a store function sees it. The function decides it: the normalised text into out
+ * (SEG_TEXT_MAX bytes) and its length into *outlen, and 0; or the errno the writer gets. */
+struct attr_write {
+    struct seg *s;
+    uint32_t entry;
+    const struct seg_param *p; /* the entry's constants (all zero when it has none) */
+    const char *words;         /* p's word list, "" when none */
+    const char *buf;           /* the bytes written, at most SEG_READ_MAX */
+    size_t len;
+    int64_t now_ns;
+    char *out;
+    size_t *outlen;
+    bool *changes; /* true; a store that takes the write but changes nothing sets it false */
+};
+
+typedef int (*store_fn)(const struct attr_write *w);
+
+/* The write taken as the decimal v and newline. */
+static int taken_u64(const struct attr_write *w, unsigned long long v)
+{
+    *w->outlen = put_u64(w->out, v);
+    return 0;
+}
+
+/* Taken, and nothing changes (no slot store). */
+static int taken_unchanged(const struct attr_write *w)
+{
+    *w->changes = false;
+    *w->outlen = 0;
+    return 0;
+}
+
+static int store_ignore(const struct attr_write *w)
+{
+    return taken_unchanged(w);
+}
+
+static int store_ct_enabled(const struct attr_write *w) /* §2.2 */
+{
+    bool b;
+    return kstrtobool(w->buf, w->len, &b) ? EINVAL : ENOSYS;
+}
+
+static int store_zone_enabled(const struct attr_write *w) /* §2.3, §3.3: locked PL1 -> ENOSYS */
+{
+    bool b;
+    if (kstrtobool(w->buf, w->len, &b))
+        return EINVAL;
+    if (w->p->a)
+        return ENOSYS;
+    return taken_u64(w, b);
+}
+
+static int store_rapl_limit(const struct attr_write *w) /* §2.3, §3.4 */
+{
+    unsigned long long v;
+    if (kstrtoull10(w->buf, w->len, &v))
+        return EINVAL;
+    if (w->p->c)
+        return ENODATA;
+    return taken_u64(w, rapl_limit_readback(v, (uint64_t)w->p->a, (unsigned)w->p->b));
+}
+
+static int store_rapl_window(const struct attr_write *w)
+{
+    unsigned long long v;
+    if (kstrtoull10(w->buf, w->len, &v))
+        return EINVAL;
+    if (w->p->c)
+        return ENODATA;
+    return taken_u64(w, rapl_window_readback(v, (uint64_t)w->p->a));
+}
+
+/* The write taken as v clamped into [lo, hi]. */
+static int taken_clamped(const struct attr_write *w, unsigned long long v, unsigned long long lo,
+                         unsigned long long hi)
+{
+    if (v < lo)
+        v = lo;
+    if (v > hi)
+        v = hi;
+    return taken_u64(w, v);
+}
+
+static int store_freq_max(const struct attr_write *w) /* §4.2: errors raw from kstrtoul, then clamped */
+{
+    unsigned long long v;
+    int rc;
+    if ((rc = kstrtoul0(w->buf, w->len, &v)))
+        return rc;
+    return taken_clamped(w, v, (unsigned long long)w->p->a, (unsigned long long)w->p->b);
+}
+
+static int store_freq_min(const struct attr_write *w) /* as max, and at most the related max's value */
+{
+    unsigned long long v, hi = (unsigned long long)w->p->b, mx;
+    int rc;
+    if ((rc = kstrtoul0(w->buf, w->len, &v)))
+        return rc;
+    char rel[SEG_TEXT_MAX];
+    if (related_text(w->s, w->p->related, w->now_ns, rel) && !kstrtoull10(rel, strlen(rel), &mx) && mx < hi)
+        hi = mx;
+    return taken_clamped(w, v, (unsigned long long)w->p->a, hi);
+}
+
+static int store_governor(const struct attr_write *w) /* §4.2: sscanf("%15s"), case-insensitive */
+{
+    const char *word;
+    size_t wl = first_word(w->buf, w->len, &word, 15);
+    const char *canon = wl ? in_words(w->words, word, wl) : NULL;
+    if (!canon)
+        return EINVAL;
+    memcpy(w->out, canon, wl);
+    w->out[wl] = '\n';
+    *w->outlen = wl + 1;
+    return 0;
+}
+
+static const char epp_names[][20] = {"performance", "balance_performance", "balance_power", "power", "default"};
+
+static int store_epp(const struct attr_write *w) /* §5.2 (intel_pstate, c=1: raw numbers too), §6.2 (amd-pstate) */
+{
+    const struct seg_param *p = w->p;
+    const char *word;
+    size_t wl = first_word(w->buf, w->len, &word, 20);
+    if (!wl)
+        return EINVAL;
+    int idx = -1;
+    for (int i = 0; i < 5; i++)
+        if (strlen(epp_names[i]) == wl && !strncmp(epp_names[i], word, wl) && in_words(w->words, word, wl))
+            idx = i;
+    bool performance = idx == 0;
+    unsigned long long v = 0;
+    int rc;
+    if (idx < 0) {
+        if (!p->c)
+            return EINVAL;
+        /* intel_pstate: kstrtouint (ERANGE past 32 bits), then above 255 -> EINVAL */
+        if ((rc = kstrtoull10(w->buf, w->len, &v)))
+            return rc;
+        if (v > UINT_MAX)
+            return ERANGE;
+        if (v > 255)
+            return EINVAL;
+        performance = v == 0;
+    }
+    if (p->d) {
+        char gov[SEG_TEXT_MAX];
+        if (related_text(w->s, p->related, w->now_ns, gov) && !strcmp(gov, "performance") && !performance)
+            return EBUSY;
+    }
+    if (idx < 0)
+        return taken_u64(w, v);
+    *w->outlen = (size_t)snprintf(w->out, SEG_TEXT_MAX, "%s\n", epp_names[idx]);
+    return 0;
+}
+
+static int store_uint_clamp01(const struct attr_write *w) /* §5.1 no_turbo: sscanf("%u"), clamped */
+{
+    const char *word;
+    size_t wl = first_word(w->buf, w->len, &word, 20);
+    size_t digits = 0;
+    bool nonzero = false;
+    while (digits < wl && isdigit((unsigned char)word[digits]))
+        nonzero |= word[digits++] != '0';
+    if (!digits)
+        return EINVAL;
+    return taken_u64(w, nonzero); /* any non-zero number means 1 */
+}
+
+static int store_bool01(const struct attr_write *w)
+{
+    bool b;
+    if (kstrtobool(w->buf, w->len, &b))
+        return EINVAL;
+    return taken_u64(w, b);
+}
+
+static int store_uw_clamp(const struct attr_write *w)
+{
+    unsigned long long v;
+    int rc;
+    if ((rc = kstrtoull10(w->buf, w->len, &v)))
+        return rc;
+    return taken_clamped(w, v, (unsigned long long)w->p->a, (unsigned long long)w->p->b);
+}
+
+static int store_setspeed(const struct attr_write *w)
+{
+    char gov[SEG_TEXT_MAX];
+    if (!related_text(w->s, w->p->related, w->now_ns, gov) || strcmp(gov, "userspace"))
+        return EINVAL;
+    const char *word;
+    size_t wl = first_word(w->buf, w->len, &word, 20);
+    unsigned long long v;
+    if (!wl || kstrtoull10(word, wl, &v))
+        return EINVAL;
+    return taken_u64(w, v);
+}
+
+static int store_nvml_limit(const struct attr_write *w) /* nvmlDeviceSetPowerManagementLimit's range check */
+{
+    unsigned long long v;
+    if (w->p->c)
+        return EOPNOTSUPP;
+    if (kstrtoull10(w->buf, w->len, &v) || v < (unsigned long long)w->p->a || v > (unsigned long long)w->p->b)
+        return EINVAL;
+    return taken_u64(w, v);
+}
+
 /* locked_gpu_clocks / locked_memory_clocks: "none" resets; "<min> <max>" (or "min,max", or one
  * value for both) locks, the maximum clamped to the highest supported clock (a = lowest, b =
  * highest supported, MHz), as nvidia-smi -lgc reports it. */
-static int nvml_clocks(const char *buf, size_t len, const struct seg_param *p, char *out, size_t *outlen)
+static int store_nvml_clocks(const struct attr_write *w)
 {
-    const char *w;
-    size_t wl = first_word(buf, len, &w, 8);
-    if (wl == 4 && !strncmp(w, "none", 4)) {
-        memcpy(out, "none\n", 5);
-        *outlen = 5;
+    const char *word;
+    size_t wl = first_word(w->buf, w->len, &word, 8);
+    if (wl == 4 && !strncmp(word, "none", 4)) {
+        memcpy(w->out, "none\n", 5);
+        *w->outlen = 5;
         return 0;
     }
     char text[SEG_TEXT_MAX];
-    size_t n = len < sizeof text - 1 ? len : sizeof text - 1;
-    memcpy(text, buf, n);
+    size_t n = w->len < sizeof text - 1 ? w->len : sizeof text - 1;
+    memcpy(text, w->buf, n);
     text[n] = 0;
     unsigned long long lo, hi;
     char tail;
@@ -195,41 +408,115 @@ static int nvml_clocks(const char *buf, size_t len, const struct seg_param *p, c
         hi = lo;
     else if (got != 2)
         return EINVAL;
-    if (hi > (unsigned long long)p->b)
-        hi = (unsigned long long)p->b;
-    if (lo > hi || hi < (unsigned long long)p->a)
+    if (hi > (unsigned long long)w->p->b)
+        hi = (unsigned long long)w->p->b;
+    if (lo > hi || hi < (unsigned long long)w->p->a)
         return EINVAL;
-    *outlen = (size_t)snprintf(out, SEG_TEXT_MAX, "%llu %llu\n", lo, hi);
+    *w->outlen = (size_t)snprintf(w->out, SEG_TEXT_MAX, "%llu %llu\n", lo, hi);
     return 0;
+}
+
+static int store_amdgpu_cap(const struct attr_write *w) /* §9.1 swsmu: kstrtou32, whole watts, outside [min, max] -> EINVAL */
+{
+    unsigned long long v;
+    int rc;
+    if ((rc = kstrtoull10(w->buf, w->len, &v)))
+        return rc;
+    if (v > 0xffffffffULL)
+        return ERANGE;
+    unsigned long long uw = v / 1000000 * 1000000;
+    if (v == 0 && w->p->a == 0) /* 0 within the range keeps the current cap */
+        return taken_unchanged(w);
+    if (uw < (unsigned long long)w->p->a || uw > (unsigned long long)w->p->b)
+        return EINVAL;
+    return taken_u64(w, uw);
 }
 
 /* power_dpm_force_performance_level (§9.2): the first keyword the text starts with, in the
  * kernel's order; profile_exit leaves a profile mode (EINVAL outside one). Writing the current
  * level is a no-op in the kernel; here it stores the same word again, which reads the same. */
-static int dpm_level(struct seg *s, const struct seg_entry *e, const char *buf, size_t len, int64_t now_ns,
-                     const char *words, char *out, size_t *outlen)
+static int store_dpm_level(const struct attr_write *w)
 {
     static const char *const order[] = {"low", "high", "auto", "manual", "profile_exit", "profile_standard",
                                         "profile_min_sclk", "profile_min_mclk", "profile_peak", "perf_determinism",
                                         NULL};
     const char *hit = NULL;
     for (int i = 0; order[i] && !hit; i++)
-        if (len >= strlen(order[i]) && !strncmp(buf, order[i], strlen(order[i])))
+        if (w->len >= strlen(order[i]) && !strncmp(w->buf, order[i], strlen(order[i])))
             hit = order[i];
-    if (!hit || (*words && !in_words(words, hit, strlen(hit)) && strcmp(hit, "profile_exit")))
+    if (!hit || (*w->words && !in_words(w->words, hit, strlen(hit)) && strcmp(hit, "profile_exit")))
         return EINVAL;
     char cur[SEG_TEXT_MAX];
-    related_text(s, (uint32_t)(e - s->entries), now_ns, cur);
+    related_text(w->s, w->entry, w->now_ns, cur);
     if (!strcmp(hit, "profile_exit")) {
         if (strncmp(cur, "profile_", 8))
             return EINVAL;
         hit = "auto";
     }
-    *outlen = (size_t)snprintf(out, SEG_TEXT_MAX, "%s\n", hit);
+    *w->outlen = (size_t)snprintf(w->out, SEG_TEXT_MAX, "%s\n", hit);
     return 0;
 }
 
-static const char epp_names[][20] = {"performance", "balance_performance", "balance_power", "power", "default"};
+static int store_intel_pl1(const struct attr_write *w) /* §10.1: any value; 1/8 W units, round to nearest; the hardware clamps */
+{
+    unsigned long long v;
+    int rc;
+    if ((rc = kstrtoul0(w->buf, w->len, &v)))
+        return rc;
+    /* only 0 turns the limit off (i915's PL1_DISABLE); any other value is at least one
+     * 1/8 W step, and the rounding saturates instead of wrapping past 2^64 */
+    if (v) {
+        unsigned long long q = v / 125000 + (v % 125000 >= 62500);
+        v = q ? (q > ULLONG_MAX / 125000 ? ULLONG_MAX / 125000 : q) * 125000 : 125000;
+    }
+    return taken_u64(w, v);
+}
+
+static int store_max_ms(const struct attr_write *w) /* power1_max_interval: ms, above the longest window -> EINVAL */
+{
+    unsigned long long v;
+    int rc;
+    if ((rc = kstrtoul0(w->buf, w->len, &v)))
+        return rc;
+    if (v > (unsigned long long)w->p->a)
+        return EINVAL;
+    return taken_u64(w, v);
+}
+
+static int store_trigger(const struct attr_write *w) /* cpufreq_stats.c store_reset: the text is not read */
+{
+    memcpy(w->out, "1\n", 2);
+    *w->outlen = 2;
+    return 0;
+}
+
+/* Every validator's store; SV_NONE has none (an attribute without a store: §1.2, the device core
+ * answers EIO). A validator added to seg_attr.h without a store here fails the assertion below
+ * (one at the end) or test_seg_attr's test_every_validator_stores (one left out between). */
+static const store_fn stores[] = {
+    [SV_NONE] = NULL,
+    [SV_IGNORE] = store_ignore,
+    [SV_CT_ENABLED] = store_ct_enabled,
+    [SV_ZONE_ENABLED] = store_zone_enabled,
+    [SV_RAPL_LIMIT] = store_rapl_limit,
+    [SV_RAPL_WINDOW] = store_rapl_window,
+    [SV_FREQ_MIN] = store_freq_min,
+    [SV_FREQ_MAX] = store_freq_max,
+    [SV_GOVERNOR] = store_governor,
+    [SV_EPP] = store_epp,
+    [SV_UINT_CLAMP01] = store_uint_clamp01,
+    [SV_BOOL01] = store_bool01,
+    [SV_UW_CLAMP] = store_uw_clamp,
+    [SV_SETSPEED] = store_setspeed,
+    [SV_NVML_LIMIT] = store_nvml_limit,
+    [SV_NVML_CLOCKS] = store_nvml_clocks,
+    [SV_AMDGPU_CAP] = store_amdgpu_cap,
+    [SV_DPM_LEVEL] = store_dpm_level,
+    [SV_INTEL_PL1] = store_intel_pl1,
+    [SV_MAX_MS] = store_max_ms,
+    [SV_TRIGGER] = store_trigger,
+};
+_Static_assert(sizeof stores / sizeof stores[0] == SV_COUNT, "seg_attr.c: a validator of seg_attr.h has no store");
 
 int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, int64_t now_ns, char *out,
                    size_t *outlen, bool *changes)
@@ -238,195 +525,20 @@ int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, i
         return EIO;
     const struct seg_entry *e = &s->entries[entry];
     static const struct seg_param none = {0, 0, 0, 0, SEG_NONE, SEG_NONE};
-    uint32_t param = e->param; /* read once: the entry may be shared memory (readers) */
+    /* read once: the entry may be shared memory (readers) */
+    uint32_t param = e->param;
+    uint16_t validator = e->validator;
     const struct seg_param *p = param < s->n_params ? &s->params[param] : &none;
     const char *words = p->words_off != SEG_NONE && p->words_off < s->strings_size ? s->strings + p->words_off
                                                                                       : "";
-    unsigned long long v;
-    bool b;
-    int rc;
     *changes = true;
     if (len > SEG_READ_MAX)
         len = SEG_READ_MAX; /* kernfs hands at most a page to one store (§1.4) */
-    switch (e->validator) {
-    case SV_IGNORE:
-        *changes = false;
-        *outlen = 0;
-        return 0;
-    case SV_CT_ENABLED: /* §2.2 */
-        return kstrtobool(buf, len, &b) ? EINVAL : ENOSYS;
-    case SV_ZONE_ENABLED: /* §2.3, §3.3: locked PL1 -> ENOSYS */
-        if (kstrtobool(buf, len, &b))
-            return EINVAL;
-        if (p->a)
-            return ENOSYS;
-        *outlen = put_u64(out, b);
-        return 0;
-    case SV_RAPL_LIMIT: /* §2.3, §3.4 */
-        if ((rc = kstrtoull10(buf, len, &v)))
-            return EINVAL;
-        if (p->c)
-            return ENODATA;
-        *outlen = put_u64(out, rapl_limit_readback(v, (uint64_t)p->a, (unsigned)p->b));
-        return 0;
-    case SV_RAPL_WINDOW:
-        if ((rc = kstrtoull10(buf, len, &v)))
-            return EINVAL;
-        if (p->c)
-            return ENODATA;
-        *outlen = put_u64(out, rapl_window_readback(v, (uint64_t)p->a));
-        return 0;
-    case SV_FREQ_MIN:
-    case SV_FREQ_MAX: { /* §4.2: errors raw from kstrtoul, then clamped, never an error */
-        if ((rc = kstrtoul0(buf, len, &v)))
-            return rc;
-        unsigned long long lo = (unsigned long long)p->a, hi = (unsigned long long)p->b;
-        if (e->validator == SV_FREQ_MIN) {
-            char rel[SEG_TEXT_MAX];
-            unsigned long long mx;
-            if (related_text(s, p->related, now_ns, rel) && !kstrtoull10(rel, strlen(rel), &mx) && mx < hi)
-                hi = mx;
-        }
-        if (v < lo)
-            v = lo;
-        if (v > hi)
-            v = hi;
-        *outlen = put_u64(out, v);
-        return 0;
-    }
-    case SV_GOVERNOR: { /* §4.2: sscanf("%15s"), case-insensitive */
-        const char *w;
-        size_t wl = first_word(buf, len, &w, 15);
-        const char *canon = wl ? in_words(words, w, wl) : NULL;
-        if (!canon)
-            return EINVAL;
-        memcpy(out, canon, wl);
-        out[wl] = '\n';
-        *outlen = wl + 1;
-        return 0;
-    }
-    case SV_EPP: { /* §5.2 (intel_pstate, c=1: raw numbers too), §6.2 (amd-pstate) */
-        const char *w;
-        size_t wl = first_word(buf, len, &w, 20);
-        if (!wl)
-            return EINVAL;
-        int idx = -1;
-        for (int i = 0; i < 5; i++)
-            if (strlen(epp_names[i]) == wl && !strncmp(epp_names[i], w, wl) && in_words(words, w, wl))
-                idx = i;
-        bool performance = idx == 0;
-        if (idx < 0) {
-            if (!p->c)
-                return EINVAL;
-            /* intel_pstate: kstrtouint (ERANGE past 32 bits), then above 255 -> EINVAL */
-            if ((rc = kstrtoull10(buf, len, &v)))
-                return rc;
-            if (v > UINT_MAX)
-                return ERANGE;
-            if (v > 255)
-                return EINVAL;
-            performance = v == 0;
-        }
-        if (p->d) {
-            char gov[SEG_TEXT_MAX];
-            if (related_text(s, p->related, now_ns, gov) && !strcmp(gov, "performance") && !performance)
-                return EBUSY;
-        }
-        if (idx >= 0)
-            *outlen = (size_t)snprintf(out, SEG_TEXT_MAX, "%s\n", epp_names[idx]);
-        else
-            *outlen = put_u64(out, v);
-        return 0;
-    }
-    case SV_UINT_CLAMP01: { /* §5.1 no_turbo: sscanf("%u"), clamped */
-        const char *w;
-        size_t wl = first_word(buf, len, &w, 20);
-        size_t digits = 0;
-        bool nonzero = false;
-        while (digits < wl && isdigit((unsigned char)w[digits]))
-            nonzero |= w[digits++] != '0';
-        if (!digits)
-            return EINVAL;
-        *outlen = put_u64(out, nonzero); /* any non-zero number means 1 */
-        return 0;
-    }
-    case SV_BOOL01:
-        if (kstrtobool(buf, len, &b))
-            return EINVAL;
-        *outlen = put_u64(out, b);
-        return 0;
-    case SV_UW_CLAMP:
-        if ((rc = kstrtoull10(buf, len, &v)))
-            return rc;
-        if (v < (unsigned long long)p->a)
-            v = (unsigned long long)p->a;
-        if (v > (unsigned long long)p->b)
-            v = (unsigned long long)p->b;
-        *outlen = put_u64(out, v);
-        return 0;
-    case SV_SETSPEED: {
-        char gov[SEG_TEXT_MAX];
-        if (!related_text(s, p->related, now_ns, gov) || strcmp(gov, "userspace"))
-            return EINVAL;
-        const char *w;
-        size_t wl = first_word(buf, len, &w, 20);
-        if (!wl || kstrtoull10(w, wl, &v))
-            return EINVAL;
-        *outlen = put_u64(out, v);
-        return 0;
-    }
-    case SV_NVML_LIMIT: /* the NVML view: nvmlDeviceSetPowerManagementLimit's range check */
-        if (p->c)
-            return EOPNOTSUPP;
-        if (kstrtoull10(buf, len, &v) || v < (unsigned long long)p->a || v > (unsigned long long)p->b)
-            return EINVAL;
-        *outlen = put_u64(out, v);
-        return 0;
-    case SV_NVML_CLOCKS:
-        return nvml_clocks(buf, len, p, out, outlen);
-    case SV_AMDGPU_CAP: { /* §9.1 swsmu: kstrtou32, whole watts, outside [min, max] -> EINVAL */
-        if ((rc = kstrtoull10(buf, len, &v)))
-            return rc;
-        if (v > 0xffffffffULL)
-            return ERANGE;
-        unsigned long long uw = v / 1000000 * 1000000;
-        if (v == 0 && p->a == 0) { /* 0 within the range keeps the current cap */
-            *changes = false;
-            *outlen = 0;
-            return 0;
-        }
-        if (uw < (unsigned long long)p->a || uw > (unsigned long long)p->b)
-            return EINVAL;
-        *outlen = put_u64(out, uw);
-        return 0;
-    }
-    case SV_DPM_LEVEL:
-        return dpm_level(s, e, buf, len, now_ns, words, out, outlen);
-    case SV_INTEL_PL1: /* §10.1: any value; 1/8 W units, round to nearest; the hardware clamps */
-        if ((rc = kstrtoul0(buf, len, &v)))
-            return rc;
-        /* only 0 turns the limit off (i915's PL1_DISABLE); any other value is at least one
-         * 1/8 W step, and the rounding saturates instead of wrapping past 2^64 */
-        if (v) {
-            unsigned long long q = v / 125000 + (v % 125000 >= 62500);
-            v = q ? (q > ULLONG_MAX / 125000 ? ULLONG_MAX / 125000 : q) * 125000 : 125000;
-        }
-        *outlen = put_u64(out, v);
-        return 0;
-    case SV_MAX_MS: /* power1_max_interval: ms, above the longest window -> EINVAL */
-        if ((rc = kstrtoul0(buf, len, &v)))
-            return rc;
-        if (v > (unsigned long long)p->a)
-            return EINVAL;
-        *outlen = put_u64(out, v);
-        return 0;
-    case SV_TRIGGER: /* cpufreq_stats.c store_reset: the text is not read */
-        memcpy(out, "1\n", 2);
-        *outlen = 2;
-        return 0;
-    default:
+    store_fn store = validator < SV_COUNT ? stores[validator] : NULL;
+    if (!store)
         return EIO; /* an attribute without a store (§1.2: device core answers EIO) */
-    }
+    const struct attr_write w = {s, entry, p, words, buf, len, now_ns, out, outlen, changes};
+    return store(&w);
 }
 
 int seg_attr_write(struct seg *s, uint32_t entry, const char *buf, size_t len, int pid)

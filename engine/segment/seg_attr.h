@@ -1,11 +1,14 @@
 /* seg_attr: the store() half of every agent-writable attribute, as the kernel does it.
  *
- * One function decides a write: it parses the bytes exactly as the kernel's store would
+ * One call decides a write: it parses the bytes exactly as the kernel's store would
  * (kstrtoull, kstrtobool, sscanf("%15s"), ...), refuses with the kernel's errno, and
  * otherwise produces the normalised text the file reads back (a limit floored to the power
  * unit and wrapped at its field width, a frequency clamped, a governor in lower case). The
  * shim and the seccomp supervisor call it at the write; the engine calls it again on every
  * slot it drains, because the slot is untrusted. Dependency-free; no allocation.
+ *
+ * One store function per validator decides its writes (seg_attr.c's table, as sysfs pairs each
+ * attribute's show with its store); an entry whose validator has none answers EIO.
  *
  * Validators and their seg_param constants (a, b, c, d; words; related entry):
  *   SV_IGNORE          any text is taken and changes nothing (e.g. intel_pstate/status)
@@ -66,6 +69,7 @@ enum seg_validator {
     SV_INTEL_PL1,
     SV_MAX_MS,
     SV_TRIGGER,
+    SV_COUNT /* how many there are (not a validator): seg_attr.c has a store for each */
 };
 
 /* Decides one write of buf[0..len) to entry at now_ns. Returns 0 with the normalised text in

@@ -1,6 +1,8 @@
-/* seg_view: files whose text a reader computes at read time from several snapshot values (the
- * /proc files of a node: stat, uptime, meminfo), for every party that reads a segment (the shim,
- * the seccomp supervisor, `hwemu cat`). Part of the segment contract (segment.h).
+/* seg_view: files whose text a reader computes at read time from several snapshot values (a
+ * node's /proc files, its cgroups, its jobs' processes, a CPU's temperature, cpuidle and cpufreq
+ * stats), for every party that reads a segment (the shim, the seccomp supervisor, `hwemu cat`).
+ * Part of the segment contract (segment.h). seg_view.c dispatches a read to the view's family:
+ * seg_view_proc.c, seg_view_cpu.c, seg_view_cgroup.c, seg_view_pid.c, seg_view_cpufreq.c.
  *
  * A view is an S file entry whose `validator` holds the view kind (enum seg_view, never 0) and
  * whose `param` names a struct seg_param:
@@ -84,11 +86,11 @@
  *   irq ⌊⌊B/100⌋·1/10^7⌋, idle ⌊(E − B)/10^7⌋, nice iowait steal guest guest_nice 0
  *   (shares assumed: no source splits a server's busy time; each field is monotonic in B);
  *   the `cpu` line sums the CPUs' fields. intr, ctxt, processes, softirq are derived from the
- *   ticks (assumed rates, see seg_view.c); btime = realtime − monotonic + the monotonic time at
+ *   ticks (assumed rates, see seg_view_proc.c); btime = realtime − monotonic + the monotonic time at
  *   which the elapsed counter was 0 (the node's boot); procs_running = max(1, round(Σ busy ns per
  *   substep / 1e6)); procs_blocked 0.
  * /proc/uptime: "%lu.%02lu %lu.%02lu\n" of E and Σ idle (fs/proc/uptime.c).
- * /proc/meminfo: fs/proc/meminfo.c's lines and order (6.12, Debian config), see seg_view.c.
+ * /proc/meminfo: fs/proc/meminfo.c's lines and order (6.12, Debian config), see seg_view_proc.c.
  *
  * Never: allocation, locks or system calls (clocks are the vDSO's); a bad param or value index
  * gives an empty text, never an out-of-bounds read. */

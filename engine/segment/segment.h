@@ -106,7 +106,7 @@
  * a string whose NUL was overwritten ends there instead of running off the map. The engine goes
  * further: its entries, strings and params are the template image it rendered (private
  * memory), its geometry is the image's, it never reads the static file, and it checks each
- * node's header every tick and one 4 KiB chunk of each static file every tick (node.c). Readers
+ * node's header every tick and one 4 KiB chunk of each static file every tick (node_repair.c). Readers
  * map the static file whole and the node's snapshot copies read-only, so a stray store of an
  * agent cannot damage them (a process that maps a file itself still can: the engine repairs
  * it). A file that shrinks under a mapping would raise SIGBUS on the next touch of a lost page:
@@ -342,7 +342,7 @@ _Static_assert(sizeof(struct seg_entry) == 40, "seg_entry layout is part of the 
 /* A mapped segment, as any party holds it. The section pointers and the counts below are
  * private: set once from a checked header (seg_bind) and never re-read from shared memory. */
 /* How many times a reader retries a latch read whose generation keeps moving (an agent storing
- * into it) before it takes the last copy: segment.c's value loads and seg_view.c's views. */
+ * into it) before it takes the last copy: segment.c's value loads and the views (view_latched). */
 #define SEG_LATCH_TRIES 1000
 
 struct seg {

@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 struct http {
@@ -583,11 +584,69 @@ static enum MHD_Result queue(struct MHD_Connection *c, const struct http_reply *
     return ret;
 }
 
+/* The request's Content-Length headers: how many, and whether they disagree (RFC 9110 section
+ * 8.6 allows a repeated identical value; anything else is an invalid framing). */
+struct clen {
+    int n;
+    bool conflict;
+    const char *first;
+};
+
+static enum MHD_Result count_clen(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    struct clen *cl = cls;
+    if (strcasecmp(key, "Content-Length"))
+        return MHD_YES;
+    if (!cl->n++)
+        cl->first = value;
+    else if (strcmp(cl->first, value ? value : ""))
+        cl->conflict = true;
+    /* "42, 43" in one field: a list that is not one value repeated */
+    for (const char *p = value ? strchr(value, ',') : NULL; p; p = strchr(p + 1, ','))
+        cl->conflict = true;
+    return MHD_YES;
+}
+
+/* Leaves an escape sequence that decodes to NUL undecoded: "%00" would cut the URL short
+ * ("/telemetry/intel-0%00junk" answering for intel-0), so the path stays as sent and names
+ * nothing. Every other %HH is decoded as libmicrohttpd does. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    if (strstr(s, "%00"))
+        return strlen(s);
+    return MHD_http_unescape(s);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **state)
 {
     struct http *h = cls;
     struct http_reply rep = {0};
+    if (!*state) { /* RFC 9112 section 6.3: conflicting Content-Length headers are an unrecoverable
+                    * framing error, answered 400 and the connection closed */
+        struct clen cl = {0};
+        MHD_get_connection_values(c, MHD_HEADER_KIND, count_clen, &cl);
+        if (cl.conflict) {
+            atomic_fetch_add(&h->e->requests[R_OTHER], 1);
+            json_error(&rep, 400, "conflicting Content-Length headers: the request's length is ambiguous "
+                       "(RFC 9112 section 6.3); send one", NULL, NULL);
+            if (!rep.body)
+                return MHD_NO;
+            struct MHD_Response *r = MHD_create_response_from_buffer(rep.len, rep.body, MHD_RESPMEM_MUST_FREE);
+            if (!r) {
+                free(rep.body);
+                return MHD_NO;
+            }
+            MHD_add_response_header(r, "Content-Type", rep.type);
+            MHD_add_response_header(r, "Connection", "close");
+            enum MHD_Result ret = MHD_queue_response(c, 400, r);
+            MHD_destroy_response(r);
+            return ret;
+        }
+    }
     /* checked on the first call, with the headers, before any body is read: /healthz stays open
      * (liveness probes carry no credentials); every other route, the run API's too, needs them */
     if (!*state && h->user && strcmp(url, "/healthz") && !authorized(h, c)) {
@@ -835,7 +894,8 @@ struct http *http_start(struct engine *e, const struct otlp *otlp, const struct 
         flags, (uint16_t)port, accept_policy, h, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
         MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, max + 16,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_ARRAY,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_ARRAY,
         tls_opts, MHD_OPTION_END);
     bool loopback = is_loopback(ai->ai_addr);
     freeaddrinfo(ai);

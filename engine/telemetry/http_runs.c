@@ -2,7 +2,10 @@
 #include "http_runs.h"
 
 #include "diag.h"
+#include "jsontext.h"
+#include "run_labels.h"
 #include "runs.h"
+#include "trace_file.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -10,12 +13,21 @@
 #include <string.h>
 
 #define HTTP_RUNS_MAX_BODY (512u << 20)
+/* PUT /nodes/<n>/labels: RUN_LABELS_MAX labels of the longest key (317) and value (63) quoted
+ * come to about 400 KB */
+#define HTTP_LABELS_MAX_BODY (1u << 20)
 
 static struct runs *the_runs;
+static const char *trace_dir; /* --trace-dir: where tracePath may name files; NULL: tracePath is off */
 
 void http_runs_set(struct runs *m)
 {
     the_runs = m;
+}
+
+void http_runs_set_trace_dir(const char *dir)
+{
+    trace_dir = dir && *dir ? dir : NULL;
 }
 
 static bool labels_route(const char *url)
@@ -92,6 +104,21 @@ static const char *trace_path_of(const char *p, size_t len, cJSON **holder)
     return tp->valuestring;
 }
 
+/* The trace's problems, the first DIAG_PRINT_MAX of them as the CLI prints them, then how
+ * many more: a trace with 100,000 problems answers a few KB, not 10 MB. */
+static void add_problems(cJSON *o, const struct diag *d)
+{
+    cJSON *pr = cJSON_AddArrayToObject(o, "problems");
+    for (int i = 0; i < d->count && i < DIAG_PRINT_MAX; i++)
+        cJSON_AddItemToArray(pr, cJSON_CreateString(d->msgs[i]));
+    if (d->count > DIAG_PRINT_MAX) {
+        char more[64];
+        snprintf(more, sizeof more, "... and %d more", d->count - DIAG_PRINT_MAX);
+        cJSON_AddItemToArray(pr, cJSON_CreateString(more));
+    }
+    cJSON_AddNumberToObject(o, "problemCount", d->count);
+}
+
 static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
 {
     if (b->too_big)
@@ -102,8 +129,25 @@ static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
     char id[64] = "";
     cJSON *holder = NULL;
     const char *path = trace_path_of(b->p, b->len, &holder);
-    int rc = path ? runs_submit_path(the_runs, path, id, sizeof id, &d)
-                  : runs_submit(the_runs, "request body", b->p, b->len, id, sizeof id, &d);
+    int rc;
+    if (path) {
+        /* only beneath the operator's trace directory, regular files, bounded; the messages
+         * about its content never show it (the client may not be allowed to read the file) */
+        char *text = NULL, err[1024];
+        size_t len = 0;
+        unsigned mode = 0;
+        enum trace_file_status st = trace_file_read(trace_dir, path, TRACE_FILE_MAX, &text, &len, &mode, err,
+                                                    sizeof err);
+        if (st != TRACE_FILE_OK) {
+            cJSON_Delete(holder);
+            return error(c, st == TRACE_FILE_REFUSED ? 403 : st == TRACE_FILE_MISSING ? 404
+                            : st == TRACE_FILE_TOO_BIG ? 413 : 400, err, NULL);
+        }
+        rc = runs_submit(the_runs, path, text, len, mode, true, id, sizeof id, &d);
+        free(text);
+    } else {
+        rc = runs_submit(the_runs, "request body", b->p, b->len, 0644, false, id, sizeof id, &d);
+    }
     cJSON_Delete(holder);
     cJSON *o = cJSON_CreateObject();
     unsigned code = 201;
@@ -121,15 +165,14 @@ static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
         code = rc == EIO ? 500 : 400;
         cJSON_AddStringToObject(o, "error", rc == EIO ? "the run's outputs cannot be written"
                                                       : "the trace is invalid; nothing was started");
-        cJSON *pr = cJSON_AddArrayToObject(o, "problems");
-        for (int i = 0; i < d.count; i++)
-            cJSON_AddItemToArray(pr, cJSON_CreateString(d.msgs[i]));
+        add_problems(o, &d);
     }
     diag_free(&d);
     return reply(c, code, o, NULL);
 }
 
-/* GET or PUT /nodes/<node>/labels; PUT's body: {"key": "value" or null, ...} */
+/* GET or PUT /nodes/<node>/labels; PUT's body: {"key": "value" or null, ...}. The body is
+ * parsed and checked without the runs' lock; the map is changed in one go under it. */
 static enum MHD_Result labels(struct MHD_Connection *c, const char *url, const char *method, struct body *b)
 {
     char node[256];
@@ -138,33 +181,49 @@ static enum MHD_Result labels(struct MHD_Connection *c, const char *url, const c
     if (!get && !put)
         return error(c, 405, "method not allowed: GET shows the node's labels, PUT sets some", "GET, HEAD, PUT");
     if (put) {
+        char msg[512];
+        if (b->too_big) {
+            snprintf(msg, sizeof msg, "the labels are larger than %u KiB: a node holds at most %d run-time labels",
+                     HTTP_LABELS_MAX_BODY >> 10, RUN_LABELS_MAX);
+            return error(c, 413, msg, NULL);
+        }
+        /* cJSON would cut "a\u0000b" to the key "a" */
+        if (jsontext_nul_escape(b->p, b->len) >= 0 || (b->len && memchr(b->p, 0, b->len)))
+            return error(c, 400, "a label key or value holds NUL (\\u0000): labels cannot contain it", NULL);
         cJSON *o = b->len ? cJSON_ParseWithLength(b->p, b->len) : NULL;
+        if (!o || !cJSON_IsObject(o)) {
+            cJSON_Delete(o);
+            return error(c, 400, "the body must be a JSON object of labels: {\"key\": \"value\"} (null removes a key)",
+                         NULL);
+        }
+        int n = cJSON_GetArraySize(o);
+        if (n > RUN_LABELS_MAX) {
+            cJSON_Delete(o);
+            snprintf(msg, sizeof msg, "%d labels in one request: a node holds at most %d run-time labels", n,
+                     RUN_LABELS_MAX);
+            return error(c, 413, msg, NULL);
+        }
+        struct run_label_edit *ed = calloc((size_t)(n ? n : 1), sizeof *ed);
+        if (!ed) {
+            cJSON_Delete(o);
+            return MHD_NO;
+        }
         cJSON *v;
-        const char *bad = !o || !cJSON_IsObject(o) ? "the body must be a JSON object of labels: {\"key\": \"value\"} "
-                                                     "(null removes a key)"
-                                                   : NULL;
-        cJSON *items = bad ? NULL : o;
-        cJSON_ArrayForEach(v, items) if (!cJSON_IsString(v) && !cJSON_IsNull(v))
-            bad = "every label value must be a string, or null to remove the key";
-        char err[512] = "";
-        if (bad) {
-            cJSON_Delete(o);
-            return error(c, 400, bad, NULL);
+        int k = 0;
+        bool typed = true;
+        cJSON_ArrayForEach(v, o) {
+            typed = typed && (cJSON_IsString(v) || cJSON_IsNull(v));
+            ed[k++] = (struct run_label_edit){v->string, cJSON_IsString(v) ? v->valuestring : NULL};
         }
-        cJSON *probe = runs_node_labels_json(the_runs, node);
-        if (!probe) {
-            cJSON_Delete(o);
-            return error(c, 404, "no such node in the cluster spec (see /debug/nodes)", NULL);
-        }
-        cJSON_Delete(probe);
-        cJSON_ArrayForEach(v, o) /* all or nothing: check every label first */
-            if (runs_label_check(v->string, cJSON_IsString(v) ? v->valuestring : NULL, err, sizeof err)) {
-                cJSON_Delete(o);
-                return error(c, 400, err, NULL);
-            }
-        cJSON_ArrayForEach(v, o)
-            runs_set_label(the_runs, node, v->string, cJSON_IsString(v) ? v->valuestring : NULL, err, sizeof err);
+        int rc = typed ? runs_set_labels(the_runs, node, ed, k, msg, sizeof msg) : EINVAL;
+        free(ed);
         cJSON_Delete(o);
+        if (!typed)
+            return error(c, 400, "every label value must be a string, or null to remove the key", NULL);
+        if (rc == ENOENT)
+            return error(c, 404, "no such node in the cluster spec (see /debug/nodes)", NULL);
+        if (rc)
+            return error(c, rc == E2BIG ? 413 : 400, msg, NULL);
     }
     cJSON *o = runs_node_labels_json(the_runs, node);
     return o ? reply(c, 200, o, NULL) : error(c, 404, "no such node in the cluster spec (see /debug/nodes)", NULL);
@@ -189,7 +248,8 @@ enum MHD_Result http_runs_handle(struct MHD_Connection *c, const char *url, cons
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!b->too_big && b->len + *upload_size <= HTTP_RUNS_MAX_BODY) {
+        size_t max = labels_route(url) ? HTTP_LABELS_MAX_BODY : HTTP_RUNS_MAX_BODY;
+        if (!b->too_big && b->len + *upload_size <= max) {
             if (b->len + *upload_size + 1 > b->cap) {
                 size_t cap = (b->len + *upload_size + 1) * 2;
                 char *p = realloc(b->p, cap);

@@ -1,6 +1,8 @@
 /* http_runs: the run API (docs/runs.md "Run API"), routed from http.c:
  *   POST /runs                 body: the trace JSONL, or {"tracePath": "..."}  -> 201 {"runId"}
- *                              400 with every problem of an invalid trace; 409 while a run is active
+ *                              400 with the first 100 problems of an invalid trace; 409 while a run
+ *                              is active; tracePath only inside --trace-dir (403 otherwise, 404
+ *                              missing, 400 not a regular file, 413 over TRACE_FILE_MAX)
  *   GET  /runs                 every run's status
  *   GET  /runs/<runId>         state running|completed|stalled|stopped, time, jobs by state,
  *                              energy by class so far
@@ -16,6 +18,9 @@ struct runs;
 
 /* The engine's runs (NULL: the routes answer 503). Set before the server starts. */
 void http_runs_set(struct runs *m);
+/* The directory POST /runs {"tracePath"} may read from (--trace-dir, SIM_TRACE_DIR; NULL or
+ * "": tracePath answers 403 saying how to allow it). Set before the server starts. */
+void http_runs_set_trace_dir(const char *dir);
 /* Whether url is a run route. */
 bool http_runs_route(const char *url);
 /* Handles a run route: the MHD access handler's arguments (it keeps its own *state). */

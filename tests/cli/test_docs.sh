@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The documentation points only inside the repository: every relative link of README.md, docs/
 # and the folders' README.md files names a file or directory of the tree (and an anchor, when
-# given, a heading of that page), and no tracked file refers to documents outside it.
+# given, a heading of that page), and no tracked file refers to documents outside it. And the
+# folders' maps are whole: a folder's README.md names every C source and header of the folder.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -50,7 +51,27 @@ for f in tracked:
         m = outside.search(line)
         if m:
             print(f"{f}:{n}: refers to {m.group(0)}, a document outside the repository"); bad += 1
+# A folder's README.md names each of its .c and .h files in backquotes: by name (`node.c`), stem
+# (`node`), or a pattern that takes it in (`segment.[ch]`, `wrap_*.c`); a header is named with its
+# .c (the header is that file's interface), one without a .c by its own name.
+import fnmatch
+sources = {}
+for f in tracked:
+    if f.endswith((".c", ".h")) and "node_modules" not in f:
+        sources.setdefault(os.path.dirname(f), []).append(os.path.basename(f))
+readmes = 0
+for folder, files in sorted(sources.items()):
+    readme = os.path.join(folder, "README.md")
+    if readme not in tracked:
+        continue
+    readmes += 1
+    names = [t.split("/")[-1] for t in re.findall(r"`([^`\s]+)`", open(readme, encoding="utf-8").read())]
+    for f in sorted(files):
+        stem = os.path.splitext(f)[0]
+        also = [stem + ".c"] if f.endswith(".h") and stem + ".c" in files else []
+        if not any(fnmatch.fnmatchcase(n, t) for n in [f, stem] + also for t in names):
+            print(f"{readme}: does not name {f} of its folder: add a line saying what `{f}` owns"); bad += 1
 if bad:
     sys.exit(f"test_docs: {bad} problem(s)")
-print(f"test_docs: {len(pages)} pages, every link inside the repository")
+print(f"test_docs: {len(pages)} pages, every link inside the repository; {readmes} folder READMEs name all their files")
 EOF

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hwemu exec's seccomp route (shim/supervisor.h): programs that bypass libc see the node too.
+# hwemu exec's seccomp route (shim/supervisor/supervisor.h): programs that bypass libc see the node too.
 #   - a Go agent (tests/exec/agent.go, CGO_ENABLED=0: static, raw system calls) built here with
 #     Go (the machine's, else Debian's golang-go), standard library only: discovery, a kept descriptor read with pread,
 #     PL1 writes (floored, EINVAL), the cpufreq policies, /proc/cpuinfo, a child, and 16 threads

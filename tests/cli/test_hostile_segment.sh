@@ -43,7 +43,7 @@ READY_FILE=$tmp/ready0 X intel-0 -- "$tmp/reader" "$tmp/stop" $files >"$tmp/r0.o
 READY_FILE=$tmp/ready1 X intel-1 --intercept seccomp -- "$tmp/reader-static" "$tmp/stop" $files >"$tmp/r1.out" 2>&1 &
 readers="$readers $!"
 READY_FILE=$tmp/ready2 X intel-2 -- "$tmp/reader" "$tmp/stop" $files >"$tmp/r2.out" 2>&1 & readers="$readers $!"
-# and the victim's views computed at read time (seg_view.c), which must survive too
+# and the victim's views computed at read time (seg_view*.c), which must survive too
 READY_FILE=$tmp/ready3 X intel-2 -- "$tmp/reader" "$tmp/stop" /proc/stat /proc/meminfo /proc/uptime >"$tmp/r3.out" 2>&1 &
 readers="$readers $!"
 # the attacks start once every reader has its files open (a slow start must not meet a broken file)

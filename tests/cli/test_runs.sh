@@ -40,6 +40,22 @@ rc=$?
 if [ $rc -eq 1 ] && grep -qF 'several.jsonl:2: sensitivity.cpu: expected a number' <<<"$err" &&
    grep -qF 'nothing ran' <<<"$err" && [ ! -e "$tmp/rb/runs" ]; then ok; else bad "bad trace run: rc $rc: $err"; fi
 
+# --- B2. what the engine says at its start comes under `hwemu run`'s name (engine.said, printed
+# by cli_run.c; it was "hwemu serve: ..." before). A note of a start that goes on: a static file
+# no segment uses is removed (root.c); the bad trace then stops the run. An error: a directory
+# where the node's segment goes (node_open cannot open it), so the node cannot start.
+mkdir -p "$tmp/rs" && chmod 755 "$tmp/rs" && : >"$tmp/rs/00000000deadbeef.static"
+err=$("$hwemu" run --spec "$one" --trace tests/corpus/traces/several.jsonl --root "$tmp/rs" --speed max 2>&1 >/dev/null)
+rc=$?
+if [ $rc -eq 1 ] && grep -qxF "hwemu run: removed 1 static file of $tmp/rs that no segment uses any longer" <<<"$err" &&
+   ! grep -q 'hwemu serve' <<<"$err"; then ok; else bad "a start note under hwemu run: rc $rc: $err"; fi
+rm -rf "$tmp/rs" && mkdir -p "$tmp/rs/cpu-0.seg"
+err=$("$hwemu" run --spec "$one" --trace tests/corpus/traces/several.jsonl --root "$tmp/rs" --speed max 2>&1 >/dev/null)
+rc=$?
+if [ $rc -eq 1 ] && grep -qF "hwemu run: node cpu-0: cannot open its segment $tmp/rs/cpu-0.seg" <<<"$err" &&
+   grep -qxF 'hwemu run: 1 node could not start; nothing was changed for the others' <<<"$err" &&
+   ! grep -q 'hwemu serve' <<<"$err"; then ok; else bad "a start error under hwemu run: rc $rc: $err"; fi
+
 # --- C. the generator: same seed, same bytes; both modes load --------------------------------
 "$hwemu" trace generate --jobs 16 --seed 11 --time-scale 60 --out "$tmp/g1.jsonl" 2>/dev/null
 "$hwemu" trace generate -jobs 16 -seed 11 -time-scale 60 -out "$tmp/g2.jsonl" 2>/dev/null
@@ -244,7 +260,7 @@ PY
 printf '%s\n' '{"type":"job","jobId":"long","podTemplate":{"requests":{"cpu":"8"}},"work":{"cpuUnits":1e9}}' >"$tmp/long.jsonl"
 printf '%s\n' '{"type":"job","jobId":"quick","podTemplate":{"requests":{"cpu":"2"}},"work":{"cpuUnits":3}}' >"$tmp/quick.jsonl"
 port=$(free_port); url=http://127.0.0.1:$port
-if serve_start "$url" "$tmp/h.err" --spec "$spec" --root "$tmp/rh" --addr "127.0.0.1:$port"; then
+if serve_start "$url" "$tmp/h.err" --spec "$spec" --root "$tmp/rh" --addr "127.0.0.1:$port" --trace-dir "$tmp"; then
     r=$(curl -s -w ' %{http_code}' -X POST --data-binary @tests/corpus/traces/several.jsonl "$url/runs")
     [[ "$r" == *' 400' ]] && grep -qF 'request body:2: sensitivity.cpu: expected a number, found a string' <<<"$r" &&
         grep -qF 'nothing was started' <<<"$r" && ok || bad "POST bad trace: $r"
@@ -277,8 +293,9 @@ if serve_start "$url" "$tmp/h.err" --spec "$spec" --root "$tmp/rh" --addr "127.0
     curl -s "$url/debug/events" | grep -q '"event":"joulie.sim.job.completed"' && ok || bad "completed event"
     n=$(curl -s "$url/runs" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["runs"]))')
     [ "$n" = 2 ] && ok || bad "GET /runs lists $n runs"
-    r=$(curl -s -w ' %{http_code}' -X POST -d '{"tracePath":"/nonexistent/t.jsonl"}' "$url/runs")
-    [[ "$r" == *' 400' ]] && grep -qF '/nonexistent/t.jsonl: cannot read the trace' <<<"$r" && ok || bad "missing tracePath: $r"
+    r=$(curl -s -w ' %{http_code}' -X POST -d '{"tracePath":"nonexistent.jsonl"}' "$url/runs")
+    [[ "$r" == *' 404' ]] && grep -qF 'nonexistent.jsonl: no such file in the trace directory' <<<"$r" && ok \
+        || bad "missing tracePath: $r"
     kill $pid; wait $pid; pid=
 else
     bad "serve for the API did not start: $(cat "$tmp/h.err")"

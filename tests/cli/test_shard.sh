@@ -65,6 +65,7 @@ curl -s "$url/debug/nodes" | "$py" -c 'import json,sys; print("\n".join(n["node"
 m=$(curl -s "$url/metrics" | grep -o 'node="[^"]*"' | sort -u | sed 's/node="\(.*\)"/\1/')
 [ "$m" = "$(sort "$tmp/s1")" ] && ok || bad "/metrics names nodes $(echo $m)"
 ls "$tmp/r" | grep '\.seg$' | sed 's/\.seg$//' | sort | cmp -s - <(sort "$tmp/s1") && ok || bad "segments: $(ls "$tmp/r")"
+sleep 0.5 # past the first ticks
 e1=$(curl -s "$url/telemetry/intel-1" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["energyJoules"])')
 sleep 0.5
 e2=$(curl -s "$url/telemetry/intel-1" | "$py" -c 'import json,sys; print(json.load(sys.stdin)["energyJoules"])')

@@ -54,7 +54,7 @@ static struct engine *fuzz_engine_start(void)
     snprintf(root, sizeof root, "%s/r", fuzz_root);
     struct engine_config cfg = {.spec_path = spec, .root = root, .tick_ns = 100000000, .workers = 1, .speed = 1};
     if (engine_start(&fuzz_eng, &cfg)) {
-        fprintf(stderr, "fuzz: the engine did not start\n");
+        fprintf(stderr, "fuzz: the engine did not start\n%s", fuzz_eng.said ? fuzz_eng.said : "");
         exit(1);
     }
     atexit(fuzz_engine_cleanup);

@@ -42,7 +42,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     snprintf(root, sizeof root, "/dev/shm/hwemu-fuzz-drain-%d", (int)getpid());
     struct engine_config cfg = {.root = root, .addr = "", .tick_ns = 100000000, .workers = 1};
     if (engine_start(&eng, &cfg)) {
-        fprintf(stderr, "fuzz_node_drain: the engine does not start\n");
+        fprintf(stderr, "fuzz_node_drain: the engine does not start\n%s", eng.said ? eng.said : "");
         exit(1);
     }
     /* events in memory only: a long run must not fill the disk with damage reports */

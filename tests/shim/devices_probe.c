@@ -97,6 +97,12 @@ static void ipmi(void)
     check(send_req(fd, 1, 0x07, 0x01, NULL, 0, IPMI_BMC_CHANNEL) < 0 && errno == EINVAL, "a response netfn: EINVAL");
     errno = 0;
     check(ioctl(fd, _IOR('i', 99, int), &got) < 0 && errno == ENOTTY, "an unknown ioctl: ENOTTY");
+    /* ipmi_devintf.c copies every argument with copy_from_user/copy_to_user, even those it
+     * ignores: NULL is EFAULT (GET_MAINTENANCE_MODE takes none and answers its mode, 0) */
+    errno = 0;
+    check(ioctl(fd, IPMICTL_SET_TIMING_PARMS_CMD, NULL) < 0 && errno == EFAULT &&
+              ioctl(fd, IPMICTL_GET_MAINTENANCE_MODE_CMD, NULL) == 0,
+          "NULL argument: EFAULT, except GET_MAINTENANCE_MODE");
     /* Get Device ID */
     check(send_req(fd, 77, 0x06, 0x01, NULL, 0, IPMI_BMC_CHANNEL) == 0 && readable(fd), "send: readable after");
     errno = 0;

@@ -1,4 +1,4 @@
-/* Unit tests of shim/emu_status.c: the kernel's %*pb and %*pbl of the node's masks (lib/vsprintf.c
+/* Unit tests of shim/emu/emu_status.c: the kernel's %*pb and %*pbl of the node's masks (lib/vsprintf.c
  * bitmap_string, bitmap_list_string: the first group only as wide as its bits, e.g. "3" for the
  * two CPUs of this build machine's own status file), which status paths are the process's own,
  * and the four lines replaced in a status text with everything else kept byte for byte. */

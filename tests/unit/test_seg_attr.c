@@ -73,6 +73,12 @@ static int setup(void **st)
                  segb_param(b, (struct seg_param){.related = SEG_NONE}, NULL));
     segb_dynamic(b, "i915/power1_max_interval", 0664, SEG_A, segb_value_text(b, "1000\n"), SV_MAX_MS,
                  segb_param(b, (struct seg_param){.a = 256000, .related = SEG_NONE}, NULL));
+    /* one attribute of every validator, and of none and one past the last (test_every_validator_stores) */
+    for (int v = SV_NONE; v <= SV_COUNT; v++) {
+        snprintf(p, sizeof p, "every/%d", v);
+        segb_dynamic(b, p, 0644, SEG_A, segb_value_text(b, "0\n"), (uint16_t)v,
+                     segb_param(b, (struct seg_param){.related = SEG_NONE}, NULL));
+    }
     char err[256];
     int rc = segb_write(b, path, "n", "p", 0, 1000000000, &seg, err, sizeof err);
     segb_free(b);
@@ -277,12 +283,33 @@ static void test_i915(void **st)
     assert_string_equal(o, "256\n");
 }
 
+/* Every validator of seg_attr.h has its store function in seg_attr.c's table: a write to an
+ * attribute of each is decided by it (taken or refused with a parser's errno), never answered EIO,
+ * which is the answer of an attribute without a store (§1.2): SV_NONE, and a number past the last. */
+static void test_every_validator_stores(void **st)
+{
+    char p[32], out[SEG_TEXT_MAX + 1];
+    for (int v = SV_NONE; v <= SV_COUNT; v++) {
+        snprintf(p, sizeof p, "every/%d", v);
+        uint32_t e = seg_lookup(&seg, p, strlen(p));
+        assert_int_not_equal(e, SEG_NONE);
+        size_t n = 0;
+        bool changes;
+        int rc = seg_attr_store(&seg, e, "1\n", 2, 0, out, &n, &changes);
+        if (v == SV_NONE || v == SV_COUNT)
+            assert_int_equal(rc, EIO);
+        else if (rc == EIO)
+            fail_msg("validator %d has no store in seg_attr.c", v);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rapl_limit), cmocka_unit_test(test_rapl_window), cmocka_unit_test(test_enabled),
         cmocka_unit_test(test_nvml), cmocka_unit_test(test_amdgpu), cmocka_unit_test(test_i915),
         cmocka_unit_test(test_cpufreq), cmocka_unit_test(test_intel_pstate_globals),
+        cmocka_unit_test(test_every_validator_stores),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,15 @@
-/* emu_ipmi: the OpenIPMI driver's message layer for one open /dev/ipmi0, front-end independent:
- * the shim (ipmi.c, in-process pointers) and the seccomp supervisor (sv_answer.c, the target's
- * memory) copy the ioctl arguments in and out; this file decides what the kernel would
+/* emu_ipmi: the OpenIPMI driver's ioctls and message layer for one open /dev/ipmi0, front-end
+ * independent: the one list of the ioctls hwemu answers (emu_ipmi_ioctl), used by the shim
+ * (preload/ipmi.c, in-process pointers) and the seccomp supervisor (supervisor/sv_answer.c, the
+ * target's memory), which bring only the copying of the arguments in and out and the
+ * descriptor's readiness; this file decides what the kernel would
  * (drivers/char/ipmi/ipmi_devintf.c, ipmi_msghandler.c; include/uapi/linux/ipmi.h):
+ *   ioctls   SEND_COMMAND(_SETTIME) and RECEIVE_MSG(_TRUNC) below; SET_GETS_EVENTS,
+ *            SET/GET_MY_ADDRESS, _MY_LUN, GET_MY_CHANNEL_ADDRESS, _MY_CHANNEL_LUN,
+ *            GET_TIMING_PARMS remembered or answered from the queue's fields; SET_MY_CHANNEL_*,
+ *            SET_TIMING_PARMS, (UN)REGISTER_FOR_CMD(_CHANS), SET/GET_MAINTENANCE_MODE accepted;
+ *            no event and no command ever arrives. A NULL argument is EFAULT (the driver's
+ *            copy_from_user) except for GET_MAINTENANCE_MODE, which takes none.
  *   send     address length 8..40, a system-interface address on channel 0x0F with LUN <= 3 or an
  *            IPMB address, a request netfn, not App Get Message / Send Message / Read Event
  *            Message Buffer (EINVAL); at most 272 data bytes (EMSGSIZE). The BMC's answer
@@ -16,6 +24,7 @@
 #include "emu_bmc.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define IPMI_QUEUE 16
@@ -51,5 +60,22 @@ void emu_ipmi_drop(struct ipmi_queue *q);
  * truncated message is taken), with *copy the data bytes to copy. */
 int emu_ipmi_fit(const struct ipmi_message *m, unsigned addr_cap, unsigned data_cap, bool trunc, unsigned *copy,
                  bool *take);
+
+/* How a front end reaches the caller's memory (an address in the caller's address space). */
+struct emu_ipmi_io {
+    /* Copy n bytes at addr into buf / from buf to addr: 0, EFAULT, or EMU_IPMI_GONE. */
+    int (*in)(void *ctx, uint64_t addr, void *buf, size_t n);
+    int (*out)(void *ctx, uint64_t addr, const void *buf, size_t n);
+    /* Does the call still stand, right before a message is queued? NULL: always. */
+    bool (*valid)(void *ctx);
+    void *ctx;
+};
+#define EMU_IPMI_NOT_OURS (-1) /* not an IPMI ioctl: the descriptor's own (FIOCLEX, FIONBIO, ...) */
+#define EMU_IPMI_GONE (-2)     /* the caller went away while being answered (io's in/out/valid) */
+
+/* The ioctl req with argument arg on the file of queue q, node segment s: 0, an errno,
+ * EMU_IPMI_NOT_OURS or EMU_IPMI_GONE. The descriptor is readable exactly while q->count is
+ * not 0: the caller compares it before and after (ipmi_poll). */
+int emu_ipmi_ioctl(struct ipmi_queue *q, struct seg *s, unsigned long req, uint64_t arg, const struct emu_ipmi_io *io);
 
 #endif

@@ -1,4 +1,4 @@
-/* emu: the emulation core shared by the LD_PRELOAD shim and (later) the seccomp supervisor.
+/* emu: the emulation core shared by the LD_PRELOAD shim and the seccomp supervisor.
  *
  * Owns: which node this process emulates (HWEMU_NODE with HWEMU_ROOT, default /dev/shm/hwemu,
  * or HWEMU_SEGMENT, a segment file), mapping its segment once, and the translation of the

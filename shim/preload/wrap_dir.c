@@ -437,67 +437,45 @@ static int glob_emu_stat(const char *path, bool follow, struct stat *st)
     return 0;
 }
 
-static int glob_stat(const char *restrict path, struct stat *restrict st)
+/* One stat callback per struct and link rule: the emulated entry's metadata (converted to the
+ * caller's struct), libc's for any other path. */
+static void stat_copy(const struct stat *s, struct stat *d)
 {
-    int rc = glob_emu_stat(path, true, st);
-    return rc != EMU_PASS ? rc : REAL(stat)(path, st);
+    *d = *s;
 }
 
-static int glob_lstat(const char *restrict path, struct stat *restrict st)
-{
-    int rc = glob_emu_stat(path, false, st);
-    return rc != EMU_PASS ? rc : REAL(lstat)(path, st);
-}
-
-static int glob_stat64(const char *restrict path, struct stat64 *restrict st)
-{
-    struct stat s;
-    int rc = glob_emu_stat(path, true, &s);
-    if (rc == EMU_PASS)
-        return REAL(stat64)(path, st);
-    if (rc == 0)
-        emu_stat_to64(&s, st);
-    return rc;
-}
-
-static int glob_lstat64(const char *restrict path, struct stat64 *restrict st)
-{
-    struct stat s;
-    int rc = glob_emu_stat(path, false, &s);
-    if (rc == EMU_PASS)
-        return REAL(lstat64)(path, st);
-    if (rc == 0)
-        emu_stat_to64(&s, st);
-    return rc;
-}
+#define GLOB_STAT(name, STAT, real, follow, convert)                                               \
+    static int name(const char *restrict path, struct STAT *restrict st)                           \
+    {                                                                                              \
+        struct stat s;                                                                             \
+        int rc = glob_emu_stat(path, follow, &s);                                                  \
+        if (rc == EMU_PASS)                                                                        \
+            return REAL(real)(path, st);                                                           \
+        if (rc == 0)                                                                               \
+            convert(&s, st);                                                                       \
+        return rc;                                                                                 \
+    }
+GLOB_STAT(glob_stat, stat, stat, true, stat_copy)
+GLOB_STAT(glob_lstat, stat, lstat, false, stat_copy)
+GLOB_STAT(glob_stat64, stat64, stat64, true, emu_stat_to64)
+GLOB_STAT(glob_lstat64, stat64, lstat64, false, emu_stat_to64)
 
 /* A caller that brings its own directory functions keeps them; otherwise libc's glob runs
  * with ours (every other flag as the caller gave it), and the flag is taken out of gl_flags
- * again so the caller sees what it asked for. */
-EXPORT int glob(const char *pattern, int flags, int (*errfn)(const char *, int), glob_t *g)
-{
-    if ((flags & GLOB_ALTDIRFUNC) || !emu_seg())
-        return REAL(glob)(pattern, flags, errfn, g);
-    g->gl_opendir = glob_opendir;
-    g->gl_readdir = glob_readdir;
-    g->gl_closedir = glob_closedir;
-    g->gl_stat = glob_stat;
-    g->gl_lstat = glob_lstat;
-    int rc = REAL(glob)(pattern, flags | GLOB_ALTDIRFUNC, errfn, g);
-    g->gl_flags &= ~GLOB_ALTDIRFUNC;
-    return rc;
-}
-
-EXPORT int glob64(const char *pattern, int flags, int (*errfn)(const char *, int), glob64_t *g)
-{
-    if ((flags & GLOB_ALTDIRFUNC) || !emu_seg())
-        return REAL(glob64)(pattern, flags, errfn, g);
-    g->gl_opendir = glob_opendir;
-    g->gl_readdir = glob_readdir64;
-    g->gl_closedir = glob_closedir;
-    g->gl_stat = glob_stat64;
-    g->gl_lstat = glob_lstat64;
-    int rc = REAL(glob64)(pattern, flags | GLOB_ALTDIRFUNC, errfn, g);
-    g->gl_flags &= ~GLOB_ALTDIRFUNC;
-    return rc;
-}
+ * again so the caller sees what it asked for. glob and glob64 differ only in their types. */
+#define GLOB_WRAPPER(name, GLOB_T, readdir, stat, lstat)                                           \
+    EXPORT int name(const char *pattern, int flags, int (*errfn)(const char *, int), GLOB_T *g)    \
+    {                                                                                              \
+        if ((flags & GLOB_ALTDIRFUNC) || !emu_seg())                                               \
+            return REAL(name)(pattern, flags, errfn, g);                                           \
+        g->gl_opendir = glob_opendir;                                                              \
+        g->gl_readdir = readdir;                                                                   \
+        g->gl_closedir = glob_closedir;                                                            \
+        g->gl_stat = stat;                                                                         \
+        g->gl_lstat = lstat;                                                                       \
+        int rc = REAL(name)(pattern, flags | GLOB_ALTDIRFUNC, errfn, g);                           \
+        g->gl_flags &= ~GLOB_ALTDIRFUNC;                                                           \
+        return rc;                                                                                 \
+    }
+GLOB_WRAPPER(glob, glob_t, glob_readdir, glob_stat, glob_lstat)
+GLOB_WRAPPER(glob64, glob64_t, glob_readdir64, glob_stat64, glob_lstat64)

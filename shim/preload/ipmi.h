@@ -5,19 +5,14 @@
  * An open of the node's dev/ipmi0 returns a real descriptor (an eventfd), not one of the
  * fdtable's: ipmitool and FreeIPMI wait for the answer with select(), which needs a kernel
  * descriptor below FD_SETSIZE. The descriptor is readable exactly while a message waits, as
- * ipmi_poll says. The ioctls (include/uapi/linux/ipmi.h):
- *   IPMICTL_SEND_COMMAND, _SEND_COMMAND_SETTIME, IPMICTL_RECEIVE_MSG, _RECEIVE_MSG_TRUNC: the
- *       message layer of emu_ipmi.h (the kernel's checks and errnos), its arguments copied in
- *       and out here
- *   SET_GETS_EVENTS, SET/GET_MY_ADDRESS, _MY_LUN, _MY_CHANNEL_ADDRESS, _MY_CHANNEL_LUN,
- *   SET/GET_TIMING_PARMS, REGISTER/UNREGISTER_FOR_CMD(_CHANS), GET/SET_MAINTENANCE_MODE:
- *       remembered or accepted; no event and no command ever arrives
- *   any other: the eventfd's (FIOCLEX, FIONBIO and the kernel's generic ones; else ENOTTY)
+ * ipmi_poll says. The ioctls are emu_ipmi.c's (emu_ipmi_ioctl, the one list both routes answer),
+ * their arguments copied in and out here; any other is the eventfd's (FIOCLEX, FIONBIO and the
+ * kernel's generic ones; else ENOTTY).
  * read, write and fstat of the descriptor are the eventfd's (nothing these clients do). Not emulated: a
  * dup of the descriptor (the copy is a plain eventfd; a number closed behind the shim's back and
  * reused is recognised by fstat unless it is another eventfd), asynchronous notification (FASYNC).
  * The seccomp supervisor answers the same ioctls for static and Go programs (sv_answer.c's
- * a_ioctl, over the same emu_ipmi.c). Unlike the rest of the
+ * a_ioctl, over the same emu_ipmi_ioctl). Unlike the rest of the
  * shim this file makes system calls (the eventfd); it never allocates. */
 #ifndef HWEMU_SHIM_IPMI_H
 #define HWEMU_SHIM_IPMI_H

@@ -1,6 +1,7 @@
 /* emu_bmc: the node's baseboard management controller as its in-band interface sees it: one
  * IPMI request (network function, command, data) in, one response (completion code first) out.
- * Front-end independent (shim/ipmi.c carries the messages of /dev/ipmi0); reads the segment only.
+ * Front-end independent (emu_ipmi.c carries the messages of /dev/ipmi0 for both routes); reads the
+ * segment only.
  *
  * Answers (IPMI 2.0 and DCMI 1.5 messages; byte layouts as FreeIPMI 1.6.10's templates and
  * ipmitool 1.8.19's structures encode them):

@@ -3,7 +3,7 @@
  * The node's files are emu.c's (path translation, metadata, the agent's view of a path, open
  * rules), emu_read.c's (what read and lseek answer), emu_dir.c's (directory listings) and
  * segment.c / seg_attr.c's (content and store rules), exactly as the shim uses them; this file
- * applies them, and the sysfs semantics of shim/wrap_file.c and wrap_stat.c, to system calls
+ * applies them, and the sysfs semantics of the shim's wrap_file.c and wrap_stat.c, to system calls
  * instead of libc calls:
  *   path calls   open, openat, openat2, creat; stat, lstat, newfstatat, statx; access,
  *                faccessat, faccessat2; readlink, readlinkat; statfs; and the namespace calls
@@ -55,8 +55,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
-#include <time.h>
-#include <linux/ipmi.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -876,123 +874,57 @@ static int64_t a_getaffinity(const struct sv_call *c, pid_t pid, uint64_t len, u
 
 /* --- ioctl: /dev/ipmi0 ----------------------------------------------------------------------------- */
 
-/* The OpenIPMI ioctls on an emulated /dev/ipmi0, emu_ipmi.c's answers with the arguments copied
- * from and to the target. Its placeholder pipe holds a byte exactly while an answer waits, so
- * poll() and select() say what ipmi_poll says. The ioctls of other files reach the kernel. */
+/* The target's memory, for emu_ipmi_ioctl: a copy that fails is EFAULT while the call stands,
+ * EMU_IPMI_GONE once it does not (put's SV_DONE). */
+static int ipmi_in(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+    const struct sv_call *c = ctx;
+    if (sv_peek(c->tid, addr, buf, n) == (ssize_t)n)
+        return 0;
+    return sv_valid(c) ? EFAULT : EMU_IPMI_GONE;
+}
+
+static int ipmi_out(void *ctx, uint64_t addr, const void *buf, size_t n)
+{
+    int64_t w = put(ctx, addr, buf, n);
+    return w == SV_DONE ? EMU_IPMI_GONE : (int)-w;
+}
+
+static bool ipmi_valid(void *ctx)
+{
+    return sv_valid(ctx);
+}
+
+/* The OpenIPMI ioctls on an emulated /dev/ipmi0: emu_ipmi_ioctl's answers, the arguments
+ * copied from and to the target. Its placeholder pipe holds a byte exactly while an answer
+ * waits, so poll() and select() say what ipmi_poll says. Any other ioctl (FIOCLEX, FIONBIO, the
+ * generic ones; else the pipe's ENOTTY, as the shim's), and the ioctls of other files, reach the
+ * kernel. */
 static int64_t a_ioctl(const struct sv_call *c, int fd, unsigned long req, uint64_t arg)
 {
     struct desc *d = fd_desc(c, fd);
     struct ipmi_queue *q = d ? d->ipmi : NULL;
     if (!q)
         return SV_CONTINUE; /* not /dev/ipmi0: the kernel answers on the placeholder, as before */
-    switch (req) {
-    case IPMICTL_SEND_COMMAND:
-    case IPMICTL_SEND_COMMAND_SETTIME: {
-        struct ipmi_req r;
-        uint8_t addr[IPMI_ADDR_MAX], data[IPMI_DATA_MAX];
-        if (sv_peek(c->tid, arg, &r, sizeof r) != (ssize_t)sizeof r)
-            return sv_valid(c) ? -EFAULT : SV_DONE;
-        if (!r.addr || r.addr_len < IPMI_SI_ADDR_LEN || r.addr_len > IPMI_ADDR_MAX)
-            return -EINVAL;
-        unsigned len = r.msg.data && r.msg.data_len ? r.msg.data_len : 0;
-        if (len > IPMI_DATA_MAX)
-            return -EMSGSIZE;
-        if (sv_peek(c->tid, (uint64_t)(uintptr_t)r.addr, addr, r.addr_len) != (ssize_t)r.addr_len ||
-            (len && sv_peek(c->tid, (uint64_t)(uintptr_t)r.msg.data, data, len) != (ssize_t)len))
-            return sv_valid(c) ? -EFAULT : SV_DONE;
-        if (!sv_valid(c))
-            return SV_DONE;
-        bool was_empty = !q->count;
-        int err = emu_ipmi_send(q, emu_seg(), addr, r.addr_len, r.msgid, r.msg.netfn, r.msg.cmd, data, len,
-                                (int64_t)time(NULL));
-        if (!err && was_empty && write(d->ours, "", 1) != 1)
-            sv_say_once(SAY_IPMI, "cannot make an IPMI descriptor readable: %s", strerror(errno));
-        return -err;
-    }
-    case IPMICTL_RECEIVE_MSG:
-    case IPMICTL_RECEIVE_MSG_TRUNC: {
-        const struct ipmi_message *m = emu_ipmi_head(q);
-        if (!m)
-            return -EAGAIN;
-        struct ipmi_recv rv;
-        if (sv_peek(c->tid, arg, &rv, sizeof rv) != (ssize_t)sizeof rv)
-            return sv_valid(c) ? -EFAULT : SV_DONE;
-        unsigned copy;
-        bool take;
-        int rc = emu_ipmi_fit(m, rv.addr ? rv.addr_len : 0, rv.msg.data_len, req == IPMICTL_RECEIVE_MSG_TRUNC, &copy,
-                              &take);
-        if (rc == EINVAL || !take)
-            return -rc;
-        rv.addr_len = sizeof m->addr;
-        rv.recv_type = IPMI_RESPONSE_RECV_TYPE;
-        rv.msgid = m->msgid;
-        rv.msg.netfn = m->netfn;
-        rv.msg.cmd = m->cmd;
-        rv.msg.data_len = (unsigned short)copy;
-        int64_t w = put(c, (uint64_t)(uintptr_t)rv.addr, m->addr, sizeof m->addr);
-        if (!w && copy && rv.msg.data)
-            w = put(c, (uint64_t)(uintptr_t)rv.msg.data, m->data, copy);
-        if (!w)
-            w = put(c, arg, &rv, sizeof rv);
-        if (w)
-            return w;
-        emu_ipmi_drop(q);
-        if (!q->count) { /* empty: take the byte back through a copy of the target's end */
-            int dfd = sv_getfd(c->tid, fd);
-            char byte;
-            if (dfd >= 0) {
-                if (read(dfd, &byte, 1) != 1)
-                    sv_say_once(SAY_IPMI, "cannot clear an IPMI descriptor's readiness");
-                close(dfd);
-            }
+    const struct emu_ipmi_io io = {ipmi_in, ipmi_out, ipmi_valid, (void *)c};
+    unsigned before = q->count;
+    int err = emu_ipmi_ioctl(q, emu_seg(), req, arg, &io);
+    if (!before && q->count && write(d->ours, "", 1) != 1)
+        sv_say_once(SAY_IPMI, "cannot make an IPMI descriptor readable: %s", strerror(errno));
+    if (before && !q->count) { /* empty: take the byte back through a copy of the target's end */
+        int dfd = sv_getfd(c->tid, fd);
+        char byte;
+        if (dfd >= 0) {
+            if (read(dfd, &byte, 1) != 1)
+                sv_say_once(SAY_IPMI, "cannot clear an IPMI descriptor's readiness");
+            close(dfd);
         }
-        return -rc;
     }
-    case IPMICTL_SET_GETS_EVENTS_CMD:
-    case IPMICTL_SET_MY_ADDRESS_CMD:
-    case IPMICTL_SET_MY_LUN_CMD: {
-        unsigned v;
-        if (sv_peek(c->tid, arg, &v, sizeof v) != (ssize_t)sizeof v)
-            return sv_valid(c) ? -EFAULT : SV_DONE;
-        if (req == IPMICTL_SET_GETS_EVENTS_CMD)
-            q->gets_events = (int)v;
-        else if (req == IPMICTL_SET_MY_ADDRESS_CMD)
-            q->my_address = v;
-        else
-            q->my_lun = v & 3;
-        return 0;
-    }
-    case IPMICTL_GET_MY_ADDRESS_CMD:
-        return put(c, arg, &q->my_address, sizeof q->my_address);
-    case IPMICTL_GET_MY_LUN_CMD:
-        return put(c, arg, &q->my_lun, sizeof q->my_lun);
-    case IPMICTL_GET_MY_CHANNEL_ADDRESS_CMD:
-    case IPMICTL_GET_MY_CHANNEL_LUN_CMD: {
-        struct ipmi_channel_lun_address_set v;
-        if (sv_peek(c->tid, arg, &v, sizeof v) != (ssize_t)sizeof v)
-            return sv_valid(c) ? -EFAULT : SV_DONE;
-        v.value = (unsigned char)(req == IPMICTL_GET_MY_CHANNEL_ADDRESS_CMD ? q->my_address : q->my_lun);
-        return put(c, arg, &v, sizeof v);
-    }
-    case IPMICTL_GET_TIMING_PARMS_CMD: {
-        struct ipmi_timing_parms t = {0, 0};
-        return put(c, arg, &t, sizeof t);
-    }
-    case IPMICTL_SET_MY_CHANNEL_ADDRESS_CMD:
-    case IPMICTL_SET_MY_CHANNEL_LUN_CMD:
-    case IPMICTL_SET_TIMING_PARMS_CMD:
-    case IPMICTL_REGISTER_FOR_CMD:
-    case IPMICTL_UNREGISTER_FOR_CMD:
-    case IPMICTL_REGISTER_FOR_CMD_CHANS:
-    case IPMICTL_UNREGISTER_FOR_CMD_CHANS:
-    case IPMICTL_SET_MAINTENANCE_MODE_CMD:
-    case IPMICTL_GET_MAINTENANCE_MODE_CMD:
-        return 0;
-    default:
-        /* FIOCLEX, FIONBIO and the other generic ioctls the kernel answers for any file (on the
-         * placeholder, as on the device); anything else is the pipe's ENOTTY, as ipmi_ioctl's */
+    if (err == EMU_IPMI_NOT_OURS)
         return SV_CONTINUE;
-    }
+    if (err == EMU_IPMI_GONE)
+        return SV_DONE;
+    return -err;
 }
 
 /* --- dispatch ------------------------------------------------------------------------------------- */

@@ -1,0 +1,85 @@
+/* node_internal: what the runtime's node files share and nothing outside engine/runtime may
+ * call: the tick's application and publication (node.c), the damage checks (node_repair.c),
+ * the resume of what agents wrote (node_open.c), and the GPU texts (node_gpu.c), job cgroup
+ * slots (node_unit.c) and cpufreq/stats lines (node_cfstats.c) a tick publishes. node.h is the
+ * public side (the engine, the runs, the telemetry). */
+#ifndef HWEMU_NODE_INTERNAL_H
+#define HWEMU_NODE_INTERNAL_H
+#include "node.h"
+
+#include <stddef.h>
+
+struct event_log;
+
+/* The template's header and values: the private base of every value the engine computes (its
+ * type, unit and register width never come from the file). */
+static inline const struct seg_header *node_img_header(const struct node_template *t)
+{
+    return (const struct seg_header *)t->image.bytes;
+}
+
+static inline const struct seg_value *node_img_values(const struct node_template *t)
+{
+    return (const struct seg_value *)(t->image.bytes + node_img_header(t)->values_off[0]);
+}
+
+/* One value a tick publishes. */
+struct node_change {
+    uint32_t value;
+    struct seg_value v;
+};
+
+/* The tick (node.c): an agent's validated text into the physics (b's quantity); a text as a
+ * value's text; changes ch[0..nch) published as one snapshot. */
+void node_apply(struct node *n, const struct binding *b, const char *text);
+void node_text_value(struct seg_value *v, const char *text);
+void node_publish(struct node *n, struct node_change *ch, uint32_t nch, int64_t now_mono);
+
+/* Damage (node_repair.c, docs/robustness.md): the kinds (one stderr line each per node), the
+ * header a node's file must have, of which the part before NODE_HEADER_STATIC is compared (what
+ * follows changes at run time), one damage found and what was done (an event when log is at
+ * hand, else one at the first tick that has it), and the tick's checks and repairs. */
+enum node_damage { DMG_HEADER = 1, DMG_STATIC = 2, DMG_SHRUNK = 4, DMG_DELETED = 8, DMG_AT_START = 16 };
+#define NODE_HEADER_STATIC offsetof(struct seg_header, slot_writes)
+void node_expected_header(const struct node *n, struct seg_header *h);
+void node_report_damage(struct node *n, unsigned kind, const char *what, const char *action, int64_t now_wall,
+                        struct event_log *log);
+void node_check_health(struct node *n, int64_t now_wall, struct event_log *log);
+
+/* Resume (node_open.c): the settings agents wrote, read back from the segment, validated again
+ * and applied; the values that name this node's hardware (GPU UUIDs, serials), published. A
+ * repaired segment whose settings were lost uses both too. */
+void node_resume_writes(struct node *n);
+void node_publish_identity(struct node *n);
+
+/* The text of a GPU value (BK_GPU, BK_GPU_IDENT) now: false for other bindings. */
+bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_t len);
+/* The text a GPU setting reads after the tick applied text when the hardware changes it (an
+ * Intel limit clamped to the hardware's range) into out: its length, or 0 when it reads as
+ * written. */
+size_t node_gpu_effective(const struct node *n, const struct binding *b, const char *text, char *out, size_t cap);
+
+/* Job cgroup slots (node_unit.c): the slots from the bindings (at open), the ids a resumed
+ * segment showed (before the first publication), this tick's values appended to ch (at most 9 a
+ * slot), and a slot's CPU-time total in µs at substep until_sub for the ledger (v: its
+ * BK_UNIT_CPU value). */
+void node_units_init(struct node *n);
+void node_units_salvage(struct node *n);
+void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns);
+uint64_t node_unit_total_us(const struct node *n, uint32_t v, uint64_t until_sub);
+
+/* cpufreq/stats (node_cfstats.c): the policies from the bindings (at open), the lines a resumed
+ * segment showed (after resume_counters: it needs the resumed elapsed time), a reset an agent
+ * wrote (the tick's drain) and dropping the resets a resume re-applied, the running frequency of
+ * the policy whose first CPU index is cpu when its scaling_cur_freq moved, every line again at
+ * the next tick (node_rebase), this tick's lines appended to ch (at most k + k² a policy). */
+void node_cfstats_init(struct node *n);
+void node_cfstats_free(struct node *n);
+void node_cfstats_reset(struct node *n, uint16_t cpu);
+void node_cfstats_forget_resets(struct node *n);
+void node_cfstats_freq(struct node *n, uint16_t cpu, int64_t khz);
+void node_cfstats_republish(struct node *n);
+void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch);
+void node_cfstats_resume(struct node *n);
+
+#endif

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# What a spec needs, checked before the nodes start (issue 25 item 9, docs/robustness.md
+# "Capacity"). On main a spec of 1,000,000 nodes passed `validate` and `serve` died of SIGABRT
+# without a message (a failed calloc), and 100,000 nodes on a small root printed one ENOSPC line
+# a node (99,747). Now:
+# - validate of 1,000,000 nodes says a warning (over 100,000) and exits 0;
+# - serve of 1,000,000 nodes exits 1 with one line saying what is short (memory on any machine
+#   with less than about 100 GiB available, else descriptors or the root's space), never a signal;
+# - a small root (HWEMU_DEBUG_ROOT_FREE stands in for it: 100,000,000 bytes, less than 2,000
+#   segments of about 194 KiB) is one line naming the root, the need and the free space, with
+#   no segment written; a resume of segments already there needs no new space;
+# - a descriptor limit below one per node is one line naming the limit (ulimit -n 1000, 2,000
+#   nodes);
+# - nodes that fail one by one (their segment paths taken by directories) print 10 reasons and
+#   one count, not a line each.
+# Usage: test_serve_capacity.sh HWEMU_BINARY   (run from the source tree)
+set -u
+hwemu=$(realpath "$1")
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d /tmp/hwemu-capacity.XXXXXX)
+pid=
+trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+spec() { # spec N FILE: N nodes of intel-xeon-2s-rapl
+    printf 'apiVersion: sim.joulie.io/v1alpha1\nkind: ClusterSpec\nmetadata: {name: big}\nspec:\n  pools:\n  - {name: intel, profile: intel-xeon-2s-rapl, count: %s}\n' "$1" >"$2"
+}
+spec 1000000 "$tmp/1m.yaml"
+spec 2000 "$tmp/2k.yaml"
+spec 50 "$tmp/50.yaml"
+
+# 1. validate warns, exit 0
+out=$(timeout 120 "$hwemu" clusterspec validate --spec "$tmp/1m.yaml" 2>&1)
+rc=$?
+[ $rc = 0 ] && grep -q 'warning: 1000000 nodes, more than 100000' <<<"$out" && ok || bad "validate 1M: rc $rc $out"
+out=$("$hwemu" clusterspec validate --spec "$tmp/2k.yaml" 2>&1)
+[ $? = 0 ] && [ -z "$out" ] && ok || bad "validate 2,000 nodes is not silent: $out"
+
+# 2. serve of 1,000,000 nodes: exit 1, one line
+# (HWEMU_DEBUG_ROOT_FREE: 1 GB, so that a machine with the memory and descriptors for it is
+# still refused, by the root's space, instead of writing 194 GB)
+HWEMU_DEBUG_ROOT_FREE=1000000000 timeout 300 "$hwemu" serve --spec "$tmp/1m.yaml" --root "$tmp/r1" \
+    --addr 127.0.0.1:0 >/dev/null 2>"$tmp/e1a"
+rc=$?
+grep -v 'HWEMU_DEBUG_ROOT_FREE' "$tmp/e1a" >"$tmp/e1"
+[ $rc = 1 ] && [ "$(wc -l <"$tmp/e1")" = 1 ] && \
+    grep -qE '1000000 nodes need about [0-9.]+ GiB of memory|1000000 nodes need [0-9]+ file descriptors|the root .* needs [0-9]+ MiB for 1000000 node segments' "$tmp/e1" \
+    && ok || bad "serve 1M: rc $rc $(head -c 600 "$tmp/e1")"
+[ -z "$(ls "$tmp/r1" | grep '\.seg$')" ] && ok || bad "serve 1M wrote segments"
+
+# 3. a small root: one line with the root, the need and the free space
+HWEMU_DEBUG_ROOT_FREE=100000000 timeout 120 "$hwemu" serve --spec "$tmp/2k.yaml" --root "$tmp/r2" \
+    --addr 127.0.0.1:0 >/dev/null 2>"$tmp/e2"
+rc=$?
+grep -v 'HWEMU_DEBUG_ROOT_FREE' "$tmp/e2" >"$tmp/e2b"
+[ $rc = 1 ] && [ "$(wc -l <"$tmp/e2b")" = 1 ] && \
+    grep -qE "the root $tmp/r2 needs [0-9]+ MiB for 2000 node segments and its file system has 95 MiB free" "$tmp/e2b" \
+    && ok || bad "small root: rc $rc $(cat "$tmp/e2")"
+[ -z "$(ls "$tmp/r2" | grep -E '\.seg|\.static')" ] && ok || bad "the small root got files: $(ls "$tmp/r2" | head)"
+# a resume needs no new space: 50 nodes started for real, then again with 5 MB "free" (their
+# segments are there; only the static file, 1.4 MiB, is counted again)
+port=$(free_port)
+serve_start "http://127.0.0.1:$port" "$tmp/e3" --spec "$tmp/50.yaml" --root "$tmp/r3" --addr 127.0.0.1:$port \
+    && ok || bad "50 nodes: $(cat "$tmp/e3")"
+kill $pid; wait $pid; pid=
+HWEMU_DEBUG_ROOT_FREE=5000000 serve_start "http://127.0.0.1:$port" "$tmp/e4" --spec "$tmp/50.yaml" --root "$tmp/r3" \
+    --addr 127.0.0.1:$port && grep -q '50 nodes (50 resumed)' "$tmp/e4" && ok || bad "resume on a full root: $(cat "$tmp/e4")"
+kill $pid; wait $pid; pid=
+HWEMU_DEBUG_ROOT_FREE=5000000 timeout 60 "$hwemu" serve --spec "$tmp/2k.yaml" --root "$tmp/r3" --addr 127.0.0.1:0 \
+    >/dev/null 2>"$tmp/e5"
+[ $? = 1 ] && grep -q 'needs [0-9]* MiB for 2000 node segments' "$tmp/e5" && ok || bad "1,950 new nodes on a full root: $(cat "$tmp/e5")"
+
+# 4. descriptors: ulimit -n 1000 (soft and hard), 2,000 nodes
+(ulimit -n 1000; exec timeout 60 "$hwemu" serve --spec "$tmp/2k.yaml" --root "$tmp/r4" --addr 127.0.0.1:0) \
+    >/dev/null 2>"$tmp/e6"
+rc=$?
+[ $rc = 1 ] && [ "$(wc -l <"$tmp/e6")" = 1 ] && grep -q '2000 nodes need 2065 file descriptors (one segment each) and the limit is 1000' "$tmp/e6" \
+    && ok || bad "descriptors: rc $rc $(head -c 600 "$tmp/e6")"
+
+# 5. 50 nodes failing one by one: 10 reasons and a count
+mkdir -p "$tmp/r5"
+for i in $(seq 0 49); do mkdir "$tmp/r5/intel-$i.seg"; done
+timeout 60 "$hwemu" serve --spec "$tmp/50.yaml" --root "$tmp/r5" --addr 127.0.0.1:0 >/dev/null 2>"$tmp/e7"
+rc=$?
+[ $rc = 1 ] && [ "$(grep -c 'intel-[0-9]*\.seg' "$tmp/e7")" = 10 ] && \
+    grep -q '^hwemu serve: 50 nodes could not start (the first 10 said why above)' "$tmp/e7" && [ "$(wc -l <"$tmp/e7")" = 11 ] \
+    && ok || bad "50 failing nodes: rc $rc $(head -c 1500 "$tmp/e7")"
+finish
