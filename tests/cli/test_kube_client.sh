@@ -10,6 +10,10 @@
 # Usage: test_kube_client.sh HWEMU_BINARY   (run from the source tree; kube_live is beside it in tests/)
 set -u
 . "$(dirname "$0")/lib.sh"
+if [ ! -f "$(dirname "$0")/../kube/control_plane.sh" ]; then
+    echo "SKIP: tests/kube/control_plane.sh (the test control plane, branch kube-plane) is not in this tree"
+    exit 77
+fi
 . "$(dirname "$0")/../kube/control_plane.sh"
 live=$(dirname "$1")/tests/kube_live
 tmp=$(mktemp -d)

@@ -16,6 +16,10 @@ set -u
 hwemu=$1
 py=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
+if [ ! -f "$(dirname "$0")/../kube/control_plane.sh" ]; then
+    echo "SKIP: tests/kube/control_plane.sh (the test control plane, branch kube-plane) is not in this tree"
+    exit 77
+fi
 . "$(dirname "$0")/../kube/control_plane.sh"
 tmp=$(mktemp -d)
 pid=
