@@ -4,6 +4,7 @@
 #include "duration.h"
 
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,5 +55,42 @@ int cli_tick_workers(const char *cmd, const char *tick, const char *tick_from, c
                                    workers);
         *nworkers = (int)w;
     }
+    return EXIT_OK;
+}
+
+int cli_parse_shard(const char *cmd, const char *text, const char *from, int *index, int *count)
+{
+    const char *slash = strchr(text, '/');
+    char *end;
+    long n = slash ? strtol(slash + 1, &end, 10) : 0;
+    if (!slash || slash == text || *end || end == slash + 1 || n < 1 || n > 10000)
+        return cli_usage_error(cmd, "%s=\"%s\" is not a shard: I/N with 0 <= I < N <= 10000 (1/3), or auto/N "
+                               "(I from the host name's trailing -I, as a StatefulSet names its pods)", from, text);
+    long i;
+    if ((size_t)(slash - text) == 4 && !strncmp(text, "auto", 4)) {
+        char host[256] = "";
+        const char *h = getenv("HOSTNAME");
+        if (h && *h)
+            snprintf(host, sizeof host, "%s", h);
+        else if (gethostname(host, sizeof host - 1))
+            host[0] = 0;
+        size_t len = strlen(host), k = len;
+        while (k > 0 && isdigit((unsigned char)host[k - 1]))
+            k--;
+        if (k == len || k == 0 || host[k - 1] != '-' || len - k > 5)
+            return cli_usage_error(cmd, "%s=\"%s\": the host name \"%s\" does not end in -I (a StatefulSet's pods are "
+                                   "NAME-0, NAME-1, ...); give the shard as I/N", from, text, host);
+        i = strtol(host + k, NULL, 10);
+        if (i >= n)
+            return cli_usage_error(cmd, "%s=\"%s\": the host name \"%s\" is shard %ld, but there are only %ld shards "
+                                   "(is the StatefulSet's replica count above N?)", from, text, host, i, n);
+    } else {
+        i = strtol(text, &end, 10);
+        if (end != slash || i < 0 || i >= n)
+            return cli_usage_error(cmd, "%s=\"%s\" is not a shard: I/N with 0 <= I < N <= 10000 (the first of three is "
+                                   "0/3)", from, text);
+    }
+    *index = (int)i;
+    *count = (int)n;
     return EXIT_OK;
 }

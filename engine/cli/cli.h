@@ -31,6 +31,11 @@ void cli_print_said(const char *cmd, const char *said);
 int cli_tick_workers(const char *cmd, const char *tick, const char *tick_from, const char *workers,
                      const char *workers_from, int64_t *tick_ns, int *nworkers);
 
+/* --shard / SIM_SHARD (from names which, for the message): "I/N" with 0 <= I < N <= 10000, or
+ * "auto/N": I is the trailing -I of the host name (a StatefulSet pod's ordinal: hwemu-2 is 2),
+ * from HOSTNAME or else gethostname(). EXIT_OK with *index and *count, or a usage error for cmd. */
+int cli_parse_shard(const char *cmd, const char *text, const char *from, int *index, int *count);
+
 int cmd_clusterspec(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
 int cmd_serve(int argc, char **argv);

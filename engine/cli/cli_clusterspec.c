@@ -15,7 +15,7 @@
 #define CLI_NODES_WARN 100000
 
 static const char help[] =
-    "Usage: hwemu clusterspec validate|render-nodes|list --spec FILE [--profiles-dir DIR]\n"
+    "Usage: hwemu clusterspec validate|render-nodes|list --spec FILE [--profiles-dir DIR] [--shard I/N]\n"
     "\n"
     "  validate       check the spec; silent with exit 0 when it is good, every problem\n"
     "                 (file:line:col, pool, what was expected) and exit 1 when not\n"
@@ -25,6 +25,9 @@ static const char help[] =
     "Options:\n"
     "  --spec FILE          the cluster spec (env SIM_CLUSTER_SPEC)\n"
     "  --profiles-dir DIR   local profiles added to the builtin ones (env SIM_PROFILES_DIR)\n"
+    "  --shard I/N          render-nodes and list: only the nodes `hwemu serve --shard I/N` runs, the\n"
+    "                       spec's k-th node (from 0) when k mod N is I; auto/N: I from the host name's\n"
+    "                       trailing -I (env SIM_SHARD; docs/kubernetes.md \"Sharding\")\n"
     "  -h, --help           this text\n"
     "The single-dash spellings -spec and -profiles-dir work too.\n";
 
@@ -58,16 +61,19 @@ int cmd_clusterspec(int argc, char **argv)
     static const struct option opts[] = {
         {"spec", required_argument, 0, 's'},
         {"profiles-dir", required_argument, 0, 'p'},
+        {"shard", required_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *spec = cli_env("SIM_CLUSTER_SPEC"), *dir = cli_env("SIM_PROFILES_DIR");
-    int c;
+    const char *shard = cli_env("SIM_SHARD"), *shard_from = "SIM_SHARD";
+    int c, shard_index = 0, shard_count = 1;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long_only(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 's': spec = optarg; break;
         case 'p': dir = optarg; break;
+        case 'S': shard = optarg, shard_from = "--shard"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default:
             return cli_usage_error("clusterspec", "%s: %s", optopt ? "missing value or unknown option" : "unknown option",
@@ -84,6 +90,8 @@ int cmd_clusterspec(int argc, char **argv)
         return cli_usage_error("clusterspec", "unexpected argument \"%s\"", argv[optind + 1]);
     if (!spec)
         return cli_usage_error("clusterspec", "no spec given: pass --spec FILE or set SIM_CLUSTER_SPEC");
+    if (shard && cli_parse_shard("clusterspec", shard, shard_from, &shard_index, &shard_count))
+        return EXIT_USAGE;
 
     struct profile_set ps = {0};
     int rc = model_load_profiles(&ps, dir) ? EXIT_INVALID : EXIT_OK;
@@ -98,6 +106,7 @@ int cmd_clusterspec(int argc, char **argv)
                 "`hwemu serve` checks them against the machine at start (docs/robustness.md \"Capacity\")\n",
                 s.nnodes, CLI_NODES_WARN, s.nnodes * 100e3 / (1 << 30), s.nnodes * 200e3 / (1 << 30));
     if (rc == EXIT_OK) {
+        spec_keep_shard(&s, shard_index, shard_count);
         if (!strcmp(what, "list"))
             list_nodes(&s);
         else if (!strcmp(what, "render-nodes"))

@@ -2,12 +2,14 @@
  * terminal, the progress of a long start (the engine reports it through a callback and prints
  * nothing itself). */
 #include "cli.h"
+#include "cluster.h"
 #include "duration.h"
 #include "engine.h"
 #include "exporters.h"
 #include "http.h"
 #include "http_runs.h"
 #include "diag.h"
+#include "kube_config.h"
 #include "run_otlp.h"
 #include "runs.h"
 #include "otlp.h"
@@ -25,7 +27,8 @@ static const char help[] =
     "Usage: hwemu serve [--spec FILE] [--profiles-dir DIR] [--root DIR] [--addr HOST:PORT]\n"
     "                   [--tick DURATION] [--workers N] [--exporters LIST] [--speed N|max] [--batch N]\n"
     "                   [--http-auth-file FILE] [--tls-cert FILE --tls-key FILE] [--http-max-connections N]\n"
-    "                   [--http-timeout DURATION] [--trace-dir DIR]\n"
+    "                   [--http-timeout DURATION] [--trace-dir DIR] [--shard I/N]\n"
+    "                   [--kubeconfig FILE|incluster]\n"
     "\n"
     "Runs every node of the cluster spec: renders (or resumes) one segment per node under the root,\n"
     "steps every node each tick, and serves a page at / and /telemetry/<node>, /control/<node>,\n"
@@ -58,6 +61,14 @@ static const char help[] =
     "  --http-timeout DURATION  a connection idle this long is closed (SIM_HTTP_TIMEOUT); default 15s\n"
     "  --trace-dir DIR      POST /runs {\"tracePath\"} reads traces from this directory only (SIM_TRACE_DIR);\n"
     "                       default none: tracePath is refused (403), a trace in the body still works\n"
+    "  --shard I/N          run only shard I of N (SIM_SHARD): the spec's k-th node (from 0) when k mod N\n"
+    "                       is I; auto/N: I from the host name's trailing -I (a StatefulSet's pod NAME-I);\n"
+    "                       `hwemu clusterspec list --shard I/N` shows the slice. Default: every node\n"
+    "  --kubeconfig FILE|incluster  register every node (of the shard) as a Kubernetes Node and keep them\n"
+    "                       (SIM_KUBECONFIG): FILE's current context, or incluster: the pod's service\n"
+    "                       account (KUBERNETES_SERVICE_HOST/PORT, /var/run/secrets/kubernetes.io/\n"
+    "                       serviceaccount); labels set on the Nodes reach the engine as PUT\n"
+    "                       /nodes/<n>/labels does (docs/kubernetes.md). Default: no cluster\n"
     "  -h, --help           this text\n"
     "\n"
     "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
@@ -121,6 +132,8 @@ int cmd_serve(int argc, char **argv)
         {"http-auth-file", required_argument, 0, 'A'}, {"tls-cert", required_argument, 0, 'C'},
         {"tls-key", required_argument, 0, 'K'},         {"http-max-connections", required_argument, 0, 'M'},
         {"http-timeout", required_argument, 0, 'T'}, {"trace-dir", required_argument, 0, 'D'},
+        {"shard", required_argument, 0, 'H'},
+        {"kubeconfig", required_argument, 0, 'k'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     struct engine_config cfg = {
         .spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
@@ -136,6 +149,8 @@ int cmd_serve(int argc, char **argv)
     const char *speed = cli_env("SIM_SPEED"), *speed_from = "SIM_SPEED";
     const char *batch = cli_env("SIM_BATCH_TICKS"), *batch_from = "SIM_BATCH_TICKS";
     const char *trace_dir = cli_env("SIM_TRACE_DIR"), *trace_dir_from = "SIM_TRACE_DIR";
+    const char *shard = cli_env("SIM_SHARD"), *shard_from = "SIM_SHARD";
+    const char *kubeconfig = cli_env("SIM_KUBECONFIG"), *kubeconfig_from = "SIM_KUBECONFIG";
     int c;
     opterr = 0;
     optind = 1;
@@ -156,6 +171,8 @@ int cmd_serve(int argc, char **argv)
         case 'S': speed = optarg, speed_from = "--speed"; break;
         case 'B': batch = optarg, batch_from = "--batch"; break;
         case 'D': trace_dir = optarg, trace_dir_from = "--trace-dir"; break;
+        case 'H': shard = optarg, shard_from = "--shard"; break;
+        case 'k': kubeconfig = optarg, kubeconfig_from = "--kubeconfig"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("serve", "unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -200,6 +217,8 @@ int cmd_serve(int argc, char **argv)
                                speed);
     if (batch && cli_parse_batch(batch, &cfg.batch_ticks))
         return cli_usage_error("serve", "%s=\"%s\" is not a number of ticks from 1 to 1000000", batch_from, batch);
+    if (shard && cli_parse_shard("serve", shard, shard_from, &cfg.shard_index, &cfg.shard_count))
+        return EXIT_USAGE;
     double base_speed = 1;
     const char *bs = cli_env("SIM_BASE_SPEED_PER_CORE");
     if (bs) {
@@ -227,6 +246,17 @@ int cmd_serve(int argc, char **argv)
     char xerr[256];
     if (exporters_parse(exporters, &cfg.exporters, xerr, sizeof xerr))
         return cli_usage_error("serve", "%s=\"%s\": %s", exporters_from, exporters, xerr);
+    if (kubeconfig) { /* a kubeconfig that cannot work is said before any node starts */
+        struct kube_config kc;
+        char kerr[1024];
+        int krc = !strcmp(kubeconfig, CLUSTER_INCLUSTER) ? kube_config_incluster(&kc, NULL, kerr, sizeof kerr)
+                                                         : kube_config_load(&kc, kubeconfig, kerr, sizeof kerr);
+        kube_config_free(&kc);
+        if (krc) {
+            fprintf(stderr, "hwemu serve: %s=%s: %s\n", kubeconfig_from, kubeconfig, kerr);
+            return EXIT_INVALID;
+        }
+    }
     struct progress progress = {.t0 = mono_ns()};
     if (isatty(STDERR_FILENO)) {
         cfg.progress = show_progress;
@@ -301,6 +331,27 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "hwemu serve: %d nodes (%d resumed) from %s in %.3f s; root %s; %s; tick %.3f s, %d "
             "workers\n", eng.nnodes, eng.resumed, cfg.spec_path ? cfg.spec_path : "builtin specs/smoke.yaml",
             eng.start_seconds, cfg.root, http_url(h), (double)cfg.tick_ns / 1e9, cfg.workers);
+    if (cfg.shard_count > 1)
+        fprintf(stderr, "hwemu serve: shard %d/%d: %d of the spec's %d nodes (the k-th when k mod %d is %d)\n",
+                cfg.shard_index, cfg.shard_count, eng.nnodes, eng.spec_nnodes, cfg.shard_count, cfg.shard_index);
+    /* after the OTLP sink is on the event log (the cluster's thread emits events from its start)
+     * and after the start line (its thread prints what the API answers) */
+    struct cluster *cluster = NULL;
+    if (kubeconfig) {
+        cluster = cluster_attach(&eng, runs, kubeconfig, err, sizeof err);
+        if (!cluster) {
+            fprintf(stderr, "hwemu serve: %s=%s: %s\n", kubeconfig_from, kubeconfig, err);
+            http_stop(h);
+            http_runs_set(NULL);
+            runs_detach(runs);
+            run_otlp_close();
+            otlp_detach(&eng, otlp);
+            engine_stop(&eng);
+            return EXIT_INVALID;
+        }
+        fprintf(stderr, "hwemu serve: kubernetes: registering and keeping the Nodes at %s\n",
+                cluster_describe(cluster));
+    }
     if (cfg.debug_late_ns)
         fprintf(stderr, "hwemu serve: HWEMU_DEBUG_LATE_TICK: every other tick wakes %.3f s late and the ticks "
                 "between publish %.3f s late (a test setting)\n", (double)cfg.debug_late_ns / 1e9,
@@ -309,6 +360,7 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "hwemu serve: stopping after %llu ticks (%llu overruns); the root keeps every node for a "
             "resume\n", (unsigned long long)atomic_load(&eng.ticks), (unsigned long long)atomic_load(&eng.overruns));
     http_stop(h);
+    cluster_detach(cluster); /* before the runs it hands labels to, and the event log's OTLP sink */
     http_runs_set(NULL);
     runs_detach(runs); /* an active run is suspended (resumed at the next start) */
     run_otlp_close();

@@ -578,3 +578,18 @@ const struct spec_node *spec_find_node(const struct cluster_spec *s, const char 
             return &s->nodes[i];
     return NULL;
 }
+
+int spec_keep_shard(struct cluster_spec *s, int index, int count)
+{
+    int all = s->nnodes, kept = 0;
+    if (count <= 1)
+        return all;
+    /* Round robin rather than blocks: pools come one after another in a spec, so every shard
+     * gets its share of each pool (its load and tick cost alike), and a node's shard depends on
+     * its place in the spec only, never on the number of nodes after it. */
+    for (int k = 0; k < all; k++)
+        if (k % count == index)
+            s->nodes[kept++] = s->nodes[k];
+    s->nnodes = kept;
+    return all;
+}

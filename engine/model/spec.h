@@ -90,5 +90,9 @@ int spec_load(struct cluster_spec *s, const char *file, const char *text, size_t
               struct profile_set *profiles, struct diag *d);
 void spec_free(struct cluster_spec *s);
 const struct spec_node *spec_find_node(const struct cluster_spec *s, const char *name);
+/* Keeps only shard index of count (docs/kubernetes.md "Sharding"): the k-th node of the spec, in
+ * its order, belongs to shard k mod count. Pools stay (one may have no node here). The number
+ * of nodes the whole spec had is returned. */
+int spec_keep_shard(struct cluster_spec *s, int index, int count);
 
 #endif

@@ -512,6 +512,12 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         rc = model_load_spec(&e->spec, cfg->spec_path, &e->profiles);
     if (rc)
         return rc;
+    e->spec_nnodes = spec_keep_shard(&e->spec, cfg->shard_index, cfg->shard_count);
+    if (!e->spec.nnodes && cfg->shard_count > 1) {
+        say(e, "shard %d/%d has no node: the spec has %d node%s (use at most %d shards)", cfg->shard_index,
+            cfg->shard_count, e->spec_nnodes, e->spec_nnodes == 1 ? "" : "s", e->spec_nnodes);
+        return -1;
+    }
     char path[4096], err[1024];
     bool shared;
     if (root_prepare(cfg->root, &shared, err, sizeof err)) {

@@ -49,6 +49,9 @@ struct engine_config {
     /* Tests only (HWEMU_DEBUG_ROOT_FREE, docs/robustness.md "Capacity"): 0, or the bytes the
      * root's file system is taken to have free, to play a small root without mounting one. */
     uint64_t debug_root_free;
+    /* --shard index/count (count 0 or 1: every node): only the nodes of the spec that are this
+     * shard's (spec_keep_shard) are opened, stepped and served. */
+    int shard_index, shard_count;
 };
 #define ENGINE_SPEED_MAX (-1.0)
 /* engine_start's estimate of a node's private memory per binding of its template (its arrays
@@ -157,6 +160,7 @@ struct engine {
     int64_t debug_hold_ns;        /* cfg.debug_late_ns: this tick holds its publication so long */
     struct engine_hooks hooks;    /* set before engine_run or under no tick */
     volatile sig_atomic_t stop;
+    int spec_nnodes;            /* the spec's nodes before sharding (nnodes: this shard's) */
     double start_seconds;       /* render/resume time of every node */
     int resumed;
     struct history *history;    /* the cluster totals of the last snapshots */
