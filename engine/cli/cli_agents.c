@@ -1,7 +1,8 @@
 /* cli_agents: `hwemu agents [selection] [--root DIR] [--logs DIR] -- CMD [ARGS...]`: an agent
  * fleet, one CMD per selected node of the running engine, as a DaemonSet runs one agent per
  * Kubernetes node. Owns: the selection (the spec's nodes, in spec order, narrowed by --pool,
- * --node-glob and --label, all of which must match; only nodes under the root), the expansion of
+ * --node-glob and --label, all of which must match; of those, the nodes under the root: a sharded
+ * engine's slice), the expansion of
  * {node}, {index} and {index+N} in CMD's arguments, the per-node logs, restarts with backoff and
  * the fleet's stop. Each agent is a child process that runs `hwemu exec --node N` itself (cmd_exec
  * in the forked child: the same checks, environment and intercept route, no second copy), with
@@ -13,8 +14,7 @@
  * like a kubelet's CrashLoopBackOff. Stop: SIGTERM, SIGINT or SIGHUP sends SIGTERM to every
  * agent's group, SIGKILL to those still running after --grace seconds (default 10), and exits
  * once all are gone. Exit status: 0 after such a stop; 1 invalid input (the spec, no node
- * selected, a selected node not under the root, a log file that cannot be opened) or a fork that
- * failed; 2 usage error. An agent's own exit status never ends the fleet: it is printed and the
+ * selected, none of them under the root, the log directory cannot be created); 2 usage error. An agent's own exit status never ends the fleet: it is printed and the
  * agent restarted. */
 #include "arena.h"
 #include "cli.h"
@@ -50,7 +50,8 @@ static const char help[] =
     "after a minute up. SIGTERM, SIGINT or SIGHUP stops every agent (SIGTERM, then SIGKILL after\n"
     "the grace period) and exits 0.\n"
     "\n"
-    "Selection (the spec's nodes in spec order; every option given must match; none: all nodes):\n"
+    "Selection (the spec's nodes in spec order; every option given must match; none: all nodes; of\n"
+    "those, the ones under the root, as a sharded engine renders only its slice):\n"
     "  --pool NAME          the nodes of one pool of the spec\n"
     "  --node-glob GLOB     node names matching a shell pattern (\"gpu-*\")\n"
     "  --label KEY=VALUE    nodes whose Node labels (as `clusterspec render-nodes` prints them)\n"
@@ -416,16 +417,30 @@ int cmd_agents(int argc, char **argv)
                 nlabels ? " and the --label options" : "");
         goto out;
     }
-    /* Every selected node must be under the root now: a typo'd root or a stopped engine is an
-     * error at once, not a fleet restarting forever. */
+    /* Only the nodes under the root: a sharded engine (serve --shard) renders its slice of the
+     * spec, so a fleet beside it runs that slice. None at all is an error at once (a typo'd root,
+     * an engine not started), not a fleet restarting forever. Indexes count the nodes kept. */
+    int kept = 0, absent = 0;
     for (int i = 0; i < n; i++) {
         char seg[PATH_MAX];
         snprintf(seg, sizeof seg, "%s/%s.seg", root, a[i].node);
         if (access(seg, F_OK)) {
-            fprintf(stderr, "hwemu agents: node %s of the selection is not under %s (no %s): is `hwemu serve --root %s` "
-                    "running with the same spec?\n", a[i].node, root, seg, root);
-            goto out;
+            if (absent++ < 5)
+                fprintf(stderr, "%s%s", absent == 1 ? "hwemu agents: not under the root, skipped: " : ", ", a[i].node);
+            continue;
         }
+        a[kept] = a[i];
+        a[kept].index = kept;
+        kept++;
+    }
+    if (absent)
+        fprintf(stderr, "%s (%d of the %d selected; another shard's, or not rendered yet)\n", absent > 5 ? ", ..." : "",
+                absent, n);
+    n = kept;
+    if (n == 0) {
+        fprintf(stderr, "hwemu agents: no node of the selection is under %s: is `hwemu serve --root %s` running with the "
+                "same spec?\n", root, root);
+        goto out;
     }
     if (logs && mkdir(logs, 0755) && errno != EEXIST) {
         fprintf(stderr, "hwemu agents: cannot create the log directory %s: %s\n", logs, strerror(errno));

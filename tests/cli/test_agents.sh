@@ -45,7 +45,7 @@ out=$("$hwemu" agents --spec "$tmp/spec.yaml" --root "$tmp/r" --pool nope -- tru
 out=$("$hwemu" agents --spec "$tmp/spec.yaml" --label novalue -- true 2>&1); rc=$?
 [ $rc = 2 ] && [[ $out == *"KEY=VALUE"* ]] && ok || bad "--label novalue: rc $rc: $out"
 out=$("$hwemu" agents --spec "$tmp/spec.yaml" --root "$tmp/r" --pool amd -- true 2>&1); rc=$?
-[ $rc = 1 ] && [[ $out == *"node amd-0 of the selection is not under $tmp/r"* ]] && ok || bad "no engine: rc $rc: $out"
+[ $rc = 1 ] && [[ $out == *"no node of the selection is under $tmp/r"* ]] && ok || bad "no engine: rc $rc: $out"
 
 port=$(free_port)
 url=http://127.0.0.1:$port
