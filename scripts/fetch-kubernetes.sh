@@ -244,8 +244,8 @@ install_into_bin() {
 }
 if [ ! -x "$bin/kwok" ]; then
     progress "kwok v$kwok_version"
-    install_into_bin "sigs.k8s.io/kwok/cmd/kwok@v$kwok_version" kwok \
-        "-X sigs.k8s.io/kwok/pkg/consts.Version=v$kwok_version"
+    # (its version is a constant of the module: no ldflags needed)
+    install_into_bin "sigs.k8s.io/kwok/cmd/kwok@v$kwok_version" kwok
 else
     progress "kwok v$kwok_version (already built)"
 fi
