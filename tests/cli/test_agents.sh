@@ -165,4 +165,31 @@ kill -TERM $apid
 wait $apid; rc=$?
 apid=
 [ $rc = 0 ] && ok || bad "the second fleet exited $rc: $(cat "$tmp/agents2.err")"
+
+# 7. The chart's way (charts/hwemu, agents.enabled): the install tree (cmake --install) with hwemu's
+# shared libraries and loader copied beside it, as the Containerfile lays /opt/hwemu out, and hwemu
+# run through that loader with HWEMU_SHIM and friends naming the copied files.
+build=$(cd "$(dirname "$hwemu")" && pwd)
+inst=$tmp/opt-hwemu
+if cmake --install "$build" --prefix "$inst" >"$tmp/install.out" 2>&1; then ok; else bad "cmake --install: $(cat "$tmp/install.out")"; fi
+mkdir -p "$inst/runtime"
+ldd "$inst/bin/hwemu" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' |
+    while read -r lib; do cp -L "$lib" "$inst/runtime/"; done
+cp -L /lib64/ld-linux-x86-64.so.2 "$inst/runtime/"
+cport=$(free_port)
+HWEMU_SHIM=$inst/lib/hwemu/libhwemu-shim.so HWEMU_NVML_LIBRARY=$inst/lib/hwemu/libhwemu-nvml.so \
+HWEMU_FAKESMI=$inst/lib/hwemu/fakesmi \
+    "$inst/runtime/ld-linux-x86-64.so.2" --library-path "$inst/runtime" "$inst/bin/hwemu" agents \
+    --spec "$tmp/spec.yaml" --root "$tmp/r" --pool amd -- \
+    "$exporter" "--web.listen-address=127.0.0.1:{index+$cport}" --collector.disable-defaults --collector.rapl \
+    2>"$tmp/agents3.err" &
+apid=$!
+for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$cport/metrics" && break; sleep 0.1; done
+# the AMD energy-only profile has package and core zones: node_exporter finds both through the shim
+zones=$(curl -s "http://127.0.0.1:$cport/metrics" | grep -c '^node_rapl_\(package\|core\)_joules_total')
+[ "$zones" = 4 ] && ok || bad "the loader-run fleet's node_exporter shows $zones RAPL package/core series, expected 4 (2 sockets): $(cat "$tmp/agents3.err")"
+kill -TERM $apid
+wait $apid; rc=$?
+apid=
+[ $rc = 0 ] && ok || bad "the loader-run fleet exited $rc: $(cat "$tmp/agents3.err")"
 finish
