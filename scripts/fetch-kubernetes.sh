@@ -65,12 +65,6 @@ build) ;;
 *) usage ;;
 esac
 
-mkdir -p "$out"
-exec 9>"$out/.lock"
-if ! flock -n 9; then
-    echo "fetch-kubernetes: another build holds $out/.lock; waiting for it" >&2
-    flock 9
-fi
 if [ -f "$stamp" ] && [ -z "$(missing_binaries)" ]; then
     echo "$bin"
     exit 0
@@ -85,12 +79,26 @@ if [ -z "$go" ]; then
          "/usr/local, giving /usr/local/go/bin/go) or point GO at one; Debian 12's golang-go is too old" >&2
     exit 3
 fi
+if [ ! -x "$go" ] && ! command -v "$go" >/dev/null; then
+    echo "fetch-kubernetes: GO=$go is not an executable: point GO at a Go >= $go_min (https://go.dev/dl/)" >&2
+    exit 3
+fi
 gv=$("$go" env GOVERSION 2>/dev/null || true)
 gv=${gv#go}
 if [ -z "$gv" ] || [ "$(printf '%s\n%s\n' "${gv%%[-+ ]*}" "$go_min" | sort -V | head -1)" != "$go_min" ]; then
     echo "fetch-kubernetes: $go is Go ${gv:-of unknown version}, older than $go_min (the minimum of helm" \
          "$helm_version and KWOK $kwok_version): install a newer Go from https://go.dev/dl/ or point GO at one" >&2
     exit 3
+fi
+mkdir -p "$out"
+exec 9>"$out/.lock"
+if ! flock -n 9; then
+    echo "fetch-kubernetes: another build holds $out/.lock; waiting for it" >&2
+    flock 9
+fi
+if [ -f "$stamp" ] && [ -z "$(missing_binaries)" ]; then
+    echo "$bin"
+    exit 0
 fi
 # The pinned toolchain only (no automatic toolchain download); modules through the proxy.
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
