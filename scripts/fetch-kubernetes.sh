@@ -106,7 +106,7 @@ export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 log=$out/build.log
 work=$out/work
 mkdir -p "$bin" "$work"
-: >"$log"
+echo "=== fetch-kubernetes build $(date -u +%FT%TZ)" >>"$log"
 start=$(date +%s)
 cpu_start=$(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat)
 step=0
@@ -259,8 +259,18 @@ else
 fi
 if [ ! -x "$bin/helm" ]; then
     progress "helm v$helm_version"
-    install_into_bin "helm.sh/helm/v3/cmd/helm@v$helm_version" helm \
-        "-X helm.sh/helm/v3/internal/version.version=v$helm_version"
+    # The Kubernetes version helm assumes without a cluster (`helm template`'s .Capabilities, a chart's
+    # kubeVersion check, lint's deprecations): helm's Makefile sets it from the client-go it requires
+    # (v0.MINOR.x is Kubernetes 1.MINOR); without it helm says v1.20.0.
+    hmod=$(cd "$work" && "$go" mod download -json "helm.sh/helm/v3@v$helm_version" |
+           sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')
+    cg=$(sed -n 's|^[[:space:]]*k8s\.io/client-go v0\.\([0-9]*\)\..*|\1|p' "$hmod" 2>/dev/null | head -1)
+    [ -n "$cg" ] || fail "reading k8s.io/client-go's version from helm $helm_version's go.mod ($hmod)"
+    helm_ldflags="-X helm.sh/helm/v3/internal/version.version=v$helm_version"
+    for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+        helm_ldflags="$helm_ldflags -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$cg"
+    done
+    install_into_bin "helm.sh/helm/v3/cmd/helm@v$helm_version" helm "$helm_ldflags"
 else
     progress "helm v$helm_version (already built)"
 fi

@@ -6,7 +6,7 @@
 #   default        one engine replica, no SIM_SHARD, SIM_KUBECONFIG=incluster; the spec ConfigMap
 #                  passes `hwemu clusterspec validate`; the KWOK Stages ConfigMap is
 #                  files/kwok-stages.yaml byte for byte; the dashboard ConfigMap is
-#                  charts/grafana/hwemu-dashboard.json byte for byte
+#                  files/hwemu-dashboard.json byte for byte
 #   shards3        shards=3: replicas 3, SIM_SHARD "$(POD_INDEX)/3", POD_INDEX from the pod-index label
 #   agents         agents on (--pool intel): an agents container running hwemu agents through the
 #                  copied loader, its selection and command after "--", the tools init container
@@ -149,7 +149,7 @@ stages = one(d, "ConfigMap", "hw-hwemu-kwok-stages")["data"]["stages.yaml"]
 check(stages == open(chart + "/files/kwok-stages.yaml").read(), "default: the KWOK Stages differ from files/kwok-stages.yaml")
 check(len([x for x in yaml.safe_load_all(stages) if x and x["kind"] == "Stage"]) == 5, "default: not 5 Stages")
 dash = one(d, "ConfigMap", "hw-hwemu-dashboard")["data"]["hwemu-dashboard.json"]
-check(dash == open("charts/grafana/hwemu-dashboard.json").read(), "default: the dashboard differs from charts/grafana's")
+check(dash == open(chart + "/files/hwemu-dashboard.json").read(), "default: the dashboard differs from files/hwemu-dashboard.json")
 json.loads(dash)
 
 st = one(objs("shards3"), "StatefulSet")
