@@ -14,6 +14,12 @@ cmake --build build-asan -j"$jobs"
 # (a few minutes on both CPUs); without a Rust toolchain the test says what is missing and skips.
 echo "== Scaphandre 1.0.0 from crates.io (scripts/fetch-scaphandre.sh build)"
 scripts/fetch-scaphandre.sh build >/dev/null || echo "(not built: tests/cli/test_scaphandre.sh will say why)"
+# The Kubernetes control plane (etcd, kube-apiserver, kube-scheduler, kube-controller-manager,
+# kubectl, KWOK, helm) for the Kubernetes tests, built here from pinned Go modules rather than inside
+# the parallel tests (about 25 min of CPU the first time, once per cache: ~/.cache/hwemu/kubernetes);
+# without Go >= 1.26 the tests say what is missing and skip.
+echo "== Kubernetes control plane from Go modules (scripts/fetch-kubernetes.sh build)"
+scripts/fetch-kubernetes.sh build >/dev/null || echo "(not built: the Kubernetes tests will say why)"
 echo "== fuzz: every tests/fuzz target for 12 s on its corpus (clang build in build-fuzz)"
 tests/fuzz/run.sh 12 build-fuzz
 echo "== tests: normal build"

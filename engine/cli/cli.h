@@ -41,6 +41,8 @@ int cmd_profiles(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_node(const char *what, int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+/* `hwemu agents`: forks one child per selected node that calls cmd_exec. */
+int cmd_agents(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 /* --speed / SIM_SPEED: "max" or 1..1e6; 0 or -1 when invalid. */

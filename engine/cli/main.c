@@ -17,6 +17,7 @@ static void usage(FILE *out)
           "  run --trace FILE [--spec FILE]           one workload trace on the cluster to its end; prints the summary\n"
           "  trace generate|validate                  write a synthetic workload trace; check one\n"
           "  exec --node NAME -- CMD [ARGS...]        run an unmodified agent against an emulated node\n"
+          "  agents [--pool P] -- CMD [ARGS...]       run an agent on every selected node, restarted when it dies\n"
           "  files|cat|write --node NAME ...          list, read and write a running node's files\n"
           "\n"
           "Run 'hwemu <command> --help' for a command's options.\n"
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
         return cmd_clusterspec(argc - 1, argv + 1);
     if (!strcmp(cmd, "exec"))
         return cmd_exec(argc - 1, argv + 1);
+    if (!strcmp(cmd, "agents"))
+        return cmd_agents(argc - 1, argv + 1);
     if (!strcmp(cmd, "files") || !strcmp(cmd, "cat") || !strcmp(cmd, "write"))
         return cmd_node(cmd, argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
