@@ -35,7 +35,10 @@ for doc in charts/hwemu/README.md docs/kubernetes.md; do
     out=$($py - charts/hwemu/values.yaml "$doc" 2>&1 <<'PYEOF'
 import re, sys, yaml
 values = yaml.safe_load(open(sys.argv[1]))
-rows = set(re.findall(r"^\| `([\w.]+)` \|", open(sys.argv[2]).read(), re.M))
+text = open(sys.argv[2]).read()
+# only the section of the values (docs/kubernetes.md has other tables, of events and variables)
+m = re.search(r"^#+ Values\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+rows = set(re.findall(r"^\| `([\w.]+)` \|", m.group(1) if m else text, re.M))
 missing, known = [], set()
 def walk(d, prefix):
     for k, v in d.items():
