@@ -102,7 +102,12 @@ int main(int argc, char **argv)
         t[i] = engine_tick(&e);
     qsort(t, (size_t)k, sizeof *t, cmp64);
     double idle_p50 = (double)t[k / 2] / 1e6;
-    struct runs *m = runs_attach(&e, NULL, 1);
+    char err[4400];
+    struct runs *m = runs_attach(&e, NULL, 1, 0, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "runs_bench: %s\n", err);
+        return 1;
+    }
     struct diag d = {0};
     char id[64];
     if (runs_submit_path(m, trace, id, sizeof id, &d)) {

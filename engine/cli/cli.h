@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2 };
+enum { EXIT_OK = 0, EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_SUSPENDED = 3 /* hwemu run: suspended, resumes */ };
 
 #define HWEMU_VERSION "0.1.0"
 

@@ -25,8 +25,9 @@ static const char help[] =
     "Runs one workload trace on the cluster spec's nodes to its end (every job completed or\n"
     "stalled) and prints the run's summary (JSON); a run the engine was stopped in the middle of\n"
     "(its state.json in the runs directory) resumes instead. Outputs go to the runs directory\n"
-    "<runs-dir>/<runId>/: trace.jsonl, jobs.jsonl, summary.json. Exit 0 when every job\n"
-    "completed, 1 when the trace is invalid or a job stalled, 2 on a usage error.\n"
+    "<runs-dir>/<runId>/: trace.jsonl, jobs.jsonl, summary.json. SIGTERM or SIGINT suspends the\n"
+    "run (its state.json kept) and the same command resumes it. Exit 0 when every job completed,\n"
+    "1 when the trace is invalid or a job stalled, 2 on a usage error, 3 when it was suspended.\n"
     "\n"
     "Options (each also read from the environment variable shown):\n"
     "  --trace FILE|DIR    the trace (SIM_WORKLOAD_TRACE_PATH); a directory: its *.jsonl in name order\n"
@@ -41,7 +42,8 @@ static const char help[] =
     "                      max: ticks back to back\n"
     "  --batch N           at --speed max: a node steps and publishes once per N ticks, and in\n"
     "                      between only when its load or limits change (SIM_BATCH_TICKS); default 300, 1: every tick\n"
-    "  --base-speed-per-core X   work units per core-second (SIM_BASE_SPEED_PER_CORE); default 1\n";
+    "  --base-speed-per-core X   work units per core-second (SIM_BASE_SPEED_PER_CORE); default 1\n"
+    "SIM_RUN_CHECKPOINT_INTERVAL: the least wall time between the run's checkpoints (default 30s).\n";
 
 static struct engine eng;
 
@@ -136,7 +138,19 @@ int cmd_run(int argc, char **argv)
         engine_stop(&eng);
         return EXIT_INVALID;
     }
-    struct runs *m = runs_attach(&eng, runs_dir, base);
+    int64_t ckpt = 0;
+    const char *ckpt_text = cli_env("SIM_RUN_CHECKPOINT_INTERVAL");
+    if (ckpt_text && (!duration_parse(ckpt_text, &ckpt) || ckpt <= 0)) {
+        engine_stop(&eng);
+        return cli_usage_error("run", "SIM_RUN_CHECKPOINT_INTERVAL \"%s\" is not a duration (30s, 500ms)", ckpt_text);
+    }
+    char err[4400];
+    struct runs *m = runs_attach(&eng, runs_dir, base, ckpt, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "hwemu run: %s\n", err);
+        engine_stop(&eng);
+        return EXIT_INVALID;
+    }
     run_otlp_attach(m); /* the run's OTLP files */
     struct diag d = {0};
     char id[64];
@@ -172,10 +186,27 @@ int cmd_run(int argc, char **argv)
             engine_tick(&eng);
         }
     }
-    if (eng.stop && runs_busy(m)) { /* interrupted: stop the run at one more tick, outputs written */
-        runs_stop(m, id);
-        while (runs_busy(m))
-            engine_tick(&eng);
+    if (eng.stop && runs_busy(m)) {
+        /* interrupted: the run is suspended (docs/runs.md "Restarts"), and the same command resumes
+         * it; its status says so */
+        cJSON *s = runs_get_json(m, id);
+        bool kept = runs_detach(m);
+        run_otlp_close();
+        engine_stop(&eng);
+        if (s) {
+            cJSON_ReplaceItemInObjectCaseSensitive(s, "state", cJSON_CreateString(kept ? "suspended" : "stopped"));
+            char *text = cJSON_Print(s);
+            if (text)
+                printf("%s\n", text);
+            free(text);
+            cJSON_Delete(s);
+        }
+        if (kept)
+            fprintf(stderr, "hwemu run: %s suspended; the same command (the same --root or --runs-dir) resumes it\n",
+                    id);
+        else
+            fprintf(stderr, "hwemu run: %s: its state could not be written at the stop (see above)\n", id);
+        return kept ? EXIT_SUSPENDED : EXIT_INVALID;
     }
     const char *state = runs_state(m, id);
     cJSON *s = runs_get_json(m, id);

@@ -72,7 +72,9 @@ static const char help[] =
     "  -h, --help           this text\n"
     "\n"
     "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
-    "SIM_WORKLOAD_TRACE_PATH starts at startup; outputs under SIM_RUNS_DIR (default <root>/runs).\n";
+    "SIM_WORKLOAD_TRACE_PATH starts at startup; outputs under SIM_RUNS_DIR (default <root>/runs); a run\n"
+    "checkpoints every 300 ticks, at most every SIM_RUN_CHECKPOINT_INTERVAL (default 30s), and resumes\n"
+    "at the next start after a stop or a crash.\n";
 
 static struct engine eng;
 
@@ -273,7 +275,21 @@ int cmd_serve(int argc, char **argv)
         engine_stop(&eng);
         return EXIT_USAGE;
     }
-    struct runs *runs = runs_attach(&eng, cli_env("SIM_RUNS_DIR"), base_speed);
+    int64_t ckpt = 0;
+    const char *ckpt_text = cli_env("SIM_RUN_CHECKPOINT_INTERVAL");
+    if (ckpt_text && (!duration_parse(ckpt_text, &ckpt) || ckpt <= 0)) {
+        otlp_detach(&eng, otlp);
+        engine_stop(&eng);
+        return cli_usage_error("serve", "SIM_RUN_CHECKPOINT_INTERVAL \"%s\" is not a duration (30s, 500ms)",
+                               ckpt_text);
+    }
+    struct runs *runs = runs_attach(&eng, cli_env("SIM_RUNS_DIR"), base_speed, ckpt, err, sizeof err);
+    if (!runs) {
+        fprintf(stderr, "hwemu serve: %s\n", err);
+        otlp_detach(&eng, otlp);
+        engine_stop(&eng);
+        return EXIT_INVALID;
+    }
     run_otlp_attach(runs); /* the runs' OTLP files */
     const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH");
     if (trace && runs_busy(runs)) /* a run this engine stopped in the middle of resumed: not again */

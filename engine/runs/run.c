@@ -30,7 +30,7 @@
 #include <time.h>
 
 const char *const job_state_names[JS_NSTATES] = {"pending", "waiting", "running", "completed", "stalled"};
-const char *const run_state_names[4] = {"running", "completed", "stalled", "stopped"};
+const char *const run_state_names[RUN_NSTATES] = {"running", "completed", "stalled", "stopped", "failed", "suspended"};
 const char *const job_class_names[JOB_NCLASSES] = {"standard", "performance"};
 const double run_completion_le[RUN_COMPLETION_BUCKETS] = {10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200,
                                                           21600, 86400};
@@ -424,6 +424,14 @@ void run_before(struct run *r, struct engine *e)
         }
     }
     r->now_ns = e->tick_mono - r->start_mono;
+    if (r->resume_tick) {
+        /* a resumed run's first tick takes the counters where the restart left them and no more:
+         * the run's clock stands at the checkpoint's time, and jobs are submitted and placed at
+         * the next tick, as they would have been after the checkpoint's tick */
+        r->resume_tick = false;
+        r->rebase_tick = true;
+        return;
+    }
     r->ticks++;
     if (r->ending) { /* every node's last interval is accounted at this tick */
         for (int i = 0; i < r->nnodes; i++)
@@ -496,11 +504,6 @@ void run_before(struct run *r, struct engine *e)
 }
 
 /* ---- per node: progress, load (node workers; the energy: run_energy.c) ------------------- */
-
-double run_job_cpu_util(const struct trace_job *t)
-{
-    return t->cpus > 0 ? clamp01(t->u_cpu * t->cpu_req / t->cpus) : 0;
-}
 
 void run_node_load(const struct run *r, int i, struct phys_load *load, struct phys_gpu_load *gload)
 {
@@ -646,7 +649,10 @@ static void node_hook(void *ctx, struct node *nd)
     } else if (n->rebase) { /* after a restart: the counters continued, the node's clock did not */
         n->rebase = false;
         n->last_ns = nd->state.now_ns;
-        run_energy_account(r, i, nd, 1, 0);
+        if (r->resume_crash) /* the work since the checkpoint is redone: its energy is no job's */
+            run_energy_resume_gap(n, nd);
+        else
+            run_energy_account(r, i, nd, 1, 0);
     } else {
         /* at --speed max, a node of a batch that did not step for several ticks held its powers
          * and rates over them: each is accounted and progressed as a step of its own */
@@ -741,7 +747,9 @@ void run_after(struct run *r, struct engine *e)
     double amb = engine_ambient_c(e, -1, e->tick_wall);
     double pue = pue_of(amb, peak > 0 ? it_w / peak : 0);
     double dt = (double)e->cfg.tick_ns / 1e9;
-    if (!all_ended) { /* the interval just begun carries the run's load */
+    bool rebase_tick = r->rebase_tick; /* no interval of the run's clock begins at it */
+    r->rebase_tick = false;
+    if (!all_ended && !rebase_tick) { /* the interval just begun carries the run's load */
         r->it_j += it_w * dt;
         r->facility_j += it_w * dt * pue;
     }

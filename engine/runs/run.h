@@ -42,11 +42,13 @@ struct engine;
 struct node;
 
 enum job_state { JS_PENDING = 0, JS_WAITING, JS_RUNNING, JS_COMPLETED, JS_STALLED, JS_NSTATES };
-enum run_state { RUN_RUNNING = 0, RUN_COMPLETED, RUN_STALLED, RUN_STOPPED };
+/* failed: a run directory the engine found with no usable state (runs.c lists it); suspended:
+ * the engine stopped in the middle of the run, which resumes at its next start */
+enum run_state { RUN_RUNNING = 0, RUN_COMPLETED, RUN_STALLED, RUN_STOPPED, RUN_FAILED, RUN_SUSPENDED, RUN_NSTATES };
 enum energy_part { EP_CPU = 0, EP_DRAM, EP_GPU, EP_N };
 
 extern const char *const job_state_names[JS_NSTATES];
-extern const char *const run_state_names[4];
+extern const char *const run_state_names[RUN_NSTATES];
 extern const char *const job_class_names[JOB_NCLASSES];
 
 struct run_job {
@@ -93,6 +95,8 @@ struct run_node {
     uint64_t delta_uj;               /* Σ counter deltas since */
     uint64_t part_start_uj[EP_N], part_delta_uj[EP_N]; /* the same per part: packages, DRAM, GPUs */
     uint64_t idle_uj, class_uj[JOB_NCLASSES];
+    uint64_t resume_gap_uj;          /* the counters' increase between a checkpoint and the restart
+                                      * after a crash: work the run redid, owned by no job */
     struct phys_load base;           /* the load before the run, restored at its end */
     struct phys_gpu_load gbase;
     double cpu_util;                 /* of the interval begun last */
@@ -121,6 +125,10 @@ struct run {
     int state;                       /* enum run_state */
     bool active;                     /* nodes are attached */
     bool resumed;                    /* from a checkpoint (run_checkpoint.h) */
+    bool resume_crash;               /* ... that a crash left (not a suspension) */
+    bool resume_tick;                /* the first tick after a resume is to come: it only attaches
+                                      * the nodes and takes their counters (run_before) */
+    bool rebase_tick;                /* this tick is that one */
     bool ending;                     /* the next tick detaches the nodes */
     int end_state;
     int64_t start_mono;              /* engine tick time of the first tick */
@@ -165,8 +173,14 @@ void run_stop(struct run *r);
  * every GPU of the node. The one place that turns jobs into physics load. */
 void run_node_load(const struct run *r, int i, struct phys_load *load, struct phys_gpu_load *gload);
 /* The utilization of each CPU job t holds: utilization · requested cores / held CPUs (a
- * request of 1.5 cores holds 2 CPUs at 0.75 of the job's utilization each), 0..1. */
-double run_job_cpu_util(const struct trace_job *t);
+ * request of 1.5 cores holds 2 CPUs at 0.75 of the job's utilization each), 0..1. Inline here:
+ * the load (run.c) and the energy split (run_energy.c) both use it at every node's hook, and
+ * neither file depends on the other for it. */
+static inline double run_job_cpu_util(const struct trace_job *t)
+{
+    double u = t->cpus > 0 ? t->u_cpu * t->cpu_req / t->cpus : 0;
+    return u < 0 ? 0 : u > 1 ? 1 : u;
+}
 /* CPU and GPU throughput multipliers of the original's model (0..1). */
 double run_cpu_throughput(double f, double knee, int cls, double mem, double io);
 double run_gpu_throughput(double ratio, int cls, double mem);

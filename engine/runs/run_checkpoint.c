@@ -7,6 +7,7 @@
 #include "run.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ static cJSON *u64s(const uint64_t *v, int n)
     return a;
 }
 
-int run_checkpoint_write(const struct run *r, const char *dir, char *err, size_t errlen)
+cJSON *run_checkpoint_json(const struct run *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "runId", r->id);
@@ -87,26 +88,10 @@ int run_checkpoint_write(const struct run *r, const char *dir, char *err, size_t
         cJSON_AddItemToObject(x, "idle", u64s(&n->idle_uj, 1));
         cJSON_AddItemToObject(x, "class", u64s(n->class_uj, JOB_NCLASSES));
         cJSON_AddItemToObject(x, "completed", u64s(n->completed, JOB_NCLASSES));
+        cJSON_AddItemToObject(x, "resumeGap", u64s(&n->resume_gap_uj, 1));
         cJSON_AddItemToArray(nodes, x);
     }
-    char *text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    char tmp[4200], path[4200];
-    snprintf(tmp, sizeof tmp, "%s/state.json.tmp", dir);
-    snprintf(path, sizeof path, "%s/state.json", dir);
-    FILE *f = fopen(tmp, "w");
-    int rc = 0;
-    if (!text || !f || fputs(text, f) == EOF || fputc('\n', f) == EOF) {
-        rc = -1;
-    }
-    if (f && fclose(f))
-        rc = -1;
-    if (!rc && rename(tmp, path))
-        rc = -1;
-    if (rc)
-        snprintf(err, errlen, "cannot write %s: %s (the run cannot be resumed from here)", path, strerror(errno));
-    free(text);
-    return rc;
+    return o;
 }
 
 /* ---- apply ------------------------------------------------------------------------------ */
@@ -138,29 +123,8 @@ static double num(const cJSON *o, const char *k, bool *ok)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
-int run_checkpoint_apply(struct run *r, const char *dir, char *err, size_t errlen)
+int run_checkpoint_apply(struct run *r, const cJSON *o, const char *path, bool crash, char *err, size_t errlen)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/state.json", dir);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-        return -1;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 == cap)
-            buf = realloc(buf, cap *= 2);
-    }
-    fclose(f);
-    if (!buf)
-        abort();
-    buf[len] = 0;
-    cJSON *o = cJSON_Parse(buf);
-    free(buf);
     bool ok = o != NULL;
     const char *why = "not the JSON this engine writes";
     if (ok && ((int)num(o, "version", &ok) != 1 || (int)num(o, "nodes", &ok) != r->nnodes ||
@@ -289,14 +253,18 @@ int run_checkpoint_apply(struct run *r, const char *dir, char *err, size_t errle
              get_u64s(cJSON_GetObjectItem(x, "idle"), &n->idle_uj, 1) &&
              get_u64s(cJSON_GetObjectItem(x, "class"), n->class_uj, JOB_NCLASSES) &&
              get_u64s(cJSON_GetObjectItem(x, "completed"), n->completed, JOB_NCLASSES);
+        /* absent in a state.json of an engine before resume gaps were kept */
+        if (ok && cJSON_GetObjectItem(x, "resumeGap"))
+            ok = get_u64s(cJSON_GetObjectItem(x, "resumeGap"), &n->resume_gap_uj, 1);
         if (!ok)
             break;
     }
-    cJSON_Delete(o);
     if (!ok) {
         snprintf(err, errlen, "%s: %s; remove it (the run's other files stay) to start afresh", path, why);
         return -1;
     }
     r->resumed = true;
+    r->resume_crash = crash;
+    r->resume_tick = r->ticks > 0; /* a state of before the first tick is a fresh start */
     return 0;
 }

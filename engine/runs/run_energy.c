@@ -30,6 +30,23 @@ void run_energy_begin(struct run_node *n, const struct node *nd)
     n->start_uj = n->part_start_uj[EP_CPU] + n->part_start_uj[EP_DRAM] + n->part_start_uj[EP_GPU];
 }
 
+void run_energy_resume_gap(struct run_node *n, const struct node *nd)
+{
+    int nz = 2 * PHYS_MAX_PKGS + PHYS_GPU_MAX;
+    for (int z = 0; z < nz; z++) {
+        if (z < 2 * PHYS_MAX_PKGS ? z >= 2 * n->npkgs : z >= 2 * PHYS_MAX_PKGS + n->ngpus)
+            continue;
+        uint64_t now = z < 2 * PHYS_MAX_PKGS
+                           ? phys_energy_total_uj_back(&nd->state, z & 1 ? PHYS_ZONE_DRAM : PHYS_ZONE_PACKAGE, z / 2, 0)
+                           : phys_gpu_total_uj_back(&nd->gstate, z - 2 * PHYS_MAX_PKGS, 0);
+        uint64_t d = now - n->last_uj[z];
+        n->last_uj[z] = now;
+        n->delta_uj += d;
+        n->part_delta_uj[z >= 2 * PHYS_MAX_PKGS ? EP_GPU : (z & 1) ? EP_DRAM : EP_CPU] += d;
+        n->resume_gap_uj += d;
+    }
+}
+
 /* Shares of delta by weights w (Σ w <= 1 up to rounding): floor each, never more than delta. */
 static uint64_t split(uint64_t delta, const double *w, int n, uint64_t *out)
 {

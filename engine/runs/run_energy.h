@@ -9,6 +9,9 @@
 #include "run.h"
 
 void run_energy_begin(struct run_node *n, const struct node *nd);
+/* After a restart that a crash left: the counters' increase since the checkpoint is the redone
+ * work's, no job's (run.h resume_gap_uj); counting goes on from now. */
+void run_energy_resume_gap(struct run_node *n, const struct node *nd);
 void run_energy_account(struct run *r, int i, struct node *nd, int64_t ticks, int64_t tick_ns);
 
 #endif

@@ -9,88 +9,91 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int mkdirs(const char *path)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0755) && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
-}
-
-int run_output_open(struct run_output *o, const char *dir, const char *trace, size_t len, unsigned mode, char *err,
-                    size_t errlen)
+int run_output_open(struct run_output *o, int runs_dfd, const char *runs_dir, const char *name, const char *trace,
+                    size_t len, unsigned mode, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
-    if (mkdirs(dir)) {
-        snprintf(err, errlen, "cannot create the run's directory %s: %s (set SIM_RUNS_DIR to a writable directory)",
-                 dir, strerror(errno));
+    o->dfd = -1;
+    o->jobs.fd = -1;
+    o->dfd = run_files_mkdir(runs_dfd, name);
+    if (o->dfd < 0) {
+        int e = errno;
+        if (e != EEXIST)
+            snprintf(err, errlen, "cannot create the run's directory %s/%s: %s (set SIM_RUNS_DIR to a writable "
+                     "directory)", runs_dir, name, strerror(e));
+        errno = e;
         return -1;
     }
+    if (asprintf(&o->dir, "%s/%s", runs_dir, name) < 0)
+        abort();
     /* a trace others cannot read: nor can they enter the run's directory (its jobs.jsonl,
      * summary and events name the trace's jobs) */
     unsigned dmode = 0700 | (mode & 040 ? 050 : 0) | (mode & 04 ? 05 : 0);
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0 || fchmod(dfd, dmode)) {
-        snprintf(err, errlen, "cannot set the mode of the run's directory %s: %s", dir, strerror(errno));
-        if (dfd >= 0)
-            close(dfd);
-        return -1;
-    }
-    close(dfd);
-    o->dir = strdup(dir);
-    char p[4096];
-    snprintf(p, sizeof p, "%s/trace.jsonl", dir);
-    /* the copy has the source's mode (never writable by others) */
-    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    FILE *f = fd >= 0 && !fchmod(fd, mode & 0644) ? fdopen(fd, "w") : NULL;
-    if (!f && fd >= 0)
-        close(fd);
-    if (!f || fwrite(trace, 1, len, f) != len || fclose(f)) {
-        snprintf(err, errlen, "cannot write %s: %s", p, strerror(errno));
+    if (fchmod(o->dfd, dmode)) {
+        snprintf(err, errlen, "cannot set the mode of the run's directory %s: %s", o->dir, strerror(errno));
+        close(o->dfd);
+        unlinkat(runs_dfd, name, AT_REMOVEDIR);
         free(o->dir);
+        memset(o, 0, sizeof *o);
+        o->dfd = -1;
         return -1;
     }
-    snprintf(p, sizeof p, "%s/jobs.jsonl", dir);
-    o->jobs = fopen(p, "w");
-    if (!o->jobs) {
-        snprintf(err, errlen, "cannot write %s: %s", p, strerror(errno));
+    if (run_files_create(o->dfd, o->dir, "trace.jsonl", trace, len, mode & 0644, err, errlen) ||
+        line_file_create(&o->jobs, o->dfd, o->dir, "jobs.jsonl", err, errlen)) {
+        /* nothing left behind: a run that did not start has no directory */
+        unlinkat(o->dfd, "trace.jsonl", 0);
+        close(o->dfd);
+        unlinkat(runs_dfd, name, AT_REMOVEDIR);
         free(o->dir);
+        memset(o, 0, sizeof *o);
+        o->dfd = -1;
         return -1;
     }
+    o->resumes = cJSON_CreateArray();
     return 0;
 }
 
-int run_output_reopen(struct run_output *o, const char *dir, char *err, size_t errlen)
+int run_output_reopen(struct run_output *o, int runs_dfd, const char *runs_dir, const char *name, off_t jobs_len,
+                      const cJSON *waiting, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
-    char p[4096];
-    snprintf(p, sizeof p, "%s/jobs.jsonl", dir);
-    o->jobs = fopen(p, "a");
-    if (!o->jobs) {
-        snprintf(err, errlen, "cannot append to %s: %s", p, strerror(errno));
+    o->jobs.fd = -1;
+    o->dfd = run_files_opendir(runs_dfd, name);
+    if (o->dfd < 0) {
+        snprintf(err, errlen, "cannot open %s/%s: %s", runs_dir, name,
+                 errno == ELOOP || errno == ENOTDIR ? "a symbolic link or not a directory: refused" : strerror(errno));
         return -1;
     }
-    o->dir = strdup(dir);
+    if (asprintf(&o->dir, "%s/%s", runs_dir, name) < 0)
+        abort();
+    if (line_file_resume(&o->jobs, o->dfd, o->dir, "jobs.jsonl", jobs_len, err, errlen)) {
+        close(o->dfd);
+        free(o->dir);
+        memset(o, 0, sizeof *o);
+        o->dfd = -1;
+        return -1;
+    }
+    const cJSON *w;
+    cJSON_ArrayForEach(w, waiting) /* lines a full disk held back at the checkpoint */
+        if (cJSON_IsString(w))
+            line_file_put(&o->jobs, w->valuestring);
     return 0;
 }
 
 void run_output_suspend(struct run_output *o)
 {
-    if (o->jobs && fclose(o->jobs) && !o->errors++)
-        fprintf(stderr, "hwemu: cannot write %s/jobs.jsonl: %s\n", o->dir, strerror(errno));
-    o->jobs = NULL;
+    line_file_close(&o->jobs);
+    if (o->dfd >= 0)
+        close(o->dfd);
+    cJSON_Delete(o->resumes);
     free(o->dir);
-    o->dir = NULL;
+    memset(o, 0, sizeof *o);
+    o->dfd = -1;
+    o->jobs.fd = -1;
 }
 
 static double secs(int64_t ns)
@@ -100,7 +103,7 @@ static double secs(int64_t ns)
 
 void run_output_job(struct run_output *o, const struct engine *e, const struct run *r, const struct run_job *j)
 {
-    if (!o->jobs)
+    if (!o->dir)
         return;
     const struct trace_job *t = j->t;
     cJSON *x = cJSON_CreateObject();
@@ -147,10 +150,10 @@ void run_output_job(struct run_output *o, const struct engine *e, const struct r
     cJSON_AddNumberToObject(w, "gpuUnitsDone", t->gpus ? t->gpu_units - (j->gpu_left > 0 ? j->gpu_left : 0) : 0);
     char *s = cJSON_PrintUnformatted(x);
     cJSON_Delete(x);
-    /* each line reaches the file as the job ends: a reader follows the run, and an engine
-     * killed later loses none of the jobs that ended before */
-    if (s && (fprintf(o->jobs, "%s\n", s) < 0 || fflush(o->jobs) != 0) && !o->errors++)
-        fprintf(stderr, "hwemu: run %s: cannot write %s/jobs.jsonl: %s\n", r->id, o->dir, strerror(errno));
+    /* each line reaches the file as the job ends (a reader follows the run), whole or not at
+     * all; one a full disk held back waits for the next write (runs.c reports it) */
+    if (s)
+        line_file_put(&o->jobs, s);
     free(s);
 }
 
@@ -173,21 +176,35 @@ cJSON *run_status_json(const struct engine *e, const struct run *r)
         cJSON_AddNumberToObject(en, job_class_names[c], (double)cls[c] / 1e6);
     cJSON_AddNumberToObject(en, "idle", (double)idle / 1e6);
     cJSON_AddNumberToObject(en, "nodes", (double)nodes / 1e6);
+    uint64_t gap = 0;
+    for (int i = 0; i < r->nnodes; i++)
+        gap += r->nodes[i].resume_gap_uj;
+    /* the counters' increase over work redone after a crash (docs/runs.md "Restarts") */
+    cJSON_AddNumberToObject(en, "resumeGap", (double)gap / 1e6);
     (void)e;
     return x;
 }
 
-void run_output_close(struct run_output *o, const struct engine *e, const struct run *r)
+int run_output_close(struct run_output *o, const struct engine *e, const struct run *r, char *err, size_t errlen)
 {
-    for (int k = 0; o->jobs && k < r->njobs; k++) /* what did not end: waiting, running at a stop */
+    if (!o->dir)
+        return 0;
+    for (int k = 0; k < r->njobs; k++) /* what did not end: waiting, running at a stop */
         if (r->jobs[k].state != JS_COMPLETED && r->jobs[k].state != JS_STALLED)
             run_output_job(o, e, r, &r->jobs[k]);
-    if (o->jobs && fclose(o->jobs) && !o->errors++)
-        fprintf(stderr, "hwemu: run %s: cannot write %s/jobs.jsonl: %s\n", r->id, o->dir, strerror(errno));
-    o->jobs = NULL;
-    if (!o->dir)
-        return;
+    uint64_t failures = o->jobs.failures;
+    int last_err = o->jobs.err;
+    int lost = line_file_close(&o->jobs);
     cJSON *x = run_status_json(e, r);
+    if (o->resumes && cJSON_GetArraySize(o->resumes))
+        cJSON_AddItemReferenceToObject(x, "resumes", o->resumes);
+    if (failures) { /* a full disk held lines back: said here, so a count never hides a loss */
+        cJSON *pr = cJSON_AddObjectToObject(cJSON_AddObjectToObject(x, "outputProblems"), "jobs.jsonl");
+        cJSON_AddNumberToObject(pr, "failedWrites", (double)failures);
+        cJSON_AddNumberToObject(pr, "linesLost", lost);
+        if (lost)
+            cJSON_AddStringToObject(pr, "lastError", strerror(last_err));
+    }
     int64_t makespan = 0;
     for (int k = 0; k < r->njobs; k++)
         if (r->jobs[k].end_ns > makespan)
@@ -219,6 +236,7 @@ void run_output_close(struct run_output *o, const struct engine *e, const struct
             cJSON_AddNumberToObject(o2, key, (double)n->part_delta_uj[k]);
         }
         cJSON_AddNumberToObject(o2, "idleMicrojoules", (double)n->idle_uj);
+        cJSON_AddNumberToObject(o2, "resumeGapMicrojoules", (double)n->resume_gap_uj);
         for (int c = 0; c < JOB_NCLASSES; c++) {
             char k[64];
             snprintf(k, sizeof k, "%sMicrojoules", job_class_names[c]);
@@ -243,12 +261,19 @@ void run_output_close(struct run_output *o, const struct engine *e, const struct
     cJSON_AddNumberToObject(x, "placementAttempts", (double)r->placements);
     char *s = cJSON_Print(x);
     cJSON_Delete(x);
-    char p[4096];
-    snprintf(p, sizeof p, "%s/summary.json", o->dir);
-    FILE *f = fopen(p, "w");
-    if (!f || fprintf(f, "%s\n", s) < 0 || fclose(f))
-        fprintf(stderr, "hwemu: run %s: cannot write %s: %s\n", r->id, p, strerror(errno));
+    int rc = 0;
+    char *text = NULL;
+    if (!s || asprintf(&text, "%s\n", s) < 0)
+        abort();
+    if (run_files_replace(o->dfd, o->dir, "summary.json", text, strlen(text), err, errlen))
+        rc = -1;
+    else if (lost) {
+        snprintf(err, errlen, "%d line%s of %s/jobs.jsonl could not be written (%s); summary.json says so", lost,
+                 lost == 1 ? "" : "s", o->dir, strerror(last_err));
+        rc = 1;
+    }
+    free(text);
     free(s);
-    free(o->dir);
-    o->dir = NULL;
+    run_output_suspend(o);
+    return rc;
 }

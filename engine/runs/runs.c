@@ -7,6 +7,7 @@
 #include "run.h"
 #include "run_checkpoint.h"
 #include "run_labels.h"
+#include "run_files.h"
 #include "run_output.h"
 #include "trace.h"
 #include "spec.h"
@@ -16,6 +17,8 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <sys/stat.h>
 #include <pthread.h>
 #include <sched.h>
@@ -38,12 +41,19 @@ struct runs {
     pthread_mutex_t lock;
     atomic_int readers_waiting;    /* callers queued for the lock: the tick lets them in first */
     char *dir;
+    int dfd;                       /* the runs directory, held open (run_files.h) */
     double base_speed;
     struct run *active;            /* submitted or running */
+    bool claimed;                  /* a submission is making claim_id's directory: others get EBUSY */
+    char claim_id[64];
     struct run_output out;
     bool announced;                /* the stalled-at-start jobs' events are out */
     int checkpoint_errors;
     int64_t checkpoint_mono;       /* CLOCK_MONOTONIC of the last periodic checkpoint */
+    int64_t checkpoint_ns;         /* the least wall time between periodic checkpoints */
+    int checkpoint_ended;          /* completed + stalled jobs in the last checkpoint */
+    cJSON *resume_outputs;         /* the resumed run's outputs lengths, for the tap's files */
+    int output_err;                /* the errno of jobs.jsonl's failure last said, 0 */
     struct runs_tap tap;
     struct run_label_map *labels;  /* per node: set at run time (run_labels.h); NULL until the first */
     struct past *past;
@@ -91,7 +101,7 @@ static void on_job(void *ctx, struct run *r, struct run_job *j)
                      : j->state == JS_COMPLETED ? "joulie.sim.job.completed" : "joulie.sim.job.stalled";
     cJSON *attrs = job_attrs(r, j);
     if (m->tap.event && m->out.dir)
-        m->tap.event(m->tap.ctx, m->out.dir, e->tick_wall, node, ev, attrs);
+        m->tap.event(m->tap.ctx, m->out.dir, m->out.dfd, e->tick_wall, node, ev, attrs);
     events_emit(e->events, e->tick_wall, node, ev, attrs);
     if (j->state == JS_COMPLETED) {
         m->completed[j->node * JOB_NCLASSES + j->t->cls]++;
@@ -140,7 +150,7 @@ static void tap_metrics(struct runs *m, bool final)
     }
     for (int k = 0; k <= RUN_COMPLETION_BUCKETS; k++)
         b[k] = r->completion_bucket[k];
-    struct runs_metrics x = {.run_id = r->id, .run_dir = m->out.dir, .wall_ns = e->tick_wall,
+    struct runs_metrics x = {.run_id = r->id, .run_dir = m->out.dir, .run_dfd = m->out.dfd, .wall_ns = e->tick_wall,
                              .start_wall_ns = e->tick_wall - r->now_ns, .submitted = sub, .nnodes = r->nnodes,
                              .node_names = names, .completed = done, .running = run, .le = run_completion_le,
                              .buckets = b, .nle = RUN_COMPLETION_BUCKETS, .sum = r->completion_sum_s,
@@ -155,20 +165,130 @@ void runs_set_tap(struct runs *m, const struct runs_tap *tap)
 {
     lock_caller(m);
     m->tap = tap ? *tap : (struct runs_tap){0};
+    if (m->active && m->out.dir && m->tap.resume && m->active->resumed) {
+        /* the resumed run's files of the tap are cut back to its checkpoint */
+        char err[4400];
+        if (m->tap.resume(m->tap.ctx, m->out.dir, m->out.dfd, m->resume_outputs, err, sizeof err))
+            fprintf(stderr, "hwemu: run %s: %s\n", m->active->id, err);
+    }
     pthread_mutex_unlock(&m->lock);
+}
+
+static void add_u64(cJSON *o, const char *k, uint64_t v)
+{
+    char t[32];
+    snprintf(t, sizeof t, "%" PRIu64, v);
+    cJSON_DeleteItemFromObjectCaseSensitive(o, k);
+    cJSON_AddStringToObject(o, k, t);
+}
+
+/* Writes r's state.json (run_checkpoint.h) with the lengths of its outputs: jobs.jsonl's whole
+ * lines and the lines a full disk holds back, the tap's files, the resumes so far. suspended:
+ * the engine stops here (not a periodic checkpoint a crash may follow). 0, or -1 with err. */
+static int write_state(struct runs *m, struct run *r, struct run_output *out, bool suspended, char *err, size_t errlen)
+{
+    cJSON *o = run_checkpoint_json(r);
+    line_file_flush(&out->jobs);
+    /* what the outputs held at the last resume and nobody updates (a tap not attached yet) stays */
+    cJSON *outs = m->resume_outputs ? cJSON_Duplicate(m->resume_outputs, true) : cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "outputs", outs);
+    add_u64(outs, "jobs.jsonl", (uint64_t)out->jobs.len);
+    cJSON *wait = cJSON_AddArrayToObject(o, "waiting");
+    for (int k = 0; k < out->jobs.npending; k++) {
+        size_t n = strlen(out->jobs.pending[k]);
+        char *line = strndup(out->jobs.pending[k], n ? n - 1 : 0); /* without its newline */
+        cJSON_AddItemToArray(wait, cJSON_CreateString(line));
+        free(line);
+    }
+    if (m->tap.checkpoint)
+        m->tap.checkpoint(m->tap.ctx, out->dir, out->dfd, outs);
+    cJSON_AddBoolToObject(o, "suspended", suspended);
+    if (out->resumes)
+        cJSON_AddItemReferenceToObject(o, "resumes", out->resumes);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    char *line = NULL;
+    if (!text || asprintf(&line, "%s\n", text) < 0)
+        abort();
+    free(text);
+    int rc = run_files_replace(out->dfd, out->dir, "state.json", line, strlen(line), err, errlen);
+    free(line);
+    if (!rc)
+        m->checkpoint_ended = r->count[JS_COMPLETED] + r->count[JS_STALLED];
+    return rc;
+}
+
+/* A checkpoint of the active run, its failure said once. */
+static void checkpoint(struct runs *m)
+{
+    char err[4400];
+    if (write_state(m, m->active, &m->out, false, err, sizeof err)) {
+        if (!m->checkpoint_errors++)
+            fprintf(stderr, "hwemu: run %s: %s (the run resumes from its last checkpoint after a crash)\n",
+                    m->active->id, err);
+    } else if (m->checkpoint_errors) {
+        fprintf(stderr, "hwemu: run %s: state.json written again after %d failure%s\n", m->active->id,
+                m->checkpoint_errors, m->checkpoint_errors == 1 ? "" : "s");
+        m->checkpoint_errors = 0;
+    }
+}
+
+/* jobs.jsonl's lines held back by a failed write are tried again; a failure and the recovery
+ * are said once each, on stderr and as an event. */
+static void watch_output(struct runs *m)
+{
+    struct run_output *o = &m->out;
+    if (!o->dir || !m->active)
+        return;
+    line_file_flush(&o->jobs);
+    int e = o->jobs.err;
+    if (e == m->output_err)
+        return;
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "runId", m->active->id);
+    cJSON_AddStringToObject(a, "file", o->jobs.path ? o->jobs.path : "jobs.jsonl");
+    if (e) {
+        fprintf(stderr, "hwemu: run %s: cannot write %s: %s; %d line%s wait%s and %s tried again at each tick "
+                "(the file keeps whole lines only)\n", m->active->id, o->jobs.path, strerror(e), o->jobs.npending,
+                o->jobs.npending == 1 ? "" : "s", o->jobs.npending == 1 ? "s" : "", o->jobs.npending == 1 ? "is" : "are");
+        cJSON_AddStringToObject(a, "error", strerror(e));
+        cJSON_AddNumberToObject(a, "linesWaiting", o->jobs.npending);
+        events_emit(m->e->events, m->e->tick_wall, "", "joulie.sim.run.output_failed", a);
+    } else {
+        fprintf(stderr, "hwemu: run %s: %s is written again (every line waiting is in it)\n", m->active->id,
+                o->jobs.path);
+        events_emit(m->e->events, m->e->tick_wall, "", "joulie.sim.run.output_recovered", a);
+    }
+    m->output_err = e;
 }
 
 static void finish(struct runs *m)
 {
     tap_metrics(m, true);
     struct run *r = m->active;
-    if (m->out.dir) { /* an ended run is not resumed */
-        char p[4200];
-        snprintf(p, sizeof p, "%s/state.json", m->out.dir);
-        unlink(p);
+    int dfd = m->out.dfd >= 0 ? dup(m->out.dfd) : -1;
+    char err[4400];
+    cJSON *resumes = m->out.resumes ? cJSON_Duplicate(m->out.resumes, true) : NULL;
+    int rc = run_output_close(&m->out, m->e, r, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "hwemu: run %s: %s\n", r->id, err);
+    if (rc < 0 && dfd >= 0) {
+        /* state.json stays when summary.json could not be written: a restart resumes the run from
+         * its last checkpoint and ends it again */
+        fprintf(stderr, "hwemu: run %s: its state.json is kept: the next start on this runs directory resumes "
+                "the run from its last checkpoint and writes summary.json\n", r->id);
+        close(dfd);
+        dfd = -1;
     }
-    run_output_close(&m->out, m->e, r);
+    if (dfd >= 0) { /* an ended run is not resumed */
+        unlinkat(dfd, "state.json", 0);
+        close(dfd);
+    }
     cJSON *s = run_status_json(m->e, r);
+    if (resumes && cJSON_GetArraySize(resumes))
+        cJSON_AddItemToObject(s, "resumes", resumes);
+    else
+        cJSON_Delete(resumes);
     m->past = realloc(m->past, sizeof *m->past * (size_t)(m->npast + 1));
     struct past *p = &m->past[m->npast++];
     snprintf(p->id, sizeof p->id, "%s", r->id);
@@ -222,22 +342,22 @@ static void after(void *ctx, struct engine *e)
     struct runs *m = ctx;
     struct run *r = m->active;
     if (r) {
+        bool rebase_tick = r->rebase_tick; /* a resume's first tick: the run's tick count stood still */
         run_after(r, e);
         if (r->ending && r->state != RUN_RUNNING) {
             finish(m);
-        } else {
-            /* for a restart after a crash; at high speeds no more often than every
-             * RUN_CHECKPOINT_MIN_WALL_S of wall time (a checkpoint writes every job of the run) */
-            int64_t wall = mono_now();
-            if (r->ticks % RUN_CHECKPOINT_TICKS == 0 && m->out.dir &&
-                wall - m->checkpoint_mono >= RUN_CHECKPOINT_MIN_WALL_S * 1000000000LL) {
-                m->checkpoint_mono = wall;
-                char err[4400];
-                if (run_checkpoint_write(r, m->out.dir, err, sizeof err) && !m->checkpoint_errors++)
-                    fprintf(stderr, "hwemu: run %s: %s\n", r->id, err);
-            }
+        } else if (!rebase_tick) {
+            watch_output(m);
             if (r->ticks % RUNS_METRICS_TICKS == 0)
                 tap_metrics(m, false);
+            /* for a restart after a crash (after the metrics: the checkpoint holds this tick's
+             * lines); at high speeds no more often than every checkpoint_ns of wall time (a
+             * checkpoint writes every job of the run) */
+            int64_t wall = mono_now();
+            if (r->ticks % RUN_CHECKPOINT_TICKS == 0 && m->out.dir && wall - m->checkpoint_mono >= m->checkpoint_ns) {
+                m->checkpoint_mono = wall;
+                checkpoint(m);
+            }
         }
     }
     pthread_mutex_unlock(&m->lock);
@@ -248,85 +368,218 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A run the engine stopped in the middle of (a state.json and no summary.json), the latest by
- * name, continues. */
+/* A run directory the engine found with no usable state: listed as failed with why. */
+static void add_failed(struct runs *m, const char *name, const char *why)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "runId", name);
+    cJSON_AddStringToObject(s, "state", run_state_names[RUN_FAILED]);
+    cJSON_AddStringToObject(s, "error", why);
+    m->past = realloc(m->past, sizeof *m->past * (size_t)(m->npast + 1));
+    struct past *p = &m->past[m->npast++];
+    snprintf(p->id, sizeof p->id, "%s", name);
+    p->status = cJSON_PrintUnformatted(s);
+    p->state = RUN_FAILED;
+    cJSON_Delete(s);
+    fprintf(stderr, "hwemu: run %s/%s failed: %s\n", m->dir, name, why);
+}
+
+/* Resumes run directory name from its state.json: 0, or -1 with why in err. */
+static int resume_one(struct runs *m, const char *name, char *err, size_t errlen)
+{
+    char dir[4400], path[4500];
+    snprintf(dir, sizeof dir, "%s/%s", m->dir, name);
+    snprintf(path, sizeof path, "%s/state.json", dir);
+    int rdfd = run_files_opendir(m->dfd, name);
+    if (rdfd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", dir,
+                 errno == ELOOP || errno == ENOTDIR ? "a symbolic link or not a directory: refused" : strerror(errno));
+        return -1;
+    }
+    size_t len;
+    char *text = run_files_read(rdfd, "state.json", (size_t)1 << 30, &len);
+    cJSON *o = text ? cJSON_ParseWithLength(text, len) : NULL;
+    int e = errno;
+    free(text);
+    char *trace = o ? run_files_read(rdfd, "trace.jsonl", (size_t)1 << 36, &len) : NULL;
+    int te = errno;
+    close(rdfd);
+    if (!o) {
+        if (text || !e)
+            snprintf(err, errlen, "%s is not the JSON this engine writes (remove it to list the run as failed, "
+                     "or the whole directory)", path);
+        else
+            snprintf(err, errlen, "cannot read %s: %s", path, e == EINVAL ? "not a regular file: refused" : strerror(e));
+        return -1;
+    }
+    if (!trace) {
+        snprintf(err, errlen, "cannot read %s/trace.jsonl: %s", dir, te == EINVAL ? "not a regular file: refused"
+                                                                                  : strerror(te));
+        cJSON_Delete(o);
+        return -1;
+    }
+    char label[4500];
+    snprintf(label, sizeof label, "%s/trace.jsonl", dir);
+    struct trace t;
+    struct diag dg = {0};
+    if (trace_parse(&t, label, trace, len, &dg)) {
+        snprintf(err, errlen, "its trace.jsonl does not load (%d problem%s, first: %s)", dg.count,
+                 dg.count == 1 ? "" : "s", dg.count ? dg.msgs[0] : "?");
+        diag_free(&dg);
+        free(trace);
+        cJSON_Delete(o);
+        return -1;
+    }
+    diag_free(&dg);
+    free(trace);
+    bool crash = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "suspended"));
+    struct run *r = run_create(m->e, &t, name, m->base_speed);
+    const cJSON *outs = cJSON_GetObjectItemCaseSensitive(o, "outputs");
+    uint64_t jobs_len = 0;
+    const cJSON *jl = cJSON_GetObjectItemCaseSensitive(outs, "jobs.jsonl");
+    if (jl && cJSON_IsString(jl))
+        jobs_len = strtoull(jl->valuestring, NULL, 10);
+    struct run_output out;
+    if (run_checkpoint_apply(r, o, path, crash, err, errlen) ||
+        /* a state.json of an engine before outputs were cut back: jobs.jsonl is kept as it is */
+        run_output_reopen(&out, m->dfd, m->dir, name, outs ? (off_t)jobs_len : -1,
+                          cJSON_GetObjectItemCaseSensitive(o, "waiting"), err, errlen)) {
+        run_free(r);
+        cJSON_Delete(o);
+        return -1;
+    }
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(o, "resumes");
+    cJSON_Delete(out.resumes);
+    out.resumes = cJSON_IsArray(rs) ? cJSON_Duplicate(rs, true) : cJSON_CreateArray();
+    cJSON *one = cJSON_CreateObject();
+    char at[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    cJSON_AddStringToObject(one, "at", at);                         /* the wall clock of the restart */
+    cJSON_AddNumberToObject(one, "fromSec", (double)r->now_ns / 1e9); /* the run's clock it goes on from */
+    cJSON_AddStringToObject(one, "after", crash ? "crash" : "suspend");
+    cJSON_AddItemToArray(out.resumes, one);
+    cJSON_Delete(m->resume_outputs);
+    m->resume_outputs = outs ? cJSON_Duplicate(outs, true) : NULL;
+    cJSON_Delete(o);
+    r->on_job = on_job;
+    r->ctx = m;
+    apply_labels(m, r);
+    m->active = r;
+    m->out = out;
+    /* a checkpoint of before the first tick: the stalled-at-start jobs are still to be said */
+    m->announced = r->ticks > 0;
+    /* at once: the resume is counted, and a crash from here is not taken for a suspension */
+    checkpoint(m);
+    /* the engine's event log is not cut back (other events share it): the job events of the work
+     * redone after a crash come again after this one */
+    cJSON *a = cJSON_CreateObject();
+    cJSON_AddStringToObject(a, "runId", name);
+    cJSON_AddNumberToObject(a, "fromSec", (double)r->now_ns / 1e9);
+    cJSON_AddStringToObject(a, "after", crash ? "crash" : "suspend");
+    cJSON_AddNumberToObject(a, "resumes", cJSON_GetArraySize(m->out.resumes));
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    events_emit(m->e->events, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, "", "joulie.sim.run.resumed", a);
+    fprintf(stderr, "hwemu: run %s resumes at %.3f s after a %s (%d of %d jobs completed)\n", name,
+            (double)r->now_ns / 1e9, crash ? "crash (the work since its last checkpoint is done again)" : "stop",
+            r->count[JS_COMPLETED], r->njobs);
+    return 0;
+}
+
+/* The runs directory at the start: the latest run the engine left in the middle (a state.json and
+ * no summary.json) continues; a run directory with neither, or whose state cannot be used, is
+ * listed as failed. */
 static void resume(struct runs *m)
 {
-    DIR *d = opendir(m->dir);
-    if (!d)
+    int fd = dup(m->dfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
     char **names = NULL;
     int n = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
-        char p[4400];
+        if (strncmp(de->d_name, "run-", 4))
+            continue;
         struct stat st;
-        snprintf(p, sizeof p, "%s/%s/state.json", m->dir, de->d_name);
-        if (de->d_name[0] == '.' || stat(p, &st))
+        if (fstatat(m->dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode)) {
+            add_failed(m, de->d_name, "not a directory (a symbolic link?): refused, never followed");
             continue;
-        snprintf(p, sizeof p, "%s/%s/summary.json", m->dir, de->d_name);
-        if (!stat(p, &st))
+        }
+        char p[4400];
+        snprintf(p, sizeof p, "%s/summary.json", de->d_name);
+        if (!fstatat(m->dfd, p, &st, AT_SYMLINK_NOFOLLOW))
+            continue; /* it ended */
+        snprintf(p, sizeof p, "%s/state.json", de->d_name);
+        if (fstatat(m->dfd, p, &st, AT_SYMLINK_NOFOLLOW)) {
+            add_failed(m, de->d_name, "no state.json and no summary.json: the engine that ran it stopped before "
+                                      "its first checkpoint, or they were removed; its other files stay");
             continue;
+        }
         names = realloc(names, sizeof *names * (size_t)(n + 1));
         names[n++] = strdup(de->d_name);
     }
     closedir(d);
     if (n > 1)
         qsort(names, (size_t)n, sizeof *names, by_name);
-    for (int i = 0; i < n; i++) {
-        if (i == n - 1) {
-            char dir[4400], path[4500], err[4600];
-            snprintf(dir, sizeof dir, "%s/%s", m->dir, names[i]);
-            snprintf(path, sizeof path, "%s/trace.jsonl", dir);
-            struct trace t;
-            struct diag dg = {0};
-            if (trace_load(&t, path, NULL, NULL, &dg)) {
-                fprintf(stderr, "hwemu: cannot resume run %s: its trace.jsonl does not load:\n", names[i]);
-                diag_print(&dg, stderr);
-            } else {
-                struct run *r = run_create(m->e, &t, names[i], m->base_speed);
-                if (run_checkpoint_apply(r, dir, err, sizeof err) || run_output_reopen(&m->out, dir, err, sizeof err)) {
-                    fprintf(stderr, "hwemu: cannot resume run %s: %s\n", names[i], err);
-                    run_free(r);
-                } else {
-                    r->on_job = on_job;
-                    r->ctx = m;
-                    apply_labels(m, r);
-                    m->active = r;
-                    m->announced = true;
-                    fprintf(stderr, "hwemu: run %s resumes at %.3f s (%d of %d jobs completed)\n", names[i],
-                            (double)r->now_ns / 1e9, r->count[JS_COMPLETED], r->njobs);
-                }
-            }
-            diag_free(&dg);
+    for (int i = n - 1; i >= 0; i--) {
+        char err[8192];
+        if (i < n - 1 || m->active) {
+            snprintf(err, sizeof err, "suspended, but run %s is later: only the latest suspended run resumes "
+                     "(remove that one's state.json to resume this one instead)", m->active ? m->active->id
+                                                                                         : names[n - 1]);
+            add_failed(m, names[i], err);
+        } else if (resume_one(m, names[i], err, sizeof err)) {
+            char why[8300];
+            snprintf(why, sizeof why, "cannot resume: %s", err);
+            add_failed(m, names[i], why);
         }
         free(names[i]);
     }
     free(names);
 }
 
-struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_speed)
+struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_speed, int64_t checkpoint_ns, char *err,
+                         size_t errlen)
 {
+    char *dir = NULL;
+    if (runs_dir && *runs_dir)
+        dir = strdup(runs_dir);
+    else if (asprintf(&dir, "%s/runs", e->cfg.root) < 0)
+        abort();
+    int dfd = run_files_dir(dir, err, errlen);
+    if (dfd < 0) {
+        free(dir);
+        return NULL;
+    }
     struct runs *m = calloc(1, sizeof *m);
     if (!m)
         abort();
     m->e = e;
     pthread_mutex_init(&m->lock, NULL);
-    if (runs_dir && *runs_dir)
-        m->dir = strdup(runs_dir);
-    else if (asprintf(&m->dir, "%s/runs", e->cfg.root) < 0)
-        abort();
+    m->dir = dir;
+    m->dfd = dfd;
+    m->out.dfd = -1;
     m->base_speed = base_speed;
+    m->checkpoint_ns = checkpoint_ns > 0 ? checkpoint_ns : RUN_CHECKPOINT_MIN_WALL_S * 1000000000LL;
+    m->checkpoint_mono = mono_now();
     m->completed = calloc((size_t)(e->nnodes ? e->nnodes : 1) * JOB_NCLASSES, sizeof *m->completed);
     e->hooks = (struct engine_hooks){.ctx = m, .before = before, .after = after};
     resume(m);
     return m;
 }
 
-void runs_detach(struct runs *m)
+bool runs_detach(struct runs *m)
 {
     if (!m)
-        return;
+        return false;
+    bool suspended = false;
     if (m->active) {
         struct run *r = m->active;
         for (int i = 0; r->active && i < r->nnodes; i++) { /* no tick runs any more */
@@ -341,13 +594,14 @@ void runs_detach(struct runs *m)
         /* the engine stops: the run is suspended and the next start on this runs directory
          * resumes it; if its state cannot be kept, it ends as stopped with its outputs */
         char err[4400];
-        if (m->out.dir && !run_checkpoint_write(r, m->out.dir, err, sizeof err)) {
+        if (m->out.dir && !write_state(m, r, &m->out, true, err, sizeof err)) {
             fprintf(stderr, "hwemu: run %s suspended at %.3f s; a restart on this root resumes it\n", r->id,
                     (double)r->now_ns / 1e9);
             tap_metrics(m, true);
             run_output_suspend(&m->out);
             run_free(r);
             m->active = NULL;
+            suspended = true;
         } else {
             if (m->out.dir)
                 fprintf(stderr, "hwemu: run %s: %s; it ends as stopped\n", r->id, err);
@@ -364,16 +618,28 @@ void runs_detach(struct runs *m)
     free(m->past);
     free(m->completed);
     free(m->dir);
+    cJSON_Delete(m->resume_outputs);
+    if (m->dfd >= 0)
+        close(m->dfd);
     pthread_mutex_destroy(&m->lock);
     free(m);
+    return suspended;
+}
+
+/* Gives up a claim (the lock is not held). */
+static void unclaim(struct runs *m)
+{
+    lock_caller(m);
+    m->claimed = false;
+    pthread_mutex_unlock(&m->lock);
 }
 
 int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet, char *id,
                 size_t idlen, struct diag *d)
 {
     lock_caller(m);
-    if (m->active) {
-        snprintf(id, idlen, "%s", m->active->id);
+    if (m->active || m->claimed) {
+        snprintf(id, idlen, "%s", m->active ? m->active->id : m->claim_id);
         pthread_mutex_unlock(&m->lock);
         return EBUSY;
     }
@@ -385,37 +651,68 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
+    /* the run is decided here, under the lock, before anything is made on disk: a submission that
+     * loses the race leaves nothing behind */
     lock_caller(m);
+    if (m->active || m->claimed) {
+        snprintf(id, idlen, "%s", m->active ? m->active->id : m->claim_id);
+        pthread_mutex_unlock(&m->lock);
+        trace_free(&t);
+        return EBUSY;
+    }
+    m->claimed = true;
     unsigned seq = ++m->seq;
+    snprintf(m->claim_id, sizeof m->claim_id, "run-%04d%02d%02dT%02d%02d%02dZ-%u", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, seq);
     pthread_mutex_unlock(&m->lock);
-    char dir[4096], err[4200];
-    struct stat st;
-    do { /* never an existing run's directory */
-        snprintf(rid, sizeof rid, "run-%04d%02d%02dT%02d%02d%02dZ-%u", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                 tm.tm_hour, tm.tm_min, tm.tm_sec, seq++);
-        snprintf(dir, sizeof dir, "%s/%s", m->dir, rid);
-    } while (!stat(dir, &st));
-    struct run *r = run_create(m->e, &t, rid, m->base_speed);
+    char err[4400];
     struct run_output out;
-    if (run_output_open(&out, dir, text, len, mode, err, sizeof err)) {
+    for (;;) { /* never an existing run's directory: mkdirat is exclusive */
+        snprintf(rid, sizeof rid, "run-%04d%02d%02dT%02d%02d%02dZ-%u", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                 tm.tm_hour, tm.tm_min, tm.tm_sec, seq);
+        if (!run_output_open(&out, m->dfd, m->dir, rid, text, len, mode, err, sizeof err))
+            break;
+        if (errno != EEXIST) {
+            diag_add(d, NULL, "%s", err);
+            trace_free(&t);
+            unclaim(m);
+            return EIO;
+        }
+        lock_caller(m);
+        seq = ++m->seq;
+        snprintf(m->claim_id, sizeof m->claim_id, "run-%04d%02d%02dT%02d%02d%02dZ-%u", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, seq);
+        pthread_mutex_unlock(&m->lock);
+    }
+    struct run *r = run_create(m->e, &t, rid, m->base_speed);
+    /* the first checkpoint, before the run is announced: a crash from here on resumes it */
+    lock_caller(m);
+    cJSON_Delete(m->resume_outputs);
+    m->resume_outputs = NULL;
+    int rc = write_state(m, r, &out, false, err, sizeof err);
+    pthread_mutex_unlock(&m->lock);
+    if (rc) {
         diag_add(d, NULL, "%s", err);
         run_free(r);
+        line_file_close(&out.jobs);
+        unlinkat(out.dfd, "jobs.jsonl", 0);
+        unlinkat(out.dfd, "trace.jsonl", 0);
+        run_output_suspend(&out);
+        unlinkat(m->dfd, rid, AT_REMOVEDIR);
+        unclaim(m);
         return EIO;
     }
     lock_caller(m);
-    if (m->active) { /* another came first */
-        snprintf(id, idlen, "%s", m->active->id);
-        pthread_mutex_unlock(&m->lock);
-        run_output_close(&out, m->e, r);
-        run_free(r);
-        return EBUSY;
-    }
     r->on_job = on_job;
     r->ctx = m;
     apply_labels(m, r);
     m->active = r;
     m->out = out;
     m->announced = false;
+    m->claimed = false;
+    m->output_err = 0;
+    m->checkpoint_errors = 0;
+    m->checkpoint_mono = mono_now();
     snprintf(id, idlen, "%s", rid);
     pthread_mutex_unlock(&m->lock);
     return 0;
@@ -451,6 +748,19 @@ int runs_stop(struct runs *m, const char *id)
     return rc;
 }
 
+/* The active run's status (the lock held). What it shows of ended jobs is checkpointed first, so
+ * that after a crash the run resumes with at least as many (GET /runs never goes back). */
+static cJSON *active_status(struct runs *m)
+{
+    struct run *r = m->active;
+    if (m->out.dir && r->count[JS_COMPLETED] + r->count[JS_STALLED] != m->checkpoint_ended)
+        checkpoint(m);
+    cJSON *s = run_status_json(m->e, r);
+    if (m->out.resumes && cJSON_GetArraySize(m->out.resumes)) /* a copy: the caller prints it unlocked */
+        cJSON_AddItemToObject(s, "resumes", cJSON_Duplicate(m->out.resumes, true));
+    return s;
+}
+
 cJSON *runs_list_json(struct runs *m)
 {
     lock_caller(m);
@@ -459,7 +769,7 @@ cJSON *runs_list_json(struct runs *m)
     for (int i = 0; i < m->npast; i++)
         cJSON_AddItemToArray(a, cJSON_Parse(m->past[i].status));
     if (m->active)
-        cJSON_AddItemToArray(a, run_status_json(m->e, m->active));
+        cJSON_AddItemToArray(a, active_status(m));
     pthread_mutex_unlock(&m->lock);
     return o;
 }
@@ -469,7 +779,7 @@ cJSON *runs_get_json(struct runs *m, const char *id)
     lock_caller(m);
     cJSON *o = NULL;
     if (m->active && !strcmp(m->active->id, id))
-        o = run_status_json(m->e, m->active);
+        o = active_status(m);
     for (int i = 0; !o && i < m->npast; i++)
         if (!strcmp(m->past[i].id, id))
             o = cJSON_Parse(m->past[i].status);

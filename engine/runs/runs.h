@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct cJSON;
 struct diag;
@@ -17,6 +18,7 @@ struct runs;
 /* What a run's job metrics are now (for the run's OTLP files, engine/telemetry/run_otlp.c). */
 struct runs_metrics {
     const char *run_id, *run_dir;
+    int run_dfd;                           /* the run's directory, open: files are opened relative to it */
     int64_t wall_ns, start_wall_ns;
     const unsigned long long *submitted;   /* [class] */
     int nnodes;
@@ -31,21 +33,33 @@ struct runs_metrics {
     bool final;                            /* the run ended or was suspended: the last call for it */
 };
 /* A layer above may watch the runs: every job event (as it goes to the event log; attrs valid
- * during the call) and the run's metrics every RUNS_METRICS_TICKS ticks and at its end. Called
- * on the tick thread. */
+ * during the call) and the run's metrics every RUNS_METRICS_TICKS ticks and at its end. Files it
+ * writes in the run's directory take part in the run's checkpoints: at each, checkpoint writes
+ * what it holds and adds each file's length to outputs ({"otlp/logs.jsonl": "<bytes>"}); when a
+ * run resumes, resume cuts them back to those lengths (outputs NULL: a state.json without
+ * lengths, leave them), so a resumed run's files hold each line once. Called on the tick thread,
+ * or with the runs' lock held. */
 #define RUNS_METRICS_TICKS 60
 struct runs_tap {
     void *ctx;
-    void (*event)(void *ctx, const char *run_dir, int64_t wall_ns, const char *node, const char *name,
+    void (*event)(void *ctx, const char *run_dir, int run_dfd, int64_t wall_ns, const char *node, const char *name,
                   const struct cJSON *attrs);
     void (*metrics)(void *ctx, const struct runs_metrics *m);
+    void (*checkpoint)(void *ctx, const char *run_dir, int run_dfd, struct cJSON *outputs);
+    int (*resume)(void *ctx, const char *run_dir, int run_dfd, const struct cJSON *outputs, char *err, size_t errlen);
 };
 void runs_set_tap(struct runs *m, const struct runs_tap *tap);
 
-/* Installs the engine hooks. runs_dir NULL: <root>/runs. base_speed: SIM_BASE_SPEED_PER_CORE. */
-struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_speed);
-/* Ends an active run as stopped (outputs written), removes the hooks. Call with no tick running. */
-void runs_detach(struct runs *m);
+/* Installs the engine hooks and resumes the runs directory's suspended run (the latest). runs_dir
+ * NULL: <root>/runs; it is held to the root's rules (run_files.h). base_speed:
+ * SIM_BASE_SPEED_PER_CORE. checkpoint_ns: the least wall time between periodic checkpoints
+ * (SIM_RUN_CHECKPOINT_INTERVAL; 0: RUN_CHECKPOINT_MIN_WALL_S). NULL with the reason in err. */
+struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_speed, int64_t checkpoint_ns, char *err,
+                         size_t errlen);
+/* Suspends an active run (checkpoint; it resumes at the next start) or, when its state cannot be
+ * written, ends it as stopped; removes the hooks. Call with no tick running. True when a run was
+ * suspended. */
+bool runs_detach(struct runs *m);
 /* A new run of the trace text (label names it in messages and the status). mode: the source's
  * permission bits, which the run's copy of the trace keeps (run_output.h); quiet: messages never
  * show the trace's values (trace_parse_quiet). 0 with its id; EBUSY while another is active (id:
@@ -57,7 +71,10 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
 int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, struct diag *d);
 /* Stops the run at the next tick: 0; ENOENT no such run; EALREADY it has ended. */
 int runs_stop(struct runs *m, const char *id);
-/* Status objects (caller deletes): every run, and one (NULL: no such run). */
+/* Status objects (caller deletes): every run, and one (NULL: no such run). A run directory the
+ * engine found at its start with no usable state is listed as failed, with the reason. Before a
+ * status shows a job ended that the last checkpoint does not hold, a checkpoint is written, so
+ * the counts of completed and stalled jobs a reader saw never go back after a crash. */
 struct cJSON *runs_list_json(struct runs *m);
 struct cJSON *runs_get_json(struct runs *m, const char *id);
 /* The active (or submitted, or resumed) run's id into id: false when there is none. */

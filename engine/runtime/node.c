@@ -1,10 +1,10 @@
 /* node: a node's tick (node_tick): drain what agents wrote (slots validated again, events),
  * step the physics, begin the next interval at its load, publish the values that moved and
  * write the ledger; and the node's power statistics. The tick begins with the damage checks of
- * node_repair.c; opening and resuming the segment is node_open.c's, the pool's template
- * node_template.c's. See node.h. */
+ * node_repair.c, applies the agents' settings with node_apply.c and publishes with
+ * node_publish.c; opening and resuming the segment is node_open.c's (it calls the tick, never
+ * the other way), the pool's template node_template.c's. See node.h. */
 #include "node_internal.h"
-#include "params.h"
 
 #include "events.h"
 #include "seg_attr.h"
@@ -15,107 +15,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* --- agent writes into the physics -------------------------------------------------------- */
-
-static int epp_value(const char *t)
-{
-    static const struct {
-        const char *name;
-        int v;
-    } names[] = {{"performance", 0}, {"balance_performance", 128}, {"balance_power", 192}, {"power", 255},
-                 {"default", 128}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strncmp(t, names[i].name, strlen(names[i].name)) && (t[strlen(names[i].name)] == '\n'))
-            return names[i].v;
-    return atoi(t);
-}
-
-static void apply_gpu(struct node *n, const struct binding *b, const char *text, long long v)
-{
-    if (b->pkg >= PHYS_GPU_MAX)
-        return;
-    struct phys_gpu *g = &n->gstate.g[b->pkg];
-    int lo = 0, hi = 0;
-    switch (b->zone) {
-    case GS_LIMIT_MW:
-        if (text[0] != '[') /* a token: the limit is not supported */
-            g->limit_w = (double)v / 1000;
-        break;
-    case GS_CAP_UW: g->limit_w = (double)v / 1e6; break;
-    case GS_INTEL_PL1_UW: g->limit_w = (double)v / 1e6; break;
-    case GS_PERSISTENCE: g->persistence = v != 0; break;
-    case GS_LOCK_GFX:
-    case GS_LOCK_MEM:
-        if (sscanf(text, "%d %d", &lo, &hi) != 2)
-            lo = hi = 0; /* "none" */
-        if (b->zone == GS_LOCK_GFX)
-            g->lock_gfx_max = hi;
-        else
-            g->lock_mem_max = hi;
-        break;
-    default: break; /* the performance level is kept by its file; it changes no physics */
-    }
-}
-
-/* A policy's setting goes to every CPU of the policy. */
-#define SET_POLICY(n, b, field, value)                                                                \
-    do {                                                                                              \
-        int end_ = (n)->params.policy_span > 1 ? (n)->state.ncpus : (b)->cpu + 1;                     \
-        for (int i_ = (b)->cpu; i_ < end_ && i_ < (n)->state.ncpus; i_++)                            \
-            if ((n)->params.cpu_policy[i_] == (b)->cpu)                                               \
-                (n)->state.cpu[i_].field = (value);                                                   \
-    } while (0)
-
-void node_apply(struct node *n, const struct binding *b, const char *text)
-{
-    struct phys_pkg_state *k = &n->state.pkg[b->pkg < PHYS_MAX_PKGS ? b->pkg : 0];
-    long long v = strtoll(text, NULL, 10);
-    int32_t khz = v < 0 ? 0 : v > INT32_MAX ? INT32_MAX : (int32_t)v;
-    switch (b->kind) {
-    case BK_PL_LIMIT: k->pl_limit_uw[b->pl < PHYS_NPL ? b->pl : 0] = v; break;
-    case BK_PL1_WINDOW: k->pl1_window_us = v; break;
-    case BK_ZONE_ENABLED: k->rapl_enabled = v != 0; break;
-    case BK_GOVERNOR: SET_POLICY(n, b, governor, params_governor_of(text)); break;
-    case BK_MIN_FREQ: SET_POLICY(n, b, scaling_min_khz, khz); break;
-    case BK_MAX_FREQ: SET_POLICY(n, b, scaling_max_khz, khz); break;
-    case BK_EPP: SET_POLICY(n, b, epp, epp_value(text)); break;
-    case BK_BOOST: n->state.boost = v != 0; break;
-    case BK_NO_TURBO: n->state.boost = v == 0; break;
-    case BK_MAX_PERF_PCT: n->state.max_perf_pct = (int32_t)(v < 0 ? 0 : v > 100 ? 100 : v); break;
-    case BK_MIN_PERF_PCT: n->state.min_perf_pct = (int32_t)(v < 0 ? 0 : v > 100 ? 100 : v); break;
-    case BK_HSMP_CAP: k->hsmp_cap_uw = v; break;
-    case BK_GPU_SET: apply_gpu(n, b, text, v); break;
-    case BK_CF_RESET: node_cfstats_reset(n, b->cpu); break;
-    default: break;
-    }
-}
-
-/* --- publication --------------------------------------------------------------------------- */
-
-
-void node_text_value(struct seg_value *v, const char *text)
-{
-    size_t n = strlen(text);
-    if (n > sizeof v->text)
-        n = sizeof v->text;
-    memcpy(v->text, text, n);
-    v->len = (uint8_t)n;
-}
-
-void node_publish(struct node *n, struct node_change *ch, uint32_t nch, int64_t now_mono)
-{
-    struct seg *s = &n->seg;
-    seg_publish_begin(s);
-    for (int copy = 0; copy < 2; copy++) {
-        struct seg_value *c = seg_writable_copy(s);
-        for (uint32_t i = 0; i < nch; i++)
-            c[ch[i].value] = ch[i].v;
-        if (!copy)
-            seg_publish_flip(s);
-    }
-    seg_publish_end(s, now_mono);
-}
 
 void node_rebase(struct node *n, int64_t now_mono)
 {

@@ -1,8 +1,10 @@
 /* node: one emulated node at run time: its physics state, its segment, and the bindings between
  * the two. Owns: a pool's template (node_template.c: parameters from render/params.c, files
  * from render/render.c), opening or resuming a node's segment (node_open.c), each tick's drain
- * of agent writes, physics step and publication (node.c, node_gpu.c) and the damage checks and
- * repairs (node_repair.c); what those files share is node_internal.h. A node never blocks on a
+ * of agent writes, physics step and publication (node.c, node_gpu.c), the damage checks and
+ * repairs (node_repair.c), and what those three use: the agents' settings applied
+ * (node_apply.c) and the publication of a snapshot (node_publish.c); what the node files share
+ * is node_internal.h. A node never blocks on a
  * reader and never trusts what agents wrote into its segment: every slot is validated again
  * before it reaches the physics, every index read from the segment is bounded by the node's
  * private counts, and the segment's header and its static file are checked against the

@@ -1,13 +1,16 @@
 /* node_internal: what the runtime's node files share and nothing outside engine/runtime may
- * call: the tick's application and publication (node.c), the damage checks (node_repair.c),
- * the resume of what agents wrote (node_open.c), and the GPU texts (node_gpu.c), job cgroup
- * slots (node_unit.c) and cpufreq/stats lines (node_cfstats.c) a tick publishes. node.h is the
+ * call. Their dependencies run one way (test_layers.sh refuses a circle): the open
+ * (node_open.c) does a first tick (node.c), which begins with the damage checks
+ * (node_repair.c); all three use the agents' settings applied (node_apply.c) and the
+ * publication (node_publish.c), which use only the GPU texts (node_gpu.c), job cgroup slots
+ * (node_unit.c) and cpufreq/stats lines (node_cfstats.c) a tick publishes. node.h is the
  * public side (the engine, the runs, the telemetry). */
 #ifndef HWEMU_NODE_INTERNAL_H
 #define HWEMU_NODE_INTERNAL_H
 #include "node.h"
 
 #include <stddef.h>
+#include <string.h>
 
 struct event_log;
 
@@ -29,11 +32,27 @@ struct node_change {
     struct seg_value v;
 };
 
-/* The tick (node.c): an agent's validated text into the physics (b's quantity); a text as a
- * value's text; changes ch[0..nch) published as one snapshot. */
+/* A text as a value's text (cut to what a value holds). Inline: the tick formats several a node. */
+static inline void node_text_value(struct seg_value *v, const char *text)
+{
+    size_t n = strlen(text);
+    if (n > sizeof v->text)
+        n = sizeof v->text;
+    memcpy(v->text, text, n);
+    v->len = (uint8_t)n;
+}
+
+/* Agents' settings (node_apply.c): an agent's validated text into the physics (b's quantity);
+ * the settings agents wrote, read back from the segment, validated again and applied (a resumed
+ * segment, and a repaired one whose settings were lost). */
 void node_apply(struct node *n, const struct binding *b, const char *text);
-void node_text_value(struct seg_value *v, const char *text);
+void node_resume_writes(struct node *n);
+
+/* Publication (node_publish.c): changes ch[0..nch) published as one snapshot; the values that
+ * name this node's hardware (GPU UUIDs, serials), published (at the open, and by a repair that
+ * lost them). */
 void node_publish(struct node *n, struct node_change *ch, uint32_t nch, int64_t now_mono);
+void node_publish_identity(struct node *n);
 
 /* Damage (node_repair.c, docs/robustness.md): the kinds (one stderr line each per node), the
  * header a node's file must have, of which the part before NODE_HEADER_STATIC is compared (what
@@ -45,12 +64,6 @@ void node_expected_header(const struct node *n, struct seg_header *h);
 void node_report_damage(struct node *n, unsigned kind, const char *what, const char *action, int64_t now_wall,
                         struct event_log *log);
 void node_check_health(struct node *n, int64_t now_wall, struct event_log *log);
-
-/* Resume (node_open.c): the settings agents wrote, read back from the segment, validated again
- * and applied; the values that name this node's hardware (GPU UUIDs, serials), published. A
- * repaired segment whose settings were lost uses both too. */
-void node_resume_writes(struct node *n);
-void node_publish_identity(struct node *n);
 
 /* The text of a GPU value (BK_GPU, BK_GPU_IDENT) now: false for other bindings. */
 bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_t len);

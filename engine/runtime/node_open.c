@@ -1,5 +1,6 @@
 /* node_open: a node's segment opened: rendered from the pool's template, or an existing one
- * resumed, and closed. See node.h.
+ * resumed (its counters salvaged here, its agents' settings re-applied by node_apply.c), its
+ * first tick (node.c) and its identity published (node_publish.c); and closed. See node.h.
  *
  * Resume rules (Joulie emulate mode, "Restarts and recovery"; docs/sources.md): an existing
  * segment is resumed when it was rendered for the same node, profile and profile values (the layout hash covers the
@@ -16,8 +17,6 @@
 #include "node_internal.h"
 #include "params.h"
 
-#include "seg_attr.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -26,27 +25,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* The values that name this node's hardware (GPU UUIDs, serials): the template's texts are
- * the pool's, so each node publishes its own once. */
-void node_publish_identity(struct node *n)
-{
-    struct node_change *ch = malloc(sizeof *ch * (n->nvalues ? n->nvalues : 1));
-    if (!ch)
-        abort();
-    uint32_t nch = 0;
-    char text[SEG_TEXT_MAX];
-    for (uint32_t v = 0; v < n->nvalues; v++) {
-        if (n->binds[v].kind != BK_GPU_IDENT || !node_gpu_text(n, &n->binds[v], text, sizeof text))
-            continue;
-        struct node_change c = {.value = v, .v = node_img_values(n->t)[v]};
-        node_text_value(&c.v, text);
-        ch[nch++] = c;
-    }
-    if (nch)
-        node_publish(n, ch, nch, seg_now_ns());
-    free(ch);
-}
 
 /* Every counter's resumed total from segment from (mapped and bound with the template's
  * geometry) into out[ncounters]: segment.h "Resume". The node's ledger sequence continues from
@@ -89,33 +67,6 @@ static void resume_counters(struct node *n, struct phys_cpu_params *p, const uin
         }
         struct phys_counter *c = b->zone == PHYS_ZONE_PSYS ? &p->psys : &p->pkg[b->pkg].counter[b->zone];
         c->start_uj = (int64_t)totals[k];
-    }
-}
-
-void node_resume_writes(struct node *n)
-{
-    /* Every A value as a reader sees it now (slot if newer) goes into the physics, validated
-     * again first: the file is untrusted. What the attribute refuses stays the profile's. */
-    int64_t now = seg_now_ns(); /* one instant for the whole node (a clock read costs as much as a slot) */
-    for (uint32_t i = 0; i < n->seg.n_slots; i++) {
-        uint32_t e = n->slot_entry[i];
-        char tmp[SEG_TEXT_MAX + 1], out[SEG_TEXT_MAX + 1];
-        size_t len, olen = 0;
-        bool changes = false;
-        const char *t = seg_read(&n->seg, e, now, tmp, &len);
-        uint32_t v = n->seg.entries[e].value;
-        const struct seg_value *dflt = &node_img_values(n->t)[v];
-        if (t && len == dflt->len && !memcmp(t, dflt->a.text, len)) {
-            memcpy(out, t, len); /* the profile's own text (most of them): nothing to check */
-            out[len] = 0;
-            node_apply(n, &n->binds[v], out);
-        } else if (t && !seg_attr_store(&n->seg, e, t, len, now, out, &olen, &changes) && changes) {
-            out[olen < SEG_TEXT_MAX ? olen : SEG_TEXT_MAX] = 0;
-            node_apply(n, &n->binds[v], out);
-        }
-        uint64_t seq;
-        char st[SEG_TEXT_MAX];
-        n->slot_applied[i] = seg_slot_load(&n->seg, i, &seq, st, &len) ? seq : 0;
     }
 }
 

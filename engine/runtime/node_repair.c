@@ -21,7 +21,9 @@
  *     (snapshot, slots, marks, ledger), so counters and settings continue; agents that mapped
  *     the old file keep its last values until they open the node again.
  * A damaged segment found at the start is rendered again by node_open.c (its counters salvaged)
- * and reported here, with its event at the node's first tick that has the log. */
+ * and reported here, with its event at the node's first tick that has the log. A repair that
+ * lost the agents' settings re-applies the profile's (node_apply.c) and publishes the identity
+ * again (node_publish.c); this file never calls the open or the tick. */
 #include "node_internal.h"
 
 #include "events.h"

@@ -1,65 +1,136 @@
-/* run_otlp: the run's OTLP files; see run_otlp.h. Files are opened per run directory and closed
- * at the run's last metrics call. A write error is reported once per run on stderr. */
+/* run_otlp: the run's OTLP files; see run_otlp.h. Files are opened per run directory, relative to
+ * its descriptor (no symbolic link followed, run_files.h), written whole lines only, and closed at
+ * the run's last metrics call. A write error is reported once per run on stderr; a line a full
+ * disk held back is written before the next one. */
 #include "run_otlp.h"
 
 #include "otlp.h"
+#include "run_files.h"
 #include "runs.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+static const char *const names[2] = {"otlp/logs.jsonl", "otlp/metrics.jsonl"};
+
 struct writer {
     char *dir;
-    FILE *logs, *metrics;
+    int dfd;                  /* the run's directory (runs.c owns it) */
+    struct line_file f[2];    /* logs, metrics */
+    bool open[2];
+    bool resumed;             /* the run resumed: its files exist (created when not) */
     int errors;
 };
 
-static struct writer w; /* the tap runs on the tick thread only */
+static struct writer w; /* the tap runs on the tick thread, or under the runs' lock */
 
-static FILE *open_in(const char *run_dir, const char *name)
+static void writer_close(void)
 {
-    if (!w.dir || strcmp(w.dir, run_dir)) {
-        if (w.logs)
-            fclose(w.logs);
-        if (w.metrics)
-            fclose(w.metrics);
-        free(w.dir);
-        w = (struct writer){.dir = strdup(run_dir)};
-    }
-    FILE **f = !strcmp(name, "logs.jsonl") ? &w.logs : &w.metrics;
-    if (!*f) {
-        char p[4400];
-        snprintf(p, sizeof p, "%s/otlp", run_dir);
-        mkdir(p, 0755);
-        snprintf(p, sizeof p, "%s/otlp/%s", run_dir, name);
-        *f = fopen(p, "a");
-        if (!*f && !w.errors++)
-            fprintf(stderr, "hwemu: cannot write %s: %s\n", p, strerror(errno));
-    }
-    return *f;
+    for (int k = 0; k < 2; k++)
+        if (w.open[k] && line_file_close(&w.f[k]) && !w.errors++)
+            fprintf(stderr, "hwemu: cannot write %s/%s: lines lost\n", w.dir, names[k]);
+    free(w.dir);
+    w = (struct writer){.dfd = -1};
 }
 
-static void line(FILE *f, char *text)
+/* The writer for run_dir (a new run directory closes the last one's files). */
+static void select_dir(const char *run_dir, int run_dfd)
 {
-    if (f && text && (fputs(text, f) == EOF || fputc('\n', f) == EOF) && !w.errors++)
-        fprintf(stderr, "hwemu: cannot write %s/otlp: %s\n", w.dir, strerror(errno));
+    if (!w.dir || strcmp(w.dir, run_dir)) {
+        writer_close();
+        w.dir = strdup(run_dir);
+        w.dfd = run_dfd;
+    }
+}
+
+static struct line_file *open_in(const char *run_dir, int run_dfd, int k)
+{
+    select_dir(run_dir, run_dfd);
+    if (!w.open[k]) {
+        char err[4600];
+        if (mkdirat(w.dfd, "otlp", 0755) && errno != EEXIST) {
+            if (!w.errors++)
+                fprintf(stderr, "hwemu: cannot create %s/otlp: %s\n", run_dir, strerror(errno));
+            return NULL;
+        }
+        /* a run that goes on after a restart continues its files, cut back to its checkpoint */
+        int rc = w.resumed ? line_file_resume(&w.f[k], w.dfd, w.dir, names[k], -1, err, sizeof err)
+                           : line_file_create(&w.f[k], w.dfd, w.dir, names[k], err, sizeof err);
+        if (rc) {
+            if (!w.errors++)
+                fprintf(stderr, "hwemu: %s\n", err);
+            return NULL;
+        }
+        w.open[k] = true;
+    }
+    return &w.f[k];
+}
+
+static void line(struct line_file *f, char *text)
+{
+    if (f && text && !line_file_put(f, text) && !w.errors++)
+        fprintf(stderr, "hwemu: cannot write %s: %s (whole lines only: it waits for the next write)\n", f->path,
+                strerror(f->err));
     free(text);
+}
+
+/* runs.c's checkpoint: what is written and each file's length */
+static void on_checkpoint(void *ctx, const char *run_dir, int run_dfd, cJSON *outputs)
+{
+    (void)ctx;
+    (void)run_dfd;
+    if (!w.dir || strcmp(w.dir, run_dir))
+        return; /* nothing written for this run yet: its files are cut to nothing at a resume */
+    for (int k = 0; k < 2; k++) {
+        if (!w.open[k])
+            continue;
+        line_file_flush(&w.f[k]);
+        char t[32];
+        snprintf(t, sizeof t, "%" PRIu64, (uint64_t)w.f[k].len);
+        cJSON_DeleteItemFromObjectCaseSensitive(outputs, names[k]);
+        cJSON_AddStringToObject(outputs, names[k], t);
+    }
+}
+
+/* runs.c's resume: the files cut back to the checkpoint's lengths (a file it does not name had
+ * nothing written then) */
+static int on_resume(void *ctx, const char *run_dir, int run_dfd, const cJSON *outputs, char *err, size_t errlen)
+{
+    (void)ctx;
+    writer_close();
+    w.dir = strdup(run_dir);
+    w.dfd = run_dfd;
+    w.resumed = true;
+    if (!outputs) /* a state.json without lengths: the files are continued as they are */
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(outputs, names[k]);
+        off_t len = cJSON_IsString(v) ? (off_t)strtoull(v->valuestring, NULL, 10) : 0;
+        struct stat st;
+        if (fstatat(run_dfd, names[k], &st, AT_SYMLINK_NOFOLLOW) && errno == ENOENT && !len)
+            continue; /* nothing to cut: created at its first line */
+        if (line_file_resume(&w.f[k], run_dfd, run_dir, names[k], len, err, errlen))
+            return -1;
+        w.open[k] = true;
+    }
+    return 0;
 }
 
 static const struct otlp_resource resource = {.service_name = "hwemu"};
 
-static void on_event(void *ctx, const char *run_dir, int64_t wall_ns, const char *node, const char *name,
+static void on_event(void *ctx, const char *run_dir, int run_dfd, int64_t wall_ns, const char *node, const char *name,
                      const cJSON *attrs)
 {
     (void)ctx;
     struct otlp_log one = {.node = (char *)(node && *node ? node : "cluster"), .wall_ns = wall_ns,
                            .record = otlp_log_record(wall_ns, name, attrs)};
-    line(open_in(run_dir, "logs.jsonl"), otlp_logs_json(&one, 1, &resource));
+    line(open_in(run_dir, run_dfd, 0), otlp_logs_json(&one, 1, &resource));
     cJSON_Delete(one.record);
 }
 
@@ -153,29 +224,19 @@ static void on_metrics(void *ctx, const struct runs_metrics *m)
     }
     cJSON_AddArrayToObject(h, "attributes");
     cJSON_AddItemToArray(pts, h);
-    line(open_in(m->run_dir, "metrics.jsonl"), cJSON_PrintUnformatted(o));
+    line(open_in(m->run_dir, m->run_dfd, 1), cJSON_PrintUnformatted(o));
     cJSON_Delete(o);
-    if (m->final) { /* the run's last call: close its files */
-        if (w.logs)
-            fclose(w.logs);
-        if (w.metrics)
-            fclose(w.metrics);
-        free(w.dir);
-        w = (struct writer){0};
-    }
+    if (m->final) /* the run's last call: close its files */
+        writer_close();
 }
 
 void run_otlp_attach(struct runs *m)
 {
-    runs_set_tap(m, &(struct runs_tap){.event = on_event, .metrics = on_metrics});
+    runs_set_tap(m, &(struct runs_tap){.event = on_event, .metrics = on_metrics, .checkpoint = on_checkpoint,
+                                       .resume = on_resume});
 }
 
 void run_otlp_close(void)
 {
-    if (w.logs)
-        fclose(w.logs);
-    if (w.metrics)
-        fclose(w.metrics);
-    free(w.dir);
-    w = (struct writer){0};
+    writer_close();
 }
