@@ -1,0 +1,427 @@
+/* cluster_pods: a run's jobs as Jobs and pods; see cluster_pods.h.
+ * The tick thread (through the placer, with the runs' lock held) and this file's thread share:
+ *   - the table of the current run: per job, the engine node its pod is bound to (-1: none of
+ *     the engine's, or not bound), the pod's namespace and name;
+ *   - the list of requests to make: Job creations (the body built on the tick thread, while the
+ *     trace is surely alive) and completion annotations.
+ * Both under mu, held only to read or swap pointers: requests are made without it. A request the
+ * API refuses or cannot answer is tried again with a backoff (0.5 s doubling to 30 s); a 409 on a
+ * creation (the Job exists: a resumed run, or another shard made it) counts as done, a 404 on an
+ * annotation (the pod is gone) too. */
+#include "cluster_pods.h"
+
+#include "cluster_jobjson.h"
+#include "engine.h"
+#include "kube_client.h"
+#include "kube_config.h"
+#include "kube_queue.h"
+#include "kube_watch.h"
+#include "run.h"
+#include "run_placer.h"
+#include "spec.h"
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LOOP_WAIT_MS 200
+#define BACKOFF_MIN_MS 500
+#define BACKOFF_MAX_MS 30000
+
+enum req_kind { REQ_CREATE, REQ_COMPLETE, REQ_DELETE };
+
+struct req {
+    struct req *next;
+    enum req_kind kind;
+    char run_id[64];
+    char *path;     /* POST (create), PATCH (complete) or DELETE */
+    cJSON *body;
+    char what[128]; /* for messages: "Job sim-x-1234abcd (job x)" */
+    int64_t due;    /* CLOCK_MONOTONIC ns */
+    int backoff_ms;
+};
+
+struct pjob {
+    int node;   /* engine node index its pod is bound to, -1 */
+    char *ns, *pod;
+};
+
+struct cluster_pods {
+    struct engine *e;
+    struct kube_client *kc;
+    struct kube_queue *q;
+    struct kube_watch *w;
+    pthread_t thread;
+    bool started;
+    atomic_bool stop;
+    struct run_placer placer;
+    pthread_mutex_t mu;        /* guards what follows */
+    char run_id[64];           /* the current run ("": none) */
+    struct pjob *jobs;
+    int njobs;
+    struct req *reqs;          /* to make, oldest first */
+    /* this thread's own */
+    char said_run[64];         /* the run whose start was said */
+    bool troubled;
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void req_free(struct req *r)
+{
+    if (!r)
+        return;
+    free(r->path);
+    cJSON_Delete(r->body);
+    free(r);
+}
+
+static void table_clear(struct cluster_pods *p)
+{
+    for (int k = 0; k < p->njobs; k++) {
+        free(p->jobs[k].ns);
+        free(p->jobs[k].pod);
+    }
+    free(p->jobs);
+    p->jobs = NULL;
+    p->njobs = 0;
+    p->run_id[0] = 0;
+}
+
+/* with mu held */
+static void push(struct cluster_pods *p, struct req *r)
+{
+    struct req **t = &p->reqs;
+    while (*t)
+        t = &(*t)->next;
+    *t = r;
+}
+
+/* ---- the placer (tick thread, runs' lock held) ------------------------------------------ */
+
+static void pl_submit(void *ctx, const struct run *r, const struct run_job *j)
+{
+    struct cluster_pods *p = ctx;
+    struct req *q = calloc(1, sizeof *q);
+    if (!q)
+        abort();
+    q->kind = REQ_CREATE;
+    snprintf(q->run_id, sizeof q->run_id, "%s", r->id);
+    q->body = cluster_job_json(r->id, j->index, j->t, p->e->spec.name);
+    q->path = kube_path("batch/v1", j->t->ns, "jobs", NULL);
+    char name[64];
+    cluster_job_name(r->id, j->t->id, name, sizeof name);
+    snprintf(q->what, sizeof q->what, "Job %s/%s (job %.48s)", j->t->ns, name, j->t->id);
+    q->due = 0;
+    pthread_mutex_lock(&p->mu);
+    if (strcmp(p->run_id, r->id)) { /* a new run (or a resumed one): a table of its own */
+        table_clear(p);
+        snprintf(p->run_id, sizeof p->run_id, "%s", r->id);
+        p->njobs = r->njobs;
+        p->jobs = calloc((size_t)(r->njobs ? r->njobs : 1), sizeof *p->jobs);
+        if (!p->jobs)
+            abort();
+        for (int k = 0; k < r->njobs; k++)
+            p->jobs[k].node = -1;
+    }
+    push(p, q);
+    pthread_mutex_unlock(&p->mu);
+    kube_queue_wake(p->q);
+}
+
+static int pl_bound(void *ctx, const struct run *r, const struct run_job *j)
+{
+    struct cluster_pods *p = ctx;
+    int i = -1;
+    pthread_mutex_lock(&p->mu);
+    if (!strcmp(p->run_id, r->id) && j->index < p->njobs)
+        i = p->jobs[j->index].node;
+    pthread_mutex_unlock(&p->mu);
+    return i;
+}
+
+static void pl_done(void *ctx, const struct run *r, const struct run_job *j)
+{
+    struct cluster_pods *p = ctx;
+    pthread_mutex_lock(&p->mu);
+    const struct pjob *pj = !strcmp(p->run_id, r->id) && j->index < p->njobs ? &p->jobs[j->index] : NULL;
+    if (pj && pj->pod) {
+        struct req *q = calloc(1, sizeof *q);
+        if (!q)
+            abort();
+        q->kind = REQ_COMPLETE;
+        snprintf(q->run_id, sizeof q->run_id, "%s", r->id);
+        q->path = kube_path("v1", pj->ns, "pods", pj->pod);
+        q->body = cJSON_CreateObject();
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(q->body, "metadata"), "annotations"),
+                                CLUSTER_POD_COMPLETE_KEY, "true");
+        snprintf(q->what, sizeof q->what, "pod %s/%s (job %.48s)", pj->ns, pj->pod, j->t->id);
+        push(p, q);
+    }
+    pthread_mutex_unlock(&p->mu);
+    kube_queue_wake(p->q);
+}
+
+static void pl_end(void *ctx, const struct run *r)
+{
+    struct cluster_pods *p = ctx;
+    /* A run that ended (not one suspended, which resumes with its pods) takes away the Jobs of
+     * the jobs that did not complete: a stalled job's Pending pod, a stopped run's running ones.
+     * Completed Jobs stay, as Kubernetes keeps them, for whoever reads the cluster. */
+    bool ended = r->state != RUN_RUNNING && r->state != RUN_SUSPENDED;
+    pthread_mutex_lock(&p->mu);
+    for (int k = 0; ended && k < r->next_submit; k++) { /* submitted: in submit order, so the first ones */
+        const struct run_job *j = &r->jobs[k];
+        if (j->state == JS_COMPLETED)
+            continue;
+        char name[64];
+        cluster_job_name(r->id, j->t->id, name, sizeof name);
+        struct req *q = calloc(1, sizeof *q);
+        if (!q)
+            abort();
+        q->kind = REQ_DELETE;
+        snprintf(q->run_id, sizeof q->run_id, "%s", r->id);
+        char *base = kube_path("batch/v1", j->t->ns, "jobs", name);
+        if (!base || asprintf(&q->path, "%s?propagationPolicy=Background", base) < 0)
+            abort();
+        free(base);
+        snprintf(q->what, sizeof q->what, "Job %s/%s (job %.48s, %s)", j->t->ns, name, j->t->id,
+                 job_state_names[j->state]);
+        push(p, q);
+    }
+    if (!strcmp(p->run_id, r->id))
+        table_clear(p);
+    /* Jobs of it not yet made are not made: nothing would run them (completions still go out) */
+    for (struct req **t = &p->reqs; *t;) {
+        if ((*t)->kind == REQ_CREATE && !strcmp((*t)->run_id, r->id)) {
+            struct req *d = *t;
+            *t = d->next;
+            req_free(d);
+        } else {
+            t = &(*t)->next;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* ---- the thread ---------------------------------------------------------------------------- */
+
+static const char *str_at(const cJSON *o, const char *a, const char *b)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, a), b);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* A pod's state into the table (mu held). gone: deleted. */
+static void on_pod(struct cluster_pods *p, const cJSON *pod, bool gone)
+{
+    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "labels");
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(labels, CLUSTER_POD_RUN_KEY);
+    const cJSON *idx = cJSON_GetObjectItemCaseSensitive(labels, CLUSTER_POD_INDEX_KEY);
+    const char *name = kube_object_name(pod), *ns = str_at(pod, "metadata", "namespace");
+    if (!cJSON_IsString(run) || !cJSON_IsString(idx) || !name || !ns || strcmp(run->valuestring, p->run_id))
+        return; /* another run's, or not hwemu's */
+    char *end;
+    long k = strtol(idx->valuestring, &end, 10);
+    if (*end || k < 0 || k >= p->njobs)
+        return;
+    struct pjob *pj = &p->jobs[k];
+    bool deleting = str_at(pod, "metadata", "deletionTimestamp") != NULL;
+    if (gone || deleting) { /* the Job controller may make another: its events will say where */
+        if (pj->pod && !strcmp(pj->pod, name)) {
+            free(pj->pod);
+            free(pj->ns);
+            pj->pod = pj->ns = NULL;
+            pj->node = -1;
+        }
+        return;
+    }
+    if (!pj->pod || strcmp(pj->pod, name)) {
+        free(pj->pod);
+        free(pj->ns);
+        pj->pod = strdup(name);
+        pj->ns = strdup(ns);
+        if (!pj->pod || !pj->ns)
+            abort();
+    }
+    const char *node = str_at(pod, "spec", "nodeName");
+    pj->node = node ? engine_find(p->e, node) : -1; /* a node of another shard: -1, not ours to run */
+}
+
+static void on_event(struct cluster_pods *p, struct kube_event *ev)
+{
+    const cJSON *it;
+    switch (ev->type) {
+    case KUBE_EV_SYNC:
+        pthread_mutex_lock(&p->mu);
+        cJSON_ArrayForEach(it, ev->object)
+            on_pod(p, it, false);
+        pthread_mutex_unlock(&p->mu);
+        if (p->troubled)
+            fprintf(stderr, "hwemu serve: kubernetes: the pods watch answers again\n");
+        p->troubled = false;
+        break;
+    case KUBE_EV_ADDED:
+    case KUBE_EV_MODIFIED:
+    case KUBE_EV_DELETED:
+        pthread_mutex_lock(&p->mu);
+        on_pod(p, ev->object, ev->type == KUBE_EV_DELETED);
+        pthread_mutex_unlock(&p->mu);
+        break;
+    case KUBE_EV_TROUBLE:
+        fprintf(stderr, "hwemu serve: kubernetes: %s (jobs wait for their pods meanwhile)\n", ev->message);
+        p->troubled = true;
+        break;
+    default: break;
+    }
+}
+
+/* Makes every request that is due; what fails goes back with a backoff. */
+static void make_requests(struct cluster_pods *p)
+{
+    pthread_mutex_lock(&p->mu);
+    struct req *list = p->reqs;
+    p->reqs = NULL;
+    pthread_mutex_unlock(&p->mu);
+    struct req *again = NULL, **tail = &again;
+    int64_t now = mono_ns();
+    int failed = 0;
+    char first[1400] = "";
+    int first_backoff = 0;
+    while (list) {
+        struct req *r = list;
+        list = r->next;
+        r->next = NULL;
+        if (atomic_load(&p->stop) || r->due > now) {
+            *tail = r;
+            tail = &r->next;
+            continue;
+        }
+        char err[1024];
+        long st = r->kind == REQ_CREATE   ? kube_create(p->kc, r->path, r->body, NULL, err, sizeof err)
+                  : r->kind == REQ_DELETE ? kube_delete(p->kc, r->path, err, sizeof err)
+                                          : kube_patch(p->kc, r->path, KUBE_PATCH_MERGE, r->body, NULL, err, sizeof err);
+        if (st == 0 || (r->kind == REQ_CREATE && st == 409) || (r->kind != REQ_CREATE && st == 404)) {
+            if (r->kind == REQ_CREATE) {
+                if (strcmp(p->said_run, r->run_id)) {
+                    snprintf(p->said_run, sizeof p->said_run, "%s", r->run_id);
+                    fprintf(stderr, "hwemu serve: kubernetes: run %s: each job becomes a batch/v1 Job at its submit "
+                            "time; the cluster's scheduler places their pods\n", r->run_id);
+                }
+            }
+            req_free(r);
+            continue;
+        }
+        if (kube_client_aborted(p->kc)) {
+            req_free(r);
+            continue;
+        }
+        r->backoff_ms = r->backoff_ms ? r->backoff_ms * 2 : BACKOFF_MIN_MS;
+        if (r->backoff_ms > BACKOFF_MAX_MS)
+            r->backoff_ms = BACKOFF_MAX_MS;
+        r->due = now + (int64_t)r->backoff_ms * 1000000;
+        if (!failed++) {
+            snprintf(first, sizeof first, "%s: %s", r->what, err);
+            first_backoff = r->backoff_ms;
+        }
+        *tail = r;
+        tail = &r->next;
+    }
+    if (failed) /* one line a pass, not one a request */
+        fprintf(stderr, "hwemu serve: kubernetes: %s%s; retrying in %.1f s (the job waits meanwhile)\n", first,
+                failed > 1 ? " (and other requests)" : "", first_backoff / 1000.0);
+    pthread_mutex_lock(&p->mu);
+    *tail = p->reqs; /* what the tick added meanwhile goes after */
+    p->reqs = again;
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void *run(void *arg)
+{
+    struct cluster_pods *p = arg;
+    while (!atomic_load(&p->stop)) {
+        struct kube_event *ev = kube_queue_wait(p->q, LOOP_WAIT_MS);
+        for (; ev && !atomic_load(&p->stop); ev = kube_queue_pop(p->q)) {
+            on_event(p, ev);
+            kube_event_free(ev);
+        }
+        kube_event_free(ev);
+        if (!atomic_load(&p->stop))
+            make_requests(p);
+    }
+    return NULL;
+}
+
+struct cluster_pods *cluster_pods_attach(struct engine *e, const char *kubeconfig, char *err, size_t errlen)
+{
+    struct kube_config cfg;
+    int rc = !strcmp(kubeconfig, "incluster") ? kube_config_incluster(&cfg, NULL, err, errlen)
+                                              : kube_config_load(&cfg, kubeconfig, err, errlen);
+    if (rc) {
+        kube_config_free(&cfg);
+        return NULL;
+    }
+    struct kube_client *kc = kube_client_new(&cfg, err, errlen);
+    kube_config_free(&cfg);
+    if (!kc)
+        return NULL;
+    struct cluster_pods *p = calloc(1, sizeof *p);
+    if (!p)
+        abort();
+    p->e = e;
+    p->kc = kc;
+    p->q = kube_queue_new();
+    pthread_mutex_init(&p->mu, NULL);
+    p->placer = (struct run_placer){.name = "kubernetes", .ctx = p, .submit = pl_submit, .bound = pl_bound,
+                                    .done = pl_done, .end = pl_end};
+    char *sel = kube_escape(CLUSTER_POD_PART_OF_KEY "=" CLUSTER_POD_PART_OF), *query = NULL;
+    if (!sel || asprintf(&query, "labelSelector=%s", sel) < 0)
+        abort();
+    free(sel);
+    p->w = kube_watch_start(kc, "pods", "/api/v1/pods", query, NULL, p->q);
+    free(query);
+    if (!p->w || pthread_create(&p->thread, NULL, run, p)) {
+        snprintf(err, errlen, "cannot start the Kubernetes pods threads");
+        cluster_pods_detach(p);
+        return NULL;
+    }
+    p->started = true;
+    return p;
+}
+
+const struct run_placer *cluster_pods_placer(struct cluster_pods *p)
+{
+    return &p->placer;
+}
+
+void cluster_pods_detach(struct cluster_pods *p)
+{
+    if (!p)
+        return;
+    atomic_store(&p->stop, true);
+    kube_client_abort(p->kc);
+    kube_queue_wake(p->q);
+    if (p->started)
+        pthread_join(p->thread, NULL);
+    kube_watch_stop(p->w);
+    kube_queue_free(p->q);
+    kube_client_free(p->kc);
+    while (p->reqs) {
+        struct req *r = p->reqs;
+        p->reqs = r->next;
+        req_free(r);
+    }
+    table_clear(p);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
