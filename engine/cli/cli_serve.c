@@ -69,7 +69,8 @@ static const char help[] =
     "                       (SIM_KUBECONFIG): FILE's current context, or incluster: the pod's service\n"
     "                       account (KUBERNETES_SERVICE_HOST/PORT, /var/run/secrets/kubernetes.io/\n"
     "                       serviceaccount); labels set on the Nodes reach the engine as PUT\n"
-    "                       /nodes/<n>/labels does (docs/kubernetes.md). Default: no cluster\n"
+    "                       /nodes/<n>/labels does; without --shard, a run's jobs become batch/v1 Jobs\n"
+    "                       that the cluster's scheduler places (docs/kubernetes.md). Default: no cluster\n"
     "  -h, --help           this text\n"
     "\n"
     "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
@@ -355,8 +356,13 @@ int cmd_serve(int argc, char **argv)
                 cluster_describe(cluster));
         /* runs through the real scheduler: before the first tick, so a run submitted or resumed
          * above is placed by it from its start */
-        pods = cluster_pods_attach(&eng, kubeconfig, err, sizeof err);
-        if (!pods)
+        if (cfg.shard_count > 1)
+            /* every shard would make the run's Jobs under its own run id, and a shard's run would
+             * wait for the jobs bound to the others' nodes (docs/kubernetes.md "Sharding") */
+            fprintf(stderr, "hwemu serve: kubernetes: shard %d/%d: runs use the standalone placement on this "
+                    "shard's nodes (runs through the scheduler need one unsharded engine)\n", cfg.shard_index,
+                    cfg.shard_count);
+        else if (!(pods = cluster_pods_attach(&eng, kubeconfig, err, sizeof err)))
             fprintf(stderr, "hwemu serve: kubernetes: %s; runs use the standalone placement\n", err);
         else
             runs_set_placer(runs, cluster_pods_placer(pods));
