@@ -1,7 +1,12 @@
 /* cluster_pods: a run's jobs as Jobs and pods; see cluster_pods.h.
  * The tick thread (through the placer, with the runs' lock held) and this file's thread share:
- *   - the table of the current run: per job, the engine node its pod is bound to (-1: none of
- *     the engine's, or not bound), the pod's namespace and name;
+ *   - a table per run whose pods are seen: per job (its index in the run's trace, the pod's
+ *     sim.joulie.io/job-index), the engine node its pod is bound to (-1: none of the engine's, or
+ *     not bound), the pod's namespace and name. A table is made by the first of the placer's
+ *     calls for its run or the first pod of it the watch shows Pending or Running, whichever
+ *     comes first: a run resumed after a restart finds its pods from the watch's first list,
+ *     which comes before its first tick or after. It goes when its run ends (pl_end); the
+ *     finished pods of runs that are gone never make one;
  *   - the list of requests to make: Job creations (the body built on the tick thread, while the
  *     trace is surely alive) and completion annotations.
  * Both under mu, held only to read or swap pointers: requests are made without it. A request the
@@ -32,6 +37,8 @@
 #define LOOP_WAIT_MS 200
 #define BACKOFF_MIN_MS 500
 #define BACKOFF_MAX_MS 30000
+/* a pod's sim.joulie.io/job-index above this is not one of ours (no table that large is made) */
+#define TRACE_MAX_JOBS_INDEX 10000000
 
 enum req_kind { REQ_CREATE, REQ_COMPLETE, REQ_DELETE };
 
@@ -51,6 +58,13 @@ struct pjob {
     char *ns, *pod;
 };
 
+struct prun {
+    struct prun *next;
+    char id[64];
+    struct pjob *jobs;
+    int n;
+};
+
 struct cluster_pods {
     struct engine *e;
     struct kube_client *kc;
@@ -61,9 +75,7 @@ struct cluster_pods {
     atomic_bool stop;
     struct run_placer placer;
     pthread_mutex_t mu;        /* guards what follows */
-    char run_id[64];           /* the current run ("": none) */
-    struct pjob *jobs;
-    int njobs;
+    struct prun *runs;         /* the tables, newest first */
     struct req *reqs;          /* to make, oldest first */
     /* this thread's own */
     char said_run[64];         /* the run whose start was said */
@@ -86,16 +98,52 @@ static void req_free(struct req *r)
     free(r);
 }
 
-static void table_clear(struct cluster_pods *p)
+static void prun_free(struct prun *t)
 {
-    for (int k = 0; k < p->njobs; k++) {
-        free(p->jobs[k].ns);
-        free(p->jobs[k].pod);
+    for (int k = 0; k < t->n; k++) {
+        free(t->jobs[k].ns);
+        free(t->jobs[k].pod);
     }
-    free(p->jobs);
-    p->jobs = NULL;
-    p->njobs = 0;
-    p->run_id[0] = 0;
+    free(t->jobs);
+    free(t);
+}
+
+/* The table of run id (mu held), made with room for n jobs when make; NULL when there is none. */
+static struct prun *table(struct cluster_pods *p, const char *id, int n, bool make)
+{
+    struct prun *t = p->runs;
+    while (t && strcmp(t->id, id))
+        t = t->next;
+    if (!t && !make)
+        return NULL;
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (!t)
+            abort();
+        snprintf(t->id, sizeof t->id, "%s", id);
+        t->next = p->runs;
+        p->runs = t;
+    }
+    if (n > t->n) {
+        t->jobs = realloc(t->jobs, sizeof *t->jobs * (size_t)n);
+        if (!t->jobs)
+            abort();
+        for (int k = t->n; k < n; k++)
+            t->jobs[k] = (struct pjob){.node = -1};
+        t->n = n;
+    }
+    return t;
+}
+
+static void table_drop(struct cluster_pods *p, const char *id)
+{
+    for (struct prun **t = &p->runs; *t; t = &(*t)->next)
+        if (!strcmp((*t)->id, id)) {
+            struct prun *d = *t;
+            *t = d->next;
+            prun_free(d);
+            return;
+        }
 }
 
 /* with mu held */
@@ -124,16 +172,7 @@ static void pl_submit(void *ctx, const struct run *r, const struct run_job *j)
     snprintf(q->what, sizeof q->what, "Job %s/%s (job %.48s)", j->t->ns, name, j->t->id);
     q->due = 0;
     pthread_mutex_lock(&p->mu);
-    if (strcmp(p->run_id, r->id)) { /* a new run (or a resumed one): a table of its own */
-        table_clear(p);
-        snprintf(p->run_id, sizeof p->run_id, "%s", r->id);
-        p->njobs = r->njobs;
-        p->jobs = calloc((size_t)(r->njobs ? r->njobs : 1), sizeof *p->jobs);
-        if (!p->jobs)
-            abort();
-        for (int k = 0; k < r->njobs; k++)
-            p->jobs[k].node = -1;
-    }
+    table(p, r->id, r->njobs, true);
     push(p, q);
     pthread_mutex_unlock(&p->mu);
     kube_queue_wake(p->q);
@@ -144,8 +183,9 @@ static int pl_bound(void *ctx, const struct run *r, const struct run_job *j)
     struct cluster_pods *p = ctx;
     int i = -1;
     pthread_mutex_lock(&p->mu);
-    if (!strcmp(p->run_id, r->id) && j->index < p->njobs)
-        i = p->jobs[j->index].node;
+    const struct prun *t = table(p, r->id, r->njobs, true);
+    if (j->index < t->n)
+        i = t->jobs[j->index].node;
     pthread_mutex_unlock(&p->mu);
     return i;
 }
@@ -154,7 +194,8 @@ static void pl_done(void *ctx, const struct run *r, const struct run_job *j)
 {
     struct cluster_pods *p = ctx;
     pthread_mutex_lock(&p->mu);
-    const struct pjob *pj = !strcmp(p->run_id, r->id) && j->index < p->njobs ? &p->jobs[j->index] : NULL;
+    const struct prun *t = table(p, r->id, r->njobs, true);
+    const struct pjob *pj = j->index < t->n ? &t->jobs[j->index] : NULL;
     if (pj && pj->pod) {
         struct req *q = calloc(1, sizeof *q);
         if (!q)
@@ -199,8 +240,7 @@ static void pl_end(void *ctx, const struct run *r)
                  job_state_names[j->state]);
         push(p, q);
     }
-    if (!strcmp(p->run_id, r->id))
-        table_clear(p);
+    table_drop(p, r->id);
     /* Jobs of it not yet made are not made: nothing would run them (completions still go out) */
     for (struct req **t = &p->reqs; *t;) {
         if ((*t)->kind == REQ_CREATE && !strcmp((*t)->run_id, r->id)) {
@@ -229,13 +269,18 @@ static void on_pod(struct cluster_pods *p, const cJSON *pod, bool gone)
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(labels, CLUSTER_POD_RUN_KEY);
     const cJSON *idx = cJSON_GetObjectItemCaseSensitive(labels, CLUSTER_POD_INDEX_KEY);
     const char *name = kube_object_name(pod), *ns = str_at(pod, "metadata", "namespace");
-    if (!cJSON_IsString(run) || !cJSON_IsString(idx) || !name || !ns || strcmp(run->valuestring, p->run_id))
-        return; /* another run's, or not hwemu's */
+    if (!cJSON_IsString(run) || !cJSON_IsString(idx) || !name || !ns || !*idx->valuestring)
+        return; /* not hwemu's */
     char *end;
     long k = strtol(idx->valuestring, &end, 10);
-    if (*end || k < 0 || k >= p->njobs)
+    if (*end || k < 0 || k >= TRACE_MAX_JOBS_INDEX)
         return;
-    struct pjob *pj = &p->jobs[k];
+    const char *phase = str_at(pod, "status", "phase");
+    bool live = !gone && phase && (!strcmp(phase, "Pending") || !strcmp(phase, "Running"));
+    struct prun *t = table(p, run->valuestring, (int)k + 1, live); /* a finished pod of an unknown run: none */
+    if (!t)
+        return;
+    struct pjob *pj = &t->jobs[k];
     bool deleting = str_at(pod, "metadata", "deletionTimestamp") != NULL;
     if (gone || deleting) { /* the Job controller may make another: its events will say where */
         if (pj->pod && !strcmp(pj->pod, name)) {
@@ -421,7 +466,11 @@ void cluster_pods_detach(struct cluster_pods *p)
         p->reqs = r->next;
         req_free(r);
     }
-    table_clear(p);
+    while (p->runs) {
+        struct prun *t = p->runs;
+        p->runs = t->next;
+        prun_free(t);
+    }
     pthread_mutex_destroy(&p->mu);
     free(p);
 }

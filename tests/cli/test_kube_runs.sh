@@ -15,7 +15,9 @@
 #      metrics say "placement": "kubernetes";
 #   B. `kubectl label node cpu-0 joulie.io/power-profile=eco` keeps the performance pods of the
 #      next run off cpu-0 (the scheduler, through the pods' affinity), while standard pods still
-#      go there.
+#      go there;
+#   C. a run suspended by a stop (SIGTERM) in its middle resumes at the next start, through the
+#      scheduler still: one Job a job, every pod Succeeded, the energy split whole.
 # Exit 77 (skipped) when the control plane is not built: the test says what to run.
 # Usage: test_kube_runs.sh HWEMU_BINARY   (run from the source tree)
 set -u
@@ -209,6 +211,43 @@ std_on = [j["jobId"] for j in jobs if j["class"] == "standard" and j["node"] == 
 done = sum(j["state"] == "completed" for j in jobs)
 print("run B: %d of %d completed; on cpu-0: performance %s, standard %s" % (done, len(jobs), perf_on, std_on))
 sys.exit(0 if done == len(jobs) == 20 and not perf_on and std_on else 1)
+PY
+
+# --- C. a run suspended by a stop resumes through the scheduler ----------------------------
+# Its Jobs keep their names (a creation answers 409), the watch's first list gives the bindings
+# back (also of jobs waiting when the engine stopped), and pods of jobs that were running at the
+# stop are completed when their work is done after the restart.
+k label node cpu-0 joulie.io/power-profile- >/dev/null
+rc=$(run_start "$tmp/trace.jsonl") || bad "run C not started"
+sleep 3
+kill $pid && wait $pid
+pid=
+serve_start "$url" "$tmp/serve.err" --spec "$tmp/spec.yaml" --root "$tmp/r" --addr 127.0.0.1:$port \
+    --speed 10 --kubeconfig "$KUBECONFIG" || { bad "serve did not come up again: $(cat "$tmp/serve.err")"; finish; }
+grep -q "run $rc resumes at" "$tmp/serve.err" && ok || bad "run C did not resume: $(tail -5 "$tmp/serve.err")"
+rc=$(run_wait "$rc") && ok || bad "run C did not end after its resume"
+succeeded_c() {
+    [ "$(k get pods -l sim.joulie.io/run=$rc --field-selector=status.phase=Succeeded -o name | wc -l)" = 36 ]
+}
+until_ok 60 succeeded_c && ok || bad "run C: not every pod Succeeded: $(k get pods -l sim.joulie.io/run=$rc --no-headers 2>&1 | awk '{print $3}' | sort | uniq -c)"
+[ "$(k get jobs -l sim.joulie.io/run=$rc -o name | wc -l)" = 36 ] && ok || bad "run C: Jobs $(k get jobs -l sim.joulie.io/run=$rc -o name | wc -l), want 36 (one each, the stalled one's removed)"
+"$py" - "$tmp/r/runs/$rc" <<'PY' && ok || bad "run C after its resume (above)"
+import json, sys
+d = sys.argv[1]
+s = json.load(open(d + "/summary.json"))
+jobs = [json.loads(l) for l in open(d + "/jobs.jsonl")]
+fail = []
+if s["placement"] != "kubernetes" or s["jobs"]["completed"] != 36 or s["jobs"]["stalled"] != 1 or len(jobs) != 37:
+    fail.append("%s %s, %d lines" % (s["placement"], s["jobs"], len(jobs)))
+if [r["after"] for r in s.get("resumes", [])] != ["suspend"]:
+    fail.append("resumes: %s" % s.get("resumes"))
+for n in s["nodes"]:
+    tot = sum(sum(j["energyMicrojoules"].values()) for j in jobs if j["node"] == n["node"])
+    if tot + n["idleMicrojoules"] + n["resumeGapMicrojoules"] != n["counterDeltaMicrojoules"]:
+        fail.append("%s: jobs %d + idle %d != counters %d" % (n["node"], tot, n["idleMicrojoules"], n["counterDeltaMicrojoules"]))
+print("run C: resumed at %s s, %d completed" % ([r["fromSec"] for r in s.get("resumes", [])], s["jobs"]["completed"]))
+print("\n".join(fail))
+sys.exit(1 if fail else 0)
 PY
 kill $pid && wait $pid
 pid=
