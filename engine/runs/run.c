@@ -410,10 +410,12 @@ static bool place_gang(struct run *r, struct run_gang *G, double mp)
 }
 
 /* Whether node i has room for t now, in the engine's terms: the CPUs it holds (ceil of the
- * request), the GPUs of its vendor, a job cgroup slot. The scheduler's view of the node is its
- * allocatable resources and the pods' requests, which are the same figures (the pod requests the
- * CPUs the job holds), so a pod it bound fits unless the node's jobs ended later than their pods
- * on the API's side; the job then waits here until they do. */
+ * request), the GPUs of its vendor, a job cgroup slot. The scheduler counts the same CPUs and
+ * GPUs (the pod requests what the job holds, a Node's allocatable is at most its logical CPUs,
+ * and a job's pod completes only after the engine has released the job), so a bound pod's
+ * job fits, but for the slots: the scheduler allows a Node's `pods` (110) while the engine runs
+ * at most spec.jobCgroups.maxJobsPerNode jobs on it; a job past them waits here, its pod
+ * Running, until a slot frees. */
 static bool room_for(const struct run *r, int i, const struct trace_job *t)
 {
     const struct place_node *c = &r->cands[i];
