@@ -1,4 +1,4 @@
-/* cluster_jobjson: a trace job as a batch/v1 Job; see cluster_jobjson.h.
+/* cluster_jobjson: a group of trace jobs as a batch/v1 Job; see cluster_jobjson.h.
  * The pod follows the original simulator's (joulie-k8s/Joulie simulator, its pod injection):
  * container "work", requests cpu and memory, GPUs in requests and limits, restartPolicy Never,
  * the KWOK taint tolerated, performance pods kept off eco Nodes by a required node affinity, the
@@ -6,7 +6,10 @@
  * requests the whole CPUs the job holds (ceil of the trace's request), so that the scheduler's
  * count of a Node's free CPUs is the engine's; it selects the Nodes of the spec's cluster
  * (sim.joulie.io/cluster) instead of type=kwok and the vendor's PCI label (the GPU resource names
- * already keep a GPU pod on its vendor's Nodes); and it sits in a Job of its own. */
+ * already keep a GPU pod on its vendor's Nodes). A group is the jobs of one workload that one pod
+ * template can describe (same submit time, namespace, class, requests): an Indexed Job, whose
+ * pod k runs the group's k-th job; a workload whose pods differ (a launcher and its workers)
+ * makes one Job for each kind. */
 #include "cluster_jobjson.h"
 
 #include "run.h"
@@ -17,6 +20,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void cluster_job_name(const char *run_id, const char *job_id, char *buf, size_t cap)
@@ -53,19 +57,46 @@ static const char *gpu_resource(int vendor)
     }
 }
 
-/* labels and annotations: the same on the Job and its pod template */
-static void add_meta(cJSON *meta, const char *run_id, int index, const struct trace_job *t)
+bool cluster_job_same_group(const struct trace_job *a, const struct trace_job *b)
 {
-    char k[16];
-    snprintf(k, sizeof k, "%d", index);
+    return *a->workload_id && !strcmp(a->workload_id, b->workload_id) && a->submit_s == b->submit_s &&
+           !strcmp(a->ns, b->ns) && a->cls == b->cls && a->cpus == b->cpus && a->mem_mib == b->mem_mib &&
+           a->gpus == b->gpus && a->gpu_vendor == b->gpu_vendor && !strcmp(a->workload_type, b->workload_type) &&
+           !strcmp(a->pod_role, b->pod_role) && a->u_cpu == b->u_cpu && a->u_gpu == b->u_gpu;
+}
+
+/* labels and annotations: the same on the Job and its pod template (t: the first member) */
+static void add_meta(cJSON *meta, const char *run_id, const int *index, const struct trace_job *const *members,
+                     int n)
+{
+    const struct trace_job *t = members[0];
     cJSON *l = cJSON_AddObjectToObject(meta, "labels");
     cJSON_AddStringToObject(l, CLUSTER_POD_PART_OF_KEY, CLUSTER_POD_PART_OF);
     cJSON_AddStringToObject(l, CLUSTER_POD_RUN_KEY, run_id); /* run-<UTC time>-<n>: a valid label value */
-    cJSON_AddStringToObject(l, CLUSTER_POD_INDEX_KEY, k);
     cJSON_AddStringToObject(l, "joulie.io/workload-class", job_class_names[t->cls]);
     cJSON *a = cJSON_AddObjectToObject(meta, "annotations");
     cJSON_AddStringToObject(a, "joulie.io/workload-class", job_class_names[t->cls]);
-    cJSON_AddStringToObject(a, "sim.joulie.io/jobId", t->id);
+    /* the members' places in the trace and their ids, in completion-index order */
+    size_t cap = (size_t)n * 12 + 1, len = 0;
+    char *ix = malloc(cap);
+    cJSON *ids = cJSON_CreateArray();
+    if (!ix || !ids)
+        abort();
+    ix[0] = 0;
+    for (int k = 0; k < n; k++) {
+        len += (size_t)snprintf(ix + len, cap - len, "%s%d", k ? "," : "", index[k]);
+        cJSON_AddItemToArray(ids, cJSON_CreateString(members[k]->id));
+    }
+    cJSON_AddStringToObject(a, CLUSTER_POD_INDICES_KEY, ix);
+    char *idtext = cJSON_PrintUnformatted(ids);
+    if (!idtext)
+        abort();
+    cJSON_AddStringToObject(a, "sim.joulie.io/jobIds", idtext);
+    free(idtext);
+    free(ix);
+    cJSON_Delete(ids);
+    if (n == 1) /* as the original's pods carry it */
+        cJSON_AddStringToObject(a, "sim.joulie.io/jobId", t->id);
     cJSON_AddStringToObject(a, "sim.joulie.io/workloadId", t->workload_id);
     cJSON_AddStringToObject(a, "sim.joulie.io/workloadType", t->workload_type);
     cJSON_AddStringToObject(a, "sim.joulie.io/podRole", t->pod_role);
@@ -76,8 +107,10 @@ static void add_meta(cJSON *meta, const char *run_id, int index, const struct tr
     cJSON_AddStringToObject(a, "sim.joulie.io/gpu-util-pct", v);
 }
 
-cJSON *cluster_job_json(const char *run_id, int index, const struct trace_job *t, const char *cluster)
+cJSON *cluster_job_json(const char *run_id, const int *index, const struct trace_job *const *members, int n,
+                        const char *cluster)
 {
+    const struct trace_job *t = members[0];
     char name[64], q[32];
     cluster_job_name(run_id, t->id, name, sizeof name);
     cJSON *job = cJSON_CreateObject();
@@ -86,13 +119,14 @@ cJSON *cluster_job_json(const char *run_id, int index, const struct trace_job *t
     cJSON *meta = cJSON_AddObjectToObject(job, "metadata");
     cJSON_AddStringToObject(meta, "name", name);
     cJSON_AddStringToObject(meta, "namespace", t->ns);
-    add_meta(meta, run_id, index, t);
+    add_meta(meta, run_id, index, members, n);
     cJSON *spec = cJSON_AddObjectToObject(job, "spec");
-    cJSON_AddNumberToObject(spec, "completions", 1);
-    cJSON_AddNumberToObject(spec, "parallelism", 1);
+    cJSON_AddStringToObject(spec, "completionMode", "Indexed");
+    cJSON_AddNumberToObject(spec, "completions", n);
+    cJSON_AddNumberToObject(spec, "parallelism", n); /* every job of the group is submitted now */
     cJSON_AddNumberToObject(spec, "backoffLimit", 0); /* a job runs once, as in the trace */
     cJSON *tpl = cJSON_AddObjectToObject(spec, "template");
-    add_meta(cJSON_AddObjectToObject(tpl, "metadata"), run_id, index, t);
+    add_meta(cJSON_AddObjectToObject(tpl, "metadata"), run_id, index, members, n);
     cJSON *ps = cJSON_AddObjectToObject(tpl, "spec");
     cJSON_AddStringToObject(ps, "restartPolicy", "Never");
     cJSON_AddNumberToObject(ps, "terminationGracePeriodSeconds", 0);

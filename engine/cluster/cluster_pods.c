@@ -1,7 +1,7 @@
 /* cluster_pods: a run's jobs as Jobs and pods; see cluster_pods.h.
  * The tick thread (through the placer, with the runs' lock held) and this file's thread share:
- *   - a table per run whose pods are seen: per job (its index in the run's trace, the pod's
- *     sim.joulie.io/job-index), the engine node its pod is bound to (-1: none of the engine's, or
+ *   - a table per run whose pods are seen: per job (its index in the run's trace: the pod's
+ *     completion index picks it from its Job's sim.joulie.io/job-indices), the engine node its pod is bound to (-1: none of the engine's, or
  *     not bound), the pod's namespace and name. A table is made by the first of the placer's
  *     calls for its run or the first pod of it the watch shows Pending or Running, whichever
  *     comes first: a run resumed after a restart finds its pods from the watch's first list,
@@ -37,7 +37,7 @@
 #define LOOP_WAIT_MS 200
 #define BACKOFF_MIN_MS 500
 #define BACKOFF_MAX_MS 30000
-/* a pod's sim.joulie.io/job-index above this is not one of ours (no table that large is made) */
+/* a job index of a pod's sim.joulie.io/job-indices above this is not one of ours (no table that large is made) */
 #define TRACE_MAX_JOBS_INDEX 10000000
 
 enum req_kind { REQ_CREATE, REQ_COMPLETE, REQ_DELETE };
@@ -63,6 +63,11 @@ struct prun {
     char id[64];
     struct pjob *jobs;
     int n;
+    int *first;        /* per job of the run: the first job of its group (its Job's name); NULL
+                        * until the placer's first call gives the run */
+    unsigned char *made; /* per group's first job: this engine asked for its Job (a resumed
+                          * run asks again for its waiting jobs' Jobs: a stop may have come
+                          * between a submission and its request; the API answers 409 if made) */
 };
 
 struct cluster_pods {
@@ -77,6 +82,7 @@ struct cluster_pods {
     pthread_mutex_t mu;        /* guards what follows */
     struct prun *runs;         /* the tables, newest first */
     struct req *reqs;          /* to make, oldest first */
+    struct req **reqs_tail;    /* where the next goes: a push is O(1) on the tick thread */
     /* this thread's own */
     char said_run[64];         /* the run whose start was said */
     bool troubled;
@@ -105,7 +111,30 @@ static void prun_free(struct prun *t)
         free(t->jobs[k].pod);
     }
     free(t->jobs);
+    free(t->first);
+    free(t->made);
     free(t);
+}
+
+/* The groups of run r (cluster_job_same_group): jobs are in submit order, so a group's jobs
+ * are among those of its first one's submit time. */
+static void group(struct prun *t, const struct run *r)
+{
+    t->first = malloc(sizeof *t->first * (size_t)(r->njobs ? r->njobs : 1));
+    t->made = calloc((size_t)(r->njobs ? r->njobs : 1), 1);
+    if (!t->first || !t->made)
+        abort();
+    for (int k = 0; k < r->njobs; k++)
+        t->first[k] = -1;
+    for (int k = 0; k < r->njobs; k++) {
+        if (t->first[k] >= 0)
+            continue;
+        t->first[k] = k;
+        const struct trace_job *a = r->jobs[k].t;
+        for (int m = k + 1; m < r->njobs && r->jobs[m].t->submit_s == a->submit_s; m++)
+            if (t->first[m] < 0 && cluster_job_same_group(a, r->jobs[m].t))
+                t->first[m] = k;
+    }
 }
 
 /* The table of run id (mu held), made with room for n jobs when make; NULL when there is none. */
@@ -149,33 +178,68 @@ static void table_drop(struct cluster_pods *p, const char *id)
 /* with mu held */
 static void push(struct cluster_pods *p, struct req *r)
 {
-    struct req **t = &p->reqs;
-    while (*t)
-        t = &(*t)->next;
-    *t = r;
+    *p->reqs_tail = r;
+    p->reqs_tail = &r->next;
 }
 
 /* ---- the placer (tick thread, runs' lock held) ------------------------------------------ */
 
-static void pl_submit(void *ctx, const struct run *r, const struct run_job *j)
+/* The run's table, grouped (mu held). */
+static struct prun *run_table(struct cluster_pods *p, const struct run *r)
 {
-    struct cluster_pods *p = ctx;
+    struct prun *t = table(p, r->id, r->njobs, true);
+    if (!t->first)
+        group(t, r);
+    return t;
+}
+
+/* Asks for the Job of the group whose first job is f (at most once a run and engine). */
+static void request_group(struct cluster_pods *p, const struct run *r, int f)
+{
+    pthread_mutex_lock(&p->mu);
+    struct prun *t = run_table(p, r);
+    bool made = t->made[f];
+    t->made[f] = 1;
+    const int *first = t->first; /* set once; freed only by pl_end, on the tick thread as we are */
+    pthread_mutex_unlock(&p->mu);
+    if (made)
+        return;
+    const struct trace_job *ft = r->jobs[f].t;
+    int n = 0, *index = malloc(sizeof *index * (size_t)r->njobs);
+    const struct trace_job **members = malloc(sizeof *members * (size_t)r->njobs);
+    if (!index || !members)
+        abort();
+    for (int m = f; m < r->njobs && r->jobs[m].t->submit_s == ft->submit_s; m++)
+        if (first[m] == f) {
+            index[n] = m;
+            members[n++] = r->jobs[m].t;
+        }
     struct req *q = calloc(1, sizeof *q);
     if (!q)
         abort();
     q->kind = REQ_CREATE;
     snprintf(q->run_id, sizeof q->run_id, "%s", r->id);
-    q->body = cluster_job_json(r->id, j->index, j->t, p->e->spec.name);
-    q->path = kube_path("batch/v1", j->t->ns, "jobs", NULL);
+    q->body = cluster_job_json(r->id, index, members, n, p->e->spec.name);
+    q->path = kube_path("batch/v1", ft->ns, "jobs", NULL);
     char name[64];
-    cluster_job_name(r->id, j->t->id, name, sizeof name);
-    snprintf(q->what, sizeof q->what, "Job %s/%s (job %.48s)", j->t->ns, name, j->t->id);
-    q->due = 0;
+    cluster_job_name(r->id, ft->id, name, sizeof name);
+    snprintf(q->what, sizeof q->what, "Job %s/%s (job %.48s%s)", ft->ns, name, ft->id, n > 1 ? " and its group" : "");
+    free(index);
+    free(members);
     pthread_mutex_lock(&p->mu);
-    table(p, r->id, r->njobs, true);
     push(p, q);
     pthread_mutex_unlock(&p->mu);
     kube_queue_wake(p->q);
+}
+
+static void pl_submit(void *ctx, const struct run *r, const struct run_job *j)
+{
+    struct cluster_pods *p = ctx;
+    pthread_mutex_lock(&p->mu);
+    int f = run_table(p, r)->first[j->index];
+    pthread_mutex_unlock(&p->mu);
+    /* a group's Job is made with its first job; the others are submitted at the same time */
+    request_group(p, r, f);
 }
 
 static int pl_bound(void *ctx, const struct run *r, const struct run_job *j)
@@ -183,10 +247,14 @@ static int pl_bound(void *ctx, const struct run *r, const struct run_job *j)
     struct cluster_pods *p = ctx;
     int i = -1;
     pthread_mutex_lock(&p->mu);
-    const struct prun *t = table(p, r->id, r->njobs, true);
+    const struct prun *t = run_table(p, r);
     if (j->index < t->n)
         i = t->jobs[j->index].node;
+    int f = t->first[j->index];
+    bool made = t->made[f];
     pthread_mutex_unlock(&p->mu);
+    if (!made) /* a resumed run's waiting job */
+        request_group(p, r, f);
     return i;
 }
 
@@ -194,7 +262,7 @@ static void pl_done(void *ctx, const struct run *r, const struct run_job *j)
 {
     struct cluster_pods *p = ctx;
     pthread_mutex_lock(&p->mu);
-    const struct prun *t = table(p, r->id, r->njobs, true);
+    const struct prun *t = run_table(p, r);
     const struct pjob *pj = j->index < t->n ? &t->jobs[j->index] : NULL;
     if (pj && pj->pod) {
         struct req *q = calloc(1, sizeof *q);
@@ -221,9 +289,13 @@ static void pl_end(void *ctx, const struct run *r)
      * Completed Jobs stay, as Kubernetes keeps them, for whoever reads the cluster. */
     bool ended = r->state != RUN_RUNNING && r->state != RUN_SUSPENDED;
     pthread_mutex_lock(&p->mu);
+    const int *first = run_table(p, r)->first;
     for (int k = 0; ended && k < r->next_submit; k++) { /* submitted: in submit order, so the first ones */
         const struct run_job *j = &r->jobs[k];
-        if (j->state == JS_COMPLETED)
+        bool whole = true; /* every job of its group (k first) completed */
+        for (int m = k; first[k] == k && m < r->next_submit && r->jobs[m].t->submit_s == j->t->submit_s; m++)
+            whole &= first[m] != k || r->jobs[m].state == JS_COMPLETED;
+        if (first[k] != k || whole)
             continue;
         char name[64];
         cluster_job_name(r->id, j->t->id, name, sizeof name);
@@ -251,6 +323,9 @@ static void pl_end(void *ctx, const struct run *r)
             t = &(*t)->next;
         }
     }
+    p->reqs_tail = &p->reqs;
+    while (*p->reqs_tail)
+        p->reqs_tail = &(*p->reqs_tail)->next;
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -265,15 +340,29 @@ static const char *str_at(const cJSON *o, const char *a, const char *b)
 /* A pod's state into the table (mu held). gone: deleted. */
 static void on_pod(struct cluster_pods *p, const cJSON *pod, bool gone)
 {
-    const cJSON *labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "labels");
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive(labels, CLUSTER_POD_RUN_KEY);
-    const cJSON *idx = cJSON_GetObjectItemCaseSensitive(labels, CLUSTER_POD_INDEX_KEY);
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(meta, "labels"),
+                                                        CLUSTER_POD_RUN_KEY);
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+    const cJSON *ixs = cJSON_GetObjectItemCaseSensitive(ann, CLUSTER_POD_INDICES_KEY);
+    const cJSON *ci = cJSON_GetObjectItemCaseSensitive(ann, CLUSTER_POD_COMPLETION_INDEX_KEY);
     const char *name = kube_object_name(pod), *ns = str_at(pod, "metadata", "namespace");
-    if (!cJSON_IsString(run) || !cJSON_IsString(idx) || !name || !ns || !*idx->valuestring)
+    if (!cJSON_IsString(run) || !cJSON_IsString(ixs) || !name || !ns)
         return; /* not hwemu's */
+    /* the completion index-th of the group's indices (0 before the controller says: a group of one) */
     char *end;
-    long k = strtol(idx->valuestring, &end, 10);
-    if (*end || k < 0 || k >= TRACE_MAX_JOBS_INDEX)
+    long c = cJSON_IsString(ci) ? strtol(ci->valuestring, &end, 10) : 0;
+    if (c < 0 || (cJSON_IsString(ci) && *end))
+        return;
+    const char *s = ixs->valuestring;
+    for (; c > 0 && s; c--) {
+        const char *comma = strchr(s, ',');
+        s = comma ? comma + 1 : NULL;
+    }
+    if (!s)
+        return;
+    long k = strtol(s, &end, 10);
+    if (end == s || (*end && *end != ',') || k < 0 || k >= TRACE_MAX_JOBS_INDEX)
         return;
     const char *phase = str_at(pod, "status", "phase");
     bool live = !gone && phase && (!strcmp(phase, "Pending") || !strcmp(phase, "Running"));
@@ -337,6 +426,7 @@ static void make_requests(struct cluster_pods *p)
     pthread_mutex_lock(&p->mu);
     struct req *list = p->reqs;
     p->reqs = NULL;
+    p->reqs_tail = &p->reqs;
     pthread_mutex_unlock(&p->mu);
     struct req *again = NULL, **tail = &again;
     int64_t now = mono_ns();
@@ -386,8 +476,12 @@ static void make_requests(struct cluster_pods *p)
         fprintf(stderr, "hwemu serve: kubernetes: %s%s; retrying in %.1f s (the job waits meanwhile)\n", first,
                 failed > 1 ? " (and other requests)" : "", first_backoff / 1000.0);
     pthread_mutex_lock(&p->mu);
-    *tail = p->reqs; /* what the tick added meanwhile goes after */
-    p->reqs = again;
+    if (again) { /* before what the tick added meanwhile */
+        *tail = p->reqs;
+        if (!p->reqs)
+            p->reqs_tail = tail;
+        p->reqs = again;
+    }
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -427,6 +521,7 @@ struct cluster_pods *cluster_pods_attach(struct engine *e, const char *kubeconfi
     p->kc = kc;
     p->q = kube_queue_new();
     pthread_mutex_init(&p->mu, NULL);
+    p->reqs_tail = &p->reqs;
     p->placer = (struct run_placer){.name = "kubernetes", .ctx = p, .submit = pl_submit, .bound = pl_bound,
                                     .done = pl_done, .end = pl_end};
     char *sel = kube_escape(CLUSTER_POD_PART_OF_KEY "=" CLUSTER_POD_PART_OF), *query = NULL;

@@ -5,7 +5,8 @@
 #   A. a generated trace (hwemu trace generate: 36 jobs of 24 workloads, gangs among them, about
 #      90 s of emulated time) plus a job asking for 16 GPUs (more than any node has) runs to its
 #      end at --speed 10 on a 5-node mixed spec (Intel, AMD, an 8-GPU and a 4-GPU H100 node):
-#      every job's pod is a batch/v1 Job's, requests what the job holds, carries its class, a
+#      each group of the trace (a workload's jobs that one pod template describes) is one
+#      Indexed batch/v1 Job, one pod a job; every pod requests what its job holds, carries its class, a
 #      performance pod has the affinity that keeps it off eco Nodes; every job ran on the node
 #      the scheduler bound its pod to and completed; every pod Succeeded (KWOK's Stage, after the
 #      engine's sim.joulie.io/complete annotation); the 16-GPU job is reported stalled and its pod
@@ -17,7 +18,7 @@
 #      next run off cpu-0 (the scheduler, through the pods' affinity), while standard pods still
 #      go there;
 #   C. a run suspended by a stop (SIGTERM) in its middle resumes at the next start, through the
-#      scheduler still: one Job a job, every pod Succeeded, the energy split whole.
+#      scheduler still: the same Jobs as run A, every pod Succeeded, the energy split whole.
 # Exit 77 (skipped) when the control plane is not built: the test says what to run.
 # Usage: test_kube_runs.sh HWEMU_BINARY   (run from the source tree)
 set -u
@@ -111,8 +112,12 @@ d, trace, podsf, jobsf, statusf, toomanyf = sys.argv[1:]
 s = json.load(open(d + "/summary.json"))
 jobs = {j["jobId"]: j for j in map(json.loads, open(d + "/jobs.jsonl"))}
 want = {r["jobId"]: r for r in map(json.loads, open(trace)) if r["type"] == "job"}
+# a pod's job: the completion index-th of its Job's jobIds
+def job_of(p):
+    a = p["metadata"]["annotations"]
+    return json.loads(a["sim.joulie.io/jobIds"])[int(a.get("batch.kubernetes.io/job-completion-index", "0"))]
 # the 16-GPU job's pod as seen during the run (after it, it goes with its Job)
-pods = [p for p in json.load(open(podsf))["items"] if p["metadata"]["annotations"]["sim.joulie.io/jobId"] != "too-many-gpus"]
+pods = [p for p in json.load(open(podsf))["items"] if job_of(p) != "too-many-gpus"]
 pods += json.load(open(toomanyf))["items"]
 kjobs = json.load(open(jobsf))["items"] # after the run: the stalled one's is gone
 st = json.load(open(statusf))
@@ -124,13 +129,24 @@ if s["state"] != "stalled" or s["jobs"]["completed"] != len(want) - 1 or s["jobs
 tm = jobs.get("too-many-gpus", {})
 if tm.get("state") != "stalled" or "no node can ever hold" not in tm.get("stallReason", ""):
     fail.append("too-many-gpus: %s" % tm)
-# one batch/v1 Job a trace job, one pod each; the pod as the original makes it
-if len(kjobs) != len(want) - 1 or len(pods) != len(want):
-    fail.append("%d Jobs and %d pods for %d trace jobs" % (len(kjobs), len(pods), len(want)))
+# one batch/v1 Job a group (a workload's jobs with one pod template: the generated trace's
+# hpo trials and distributed workers), one pod a job; the pod as the original makes it
+groups = {}
+for r in want.values():
+    q = r["podTemplate"]["requests"]
+    key = (r.get("workloadId", ""), r.get("submitTimeOffsetSec", 0), r.get("intentClass"), r.get("podRole"),
+           json.dumps(q, sort_keys=True), json.dumps(r.get("workloadProfile"), sort_keys=True),
+           json.dumps(r.get("workloadClass"), sort_keys=True))
+    groups.setdefault(key if key[0] else r["jobId"], []).append(r["jobId"])
+many = [g for g in groups.values() if len(g) > 1]
+if len(kjobs) != len(groups) - 1 or len(pods) != len(want) or not many:
+    fail.append("%d Jobs (%d groups, the stalled one's removed) and %d pods for %d trace jobs" % (len(kjobs), len(groups), len(pods), len(want)))
+if sum(j["spec"]["completions"] for j in kjobs) != len(want) - 1:
+    fail.append("Jobs' completions: %d" % sum(j["spec"]["completions"] for j in kjobs))
 by_job = {}
 for p in pods:
     a = p["metadata"]["annotations"]
-    jid = a["sim.joulie.io/jobId"]
+    jid = job_of(p)
     by_job[jid] = p
     r = want[jid]
     req = p["spec"]["containers"][0]["resources"]["requests"]
@@ -182,6 +198,7 @@ c = s["energyJoules"]
 if abs(c["standard"] + c["performance"] + c["idle"] - c["nodes"]) > 1e-3:
     fail.append("classes do not add up: %s" % c)
 used = sorted({j["node"] for j in jl if j["node"]})
+print("run A: %d Jobs (%d of them groups of %s jobs)" % (len(groups), len(many), [len(g) for g in many]))
 print("run A: %d jobs completed on %s, makespan %.0f s, energy %.0f J (idle %.0f J)" % (s["jobs"]["completed"], used, s["makespanSec"], c["nodes"], c["idle"]))
 print("\n".join(fail))
 sys.exit(1 if fail else 0)
@@ -230,7 +247,8 @@ succeeded_c() {
     [ "$(k get pods -l sim.joulie.io/run=$rc --field-selector=status.phase=Succeeded -o name | wc -l)" = 36 ]
 }
 until_ok 60 succeeded_c && ok || bad "run C: not every pod Succeeded: $(k get pods -l sim.joulie.io/run=$rc --no-headers 2>&1 | awk '{print $3}' | sort | uniq -c)"
-[ "$(k get jobs -l sim.joulie.io/run=$rc -o name | wc -l)" = 36 ] && ok || bad "run C: Jobs $(k get jobs -l sim.joulie.io/run=$rc -o name | wc -l), want 36 (one each, the stalled one's removed)"
+nj=$(k get jobs -l sim.joulie.io/run=$rc -o jsonpath='{range .items[*]}{.spec.completions}{"\n"}{end}' | awk '{n++; c += $1} END {print n, c}')
+[ "$nj" = "$(k get jobs -l sim.joulie.io/run=$ra -o name | wc -l) 36" ] && ok || bad "run C: Jobs and completions $nj, want run A's"
 "$py" - "$tmp/r/runs/$rc" <<'PY' && ok || bad "run C after its resume (above)"
 import json, sys
 d = sys.argv[1]
