@@ -285,8 +285,8 @@ static void pl_end(void *ctx, const struct run *r)
 {
     struct cluster_pods *p = ctx;
     /* A run that ended (not one suspended, which resumes with its pods) takes away the Jobs of
-     * the jobs that did not complete: a stalled job's Pending pod, a stopped run's running ones.
-     * Completed Jobs stay, as Kubernetes keeps them, for whoever reads the cluster. */
+     * the groups that did not complete whole: a stalled job's Pending pod, a stopped run's
+     * running ones. Completed Jobs stay, as Kubernetes keeps them, for whoever reads the cluster. */
     bool ended = r->state != RUN_RUNNING && r->state != RUN_SUSPENDED;
     pthread_mutex_lock(&p->mu);
     const int *first = run_table(p, r)->first;
