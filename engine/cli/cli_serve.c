@@ -3,6 +3,7 @@
  * nothing itself). */
 #include "cli.h"
 #include "cluster.h"
+#include "cluster_pods.h"
 #include "duration.h"
 #include "engine.h"
 #include "exporters.h"
@@ -68,7 +69,8 @@ static const char help[] =
     "                       (SIM_KUBECONFIG): FILE's current context, or incluster: the pod's service\n"
     "                       account (KUBERNETES_SERVICE_HOST/PORT, /var/run/secrets/kubernetes.io/\n"
     "                       serviceaccount); labels set on the Nodes reach the engine as PUT\n"
-    "                       /nodes/<n>/labels does (docs/kubernetes.md). Default: no cluster\n"
+    "                       /nodes/<n>/labels does; without --shard, a run's jobs become batch/v1 Jobs\n"
+    "                       that the cluster's scheduler places (docs/kubernetes.md). Default: no cluster\n"
     "  -h, --help           this text\n"
     "\n"
     "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
@@ -337,6 +339,7 @@ int cmd_serve(int argc, char **argv)
     /* after the OTLP sink is on the event log (the cluster's thread emits events from its start)
      * and after the start line (its thread prints what the API answers) */
     struct cluster *cluster = NULL;
+    struct cluster_pods *pods = NULL;
     if (kubeconfig) {
         cluster = cluster_attach(&eng, runs, kubeconfig, err, sizeof err);
         if (!cluster) {
@@ -351,6 +354,18 @@ int cmd_serve(int argc, char **argv)
         }
         fprintf(stderr, "hwemu serve: kubernetes: registering and keeping the Nodes at %s\n",
                 cluster_describe(cluster));
+        /* runs through the real scheduler: before the first tick, so a run submitted or resumed
+         * above is placed by it from its start */
+        if (cfg.shard_count > 1)
+            /* every shard would make the run's Jobs under its own run id, and a shard's run would
+             * wait for the jobs bound to the others' nodes (docs/kubernetes.md "Sharding") */
+            fprintf(stderr, "hwemu serve: kubernetes: shard %d/%d: runs use the standalone placement on this "
+                    "shard's nodes (runs through the scheduler need one unsharded engine)\n", cfg.shard_index,
+                    cfg.shard_count);
+        else if (!(pods = cluster_pods_attach(&eng, kubeconfig, err, sizeof err)))
+            fprintf(stderr, "hwemu serve: kubernetes: %s; runs use the standalone placement\n", err);
+        else
+            runs_set_placer(runs, cluster_pods_placer(pods));
     }
     if (cfg.debug_late_ns)
         fprintf(stderr, "hwemu serve: HWEMU_DEBUG_LATE_TICK: every other tick wakes %.3f s late and the ticks "
@@ -363,6 +378,7 @@ int cmd_serve(int argc, char **argv)
     cluster_detach(cluster); /* before the runs it hands labels to, and the event log's OTLP sink */
     http_runs_set(NULL);
     runs_detach(runs); /* an active run is suspended (resumed at the next start) */
+    cluster_pods_detach(pods); /* after the runs: a suspended run tells its placer */
     run_otlp_close();
     otlp_detach(&eng, otlp);
     engine_stop(&eng);

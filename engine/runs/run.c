@@ -409,6 +409,78 @@ static bool place_gang(struct run *r, struct run_gang *G, double mp)
     return ok;
 }
 
+/* Whether node i has room for t now, in the engine's terms: the CPUs it holds (ceil of the
+ * request), the GPUs of its vendor, a job cgroup slot. The scheduler counts the same CPUs and
+ * GPUs (the pod requests what the job holds, a Node's allocatable is at most its logical CPUs,
+ * and a job's pod completes only after the engine has released the job), so a bound pod's
+ * job fits, but for the slots: the scheduler allows a Node's `pods` (110) while the engine runs
+ * at most spec.jobCgroups.maxJobsPerNode jobs on it; a job past them waits here, its pod
+ * Running, until a slot frees. */
+static bool room_for(const struct run *r, int i, const struct trace_job *t)
+{
+    const struct place_node *c = &r->cands[i];
+    if (t->cpus > c->free_cpus || (c->max_jobs && c->jobs >= c->max_jobs))
+        return false;
+    return !t->gpus || (c->gpu_vendor == t->gpu_vendor && t->gpus <= c->free_gpus);
+}
+
+/* Placement by a placer (run_placer.h): a waiting job starts on the node its pod is bound to; a
+ * gang starts when every pod of it is bound and every one fits (the original's rule: a gang's
+ * jobs advance only when all of them run). Eco and draining marks are the scheduler's business
+ * here (the pods' affinity): a pod bound before its node became eco still runs there. */
+static void place_bound(struct run *r)
+{
+    refresh_cands(r);
+    int kept = 0;
+    for (int q = 0; q < r->nqueue; q++) {
+        struct run_job *j = &r->jobs[r->queue[q]];
+        if (j->state != JS_WAITING)
+            continue; /* started with its gang */
+        bool placed = false;
+        if (j->gang >= 0) {
+            struct run_gang *G = &r->gangs[j->gang];
+            int *where = malloc(sizeof *where * (size_t)G->n);
+            int k = 0;
+            for (; G->submitted == G->n && k < G->n; k++) {
+                const struct run_job *g = &r->jobs[G->jobs[k]];
+                int i = r->placer->bound(r->placer->ctx, r, g);
+                if (i < 0 || i >= r->nnodes || !room_for(r, i, g->t))
+                    break;
+                r->cands[i].free_cpus -= g->t->cpus; /* tentative: the next member sees it taken */
+                r->cands[i].free_gpus -= g->t->gpus;
+                r->cands[i].jobs++;
+                where[k] = i;
+            }
+            placed = G->submitted == G->n && k == G->n;
+            for (int m = 0; m < k; m++) {
+                const struct trace_job *t = r->jobs[G->jobs[m]].t;
+                r->cands[where[m]].free_cpus += t->cpus;
+                r->cands[where[m]].free_gpus += t->gpus;
+                r->cands[where[m]].jobs--;
+            }
+            for (int m = 0; placed && m < G->n; m++)
+                hold(r, &r->jobs[G->jobs[m]], where[m]);
+            G->placed = placed;
+            free(where);
+        } else {
+            int i = r->placer->bound(r->placer->ctx, r, j);
+            if (i >= 0 && i < r->nnodes && room_for(r, i, j->t)) {
+                hold(r, j, i);
+                placed = true;
+            }
+        }
+        r->placements++;
+        if (!placed)
+            r->queue[kept++] = j->index;
+    }
+    r->nqueue = kept;
+}
+
+const char *run_placement_name(const struct run *r)
+{
+    return r->placer ? r->placer->name : "standalone";
+}
+
 void run_before(struct run *r, struct engine *e)
 {
     if (!r->active) { /* the first tick: attach every node */
@@ -441,6 +513,8 @@ void run_before(struct run *r, struct engine *e)
     int64_t t0 = mono_ns();
     while (r->next_submit < r->njobs && (int64_t)(r->jobs[r->next_submit].t->submit_s * 1e9) <= r->now_ns) {
         struct run_job *j = &r->jobs[r->next_submit++];
+        if (r->placer) /* its pod is made now, a stalled job's too (it stays Pending) */
+            r->placer->submit(r->placer->ctx, r, j);
         if (j->state == JS_STALLED)
             continue;
         r->count[j->state]--;
@@ -454,6 +528,11 @@ void run_before(struct run *r, struct engine *e)
     }
     if (!r->nqueue)
         return;
+    if (r->placer) {
+        place_bound(r);
+        r->place_ns += (double)(mono_ns() - t0);
+        return;
+    }
     refresh_cands(r);
     double mp = mean_perf_pct(r);
     /* the most any node has free, to skip hopeless requests without a scan */
@@ -734,6 +813,8 @@ void run_after(struct run *r, struct engine *e)
             while (b < RUN_COMPLETION_BUCKETS && s > run_completion_le[b])
                 b++;
             r->completion_bucket[b]++;
+            if (r->placer) /* its pod may complete */
+                r->placer->done(r->placer->ctx, r, j);
             if (r->on_job)
                 r->on_job(r->ctx, r, j);
         }

@@ -33,6 +33,7 @@
 #define HWEMU_RUN_H
 #include "physics_cpu.h"
 #include "physics_gpu.h"
+#include "run_placer.h"
 #include "trace.h"
 
 #include <stdbool.h>
@@ -143,6 +144,9 @@ struct run {
     uint64_t ticks;
     double place_ns;                 /* time spent placing (placement cost) */
     uint64_t placements;
+    /* where placement comes from: NULL the standalone policy (placement.c), else a layer
+     * above's (run_placer.h: the pods the Kubernetes scheduler bound); set before the first tick */
+    const struct run_placer *placer;
     /* hooks for the owner (runs.c): each job's start, end or stall, on the tick thread */
     void (*on_job)(void *ctx, struct run *r, struct run_job *j);
     void *ctx;
@@ -163,6 +167,8 @@ void run_after(struct run *r, struct engine *e);
 /* Marks node i eco or not for placement from now on (a label set at run time); jobs already
  * on it stay. */
 void run_set_eco(struct run *r, int i, bool eco);
+/* "kubernetes" (the placer's name) or "standalone": what the outputs say placed the jobs. */
+const char *run_placement_name(const struct run *r);
 /* Ends the run at the next tick (state stopped). */
 void run_stop(struct run *r);
 /* What node i's load is from the jobs on it now: per CPU (phys_load.cpu_util_of, every CPU

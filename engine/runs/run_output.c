@@ -163,6 +163,7 @@ cJSON *run_status_json(const struct engine *e, const struct run *r)
     cJSON_AddStringToObject(x, "runId", r->id);
     cJSON_AddStringToObject(x, "state", run_state_names[r->state]);
     cJSON_AddStringToObject(x, "trace", r->trace.path ? r->trace.path : "");
+    cJSON_AddStringToObject(x, "placement", run_placement_name(r)); /* standalone or kubernetes */
     cJSON_AddNumberToObject(x, "timeSec", (double)r->now_ns / 1e9);
     cJSON_AddNumberToObject(x, "ticks", (double)r->ticks);
     cJSON *js = cJSON_AddObjectToObject(x, "jobs");

@@ -55,6 +55,7 @@ struct runs {
     cJSON *resume_outputs;         /* the resumed run's outputs lengths, for the tap's files */
     int output_err;                /* the errno of jobs.jsonl's failure last said, 0 */
     struct runs_tap tap;
+    const struct run_placer *placer; /* NULL: standalone placement (runs_set_placer) */
     struct run_label_map *labels;  /* per node: set at run time (run_labels.h); NULL until the first */
     struct past *past;
     int npast;
@@ -159,6 +160,15 @@ static void tap_metrics(struct runs *m, bool final)
     free(done);
     free(run);
     free(names);
+}
+
+void runs_set_placer(struct runs *m, const struct run_placer *placer)
+{
+    lock_caller(m);
+    m->placer = placer;
+    if (m->active && !m->active->active) /* a run submitted or resumed before the first tick */
+        m->active->placer = placer;
+    pthread_mutex_unlock(&m->lock);
 }
 
 void runs_set_tap(struct runs *m, const struct runs_tap *tap)
@@ -266,6 +276,8 @@ static void finish(struct runs *m)
 {
     tap_metrics(m, true);
     struct run *r = m->active;
+    if (r->placer)
+        r->placer->end(r->placer->ctx, r);
     int dfd = m->out.dfd >= 0 ? dup(m->out.dfd) : -1;
     char err[4400];
     cJSON *resumes = m->out.resumes ? cJSON_Duplicate(m->out.resumes, true) : NULL;
@@ -466,6 +478,7 @@ static int resume_one(struct runs *m, const char *name, char *err, size_t errlen
     cJSON_Delete(o);
     r->on_job = on_job;
     r->ctx = m;
+    r->placer = m->placer;
     apply_labels(m, r);
     m->active = r;
     m->out = out;
@@ -599,6 +612,8 @@ bool runs_detach(struct runs *m)
                     (double)r->now_ns / 1e9);
             tap_metrics(m, true);
             run_output_suspend(&m->out);
+            if (r->placer)
+                r->placer->end(r->placer->ctx, r);
             run_free(r);
             m->active = NULL;
             suspended = true;
@@ -705,6 +720,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     lock_caller(m);
     r->on_job = on_job;
     r->ctx = m;
+    r->placer = m->placer;
     apply_labels(m, r);
     m->active = r;
     m->out = out;
@@ -981,6 +997,10 @@ char *runs_metrics_text(struct runs *m)
     const struct run *r = m->active && m->active->active ? m->active : NULL;
     for (int i = 0; i < e->nnodes; i++)
         tprintf(&t, "joulie_sim_node_running_pods{node=\"%s\"} %d\n", e->nodes[i].name, r ? r->nodes[i].njobs : 0);
+    tprintf(&t, "# HELP joulie_sim_run_placement_info What places the runs' jobs: standalone (hwemu's own policy) "
+                "or kubernetes (the pods the cluster's scheduler binds).\n"
+                "# TYPE joulie_sim_run_placement_info gauge\n"
+                "joulie_sim_run_placement_info{placement=\"%s\"} 1\n", m->placer ? m->placer->name : "standalone");
     tprintf(&t, "# HELP joulie_sim_node_class_info The node's class: its pool in the cluster spec.\n"
                 "# TYPE joulie_sim_node_class_info gauge\n");
     for (int i = 0; i < e->nnodes; i++)

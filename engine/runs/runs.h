@@ -50,6 +50,12 @@ struct runs_tap {
 };
 void runs_set_tap(struct runs *m, const struct runs_tap *tap);
 
+/* Placement from now on: a placer (run_placer.h; set by engine/cluster with a cluster
+ * configured) or NULL for the standalone policy. A run submitted or resumed but not yet ticked
+ * takes it too; a run already going keeps its own. Call before engine_run, or with no run. */
+struct run_placer;
+void runs_set_placer(struct runs *m, const struct run_placer *placer);
+
 /* Installs the engine hooks and resumes the runs directory's suspended run (the latest). runs_dir
  * NULL: <root>/runs; it is held to the root's rules (run_files.h). base_speed:
  * SIM_BASE_SPEED_PER_CORE. checkpoint_ns: the least wall time between periodic checkpoints
