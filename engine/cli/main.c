@@ -21,7 +21,7 @@ static void usage(FILE *out)
           "  files|cat|write --node NAME ...          list, read and write a running node's files\n"
           "\n"
           "Run 'hwemu <command> --help' for a command's options.\n"
-          "Exit codes: 0 success, 1 invalid input or failure, 2 usage error.\n",
+          "Exit codes: 0 success, 1 invalid input or failure, 2 usage error, 3 a run suspended (run).\n",
           out);
 }
 
