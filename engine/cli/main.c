@@ -19,6 +19,7 @@ static void usage(FILE *out)
           "  exec --node NAME -- CMD [ARGS...]        run an unmodified agent against an emulated node\n"
           "  agents [--pool P] -- CMD [ARGS...]       run an agent on every selected node, restarted when it dies\n"
           "  files|cat|write --node NAME ...          list, read and write a running node's files\n"
+          "  fault add|list|clear                     a running engine's hardware faults (docs/faults.md)\n"
           "\n"
           "Run 'hwemu <command> --help' for a command's options.\n"
           "Exit codes: 0 success, 1 invalid input or failure, 2 usage error, 3 a run suspended (run).\n",
@@ -54,6 +55,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "trace"))
         return cmd_trace(argc - 1, argv + 1);
+    if (!strcmp(cmd, "fault"))
+        return cmd_fault(argc - 1, argv + 1);
     if (!strcmp(cmd, "profiles"))
         return cmd_profiles(argc - 1, argv + 1);
     fprintf(stderr, "hwemu: unknown command \"%s\"\n", cmd);

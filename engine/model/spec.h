@@ -10,6 +10,8 @@
  *                  cgroup v2 tree a node shows for the jobs of a workload run (render_cgroup.c)
  *   spec.pools[]   name, profile, count, prefix (= name), startIndex (0), rack, coolingZone,
  *                  labels, baseLoad (overrides the defaults field by field), overrides
+ *   spec.faults[]  the fault schedule the engine starts with (fault.h, docs/faults.md); its nodes
+ *                  and pools must be the spec's
  * Pool p yields nodes <prefix>-<startIndex> ... <prefix>-<startIndex+count-1>. */
 #ifndef HWEMU_SPEC_H
 #define HWEMU_SPEC_H
@@ -18,6 +20,7 @@
 #include <stdbool.h>
 
 struct diag;
+struct fault_def;
 struct profile;
 struct profile_set;
 struct yt_node;
@@ -83,6 +86,8 @@ struct cluster_spec {
     int npools;
     struct spec_node *nodes;
     int nnodes;
+    struct fault_def *faults;      /* spec.faults, in the spec's order */
+    int nfaults;
 };
 
 /* 0 on success; -1 with every problem in d. `file` names the spec in messages. */

@@ -219,7 +219,8 @@ struct phys_pkg_state {
     int32_t rapl_enabled;
     int32_t ncpus;    /* logical CPUs in the package */
     int32_t capped;   /* the interval's power is set by a cap */
-    int32_t reserved;
+    int32_t limits_ignored; /* a fault (limit-ignored, docs/faults.md): the limits read back as
+                             * written but none is enforced from the next interval */
 
     /* dynamics, every substep */
     double freq_khz;       /* mean running frequency of the package's CPUs */

@@ -36,6 +36,7 @@ enum bind_kind {
     BK_GPU_IDENT,    /* S: per-node identity zone (enum gpu_quantity) of GPU pkg, set at open */
     BK_GPU_SET,      /* A: setting zone (enum gpu_setting) of GPU pkg */
     BK_PLATFORM,     /* S: state/platform/power, the node's power and its statistics */
+    BK_FAULTS,       /* S: state/faults, the faults striking the node (node.h node_faults_text) */
     BK_PM_COUNTER,   /* S: a Cray pm_counters file: zone = enum pm_file, pkg = accelerator
                       * (PM_FRESHNESS: pkg = raw_scan_hz, 1..255) */
     BK_ELAPSED,      /* S counter: the node's elapsed time (seg_view.h units), republished every tick */

@@ -695,6 +695,9 @@ static void progress(struct run *r, int i, struct node *nd, double dt, int64_t t
             double cap_impact = 1 - (1 - cap) * t->sens_gpu;
             gpu_rate = (t->gpus > 0.1 ? t->gpus : 0.1) * r->base_speed * gm * feed * cap_impact;
         }
+        for (int g = 0; g < j->ngpus; g++)
+            if ((nd->faults.gpu_lost >> j->gpus[g]) & 1) /* its GPU fell off the bus: it waits (docs/faults.md) */
+                cpu_rate = gpu_rate = 0;
         for (int64_t s = 0; s < ticks && (j->cpu_left > 0 || j->gpu_left > 0); s++) {
             j->cpu_left -= cpu_rate * dt;
             if (t->gpus && j->gpu_left > 0)

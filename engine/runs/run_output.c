@@ -84,8 +84,31 @@ int run_output_reopen(struct run_output *o, int runs_dfd, const char *runs_dir, 
     return 0;
 }
 
+void run_output_fault(struct run_output *o, const char *line)
+{
+    if (!o->dir)
+        return;
+    if (!o->faults_made) {
+        char err[512];
+        if (line_file_resume(&o->faults, o->dfd, o->dir, "faults.jsonl", -1, err, sizeof err)) {
+            fprintf(stderr, "hwemu: %s\n", err);
+            return;
+        }
+        o->faults_made = true;
+    }
+    line_file_put(&o->faults, line);
+}
+
+static void close_faults(struct run_output *o)
+{
+    if (o->faults_made)
+        line_file_close(&o->faults);
+    o->faults_made = false;
+}
+
 void run_output_suspend(struct run_output *o)
 {
+    close_faults(o);
     line_file_close(&o->jobs);
     if (o->dfd >= 0)
         close(o->dfd);
@@ -196,6 +219,7 @@ int run_output_close(struct run_output *o, const struct engine *e, const struct 
     uint64_t failures = o->jobs.failures;
     int last_err = o->jobs.err;
     int lost = line_file_close(&o->jobs);
+    close_faults(o);
     cJSON *x = run_status_json(e, r);
     if (o->resumes && cJSON_GetArraySize(o->resumes))
         cJSON_AddItemReferenceToObject(x, "resumes", o->resumes);

@@ -4,6 +4,8 @@
 #include "diag.h"
 #include "engine.h"
 #include "events.h"
+#include "fault.h"
+#include "faults.h"
 #include "run.h"
 #include "run_checkpoint.h"
 #include "run_labels.h"
@@ -57,6 +59,7 @@ struct runs {
     struct runs_tap tap;
     const struct run_placer *placer; /* NULL: standalone placement (runs_set_placer) */
     struct run_label_map *labels;  /* per node: set at run time (run_labels.h); NULL until the first */
+    struct faults *faults;         /* the fault schedule (faults.h): the spec's, the runs', the requests' */
     struct past *past;
     int npast;
     unsigned seq;
@@ -119,6 +122,7 @@ static void on_job(void *ctx, struct run *r, struct run_job *j)
 }
 
 static void lock_caller(struct runs *m);
+static void add_trace_faults(struct runs *m, const struct run *r);
 
 /* A new or resumed run sees the eco labels set at run time. */
 static void apply_labels(struct runs *m, struct run *r)
@@ -334,11 +338,14 @@ static void before(void *ctx, struct engine *e)
         sched_yield();
     pthread_mutex_lock(&m->lock); /* held until after(): a status read sees whole ticks */
     struct run *r = m->active;
-    if (!r)
+    if (!r) {
+        faults_tick(m->faults, NULL, NULL);
         return;
+    }
     uint64_t before_sub[JOB_NCLASSES];
     memcpy(before_sub, r->submitted, sizeof before_sub);
     run_before(r, e);
+    faults_tick(m->faults, r, &m->out);
     if (!m->announced) {
         m->announced = true;
         for (int k = 0; k < r->njobs; k++)
@@ -480,6 +487,7 @@ static int resume_one(struct runs *m, const char *name, char *err, size_t errlen
     r->ctx = m;
     r->placer = m->placer;
     apply_labels(m, r);
+    add_trace_faults(m, r);
     m->active = r;
     m->out = out;
     /* a checkpoint of before the first tick: the stalled-at-start jobs are still to be said */
@@ -558,6 +566,45 @@ static void resume(struct runs *m)
     free(names);
 }
 
+static void spec_labels(const struct runs *m, int i, const struct yt_node *maps[2]);
+
+/* The fault schedule's view of a node's labels: the run-time ones over the spec's. */
+static bool node_has_label(void *ctx, int i, const char *key, const char *value)
+{
+    struct runs *m = ctx;
+    const struct run_label *l = m->labels ? run_labels_get(&m->labels[i], key) : NULL;
+    if (l)
+        return l->value && !strcmp(l->value, value);
+    const struct yt_node *maps[2];
+    spec_labels(m, i, maps);
+    for (int k = 1; k >= 0; k--) {
+        const struct yt_node *v = maps[k] ? yt_get(maps[k], key) : NULL;
+        if (v)
+            return yt_str(v) && !strcmp(yt_str(v), value);
+    }
+    return false;
+}
+
+/* A fault's event: to the event log and, during a run, the run's tap (as a job's). */
+static void fault_event(void *ctx, const char *node, const char *name, cJSON *attrs)
+{
+    struct runs *m = ctx;
+    if (m->active && m->tap.event && m->out.dir)
+        m->tap.event(m->tap.ctx, m->out.dir, m->out.dfd, m->e->tick_wall, node, name, attrs);
+    events_emit(m->e->events, m->e->tick_wall, node, name, attrs);
+}
+
+/* The faults of run r's trace, scheduled from its start (the lock held). */
+static void add_trace_faults(struct runs *m, const struct run *r)
+{
+    for (int k = 0; k < r->trace.nfaults; k++) {
+        char id[FAULT_ID_MAX];
+        if (faults_add(m->faults, &r->trace.faults[k], FS_TRACE, r->id, id, sizeof id))
+            fprintf(stderr, "hwemu: run %s: %s:%d: fault id \"%s\" is already scheduled: that fault is left out\n",
+                    r->id, r->trace.path, r->trace.faults[k].line, r->trace.faults[k].id);
+    }
+}
+
 struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_speed, int64_t checkpoint_ns, char *err,
                          size_t errlen)
 {
@@ -583,6 +630,14 @@ struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_spe
     m->checkpoint_ns = checkpoint_ns > 0 ? checkpoint_ns : RUN_CHECKPOINT_MIN_WALL_S * 1000000000LL;
     m->checkpoint_mono = mono_now();
     m->completed = calloc((size_t)(e->nnodes ? e->nnodes : 1) * JOB_NCLASSES, sizeof *m->completed);
+    const struct faults_host host = {.ctx = m, .has_label = node_has_label, .emit = fault_event};
+    m->faults = faults_new(e, &host);
+    if (!m->faults)
+        abort();
+    for (int k = 0; k < e->spec.nfaults; k++) {
+        char id[FAULT_ID_MAX];
+        faults_add(m->faults, &e->spec.faults[k], FS_SPEC, NULL, id, sizeof id); /* ids unique: spec.c checked */
+    }
     e->hooks = (struct engine_hooks){.ctx = m, .before = before, .after = after};
     resume(m);
     return m;
@@ -632,6 +687,7 @@ bool runs_detach(struct runs *m)
         free(m->past[i].status);
     free(m->past);
     free(m->completed);
+    faults_free(m->faults);
     free(m->dir);
     cJSON_Delete(m->resume_outputs);
     if (m->dfd >= 0)
@@ -722,6 +778,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     r->ctx = m;
     r->placer = m->placer;
     apply_labels(m, r);
+    add_trace_faults(m, r);
     m->active = r;
     m->out = out;
     m->announced = false;
@@ -1008,4 +1065,44 @@ char *runs_metrics_text(struct runs *m)
                 e->spec.pools[e->spec.nodes[i].pool].name);
     pthread_mutex_unlock(&m->lock);
     return t.p;
+}
+
+int runs_fault_add(struct runs *m, const struct fault_def *f, char *id, size_t idlen, char *err, size_t errlen)
+{
+    for (int k = 0; k < f->nnodes; k++)
+        if (engine_find(m->e, f->nodes[k]) < 0) {
+            snprintf(err, errlen, "nodes: no node \"%s\" in this engine (GET /debug/nodes lists them)", f->nodes[k]);
+            return EINVAL;
+        }
+    for (int k = 0; k < f->npools; k++) {
+        bool found = false;
+        for (int p = 0; p < m->e->spec.npools && !found; p++)
+            found = m->e->spec.pools[p].name && !strcmp(m->e->spec.pools[p].name, f->pools[k]);
+        if (!found) {
+            snprintf(err, errlen, "pools: no pool \"%s\" in this engine's spec", f->pools[k]);
+            return EINVAL;
+        }
+    }
+    lock_caller(m);
+    int rc = faults_add(m->faults, f, FS_REQUEST, NULL, id, idlen);
+    pthread_mutex_unlock(&m->lock);
+    if (rc == EEXIST)
+        snprintf(err, errlen, "id: \"%s\" is already scheduled (GET /faults lists them; give another id)", f->id);
+    return rc;
+}
+
+int runs_fault_clear(struct runs *m, const char *id)
+{
+    lock_caller(m);
+    int rc = faults_clear(m->faults, id);
+    pthread_mutex_unlock(&m->lock);
+    return rc;
+}
+
+cJSON *runs_faults_json(struct runs *m, const char *id)
+{
+    lock_caller(m);
+    cJSON *o = id ? faults_get_json(m->faults, id) : faults_list_json(m->faults);
+    pthread_mutex_unlock(&m->lock);
+    return o;
 }

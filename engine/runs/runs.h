@@ -101,6 +101,14 @@ int runs_set_labels(struct runs *m, const char *node, const struct run_label_edi
 int runs_label_check(const char *key, const char *value, char *err, size_t errlen);
 /* The node's labels now (the spec's, with the run-time ones over them), or NULL: no such node. */
 struct cJSON *runs_node_labels_json(struct runs *m, const char *node);
+/* The fault schedule (faults.h, docs/faults.md). runs_fault_add schedules a request's fault
+ * (its atSec from the engine's first tick; none: the next tick): 0 with its id; EEXIST an id
+ * already scheduled, EINVAL a node or pool the engine does not have (the message in err). runs_fault_clear ends one at the next tick: 0, ENOENT, EALREADY ended.
+ * runs_faults_json: every fault (id NULL) or one (NULL: no such fault); caller deletes. */
+struct fault_def;
+int runs_fault_add(struct runs *m, const struct fault_def *f, char *id, size_t idlen, char *err, size_t errlen);
+int runs_fault_clear(struct runs *m, const char *id);
+struct cJSON *runs_faults_json(struct runs *m, const char *id);
 /* Prometheus text of the run metrics (malloc'd). */
 char *runs_metrics_text(struct runs *m);
 

@@ -292,6 +292,10 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
                      n->power.max_w, node_power_avg_w(n), (long long)node_power_period_ms(n));
             node_text_value(&c.v, text);
             break;
+        case BK_FAULTS:
+            node_faults_text(&n->faults, text, sizeof text);
+            node_text_value(&c.v, text);
+            break;
         case BK_PM_COUNTER:
             pm_text(n, b, now_wall, text, sizeof text);
             node_text_value(&c.v, text);
@@ -539,10 +543,42 @@ static void write_ledger(struct node *n, int64_t now_wall)
     seg_ledger_write(&n->seg, ++n->ledger_seq, n->totals, now_wall);
 }
 
+void node_faults_text(const struct node_faults *f, char *buf, size_t len)
+{
+    char t[2 * SEG_TEXT_MAX] = "";
+    int u = 0;
+    if (f->gpu_lost)
+        u += snprintf(t + u, sizeof t - (size_t)u, "lost=%x ", (unsigned)f->gpu_lost);
+    if (f->bmc)
+        u += snprintf(t + u, sizeof t - (size_t)u, "bmc=%c%d ", f->bmc, f->bmc_delay_ms);
+    if (f->hwmon_err > 0)
+        u += snprintf(t + u, sizeof t - (size_t)u, "hwmon=%d ", f->hwmon_err);
+    if (f->write_err > 0)
+        u += snprintf(t + u, sizeof t - (size_t)u, "write=%d ", f->write_err);
+    if (u > 0)
+        t[u - 1] = 0; /* the last space */
+    snprintf(buf, len, "%s\n", t);
+}
+
+/* The faults' inputs to the physics of the interval that begins now (node_faults). */
+static void apply_faults(struct node *n)
+{
+    const struct node_faults *f = &n->faults;
+    for (int k = 0; k < n->state.npkgs && k < PHYS_MAX_PKGS; k++)
+        n->state.pkg[k].limits_ignored = (f->pkg_limits_ignored >> k) & 1;
+    for (int g = 0; g < n->gparams.count && g < PHYS_GPU_MAX; g++) {
+        n->gstate.g[g].limit_ignored = (f->gpu_limits_ignored >> g) & 1;
+        n->gstate.g[g].brake_w = !((f->gpu_brake >> g) & 1) ? 0
+                                 : f->gpu_brake_w[g] > 0   ? f->gpu_brake_w[g]
+                                                           : n->gparams.min_w;
+    }
+}
+
 void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
                struct event_log *log)
 {
     node_check_health(n, now_wall, log);
+    ambient_c += n->faults.inlet_c;
     int64_t dt = (now_mono - n->mono_origin) - n->state.now_ns;
     n->freq_dirty |= phys_cpu_step(&n->params, &n->state, &n->load, ambient_c, dt);
     phys_gpu_step(&n->gparams, &n->gstate, ambient_c, n->state.now_ns);
@@ -556,6 +592,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
     reset_idle_limits(n, ch, &nch, now_wall, log);
     if (n->load_hook)
         n->load_hook(n->load_ctx, n);
+    apply_faults(n);
     unsigned began = phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     n->freq_dirty |= (began & PHYS_BEGAN_FREQ_CEILING) != 0;
     n->busy_dirty |= (began & PHYS_BEGAN_BUSY_LINES) != 0;

@@ -102,6 +102,27 @@ struct node_unit_info {
     const char *name;             /* the job's name for its process's cmdline (truncated), or NULL */
 };
 
+/* The faults striking a node now (docs/faults.md): set on the tick thread between ticks by the
+ * fault schedule (engine/runs/faults.c), applied by the node's tick: the physics' inputs (the
+ * inlet, GPU brakes, ignored limits) and state/faults, the text the readers of the segment
+ * (NVML, the shim's BMC, hwmon and write paths) act on (node_faults_text). All zero: healthy. */
+struct node_faults {
+    uint32_t gpu_lost;           /* bit g: GPU g fell off the bus */
+    uint32_t gpu_brake;          /* bit g: GPU g's power brake is on, at gpu_brake_w[g] (0: its minimum limit) */
+    double gpu_brake_w[PHYS_GPU_MAX];
+    uint32_t pkg_limits_ignored; /* bit k: package k's limits are not enforced */
+    uint32_t gpu_limits_ignored; /* bit g: GPU g's */
+    char bmc;                    /* 0; 't': IPMI answers cc 0xC3 after bmc_delay_ms; 's': right, after it */
+    int bmc_delay_ms;
+    int redfish_retry_s;         /* > 0: Redfish answers 503 with this Retry-After */
+    int hwmon_err;               /* > 0: hwmon value reads fail with this errno */
+    int write_err;               /* > 0: agents' writes fail with this errno */
+    double inlet_c;              /* the inlet's rise over the cooling zone's ambient */
+};
+/* state/faults's text for f ("lost=<hex> bmc=t<ms> hwmon=<errno> write=<errno>\n", the words of
+ * the faults on, "\n" when none) into buf (SEG_TEXT_MAX). */
+void node_faults_text(const struct node_faults *f, char *buf, size_t len);
+
 /* One node as the engine holds it. */
 struct node {
     const char *name, *profile;
@@ -163,6 +184,7 @@ struct node {
      * does, engine/runs). NULL: the load stays as it is. */
     void (*load_hook)(void *ctx, struct node *n);
     void *load_ctx;
+    struct node_faults faults;     /* the faults striking it (written between ticks only) */
     /* --speed max batches (engine.h batch_ticks): the node is stepped at the first tick at or
      * after this emulated time (CLOCK_MONOTONIC based, like the tick's). The engine sets it to
      * its next batch before each step; the load hook, or the run's tick-thread hooks, bring it
