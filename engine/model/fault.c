@@ -32,7 +32,7 @@ static const struct kind_info {
     [FK_GPU_POWER_BRAKE] = {DEV(FD_GPU), FD_GPU, "watts", NAN, 0, 10000, 0},
     [FK_BMC_TIMEOUT] = {DEV(FD_BMC), FD_BMC, "delayMs", 2000, 0, 120000, 0},
     [FK_BMC_SLOW] = {DEV(FD_BMC), FD_BMC, "delayMs", 2000, 0, 120000, 0},
-    [FK_REDFISH_UNAVAILABLE] = {DEV(FD_BMC), FD_BMC, "retryAfterSec", 30, 0, 86400, 0},
+    [FK_REDFISH_UNAVAILABLE] = {DEV(FD_BMC), FD_BMC, "retryAfterSec", 30, 1, 86400, 0},
     [FK_HWMON_ERROR] = {DEV(FD_NODE), FD_NODE, NULL, 0, 0, 0, EIO},
     [FK_WRITE_REFUSED] = {DEV(FD_NODE), FD_NODE, NULL, 0, 0, 0, ENODATA},
     [FK_LIMIT_IGNORED] = {DEV(FD_NODE) | DEV(FD_PACKAGE) | DEV(FD_GPU), FD_NODE, NULL, 0, 0, 0, 0},

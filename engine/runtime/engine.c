@@ -141,6 +141,7 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
         t->node_energy_uj += t->gpu_energy_uj[k];
     }
     t->last_write = n->last_write;
+    t->redfish_retry_s = n->faults.redfish_retry_s;
 }
 
 /* The cluster's totals, from a snapshot the workers filled. */

@@ -42,7 +42,10 @@ nvmlReturn_t nv_shutdown(void);
 bool nv_ready(void);
 unsigned nv_count(void);
 struct nvmlDevice_st *nv_gpu(unsigned index);
-/* The common checks of a device call: SUCCESS, UNINITIALIZED or INVALID_ARGUMENT. */
+/* Has GPU index fallen off the bus (state/faults, engine/segment/seg_faults.h)? */
+bool nv_lost(unsigned index);
+/* The common checks of a device call: SUCCESS, UNINITIALIZED, INVALID_ARGUMENT, or GPU_IS_LOST
+ * for a GPU that fell off the bus (docs/faults.md). */
 nvmlReturn_t nv_check(nvmlDevice_t dev, const void *out);
 /* Is the process running as a user without root (HWEMU_UNPRIVILEGED=1 at the last init)? */
 bool nv_unprivileged(void);
