@@ -37,7 +37,7 @@ static const struct kind_info {
     [FK_WRITE_REFUSED] = {DEV(FD_NODE), FD_NODE, NULL, 0, 0, 0, ENODATA},
     [FK_LIMIT_IGNORED] = {DEV(FD_NODE) | DEV(FD_PACKAGE) | DEV(FD_GPU), FD_NODE, NULL, 0, 0, 0, 0},
     [FK_INLET_TEMP] = {DEV(FD_COOLING), FD_COOLING, "deltaC", 10, -40, 80, 0},
-    [FK_FAN_FAILURE] = {DEV(FD_COOLING), FD_COOLING, "deltaC", 15, 0, 80, 0},
+    [FK_FAN_FAILURE] = {DEV(FD_COOLING), FD_COOLING, "deltaC", 65, 0, 80, 0},
 };
 
 static const struct {
@@ -189,7 +189,9 @@ static void parse_params(struct fctx *c, struct fault_def *f, const struct yt_no
         const char *key = p->keys[i]->text;
         const struct yt_node *v = p->vals[i];
         if (k->param && !strcmp(key, k->param)) {
-            number(c, v, key, k->lo, k->hi, &f->value);
+            char path[64];
+            snprintf(path, sizeof path, "params.%s", key);
+            number(c, v, path, k->lo, k->hi, &f->value);
         } else if (k->err && !strcmp(key, "errno")) {
             const char *s = scalar(c, v, "errno");
             if (s && !(f->err = fault_errno(s))) {

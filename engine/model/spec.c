@@ -585,10 +585,9 @@ static void load_faults(struct sctx *c, const struct yt_node *n)
         char where[32];
         snprintf(where, sizeof where, "spec.faults[%d]", i);
         struct fault_def *f = &s->faults[s->nfaults];
-        if (!fault_parse(f, &s->arena, n->vals[i], where, NULL, c->d)) {
+        bool parsed = fault_parse(f, &s->arena, n->vals[i], where, NULL, c->d);
+        if (!parsed)
             c->errors++;
-            continue;
-        }
         const struct yt_node *names = yt_get(n->vals[i], "nodes");
         for (int k = 0; k < f->nnodes; k++)
             if (!spec_find_node(s, f->nodes[k]))
@@ -608,7 +607,8 @@ static void load_faults(struct sctx *c, const struct yt_node *n)
             if (f->id[0] && !strcmp(s->faults[k].id, f->id))
                 SERR(c, yt_get(n->vals[i], "id"), "%s: id: \"%s\" was already used by spec.faults[%d]: ids are unique",
                      where, f->id, k);
-        s->nfaults++;
+        if (parsed)
+            s->nfaults++;
     }
 }
 

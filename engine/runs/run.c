@@ -696,7 +696,7 @@ static void progress(struct run *r, int i, struct node *nd, double dt, int64_t t
             gpu_rate = (t->gpus > 0.1 ? t->gpus : 0.1) * r->base_speed * gm * feed * cap_impact;
         }
         for (int g = 0; g < j->ngpus; g++)
-            if ((nd->faults.gpu_lost >> j->gpus[g]) & 1) /* its GPU fell off the bus: it waits (docs/faults.md) */
+            if ((nd->gpu_lost_held >> j->gpus[g]) & 1) /* its GPU was off the bus: it waited (docs/faults.md) */
                 cpu_rate = gpu_rate = 0;
         for (int64_t s = 0; s < ticks && (j->cpu_left > 0 || j->gpu_left > 0); s++) {
             j->cpu_left -= cpu_rate * dt;

@@ -560,12 +560,20 @@ void node_faults_text(const struct node_faults *f, char *buf, size_t len)
     snprintf(buf, len, "%s\n", t);
 }
 
+#define NODE_TJMAX_C 100.0
 /* The faults' inputs to the physics of the interval that begins now (node_faults). */
-static void apply_faults(struct node *n)
+static void apply_faults(struct node *n, double ambient_c)
 {
     const struct node_faults *f = &n->faults;
-    for (int k = 0; k < n->state.npkgs && k < PHYS_MAX_PKGS; k++)
+    /* A package at TjMax (100 °C, render_coretemp.c's crit) is held there by PROCHOT: its power
+     * at most what keeps it there in this ambient, the steady state of the physics' thermal
+     * model (ambient + c_per_w * P). Only under a cooling fault: healthy nodes never get near. */
+    double cpw = n->params.thermal_c_per_w > 0 ? n->params.thermal_c_per_w : 0.125;
+    double hold = (NODE_TJMAX_C - ambient_c) / cpw;
+    for (int k = 0; k < n->state.npkgs && k < PHYS_MAX_PKGS; k++) {
         n->state.pkg[k].limits_ignored = (f->pkg_limits_ignored >> k) & 1;
+        n->state.pkg[k].thermal_cap_w = f->inlet_c != 0 ? (hold > 1 ? hold : 1) : 0;
+    }
     for (int g = 0; g < n->gparams.count && g < PHYS_GPU_MAX; g++) {
         n->gstate.g[g].limit_ignored = (f->gpu_limits_ignored >> g) & 1;
         n->gstate.g[g].brake_w = !((f->gpu_brake >> g) & 1) ? 0
@@ -592,7 +600,8 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
     reset_idle_limits(n, ch, &nch, now_wall, log);
     if (n->load_hook)
         n->load_hook(n->load_ctx, n);
-    apply_faults(n);
+    apply_faults(n, ambient_c);
+    n->gpu_lost_held = n->faults.gpu_lost;
     unsigned began = phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     n->freq_dirty |= (began & PHYS_BEGAN_FREQ_CEILING) != 0;
     n->busy_dirty |= (began & PHYS_BEGAN_BUSY_LINES) != 0;

@@ -185,6 +185,8 @@ struct node {
     void (*load_hook)(void *ctx, struct node *n);
     void *load_ctx;
     struct node_faults faults;     /* the faults striking it (written between ticks only) */
+    uint32_t gpu_lost_held;        /* the GPUs lost over the interval the next tick ends (what the
+                                    * load hook accounts then: faults as they were when it began) */
     /* --speed max batches (engine.h batch_ticks): the node is stepped at the first tick at or
      * after this emulated time (CLOCK_MONOTONIC based, like the tick's). The engine sets it to
      * its next batch before each step; the load hook, or the run's tick-thread hooks, bring it
