@@ -29,7 +29,8 @@ struct sctx {
 
 static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec", NULL};
 static const char *const metadata_keys[] = {"name", "labels", "annotations", NULL};
-static const char *const spec_keys[] = {"defaults", "facility", "jobCgroups", "pools", "faults", NULL};
+static const char *const spec_keys[] = {"defaults", "facility", "jobCgroups", "pools", "sensors", "faults", NULL};
+static const char *const sensors_keys[] = {"noise", NULL};
 static const char *const cgroups_keys[] = {"manager", "maxJobsPerNode", NULL};
 const char *const cgroup_manager_names[3] = {"slurm", "kubernetes", "none"};
 static const char *const defaults_keys[] = {"kwok", "labels", "baseLoad", NULL};
@@ -564,6 +565,14 @@ int spec_load(struct cluster_spec *s, const char *file, const char *text, size_t
             load_pool(&c, pools->vals[i], i);
         if (!c.errors)
             expand(&c, pools);
+    }
+    s->sensor_noise = true;
+    const struct yt_node *sens = want_map(&c, yt_get(spec, "sensors"), "spec", "sensors");
+    if (sens) {
+        check_keys(&c, sens, sensors_keys, "spec", "sensors");
+        const struct yt_node *no = yt_get(sens, "noise");
+        if (no && !yt_bool(no, &s->sensor_noise))
+            SERR(&c, no, "spec.sensors: noise: expected true or false, got \"%s\"", yt_str(no) ? no->text : "a mapping");
     }
     load_faults(&c, yt_get(spec, "faults"));
     return c.errors || d->count > before ? -1 : 0;

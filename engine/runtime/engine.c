@@ -129,7 +129,7 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
     for (int k = 0; k < t->ngpus; k++) {
         const struct phys_gpu *g = &n->gstate.g[k];
         t->gpu_power_w[k] = g->power_w;
-        t->gpu_draw_w[k] = gp->vendor == PHYS_GPU_AMD ? g->avg_amd_w : g->draw_w;
+        t->gpu_draw_w[k] = node_gpu_draw_w(n, k);
         t->gpu_limit_w[k] = g->limit_w;
         t->gpu_enforced_w[k] = g->enforced_w;
         t->gpu_temp_c[k] = g->temp_c;
@@ -588,6 +588,7 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
                 say(e, "%s", err);
         } else {
             struct node *nd = &e->nodes[i];
+            nd->sensor_noise = e->spec.sensor_noise;
             if (nd->said) { /* a damaged segment it rendered again */
                 say(e, "%.*s", (int)strlen(nd->said) - 1, nd->said);
                 free(nd->said);

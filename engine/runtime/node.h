@@ -169,6 +169,7 @@ struct node {
     } power;
     int64_t tick_ns;
     bool resumed;
+    bool sensor_noise;           /* its sensors measure with noise (spec.sensors.noise, default true) */
     /* health (node_repair.c "Damage"): checked every tick, the file itself every few */
     uint32_t ticks;
     uint32_t damaged;            /* damage seen since the start (repairs made) */
@@ -255,6 +256,11 @@ void node_wake(struct node *n, int64_t mono);
 bool node_settling(const struct node *n);
 /* An agent wrote to the node's files (a slot store or an event) since its last tick. */
 bool node_has_writes(const struct node *n);
+/* What GPU k's vendor tools report as its power (NVML's power.draw, amdgpu's power1_average), W:
+ * the physics' window mean, with NVML's measurement noise unless the spec asks for exact sensors
+ * (spec.sensors.noise false; docs/faults.md "Sensors"). The truth is its held power and energy. */
+#define NODE_NVML_NOISE_W 1.0
+double node_gpu_draw_w(const struct node *n, int k);
 /* The node's power now, W: packages, DRAM, GPUs and the rest of the platform (the figure
  * /telemetry's nodePowerWatts and the BMC interfaces show). */
 double node_power_w(const struct node *n);

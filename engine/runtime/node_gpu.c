@@ -39,6 +39,21 @@ static uint64_t ident_bits(const char *node, int gpu, uint64_t salt)
     return x ^ (x >> 31);
 }
 
+double node_gpu_draw_w(const struct node *n, int k)
+{
+    const struct phys_gpu *g = &n->gstate.g[k];
+    if (n->gparams.vendor == PHYS_GPU_AMD)
+        return g->avg_amd_w;
+    if (!n->sensor_noise || n->gparams.vendor != PHYS_GPU_NVIDIA)
+        return g->draw_w;
+    /* NVML's power reading is "accurate to within +/- 5 watts" (nvidia-smi(1), power.draw): a
+     * measurement, not the truth. Ours: triangular noise of +/- NODE_NVML_NOISE_W, new at each
+     * publication, a function of the node, the GPU and the physics time (repeatable). */
+    uint64_t x = ident_bits(n->name, k, UINT64_C(0x6e6f697365) ^ n->state.substeps);
+    double a = (double)(x >> 40) / 16777216.0, b = (double)(x & 0xffffff) / 16777216.0;
+    return g->draw_w + NODE_NVML_NOISE_W * (a + b - 1);
+}
+
 bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_t len)
 {
     const struct phys_gpu_params *p = &n->gparams;
@@ -50,7 +65,7 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
     bool busy = u > 0;
     switch (b->zone) {
     case GQ_ENFORCED_MW: snprintf(t, len, "%lld\n", llround(g->enforced_w * 1000)); break;
-    case GQ_DRAW_MW: snprintf(t, len, "%lld\n", mw(g->draw_w)); break;
+    case GQ_DRAW_MW: snprintf(t, len, "%lld\n", mw(node_gpu_draw_w(n, b->pkg))); break;
     case GQ_INSTANT_MW: snprintf(t, len, "%lld\n", mw(g->instant_w)); break;
     case GQ_UTIL_GPU:
     case GQ_BUSY_PCT: snprintf(t, len, "%ld\n", lround(100 * u)); break;
