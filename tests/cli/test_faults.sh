@@ -19,7 +19,10 @@
 # G. Redfish 503 with Retry-After and the Base registry's message (faults.md §7.3);
 # H. a run with faults in its trace at --speed max: faults.jsonl names the jobs each touched,
 #    a job on the lost GPU stalls for the fault's duration, a cooling fault on a rack slows its
-#    jobs, and a second run gives the same jobs.jsonl and faults.jsonl byte for byte.
+#    jobs, and a second run gives the same jobs.jsonl and faults.jsonl byte for byte;
+# I. NVML's power reading measures with noise: a client that keeps only changing samples
+#    (nvidia-ml-py) measures an idle GPU's energy within 1 % of its energy counter; with
+#    spec.sensors.noise false the reading never changes.
 # Usage: test_faults.sh HWEMU_BINARY   (run from the source tree)
 set -u
 hwemu=$1
@@ -266,5 +269,37 @@ for f in jobs.jsonl faults.jsonl; do
     cmp <(sed -E 's/"(runId|cgroup)":[[:space:]]*"[^"]*",?//g' "$(dir faulty)/$f") \
         <(sed -E 's/"(runId|cgroup)":[[:space:]]*"[^"]*",?//g' "$(dir again)/$f") && ok ||
         bad "the same spec, trace and faults at --speed max: $f differs"
+done
+# --- I. sensors that behave like real ones -------------------------------------------------------
+# An idle H100 draws a constant power: an exact NVML reading never changes, so a client that keeps
+# only changing samples (tests/nvml/pynvml_changes.py) has one sample and measures 0 J. NVML's
+# reading is a measurement with noise (within nvidia-smi's documented +/- 5 W): it changes at
+# every publication, and the client's energy is within 1 % of the energy counter's (the truth).
+for noise in true false; do
+    cat >"$root/idle.yaml" <<EOF
+apiVersion: sim.joulie.io/v1alpha1
+kind: ClusterSpec
+metadata: {name: idle}
+spec:
+  sensors: {noise: $noise}
+  pools:
+  - {name: idle, profile: nvidia-h100-sxm-8gpu, count: 1}
+EOF
+    port=$(free_port)
+    rm -rf "$root/ri"
+    serve_start http://127.0.0.1:$port "$root/serve.err" --spec "$root/idle.yaml" --root "$root/ri" \
+        --addr 127.0.0.1:$port --tick 200ms || { bad "serve did not come up: $(cat "$root/serve.err")"; finish; }
+    out=$("$hwemu" exec --root "$root/ri" --node idle-0 -- "$venv/bin/python" tests/nvml/pynvml_changes.py 0 6 2>&1)
+    kill $pid
+    wait $pid 2>/dev/null
+    pid=
+    n=$(sed -n 's/^samples=//p' <<<"$out") m=$(sed -n 's/^measured_j=//p' <<<"$out") t=$(sed -n 's/^truth_j=//p' <<<"$out")
+    if [ $noise = true ]; then
+        # 6 s at 200 ms ticks: about 30 readings; at least 10 even on a loaded machine
+        [ "${n:-0}" -ge 10 ] && awk -v m="$m" -v t="$t" 'BEGIN { exit !(t > 0 && m >= 0.99 * t && m <= 1.01 * t) }' && ok ||
+            bad "a change-only client on an idle GPU: $n samples, $m J measured, $t J by the counter (want within 1 %): $out"
+    else
+        [ "$n" = 1 ] && ok || bad "with spec.sensors.noise false an idle GPU's reading should never change: $out"
+    fi
 done
 finish
