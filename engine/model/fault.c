@@ -14,7 +14,7 @@
 
 const char *const fault_kind_names[FK_NKINDS] = {
     "gpu-lost",   "gpu-power-brake", "bmc-timeout",   "bmc-slow",    "redfish-unavailable",
-    "hwmon-error", "write-refused",  "limit-ignored", "inlet-temp", "fan-failure",
+    "hwmon-error", "write-refused",  "limit-ignored", "inlet-temp", "fan-failure", "rapl-freeze",
 };
 const char *const fault_device_names[FD_NDEVICES] = {"node", "package", "dram", "gpu", "bmc", "cooling"};
 
@@ -38,6 +38,7 @@ static const struct kind_info {
     [FK_LIMIT_IGNORED] = {DEV(FD_NODE) | DEV(FD_PACKAGE) | DEV(FD_GPU), FD_NODE, NULL, 0, 0, 0, 0},
     [FK_INLET_TEMP] = {DEV(FD_COOLING), FD_COOLING, "deltaC", 10, -40, 80, 0},
     [FK_FAN_FAILURE] = {DEV(FD_COOLING), FD_COOLING, "deltaC", 65, 0, 80, 0},
+    [FK_RAPL_FREEZE] = {DEV(FD_PACKAGE) | DEV(FD_DRAM), FD_PACKAGE, NULL, 0, 0, 0, 0},
 };
 
 static const struct {

@@ -25,7 +25,8 @@ enum fault_kind {
     FK_WRITE_REFUSED,       /* agents' writes to the node's files fail with `errno` (default ENODATA) */
     FK_LIMIT_IGNORED,       /* power limits are accepted and read back but not enforced */
     FK_INLET_TEMP,          /* the node's inlet is `deltaC` warmer than its cooling zone */
-    FK_FAN_FAILURE,         /* a failed fan: the same physics as inlet-temp, default deltaC 15 */
+    FK_FAN_FAILURE,         /* a failed fan: the same physics as inlet-temp, default deltaC 65 */
+    FK_RAPL_FREEZE,         /* a package's (or DRAM's) RAPL energy counter stops updating; it catches up at the end */
     FK_NKINDS
 };
 enum fault_device { FD_NODE = 0, FD_PACKAGE, FD_DRAM, FD_GPU, FD_BMC, FD_COOLING, FD_NDEVICES };

@@ -266,6 +266,12 @@ static void strike(const struct fault_def *d, const struct node *n, struct node_
     case FK_FAN_FAILURE:
         nf->inlet_c += d->value;
         break;
+    case FK_RAPL_FREEZE:
+        if (d->device == FD_DRAM)
+            nf->rapl_frozen_dram = UINT32_MAX;
+        else
+            nf->rapl_frozen_pkg |= d->index >= 0 ? 1u << d->index : UINT32_MAX;
+        break;
     default:
         break;
     }

@@ -259,6 +259,13 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
             ch[(*nch)++] = c;
             continue;
         }
+        /* a frozen RAPL counter (docs/faults.md rapl-freeze): its last line runs to its horizon,
+         * the next tick's time, and stands there; the first publication after the fault puts the
+         * truth back (the counter jumps up to it, never down) */
+        if (b->kind == BK_ENERGY && b->pkg < 32 &&
+            (((n->faults.rapl_frozen_pkg >> b->pkg) & 1 && (b->zone == PHYS_ZONE_PACKAGE || b->zone == PHYS_ZONE_CORE)) ||
+             ((n->faults.rapl_frozen_dram >> b->pkg) & 1 && b->zone == PHYS_ZONE_DRAM)))
+            continue;
         struct node_change c = {.value = v, .v = cur[v]};
         switch (b->kind) {
         case BK_ENERGY: {

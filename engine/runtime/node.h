@@ -118,6 +118,8 @@ struct node_faults {
     int hwmon_err;               /* > 0: hwmon value reads fail with this errno */
     int write_err;               /* > 0: agents' writes fail with this errno */
     double inlet_c;              /* the inlet's rise over the cooling zone's ambient */
+    uint32_t rapl_frozen_pkg;    /* bit k: package k's package and core energy counters stop updating */
+    uint32_t rapl_frozen_dram;   /* bit k: its DRAM energy counter */
 };
 /* state/faults's text for f ("lost=<hex> bmc=t<ms> hwmon=<errno> write=<errno>\n", the words of
  * the faults on, "\n" when none) into buf (SEG_TEXT_MAX). */

@@ -15,7 +15,8 @@
 #    temp1_input: I/O error" and N/A (faults.md §5.3), cat "Input/output error";
 # E. a capped node that ignores its cap: the package's power stays above the PL1 an agent wrote
 #    (read back as written), and the fault's event says limit-ignored;
-# F. writes refused: a powercap write fails "No data available" (ENODATA, faults.md §4.3);
+# F. writes refused: a powercap write fails "No data available" (ENODATA, faults.md §4.3); a
+#    RAPL counter that freezes stands still under a reader through the shim, then catches up;
 # G. Redfish 503 with Retry-After and the Base registry's message (faults.md §7.3);
 # H. a run with faults in its trace at --speed max: faults.jsonl names the jobs each touched,
 #    a job on the lost GPU stalls for the fault's duration, a cooling fault on a rack slows its
@@ -200,6 +201,20 @@ out=$(on intel-1 -- python3 -c 'import os; os.write(os.open("/sys/class/powercap
 rc=$?
 [ $rc != 0 ] && grep -q 'OSError: \[Errno 61\] No data available' <<<"$out" && ok || bad "a refused write: exit $rc: $out"
 fault clear busy >/dev/null
+
+# --- F2. a RAPL counter that freezes: read through the shim, it stands still; package 1's runs;
+# at the end it catches up with the truth (never back) ------------------------------------------
+E0=/sys/class/powercap/intel-rapl:0/energy_uj E1=/sys/class/powercap/intel-rapl:1/energy_uj
+fault add --kind rapl-freeze --node intel-1 --device package0 --id frozen >/dev/null
+sleep 0.6 # the counter's last line runs to the next tick's time, then stands
+a0=$(on intel-1 -- cat $E0) a1=$(on intel-1 -- cat $E1)
+sleep 1
+b0=$(on intel-1 -- cat $E0) b1=$(on intel-1 -- cat $E1)
+[ "$a0" = "$b0" ] && [ "$b1" -gt "$a1" ] && ok || bad "a frozen package 0 counter: $a0 -> $b0 (want equal); package 1 $a1 -> $b1"
+fault clear frozen >/dev/null
+for _ in $(seq 50); do c0=$(on intel-1 -- cat $E0); [ "$c0" -gt "$b0" ] && break; sleep 0.1; done
+# 1 s frozen at about 156 W: the catch-up is at least 100 J
+[ $((c0 - b0)) -gt 100000000 ] && ok || bad "the thawed counter: $b0 -> $c0 (want a jump to the truth)"
 
 # --- G. Redfish unavailable ---------------------------------------------------------------------
 fault add --kind redfish-unavailable --node intel-1 --param retryAfterSec=7 --id rf >/dev/null
