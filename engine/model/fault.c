@@ -15,6 +15,7 @@
 const char *const fault_kind_names[FK_NKINDS] = {
     "gpu-lost",   "gpu-power-brake", "bmc-timeout",   "bmc-slow",    "redfish-unavailable",
     "hwmon-error", "write-refused",  "limit-ignored", "inlet-temp", "fan-failure", "rapl-freeze",
+    "gpu-xid",    "gpu-ecc-corrected", "gpu-ecc-uncorrected",
 };
 const char *const fault_device_names[FD_NDEVICES] = {"node", "package", "dram", "gpu", "bmc", "cooling"};
 
@@ -39,6 +40,9 @@ static const struct kind_info {
     [FK_INLET_TEMP] = {DEV(FD_COOLING), FD_COOLING, "deltaC", 10, -40, 80, 0},
     [FK_FAN_FAILURE] = {DEV(FD_COOLING), FD_COOLING, "deltaC", 65, 0, 80, 0},
     [FK_RAPL_FREEZE] = {DEV(FD_PACKAGE) | DEV(FD_DRAM), FD_PACKAGE, NULL, 0, 0, 0, 0},
+    [FK_GPU_XID] = {DEV(FD_GPU), FD_GPU, "xid", 13, 1, 999, 0},
+    [FK_GPU_ECC_CORRECTED] = {DEV(FD_GPU), FD_GPU, "count", 1, 1, 1e9, 0},
+    [FK_GPU_ECC_UNCORRECTED] = {DEV(FD_GPU), FD_GPU, "count", 1, 1, 1e9, 0},
 };
 
 static const struct {

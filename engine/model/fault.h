@@ -27,6 +27,9 @@ enum fault_kind {
     FK_INLET_TEMP,          /* the node's inlet is `deltaC` warmer than its cooling zone */
     FK_FAN_FAILURE,         /* a failed fan: the same physics as inlet-temp, default deltaC 65 */
     FK_RAPL_FREEZE,         /* a package's (or DRAM's) RAPL energy counter stops updating; it catches up at the end */
+    FK_GPU_XID,             /* at its start, the GPU reports Xid `xid` (default 13): NVML's Xid event */
+    FK_GPU_ECC_CORRECTED,   /* at its start, `count` (1) corrected memory errors */
+    FK_GPU_ECC_UNCORRECTED, /* at its start, `count` (1) uncorrected memory errors, with Xid 48 */
     FK_NKINDS
 };
 enum fault_device { FD_NODE = 0, FD_PACKAGE, FD_DRAM, FD_GPU, FD_BMC, FD_COOLING, FD_NDEVICES };

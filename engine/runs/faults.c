@@ -277,6 +277,31 @@ static void strike(const struct fault_def *d, const struct node *n, struct node_
     }
 }
 
+/* What a fault's start leaves on a node's GPUs for good: an Xid (a GPU that fell off the bus
+ * logs Xid 79, an uncorrected memory error Xid 48; faults.md §1.3, §2.1) and ECC counts. */
+static void raise_errors(const struct fault_def *d, struct node *n, int64_t now_mono)
+{
+    if (d->kind != FK_GPU_LOST && d->kind != FK_GPU_XID && d->kind != FK_GPU_ECC_CORRECTED &&
+        d->kind != FK_GPU_ECC_UNCORRECTED)
+        return;
+    for (int g = 0; g < n->gparams.count && g < PHYS_GPU_MAX; g++) {
+        if (d->index >= 0 && g != d->index)
+            continue;
+        struct node_gpu_errors *ge = &n->gpu_err[g];
+        int xid = d->kind == FK_GPU_LOST ? 79 : d->kind == FK_GPU_XID ? (int)d->value
+                  : d->kind == FK_GPU_ECC_UNCORRECTED ? 48 : 0;
+        if (d->kind == FK_GPU_ECC_CORRECTED)
+            ge->ecc_corrected += (uint64_t)d->value;
+        if (d->kind == FK_GPU_ECC_UNCORRECTED)
+            ge->ecc_uncorrected += (uint64_t)d->value;
+        if (xid) {
+            ge->xid_seq++;
+            ge->xid = xid;
+        }
+        node_wake(n, now_mono);
+    }
+}
+
 /* Every node's struck state from the active faults; the nodes whose state changed step now. */
 static void rebuild(struct faults *fs)
 {
@@ -371,6 +396,13 @@ static cJSON *fault_json(const struct faults *fs, const struct sched_fault *f)
     case FK_INLET_TEMP:
     case FK_FAN_FAILURE:
         cJSON_AddNumberToObject(p, "deltaC", d->value);
+        break;
+    case FK_GPU_XID:
+        cJSON_AddNumberToObject(p, "xid", d->value);
+        break;
+    case FK_GPU_ECC_CORRECTED:
+    case FK_GPU_ECC_UNCORRECTED:
+        cJSON_AddNumberToObject(p, "count", d->value);
         break;
     default:
         break;
@@ -476,6 +508,8 @@ void faults_tick(struct faults *fs, struct run *r, struct run_output *out)
             if (f->def.has_duration)
                 f->end_mono = now + (int64_t)llround(f->def.duration_s * 1e9);
             pick_nodes(fs, f);
+            for (int i = 0; i < f->nnodes; i++)
+                raise_errors(&f->def, &e->nodes[f->nodes[i]], now);
             touch(f, r);
             fs->dirty = true;
             announce(fs, f, r, out, true);

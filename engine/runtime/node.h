@@ -188,6 +188,13 @@ struct node {
     void (*load_hook)(void *ctx, struct node *n);
     void *load_ctx;
     struct node_faults faults;     /* the faults striking it (written between ticks only) */
+    /* per GPU: its Xid errors and ECC counts since the engine started (what a fault raised:
+     * gpu-lost, gpu-xid, gpu-ecc-*), published as state/nvml/gpu<i>/xid and ecc_errors */
+    struct node_gpu_errors {
+        uint32_t xid_seq;
+        int xid;
+        uint64_t ecc_corrected, ecc_uncorrected;
+    } gpu_err[PHYS_GPU_MAX];
     uint32_t gpu_lost_held;        /* the GPUs lost over the interval the next tick ends (what the
                                     * load hook accounts then: faults as they were when it began) */
     /* --speed max batches (engine.h batch_ticks): the node is stepped at the first tick at or

@@ -66,6 +66,11 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
     switch (b->zone) {
     case GQ_ENFORCED_MW: snprintf(t, len, "%lld\n", llround(g->enforced_w * 1000)); break;
     case GQ_DRAW_MW: snprintf(t, len, "%lld\n", mw(node_gpu_draw_w(n, b->pkg))); break;
+    case GQ_XID: snprintf(t, len, "%u %d\n", n->gpu_err[b->pkg].xid_seq, n->gpu_err[b->pkg].xid); break;
+    case GQ_ECC:
+        snprintf(t, len, "%llu %llu\n", (unsigned long long)n->gpu_err[b->pkg].ecc_corrected,
+                 (unsigned long long)n->gpu_err[b->pkg].ecc_uncorrected);
+        break;
     case GQ_INSTANT_MW: snprintf(t, len, "%lld\n", mw(g->instant_w)); break;
     case GQ_UTIL_GPU:
     case GQ_BUSY_PCT: snprintf(t, len, "%ld\n", lround(100 * u)); break;

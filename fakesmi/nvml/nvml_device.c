@@ -432,7 +432,15 @@ NVML_API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t dev, int errorTyp
                                                   unsigned long long *eccCounts)
 {
     CHECK(dev, eccCounts);
-    *eccCounts = 0;
+    if (errorType < 0 || errorType > 1 || counterType < 0 || counterType > 1)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    /* state/nvml/gpu<i>/ecc_errors "<corrected> <uncorrected>" since the engine started: the
+     * volatile and the aggregate counts alike (docs/faults.md gpu-ecc-*) */
+    char t[64];
+    unsigned long long c = 0, u = 0;
+    if (nv_text(dev, NF_ECC, t, sizeof t) == NVML_SUCCESS)
+        sscanf(t, "%llu %llu", &c, &u);
+    *eccCounts = errorType ? u : c;
     return NVML_SUCCESS;
 }
 

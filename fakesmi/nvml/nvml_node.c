@@ -30,6 +30,7 @@ static const char *const file_names[NF_COUNT] = {
     [NF_MAX_VIDEO] = "clocks_max_video_mhz", [NF_SUPPORTED_CLOCKS] = "supported_clocks",
     [NF_LOCKED_GPU] = "locked_gpu_clocks", [NF_LOCKED_MEMORY] = "locked_memory_clocks",
     [NF_PERSISTENCE] = "persistence_mode", [NF_REASONS] = "clocks_event_reasons",
+    [NF_XID] = "xid", [NF_ECC] = "ecc_errors",
 };
 
 static struct seg the_seg;

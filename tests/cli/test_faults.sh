@@ -8,6 +8,8 @@
 #    bytes, nvidia-ml-py 12.535.161 raises NVMLError_GpuIsLost ("GPU is lost") through a handle
 #    it kept and for a new one, the PCI function's config space reads all ones (faults.md
 #    §1.5) while its vendor file keeps 0x10de; cleared (DELETE /faults/<id>), all is back;
+#    an uncorrected memory error is Xid 48 to a client waiting in nvmlEventSetWait and counts in
+#    nvmlDeviceGetTotalEccErrors;
 # C. a BMC that times out: ipmitool 1.8.19 prints "DCMI request failed because: Timeout (c3)"
 #    and FreeIPMI's ipmi-dcmi "message timeout" (faults.md §6.2, §6.3), both exit 1; a slow one
 #    answers right, after its delay;
@@ -146,6 +148,19 @@ on sxm-0 -- "$smi" --query-gpu=index --format=csv,noheader >"$root/real.txt" 2>&
     ok || bad "after the clear, nvidia-smi: $(cat "$root/real.txt")"
 curl -sf "$url/debug/events?node=sxm-0" | grep -q '"joulie.sim.fault.ended".*"endReason":"cleared"' && ok ||
     bad "no joulie.sim.fault.ended event for the cleared fault"
+
+# --- B2. Xid and ECC: nvidia-ml-py waiting in nvmlEventSetWait gets Xid 48 when uncorrected memory
+# errors strike the GPU it registered, and nvmlDeviceGetTotalEccErrors counts them (faults.md
+# §2.1: Xid 48 accompanies a double-bit error) ----------------------------------------------------
+on sxm-0 -- "$venv/bin/python" tests/nvml/pynvml_events.py 3 >"$root/events.out" 2>&1 &
+py=$!
+for _ in $(seq 100); do grep -q ready "$root/events.out" && break; sleep 0.1; done
+fault add --kind gpu-ecc-uncorrected --node sxm-0 --device gpu3 --param count=2 >/dev/null
+wait $py
+ev=$(cat "$root/events.out")
+for w in supported=8 event_gpu=3 event_type=8 event_xid=48 ecc_corrected=0 ecc_uncorrected=2; do
+    grep -qxF "$w" <<<"$ev" && ok || bad "nvidia-ml-py's Xid event and ECC counts: no $w in: $ev"
+done
 
 # --- C. a BMC that times out, one that is slow --------------------------------------------------
 out=$(on intel-0 -- ipmitool dcmi power reading 2>&1)
