@@ -23,7 +23,8 @@ static const char help[] =
     "Schedules, lists and clears a running engine's hardware faults (docs/faults.md). A fault\n"
     "without --at starts at the engine's next tick; without --duration it lasts until cleared\n"
     "(`hwemu fault clear ID`, the reset). Kinds: gpu-lost, gpu-power-brake, bmc-timeout, bmc-slow,\n"
-    "redfish-unavailable, hwmon-error, write-refused, limit-ignored, inlet-temp, fan-failure.\n"
+    "redfish-unavailable, hwmon-error, write-refused, limit-ignored, inlet-temp, fan-failure,\n"
+    "rapl-freeze, gpu-xid, gpu-ecc-corrected, gpu-ecc-uncorrected.\n"
     "\n"
     "Options:\n"
     "  --addr HOST:PORT   the engine's HTTP address (SIM_ADDR); default 127.0.0.1:18080\n"
@@ -33,7 +34,7 @@ static const char help[] =
     "  --device D         node, package<N>, dram, gpu, gpu<N>, bmc, cooling (default: the kind's)\n"
     "  --at SEC           emulated seconds after the engine's first tick\n"
     "  --duration SEC     how long it lasts\n"
-    "  --param KEY=VALUE  a parameter of the kind (watts, delayMs, retryAfterSec, errno, deltaC)\n"
+    "  --param KEY=VALUE  a parameter of the kind (watts, delayMs, retryAfterSec, errno, deltaC, xid, count)\n"
     "  --id ID            its id (default request-<n>)\n";
 
 static size_t collect(char *p, size_t size, size_t n, void *ctx)
