@@ -266,6 +266,9 @@ static void strike(const struct fault_def *d, const struct node *n, struct node_
     case FK_FAN_FAILURE:
         nf->inlet_c += d->value;
         break;
+    case FK_LIMIT_LOCKED:
+        nf->pkg_locked |= d->index >= 0 ? 1u << d->index : (1u << n->state.npkgs) - 1;
+        break;
     case FK_RAPL_FREEZE:
         if (d->device == FD_DRAM)
             nf->rapl_frozen_dram = UINT32_MAX;

@@ -555,13 +555,15 @@ void node_faults_text(const struct node_faults *f, char *buf, size_t len)
     char t[2 * SEG_TEXT_MAX] = "";
     int u = 0;
     if (f->gpu_lost)
-        u += snprintf(t + u, sizeof t - (size_t)u, "lost=%x ", (unsigned)f->gpu_lost);
+        u += snprintf(t + u, sizeof t - (size_t)u, "gl=%x ", (unsigned)f->gpu_lost);
     if (f->bmc)
         u += snprintf(t + u, sizeof t - (size_t)u, "bmc=%c%d ", f->bmc, f->bmc_delay_ms);
     if (f->hwmon_err > 0)
-        u += snprintf(t + u, sizeof t - (size_t)u, "hwmon=%d ", f->hwmon_err);
+        u += snprintf(t + u, sizeof t - (size_t)u, "hw=%d ", f->hwmon_err);
     if (f->write_err > 0)
-        u += snprintf(t + u, sizeof t - (size_t)u, "write=%d ", f->write_err);
+        u += snprintf(t + u, sizeof t - (size_t)u, "wr=%d ", f->write_err);
+    if (f->pkg_locked)
+        u += snprintf(t + u, sizeof t - (size_t)u, "lk=%x ", (unsigned)f->pkg_locked);
     if (u > 0)
         t[u - 1] = 0; /* the last space */
     snprintf(buf, len, "%s\n", t);

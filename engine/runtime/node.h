@@ -120,9 +120,11 @@ struct node_faults {
     double inlet_c;              /* the inlet's rise over the cooling zone's ambient */
     uint32_t rapl_frozen_pkg;    /* bit k: package k's package and core energy counters stop updating */
     uint32_t rapl_frozen_dram;   /* bit k: its DRAM energy counter */
+    uint32_t pkg_locked;         /* bit k: package k's RAPL limits are locked */
 };
-/* state/faults's text for f ("lost=<hex> bmc=t<ms> hwmon=<errno> write=<errno>\n", the words of
- * the faults on, "\n" when none) into buf (SEG_TEXT_MAX). */
+/* state/faults's text for f ("gl=<hex> bmc=t<ms> hw=<errno> wr=<errno> lk=<hex>\n", the words of
+ * the faults on, "\n" when none; engine/segment/seg_faults.h) into buf (SEG_TEXT_MAX: at most
+ * 36 bytes with every word). */
 void node_faults_text(const struct node_faults *f, char *buf, size_t len);
 
 /* One node as the engine holds it. */

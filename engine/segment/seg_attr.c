@@ -582,8 +582,11 @@ int seg_attr_write(struct seg *s, uint32_t entry, const char *buf, size_t len, i
     size_t olen = 0;
     bool changes = false;
     struct seg_faults f;
-    if (e->cls == SEG_A && seg_faults_read(s, &f) && f.write_err > 0)
+    bool faulty = e->cls == SEG_A && seg_faults_read(s, &f);
+    if (faulty && f.write_err > 0)
         err = f.write_err; /* refused by the firmware for a while (docs/faults.md write-refused) */
+    else if (faulty && (err = seg_faults_locked_errno(f.pkg_locked, seg_path(s, entry))))
+        ; /* a locked RAPL limit (limit-locked) */
     else if (e->cls == SEG_A)
         err = seg_attr_store(s, entry, buf, n, now, out, &olen, &changes);
     if (!err && changes)

@@ -18,6 +18,7 @@
 # E. a capped node that ignores its cap: the package's power stays above the PL1 an agent wrote
 #    (read back as written), and the fault's event says limit-ignored;
 # F. writes refused: a powercap write fails "No data available" (ENODATA, faults.md §4.3); a
+#    locked package limit refuses its constraint stores ENODATA and enabled ENOSYS; a
 #    RAPL counter that freezes stands still under a reader through the shim, then catches up;
 # G. Redfish 503 with Retry-After and the Base registry's message (faults.md §7.3);
 # H. a run with faults in its trace at --speed max: faults.jsonl names the jobs each touched,
@@ -110,7 +111,7 @@ on sxm-0 -- "$venv/bin/python" tests/nvml/pynvml_lost.py 2 "$root/go" >"$root/py
 py=$!
 for _ in $(seq 100); do grep -q ready "$root/pynvml.out" && break; sleep 0.1; done
 fault add --kind gpu-lost --node sxm-0 --device gpu2 --id lost2 >/dev/null && ok || bad "hwemu fault add gpu-lost"
-wait_state sxm-0 lost=4 && ok || bad "state/faults of sxm-0 never said lost=4"
+wait_state sxm-0 gl=4 && ok || bad "state/faults of sxm-0 never said gl=4"
 touch "$root/go"
 wait $py
 py_out=$(cat "$root/pynvml.out")
@@ -180,7 +181,7 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 out=$(on intel-1 -- ipmi-dcmi --get-system-power-statistics 2>&1) && ok || bad "ipmi-dcmi on a healthy BMC: $out"
 
 # --- D. a failing hwmon -------------------------------------------------------------------------
-fault add --kind hwmon-error --node intel-1 --id flaky >/dev/null && wait_state intel-1 hwmon=5 && ok ||
+fault add --kind hwmon-error --node intel-1 --id flaky >/dev/null && wait_state intel-1 hw=5 && ok ||
     bad "hwmon-error never reached intel-1's state/faults"
 on intel-1 -- sensors >"$root/sensors.out" 2>"$root/sensors.err"
 grep -qxF "ERROR: Can't get value of subfeature temp1_input: I/O error" "$root/sensors.err" && ok ||
@@ -210,12 +211,24 @@ curl -sf "$url/debug/events?node=intel-1" | grep -q '"joulie.sim.fault.started".
 fault clear deaf >/dev/null
 
 # --- F. writes refused --------------------------------------------------------------------------
-fault add --kind write-refused --node intel-1 --id busy >/dev/null && wait_state intel-1 write=61 && ok ||
+fault add --kind write-refused --node intel-1 --id busy >/dev/null && wait_state intel-1 wr=61 && ok ||
     bad "write-refused never reached intel-1's state/faults"
 out=$(on intel-1 -- python3 -c 'import os; os.write(os.open("/sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw", os.O_WRONLY), b"70000000")' 2>&1)
 rc=$?
 [ $rc != 0 ] && grep -q 'OSError: \[Errno 61\] No data available' <<<"$out" && ok || bad "a refused write: exit $rc: $out"
 fault clear busy >/dev/null
+
+# a locked RAPL limit (faults.md §4.3): package 0's constraint store fails ENODATA, its enabled
+# store ENOSYS; package 1 is not locked
+fault add --kind limit-locked --node intel-1 --device package0 --id lock >/dev/null && wait_state intel-1 lk=1 && ok ||
+    bad "limit-locked never reached intel-1's state/faults"
+w() { on intel-1 -- python3 -c 'import os, sys; os.write(os.open(sys.argv[1], os.O_WRONLY), sys.argv[2].encode())' "$1" "$2" 2>&1; }
+out=$(w /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw 70000000)
+grep -q 'OSError: \[Errno 61\] No data available' <<<"$out" && ok || bad "a locked PL1 store: $out"
+out=$(w /sys/class/powercap/intel-rapl:0/enabled 1)
+grep -q 'OSError: \[Errno 38\] Function not implemented' <<<"$out" && ok || bad "a locked zone's enabled store: $out"
+out=$(w /sys/class/powercap/intel-rapl:1/constraint_0_power_limit_uw 150000000) && ok || bad "an unlocked package's store: $out"
+fault clear lock >/dev/null
 
 # --- F2. a RAPL counter that freezes: read through the shim, it stands still; package 1's runs;
 # at the end it catches up with the truth (never back) ------------------------------------------
