@@ -279,7 +279,9 @@ bool fault_parse(struct fault_def *f, struct arena *a, const struct yt_node *map
         if (s && f->kind < 0) {
             char list[512];
             list_words(fault_kind_names, FK_NKINDS, list, sizeof list);
-            const char *near = closest_word(s, fault_kind_names);
+            const char *names[FK_NKINDS + 1] = {0}; /* closest_word wants a NULL-terminated list */
+            memcpy(names, fault_kind_names, sizeof fault_kind_names);
+            const char *near = closest_word(s, names);
             if (near)
                 FERR(&c, n, "%s: kind: unknown kind \"%s\"; did you mean \"%s\"? (expected one of: %s)", where, s, near,
                      list);
