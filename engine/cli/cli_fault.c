@@ -24,7 +24,7 @@ static const char help[] =
     "without --at starts at the engine's next tick; without --duration it lasts until cleared\n"
     "(`hwemu fault clear ID`, the reset). Kinds: gpu-lost, gpu-power-brake, bmc-timeout, bmc-slow,\n"
     "redfish-unavailable, hwmon-error, write-refused, limit-ignored, inlet-temp, fan-failure,\n"
-    "rapl-freeze, limit-locked, gpu-xid, gpu-ecc-corrected, gpu-ecc-uncorrected.\n"
+    "rapl-freeze, limit-locked, psu-loss, gpu-xid, gpu-ecc-corrected, gpu-ecc-uncorrected.\n"
     "\n"
     "Options:\n"
     "  --addr HOST:PORT   the engine's HTTP address (SIM_ADDR); default 127.0.0.1:18080\n"

@@ -16,6 +16,7 @@ const char *const fault_kind_names[FK_NKINDS] = {
     "gpu-lost",   "gpu-power-brake", "bmc-timeout",   "bmc-slow",    "redfish-unavailable",
     "hwmon-error", "write-refused",  "limit-ignored", "inlet-temp", "fan-failure", "rapl-freeze",
     "gpu-xid",    "gpu-ecc-corrected", "gpu-ecc-uncorrected", "limit-locked",
+    "psu-loss",
 };
 const char *const fault_device_names[FD_NDEVICES] = {"node", "package", "dram", "gpu", "bmc", "cooling"};
 
@@ -44,6 +45,7 @@ static const struct kind_info {
     [FK_GPU_ECC_CORRECTED] = {DEV(FD_GPU), FD_GPU, "count", 1, 1, 1e9, 0},
     [FK_GPU_ECC_UNCORRECTED] = {DEV(FD_GPU), FD_GPU, "count", 1, 1, 1e9, 0},
     [FK_LIMIT_LOCKED] = {DEV(FD_PACKAGE), FD_PACKAGE, NULL, 0, 0, 0, 0},
+    [FK_PSU_LOSS] = {DEV(FD_NODE), FD_NODE, "watts", 1000, 50, 100000, 0},
 };
 
 static const struct {

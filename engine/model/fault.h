@@ -31,6 +31,7 @@ enum fault_kind {
     FK_GPU_ECC_CORRECTED,   /* at its start, `count` (1) corrected memory errors */
     FK_GPU_ECC_UNCORRECTED, /* at its start, `count` (1) uncorrected memory errors, with Xid 48 */
     FK_LIMIT_LOCKED,        /* a package's RAPL limits locked (the MSR's lock bit): stores refused as the kernel does */
+    FK_PSU_LOSS,            /* a lost power supply: the node held within `watts` (GPUs braked, packages capped) */
     FK_NKINDS
 };
 enum fault_device { FD_NODE = 0, FD_PACKAGE, FD_DRAM, FD_GPU, FD_BMC, FD_COOLING, FD_NDEVICES };

@@ -701,8 +701,8 @@ unsigned phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cp
 
         if (ps->limits_ignored)
             cap = HUGE_VAL;
-        if (ps->thermal_cap_w > 0 && ps->thermal_cap_w < cap)
-            cap = ps->thermal_cap_w;
+        if (ps->fault_cap_w > 0 && ps->fault_cap_w < cap)
+            cap = ps->fault_cap_w;
         double power = nat, f_eff = f_max_run;
         bool capped = false;
         if (nat > cap) {

@@ -266,6 +266,10 @@ static void strike(const struct fault_def *d, const struct node *n, struct node_
     case FK_FAN_FAILURE:
         nf->inlet_c += d->value;
         break;
+    case FK_PSU_LOSS:
+        nf->psu_w = nf->psu_w > 0 && nf->psu_w < d->value ? nf->psu_w : d->value;
+        nf->gpu_brake |= n->gparams.count >= 32 ? UINT32_MAX : (1u << n->gparams.count) - 1;
+        break;
     case FK_LIMIT_LOCKED:
         nf->pkg_locked |= d->index >= 0 ? 1u << d->index : (1u << n->state.npkgs) - 1;
         break;
@@ -381,6 +385,9 @@ static cJSON *fault_json(const struct faults *fs, const struct sched_fault *f)
         cJSON_AddStringToObject(o, "until", "cleared");
     cJSON *p = cJSON_AddObjectToObject(o, "params");
     switch (d->kind) {
+    case FK_PSU_LOSS:
+        cJSON_AddNumberToObject(p, "watts", d->value);
+        break;
     case FK_GPU_POWER_BRAKE:
         if (!isnan(d->value))
             cJSON_AddNumberToObject(p, "watts", d->value);

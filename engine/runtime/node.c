@@ -578,10 +578,19 @@ static void apply_faults(struct node *n, double ambient_c)
      * at most what keeps it there in this ambient, the steady state of the physics' thermal
      * model (ambient + c_per_w * P). Only under a cooling fault: healthy nodes never get near. */
     double cpw = n->params.thermal_c_per_w > 0 ? n->params.thermal_c_per_w : 0.125;
-    double hold = (NODE_TJMAX_C - ambient_c) / cpw;
+    double cap = f->inlet_c != 0 ? (NODE_TJMAX_C - ambient_c) / cpw : INFINITY;
+    /* A lost PSU (psu-loss): the node must stay within what the others deliver. Ours, as a node
+     * manager does it: the GPUs braked to their minimum (psu-loss sets the brake), the rest of
+     * the platform and DRAM as they draw, the packages sharing what is left. */
+    if (f->psu_w > 0 && n->state.npkgs > 0) {
+        double gpus = n->gparams.vendor == PHYS_GPU_NONE ? 0 : n->gparams.count * n->gparams.min_w;
+        double share = (f->psu_w - gpus - n->params.platform_other_w - n->params.dram_w_per_socket * n->state.npkgs) /
+                       n->state.npkgs;
+        cap = share < cap ? share : cap;
+    }
     for (int k = 0; k < n->state.npkgs && k < PHYS_MAX_PKGS; k++) {
         n->state.pkg[k].limits_ignored = (f->pkg_limits_ignored >> k) & 1;
-        n->state.pkg[k].thermal_cap_w = f->inlet_c != 0 ? (hold > 1 ? hold : 1) : 0;
+        n->state.pkg[k].fault_cap_w = isfinite(cap) ? (cap > 1 ? cap : 1) : 0;
     }
     for (int g = 0; g < n->gparams.count && g < PHYS_GPU_MAX; g++) {
         n->gstate.g[g].limit_ignored = (f->gpu_limits_ignored >> g) & 1;

@@ -121,6 +121,7 @@ struct node_faults {
     uint32_t rapl_frozen_pkg;    /* bit k: package k's package and core energy counters stop updating */
     uint32_t rapl_frozen_dram;   /* bit k: its DRAM energy counter */
     uint32_t pkg_locked;         /* bit k: package k's RAPL limits are locked */
+    double psu_w;                /* > 0: a lost PSU leaves the node this much power */
 };
 /* state/faults's text for f ("gl=<hex> bmc=t<ms> hw=<errno> wr=<errno> lk=<hex>\n", the words of
  * the faults on, "\n" when none; engine/segment/seg_faults.h) into buf (SEG_TEXT_MAX: at most

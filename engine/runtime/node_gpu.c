@@ -85,7 +85,13 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
     case GQ_CLK_VIDEO:
         snprintf(t, len, "%d\n", p->gfx_max > 0 ? (int)((long long)p->video_max * g->gfx_mhz / p->gfx_max) : 0);
         break;
-    case GQ_REASONS: snprintf(t, len, "0x%016llX\n", (busy ? 0ULL : 0x1ULL) | (g->capped ? 0x4ULL : 0ULL)); break;
+    case GQ_REASONS: {
+        /* a power brake (a fault) is nvmlClocksEventReasonHwPowerBrakeSlowdown 0x80, not the SW
+         * power cap (NVML header) */
+        bool braked = g->brake_w > 0 && g->enforced_w <= g->brake_w + 0.5;
+        snprintf(t, len, "0x%016llX\n", (busy ? 0ULL : 0x1ULL) | (braked ? 0x80ULL : g->capped ? 0x4ULL : 0ULL));
+        break;
+    }
     case GQ_PEER_RX: snprintf(t, len, "%.0f\n", floor(g->rx_bytes)); break;
     case GQ_PEER_TX: snprintf(t, len, "%.0f\n", floor(g->tx_bytes)); break;
     case GQ_MEM_USED_MIB: {

@@ -16,7 +16,8 @@
 # D. a failing hwmon: lm-sensors' `sensors` prints "ERROR: Can't get value of subfeature
 #    temp1_input: I/O error" and N/A (faults.md §5.3), cat "Input/output error";
 # E. a capped node that ignores its cap: the package's power stays above the PL1 an agent wrote
-#    (read back as written), and the fault's event says limit-ignored;
+#    (read back as written), and the fault's event says limit-ignored; a lost PSU holds a node
+#    within what is left;
 # F. writes refused: a powercap write fails "No data available" (ENODATA, faults.md §4.3); a
 #    locked package limit refuses its constraint stores ENODATA and enabled ENOSYS; a
 #    RAPL counter that freezes stands still under a reader through the shim, then catches up;
@@ -209,6 +210,15 @@ awk -v p="$p" 'BEGIN { exit !(p > 100) }' && ok || bad "a node ignoring its cap:
 curl -sf "$url/debug/events?node=intel-1" | grep -q '"joulie.sim.fault.started".*"kind":"limit-ignored","device":"package0"' &&
     ok || bad "no event saying intel-1's limit is ignored"
 fault clear deaf >/dev/null
+
+# a lost PSU leaves intel-2 250 W: its packages share what DRAM and the rest of the platform
+# leave (about 156 W each at full load before, the profile's; 328 W for the node)
+node_w() { curl -sf "$url/telemetry/intel-2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodePowerWatts"])'; }
+fault add --kind psu-loss --node intel-2 --param watts=250 --id psu >/dev/null
+for _ in $(seq 100); do awk -v p="$(node_w)" 'BEGIN { exit !(p <= 250.5) }' && break; sleep 0.1; done
+p=$(node_w)
+awk -v p="$p" 'BEGIN { exit !(p <= 250.5 && p > 200) }' && ok || bad "a node with a lost PSU: $p W, want at most 250 W"
+fault clear psu >/dev/null
 
 # --- F. writes refused --------------------------------------------------------------------------
 fault add --kind write-refused --node intel-1 --id busy >/dev/null && wait_state intel-1 wr=61 && ok ||
