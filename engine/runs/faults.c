@@ -465,6 +465,10 @@ static void announce(struct faults *fs, struct sched_fault *f, const struct run 
     bool ours = r && (!f->run_id[0] || !strcmp(f->run_id, r->id));
     for (int k = 0; k < (f->nnodes ? f->nnodes : 1); k++) {
         cJSON *a = fault_json(fs, f);
+        /* each node's event names its node: the list of all of them once per node would be
+         * quadratic in a large fault's nodes; their count says how wide it struck */
+        cJSON_DeleteItemFromObjectCaseSensitive(a, "nodes");
+        cJSON_AddNumberToObject(a, "nodeCount", f->nnodes);
         if (ours)
             cJSON_AddItemToObject(a, "jobs", touched_json(f, r, f->nnodes ? f->nodes[k] : -1));
         fs->host.emit(fs->host.ctx, f->nnodes ? fs->e->nodes[f->nodes[k]].name : "", name, a);

@@ -588,7 +588,6 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
                 say(e, "%s", err);
         } else {
             struct node *nd = &e->nodes[i];
-            nd->sensor_noise = e->spec.sensor_noise;
             if (nd->said) { /* a damaged segment it rendered again */
                 say(e, "%.*s", (int)strlen(nd->said) - 1, nd->said);
                 free(nd->said);
@@ -613,6 +612,8 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         say(e, "%d node%s had no segment in %s (%s%s) and start%s from zero while %d resumed: a segment removed "
             "while the engine was down takes its counters with it", fresh, fresh == 1 ? "" : "s", cfg->root,
             first_fresh, fresh > 1 ? ", ..." : "", fresh == 1 ? "s" : "", e->resumed);
+    for (int i = 0; i < e->nnodes; i++) /* docs/faults.md "Sensors" */
+        e->nodes[i].sensor_noise = e->spec.sensor_noise;
     e->start_seconds = (double)(now_of(CLOCK_MONOTONIC) - t0) / 1e9;
     if (failed) {
         say(e, "%d node%s could not start%s; nothing was changed for the others", failed, failed == 1 ? "" : "s",
