@@ -107,3 +107,16 @@ need_scaphandre() {
     fi
     [ $rc = 0 ] && [ -x "$scaph" ] || { bad "scripts/fetch-scaphandre.sh $1: $(cat "$2/fetch.err")"; finish; }
 }
+
+# nvml_venv BUILD LOG: nvidia-ml-py 12.535.161 (PyPI) in a venv of the build tree, BUILD/nvml-venv,
+# made once (a lock keeps tests that run at once from making it twice); pip's output in LOG.
+# Returns 1 when it could not be made.
+nvml_venv() {
+    (
+        flock 9
+        [ -f "$1/nvml-venv/.ready" ] && exit 0
+        python3 -m venv "$1/nvml-venv" && "$1/nvml-venv/bin/pip" install -q nvidia-ml-py==12.535.161 &&
+            touch "$1/nvml-venv/.ready"
+    ) 9>"$1/.nvml-venv.lock" >"$2" 2>&1
+    [ -f "$1/nvml-venv/.ready" ]
+}

@@ -99,13 +99,8 @@ on() { "$hwemu" exec --root "$root/r" --node "$@"; }
 scripts/fetch-nvidia-smi.sh "$build/nvidia-tools" >"$root/fetch.log" 2>&1 ||
     { bad "cannot fetch Debian's nvidia-smi (scripts/fetch-nvidia-smi.sh): $(tail -3 "$root/fetch.log")"; finish; }
 smi=$build/nvidia-tools/nvidia-smi/usr/lib/nvidia/current/nvidia-smi
-venv=$build/nvml-venv # the one test_nvml_clients.sh makes: nvidia-ml-py 12.535.161
-(
-    flock 9
-    [ -f "$venv/.ready" ] && exit 0
-    python3 -m venv "$venv" && "$venv/bin/pip" install -q nvidia-ml-py==12.535.161 && touch "$venv/.ready"
-) 9>"$build/.nvml-venv.lock" >"$root/pip.log" 2>&1
-[ -f "$venv/.ready" ] || { bad "cannot install nvidia-ml-py: $(tail -3 "$root/pip.log")"; finish; }
+venv=$build/nvml-venv # nvidia-ml-py 12.535.161, as test_nvml_clients.sh has it
+nvml_venv "$build" "$root/pip.log" || { bad "cannot install nvidia-ml-py: $(tail -3 "$root/pip.log")"; finish; }
 bdf=$(on sxm-0 -- "$smi" -i 2 --query-gpu=pci.bus_id --format=csv,noheader | sed 's/^0000//')
 on sxm-0 -- "$venv/bin/python" tests/nvml/pynvml_lost.py 2 "$root/go" >"$root/pynvml.out" 2>&1 &
 # (a client that holds its handles across the fault)
