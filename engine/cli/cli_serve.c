@@ -294,13 +294,14 @@ int cmd_serve(int argc, char **argv)
     }
     run_otlp_attach(runs); /* the runs' OTLP files */
     const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH");
+    const char *run_key = cli_env("SIM_RUN_KEY");
     if (trace && runs_busy(runs)) /* a run this engine stopped in the middle of resumed: not again */
         fprintf(stderr, "hwemu serve: a resumed run is active; SIM_WORKLOAD_TRACE_PATH=%s is not started again\n",
                 trace);
     else if (trace) {
         struct diag d = {0};
         char id[64];
-        int rc = runs_submit_path(runs, trace, id, sizeof id, &d);
+        int rc = runs_submit_path(runs, trace, run_key, id, sizeof id, &d);
         if (rc) {
             diag_print(&d, stderr);
             fprintf(stderr, "hwemu serve: SIM_WORKLOAD_TRACE_PATH=%s was not started (%d problem%s)\n", trace,
@@ -355,14 +356,10 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "hwemu serve: kubernetes: registering and keeping the Nodes at %s\n",
                 cluster_describe(cluster));
         /* runs through the real scheduler: before the first tick, so a run submitted or resumed
-         * above is placed by it from its start */
-        if (cfg.shard_count > 1)
-            /* every shard would make the run's Jobs under its own run id, and a shard's run would
-             * wait for the jobs bound to the others' nodes (docs/kubernetes.md "Sharding") */
-            fprintf(stderr, "hwemu serve: kubernetes: shard %d/%d: runs use the standalone placement on this "
-                    "shard's nodes (runs through the scheduler need one unsharded engine)\n", cfg.shard_index,
-                    cfg.shard_count);
-        else if (!(pods = cluster_pods_attach(&eng, kubeconfig, err, sizeof err)))
+         * above is placed by it from its start; on a shard too: every shard makes the same Jobs
+         * under the run key and runs the pods bound to its own nodes (docs/kubernetes.md
+         * "Sharding") */
+        if (!(pods = cluster_pods_attach(&eng, kubeconfig, err, sizeof err)))
             fprintf(stderr, "hwemu serve: kubernetes: %s; runs use the standalone placement\n", err);
         else
             runs_set_placer(runs, cluster_pods_placer(pods));
