@@ -69,14 +69,18 @@ static const char help[] =
     "                       (SIM_KUBECONFIG): FILE's current context, or incluster: the pod's service\n"
     "                       account (KUBERNETES_SERVICE_HOST/PORT, /var/run/secrets/kubernetes.io/\n"
     "                       serviceaccount); labels set on the Nodes reach the engine as PUT\n"
-    "                       /nodes/<n>/labels does; without --shard, a run's jobs become batch/v1 Jobs\n"
-    "                       that the cluster's scheduler places (docs/kubernetes.md). Default: no cluster\n"
+    "                       /nodes/<n>/labels does; a run's jobs become batch/v1 Jobs that the cluster's\n"
+    "                       scheduler places; with --shard, each shard runs the pods bound to its nodes\n"
+    "                       (give every shard the same trace; `hwemu runs merge` makes their run\n"
+    "                       directories one: docs/kubernetes.md \"Sharding\"). Default: no cluster\n"
     "  -h, --help           this text\n"
     "\n"
-    "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
-    "SIM_WORKLOAD_TRACE_PATH starts at startup; outputs under SIM_RUNS_DIR (default <root>/runs); a run\n"
-    "checkpoints every 300 ticks, at most every SIM_RUN_CHECKPOINT_INTERVAL (default 30s), and resumes\n"
-    "at the next start after a stop or a crash.\n";
+    "Workload runs (docs/runs.md): POST /runs[?key=KEY], GET /runs[/<runId>], POST /runs/<runId>/stop; a\n"
+    "trace in SIM_WORKLOAD_TRACE_PATH starts at startup, with the run key SIM_RUN_KEY (the key naming the\n"
+    "run's Kubernetes Jobs; by default on a shard a hash of the trace, the spec's name and the work\n"
+    "rate); outputs under SIM_RUNS_DIR (default <root>/runs); a run checkpoints every 300 ticks, at\n"
+    "most every SIM_RUN_CHECKPOINT_INTERVAL (default 30s), and resumes at the next start after a stop\n"
+    "or a crash.\n";
 
 static struct engine eng;
 
