@@ -59,6 +59,8 @@ enum away { AWAY_NO = 0, AWAY_BOUND, AWAY_DONE };
 struct pjob {
     int node;   /* engine node index its pod is bound to, -1 */
     int away;   /* enum away */
+    bool done;  /* the job's work is done here: its pod is to be annotated complete */
+    bool annotated; /* ... and that was asked for, for the pod named here */
     char *ns, *pod;
 };
 
@@ -285,24 +287,35 @@ static int pl_bound(void *ctx, const struct run *r, const struct run_job *j)
     return i;
 }
 
+/* Asks for pod pj's annotation sim.joulie.io/complete (mu held; the pod known). */
+static void annotate(struct cluster_pods *p, struct pjob *pj, const char *key)
+{
+    struct req *q = calloc(1, sizeof *q);
+    if (!q)
+        abort();
+    q->kind = REQ_COMPLETE;
+    snprintf(q->run_id, sizeof q->run_id, "%s", key);
+    q->path = kube_path("v1", pj->ns, "pods", pj->pod);
+    q->body = cJSON_CreateObject();
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(q->body, "metadata"), "annotations"),
+                            CLUSTER_POD_COMPLETE_KEY, "true");
+    snprintf(q->what, sizeof q->what, "pod %s/%.60s (run key %.40s)", pj->ns, pj->pod, key);
+    push(p, q);
+    pj->annotated = true;
+}
+
+/* The job's pod is annotated now, or as soon as the watch shows it: a job running when the
+ * engine stopped may end at the restart's first ticks, before the watch's first list. */
 static void pl_done(void *ctx, const struct run *r, const struct run_job *j)
 {
     struct cluster_pods *p = ctx;
     pthread_mutex_lock(&p->mu);
-    const struct prun *t = run_table(p, r);
-    const struct pjob *pj = j->index < t->n ? &t->jobs[j->index] : NULL;
-    if (pj && pj->pod) {
-        struct req *q = calloc(1, sizeof *q);
-        if (!q)
-            abort();
-        q->kind = REQ_COMPLETE;
-        snprintf(q->run_id, sizeof q->run_id, "%s", run_key(r));
-        q->path = kube_path("v1", pj->ns, "pods", pj->pod);
-        q->body = cJSON_CreateObject();
-        cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(q->body, "metadata"), "annotations"),
-                                CLUSTER_POD_COMPLETE_KEY, "true");
-        snprintf(q->what, sizeof q->what, "pod %s/%s (job %.48s)", pj->ns, pj->pod, j->t->id);
-        push(p, q);
+    struct prun *t = run_table(p, r);
+    struct pjob *pj = j->index < t->n ? &t->jobs[j->index] : NULL;
+    if (pj) {
+        pj->done = true;
+        if (pj->pod)
+            annotate(p, pj, run_key(r));
     }
     pthread_mutex_unlock(&p->mu);
     kube_queue_wake(p->q);
@@ -421,7 +434,10 @@ static void on_pod(struct cluster_pods *p, const cJSON *pod, bool gone)
             abort();
         pj->node = -1;
         pj->away = AWAY_NO;
+        pj->annotated = false;
     }
+    if (pj->done && !pj->annotated && !finished) /* its job ended before its pod was seen */
+        annotate(p, pj, t->id);
     /* A pod's binding and its end never go back (a list on a sharded engine may be answered
      * after newer watch events were seen): an older state of the same pod changes nothing. */
     const char *node = str_at(pod, "spec", "nodeName");
