@@ -19,7 +19,9 @@
 #   M. `hwemu runs merge` makes the three run directories one: the same completed job ids as U,
 #      one line a job, each node once, per node the jobs' energies plus idle equal its
 #      counters' increase, and the cluster's energy equals U's within the tolerance computed
-#      and explained below (part E); merging two of the three, or mixing in U's run, is refused.
+#      and explained below (part E); merging two of the three, or mixing in U's run, is refused;
+#   R. the trace again under a key given (POST /runs?key=), shard 1 stopped in the middle and
+#      started again: its run resumes under the key and the merge has U's completed jobs.
 # Exit 77 (skipped) when the control plane is not built: the test says what to run.
 # Usage: test_kube_shards.sh HWEMU_BINARY   (run from the source tree)
 set -u
@@ -296,6 +298,42 @@ if abs(resid) > tol:
     fail.append("the cluster's energy differs by %.0f J beyond the time term, more than the tolerance %.0f J" % (resid, tol))
 print("\n".join(fail))
 sys.exit(1 if fail else 0)
+PY
+
+# --- R. a shard stopped in the middle of a run resumes it with its run key -----------------------
+# The same trace again, under a key given (run S's Jobs keep theirs); shard 1 is stopped 3 s in
+# (its run suspended, state.json keeps the key) and started again on its root: it goes on under
+# the same key, finds the pods the others finished meanwhile (its first list), and the merge is
+# whole again.
+for i in 0 1 2; do
+    eval "u=\$url_s$i"
+    curl -s -X POST --data-binary @"$tmp/trace.jsonl" "$u/runs?key=resume-check" >"$tmp/postr$i.json"
+    eval "rr$i=\$($py -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"runId\"])' $tmp/postr$i.json)"
+done
+grep -q '"runKey":"resume-check"' "$tmp/postr1.json" && ok || bad "POST ?key=resume-check: $(cat "$tmp/postr1.json")"
+sleep 3
+kill $pid_s1 && wait $pid_s1
+grep -q "run $rr1 suspended" "$tmp/s1.err" && ok || bad "shard 1's run was not suspended: $(tail -3 "$tmp/s1.err")"
+engine s1 --shard 1/3 || { bad "shard 1 did not come up again: $(tail -5 "$tmp/s1.err")"; finish; }
+grep -q "run $rr1 resumes at" "$tmp/s1.err" && ok || bad "shard 1's run did not resume: $(tail -5 "$tmp/s1.err")"
+for i in 0 1 2; do
+    eval "u=\$url_s$i r=\$rr$i"
+    run_wait "$u" "$r" && ok || { bad "shard $i's run R did not end: $(tail -5 "$tmp/s$i.err")"; finish; }
+done
+until_ok 90 succeeded resume-check $((njobs - 1)) && ok ||
+    bad "run R: not every pod Succeeded: $(k get pods -A -l sim.joulie.io/run=resume-check --no-headers 2>&1 | awk '{print $4}' | sort | uniq -c)"
+"$hwemu" runs merge --out "$tmp/merged-r" "$tmp/s0/runs/$rr0" "$tmp/s1/runs/$rr1" "$tmp/s2/runs/$rr2" 2>"$tmp/merge-r.err" &&
+    ok || bad "runs merge of run R failed: $(cat "$tmp/merge-r.err")"
+"$py" - "$tmp/merged-r" "$du" <<'PY' && ok || bad "run R merged (above)"
+import json, sys
+sm = json.load(open(sys.argv[1] + "/summary.json"))
+done = {j["jobId"] for j in map(json.loads, open(sys.argv[1] + "/jobs.jsonl")) if j["state"] == "completed"}
+want = {j["jobId"] for j in map(json.loads, open(sys.argv[2] + "/jobs.jsonl")) if j["state"] == "completed"}
+resumes = [sh.get("resumes") for sh in sm["shards"]]
+print("run R: %d completed, key %s, resumes per shard %s" % (len(done), sm["runKey"], [len(r or []) for r in resumes]))
+ok = done == want and sm["runKey"] == "resume-check" and [len(r or []) for r in resumes] == [0, 1, 0] \
+    and resumes[1][0]["after"] == "suspend"
+sys.exit(0 if ok else 1)
 PY
 for i in 0 1 2; do eval "kill \$pid_s$i && wait \$pid_s$i"; done
 pids=()
