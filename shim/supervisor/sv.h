@@ -22,6 +22,13 @@
 #define SV_FD_LO 768
 #define SV_FD_HI 1024
 #define SV_FD_MASK 0xffffff00u /* (fd & SV_FD_MASK) == SV_FD_LO  <=>  SV_FD_LO <= fd < SV_FD_HI */
+/* A shell's redirection (`echo abc > constraint_0_power_limit_uw`, `exec 3>`) dup2()s an
+ * emulated file's placeholder below the window, onto the numbers 0-9 a shell names, and writes
+ * there; so write, pwrite64, writev, pwritev and pwritev2 on those numbers notify too, and the
+ * write is a store refused with the kernel's errno (a_write in sv_answer.c), never a pipe's
+ * success stored later. Any other descriptor there is answered CONTINUE: a write to stdout or
+ * stderr costs one notification (tens of microseconds) on this route. */
+#define SV_LOW_FDS 10
 
 /* An answer to one notification: a value (>= 0), a negated errno, or one of these. */
 #define SV_CONTINUE INT64_MIN        /* the kernel runs the call as the agent made it */
