@@ -35,12 +35,22 @@ static int lib_vendor(const char *base)
     return -1;
 }
 
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static bool has_nvidia(const struct seg *s)
+{
+    return seg_lookup(s, "state/nvml", 10) != SEG_NONE;
+}
+
 bool emu_lib_hidden(const struct seg *s, const char *path)
 {
     if (!s || !path)
         return false;
-    const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
+    const char *base = base_name(path);
     if (strncmp(base, "lib", 3))
         return false; /* the common case, at once */
     int v = lib_vendor(base);
@@ -48,6 +58,10 @@ bool emu_lib_hidden(const struct seg *s, const char *path)
         return false;
     if (v == AMD)
         return seg_lookup(s, "sys/class/kfd/kfd", 17) == SEG_NONE;
-    bool nvidia = seg_lookup(s, "state/nvml", 10) != SEG_NONE;
-    return v == NVIDIA || !nvidia;
+    return v == NVIDIA || !has_nvidia(s);
+}
+
+bool emu_lib_nvml(const struct seg *s, const char *path)
+{
+    return s && path && lib_vendor(base_name(path)) == NVML && has_nvidia(s);
 }

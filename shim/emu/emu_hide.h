@@ -36,5 +36,9 @@
 bool emu_dev_class(const char *name, size_t len);
 /* Is path (a name or a path) a GPU driver library node s does not have? false without a node. */
 bool emu_lib_hidden(const struct seg *s, const char *path);
+/* Does path name NVIDIA's NVML (libnvidia-ml.so*) on a node with NVIDIA GPUs, whose NVML is the
+ * node's (libhwemu-nvml.so, HWEMU_NVML): the routes load that one instead, wherever the path
+ * points (the shim's dlopen by path, the supervisor's open for ld.so)? */
+bool emu_lib_nvml(const struct seg *s, const char *path);
 
 #endif

@@ -28,13 +28,6 @@
 static __thread char refused[1100];
 static __thread bool refused_pending;
 
-/* Is path an absolute or relative path (not a bare name) whose file is libnvidia-ml.so*? */
-static int names_nvml(const char *path)
-{
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    return slash && !strncmp(slash + 1, "libnvidia-ml.so", 15);
-}
-
 static void *refuse(const char *file)
 {
     (void)REAL(dlerror)(); /* a failed dlopen replaces the error an earlier call left */
@@ -47,10 +40,12 @@ static void *refuse(const char *file)
 EXPORT __attribute__((optimize("O2", "optimize-sibling-calls"))) void *dlopen(const char *file, int mode)
 {
     refused_pending = false;
-    if (emu_lib_hidden(emu_seg(), file))
+    struct seg *s = emu_seg();
+    if (emu_lib_hidden(s, file))
         return refuse(file);
     const char *nvml;
-    if (names_nvml(file) && (nvml = getenv("HWEMU_NVML")) && *nvml == '/')
+    /* a path (a bare name is LD_LIBRARY_PATH's, which has the node's first) */
+    if (file && strchr(file, '/') && emu_lib_nvml(s, file) && (nvml = getenv("HWEMU_NVML")) && *nvml == '/')
         file = nvml;
     return REAL(dlopen)(file, mode);
 }
