@@ -5,8 +5,9 @@
 # when a test or the script fails (a trap). CI runs it after ./test.sh (.ci/run); never test.sh,
 # which must not change a user's system. Root only (it installs packages).
 #   scripts/host-nvidia-check.sh [BUILD_DIR...]     (default: build build-asan)
-# apt's configuration is not touched: the non-free sources list and its package lists are a
-# temporary directory's, given on apt-get's command line (as scripts/fetch-nvidia-smi.sh does).
+# apt's configuration is not touched: the non-free sources list (scripts/debian-nonfree.list) and
+# its package lists (a temporary directory) are given on apt-get's command line, as
+# scripts/fetch-nvidia-smi.sh does.
 # Exit status: ctest's (0 when every test passed), 1 when the packages cannot be installed or
 # were already there (then nothing is removed: they are the machine's own).
 set -euo pipefail
@@ -40,15 +41,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$apt/lists/partial"
-cat >"$apt/sources.list" <<LIST
-deb http://deb.debian.org/debian bookworm main contrib non-free
-deb http://deb.debian.org/debian bookworm-updates main contrib non-free
-deb http://deb.debian.org/debian-security bookworm-security main contrib non-free
-LIST
-opts=(-o Dir::Etc::sourcelist="$apt/sources.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$apt/lists"
+opts=(-o Dir::Etc::sourcelist="$PWD/scripts/debian-nonfree.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$apt/lists"
       -o APT::Sandbox::User=root -q)
 apt-get "${opts[@]}" update >"$apt/update.log" 2>&1 ||
-    { echo "host-nvidia-check: apt-get update with $apt/sources.list failed:" >&2; tail -5 "$apt/update.log" >&2; exit 1; }
+    { echo "host-nvidia-check: apt-get update with scripts/debian-nonfree.list failed:" >&2; tail -5 "$apt/update.log" >&2; exit 1; }
 dpkg-query -W -f='${Package}\n' | sort >"$before"
 DEBIAN_FRONTEND=noninteractive apt-get "${opts[@]}" install -y --no-install-recommends nvidia-smi libnvidia-ml1 \
     >"$apt/install.log" 2>&1 || install_rc=$?
