@@ -28,8 +28,14 @@ fi
 apt=$(mktemp -d)
 before=$apt/before
 added=()
+# NVIDIA's libraries make their device files when run as root (/dev/nvidiactl, 195:255): any the
+# step leaves is removed with the packages
+devs_before=$(ls -d /dev/nvidia* 2>/dev/null || true)
 cleanup() {
-    local rc=$?
+    local rc=$? d
+    for d in /dev/nvidia*; do
+        [ -e "$d" ] && ! grep -qxF "$d" <<<"$devs_before" && rm -rf "$d" && echo "host-nvidia-check: removed $d"
+    done
     if [ ${#added[@]} -gt 0 ]; then
         echo "host-nvidia-check: purging ${added[*]}"
         DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "${added[@]}" >"$apt/purge.log" 2>&1 ||

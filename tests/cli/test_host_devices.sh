@@ -150,6 +150,21 @@ for k in sorted(w):
     done
 done
 
+# A program linked against a driver library (DT_NEEDED, loaded by ld.so before any code of the
+# program's runs): on the seccomp route ld.so's search goes through the supervisor and fails with
+# its own message and exit 127 on a node without AMD GPUs, and finds the host's library on the
+# MI300X node. (On the preload route the shim cannot see ld.so's search: docs/interfaces.md.)
+if [ -n "$rocm" ] && printf 'int rsmi_init(unsigned long);\nint main(void) { return rsmi_init(0) ? 3 : 0; }\n' >"$tmp/dt.c" &&
+    gcc "$tmp/dt.c" -o "$tmp/dt" "$rocm"; then
+    out=$("$hwemu" exec --root "$tmp/r" --node intel-0 --intercept=seccomp -- "$tmp/dt" 2>&1); rc=$?
+    [ $rc = 127 ] && grep -q "error while loading shared libraries: librocm_smi64.so.1: cannot open shared object file: No such file or directory" <<<"$out" &&
+        ok || bad "DT_NEEDED librocm_smi64 on intel-0 (seccomp): rc=$rc $out"
+    out=$("$hwemu" exec --root "$tmp/r" --node mi300x-0 --intercept=seccomp -- "$tmp/dt" 2>&1); rc=$?
+    [ $rc != 127 ] && ! grep -q "error while loading" <<<"$out" && ok || bad "DT_NEEDED librocm_smi64 on mi300x-0 (seccomp): rc=$rc $out"
+else
+    bad "cannot build a program linked against $rocm"
+fi
+
 # Debian's real nvidia-smi: no NVIDIA library on the nodes without NVIDIA GPUs, whatever the host
 # has (its own message and exit 12, the seccomp route too); the node's 8 GPUs on the H100 node.
 # The host's own nvidia-smi (CI's second run) is found by name on PATH and must say the same.
