@@ -27,7 +27,9 @@
  * there; so write, pwrite64, writev, pwritev and pwritev2 on those numbers notify too, and the
  * write is a store refused with the kernel's errno (a_write in sv_answer.c), never a pipe's
  * success stored later. Any other descriptor there is answered CONTINUE: a write to stdout or
- * stderr costs one notification (tens of microseconds) on this route. */
+ * stderr costs one notification on this route (measured: static busybox dd writing 200,000
+ * single bytes to /dev/null took 0.95 s supervised, 0.10 s not, 0.23 s of it the start: about
+ * 3 us a write, 665 ns of it in the supervisor, on the 2-vCPU development VM under load). */
 #define SV_LOW_FDS 10
 
 /* An answer to one notification: a value (>= 0), a negated errno, or one of these. */
