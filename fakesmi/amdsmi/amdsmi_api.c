@@ -22,7 +22,6 @@
 #define GPU_HANDLE_BASE 0x4d490000u    /* processor handle of GPU i: base + i + 1 */
 #define SOCKET_HANDLE_BASE 0x4d530000u /* socket handle of GPU i's socket: base + i + 1 */
 #define UNSUPPORTED16 0xFFFFu          /* what the Python layer shows as "N/A" for power and activity */
-#define ENERGY_RESOLUTION_UJ 15.3f     /* kEnergyCounterResolution of rocm_smi */
 
 static atomic_bool initialized;
 
@@ -449,25 +448,15 @@ AMDSMI_API amdsmi_status_t amdsmi_is_gpu_power_management_enabled(amdsmi_process
     return AMDSMI_STATUS_SUCCESS;
 }
 
-/* The counter in the library's 15.3 uJ units: the engine's uJ divided back, so that
- * counter x resolution is the engine's energy (to one count). */
-static uint64_t energy_counts(uint64_t uj)
-{
-    return uj * 10 / 153;
-}
-
 AMDSMI_API amdsmi_status_t amdsmi_get_energy_count(amdsmi_processor_handle h, uint64_t *energy, float *resolution,
                                                    uint64_t *timestamp)
 {
     GPU_CALL(h, energy);
     if (!resolution || !timestamp)
         return AMDSMI_STATUS_INVAL;
-    uint64_t uj, ns;
-    if (!smi_energy_uj(g, &uj, &ns))
+    if (!smi_energy(g, energy, timestamp))
         return AMDSMI_STATUS_NOT_SUPPORTED;
-    *energy = energy_counts(uj);
-    *resolution = ENERGY_RESOLUTION_UJ;
-    *timestamp = ns;
+    *resolution = SMI_ENERGY_RESOLUTION_UJ;
     return AMDSMI_STATUS_SUCCESS;
 }
 
@@ -705,9 +694,9 @@ AMDSMI_API amdsmi_status_t amdsmi_get_gpu_metrics_info(amdsmi_processor_handle h
         m->average_socket_power = (uint16_t)(v / 1000000);
     if (amd_hwmon_ll(g, "power1_input", &v))
         m->current_socket_power = (uint16_t)(v / 1000000);
-    uint64_t uj, ns;
-    if (smi_energy_uj(g, &uj, &ns)) {
-        m->energy_accumulator = energy_counts(uj);
+    uint64_t counts, ns;
+    if (smi_energy(g, &counts, &ns)) {
+        m->energy_accumulator = counts;
         m->system_clock_counter = ns;
     }
     m->current_gfxclk = metric_clock(g, "sclk");

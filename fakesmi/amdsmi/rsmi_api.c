@@ -259,14 +259,11 @@ RSMI_API rsmi_status_t rsmi_dev_power_get(uint32_t dv, uint64_t *uw, RSMI_POWER_
 RSMI_API rsmi_status_t rsmi_dev_energy_count_get(uint32_t dv, uint64_t *count, float *resolution, uint64_t *timestamp)
 {
     DEV_CALL(dv, count);
-    uint64_t uj, ns;
     if (!resolution || !timestamp)
         return RSMI_STATUS_INVALID_ARGS;
-    if (!smi_energy_uj(g, &uj, &ns))
+    if (!smi_energy(g, count, timestamp))
         return RSMI_STATUS_NOT_SUPPORTED;
-    *count = uj * 10 / 153; /* in kEnergyCounterResolution units: count x 15.3 uJ is the engine's energy */
-    *resolution = 15.3f;
-    *timestamp = ns;
+    *resolution = SMI_ENERGY_RESOLUTION_UJ;
     return RSMI_STATUS_SUCCESS;
 }
 

@@ -78,15 +78,15 @@ bool smi_dev_ll(const struct amd_gpu *g, const char *attr, long long *v)
     return gv_read_ll(path, v);
 }
 
-bool smi_energy_uj(const struct amd_gpu *g, uint64_t *uj, uint64_t *ns)
+bool smi_energy(const struct amd_gpu *g, uint64_t *counts, uint64_t *ns)
 {
     char path[64];
-    long long v;
+    long long uj;
     snprintf(path, sizeof path, "state/amdgpu/card%d/energy_uj", g->card);
     *ns = (uint64_t)seg_now_ns();
-    if (!gv_read_ll(path, &v) || v < 0)
+    if (!gv_read_ll(path, &uj) || uj < 0)
         return false;
-    *uj = (uint64_t)v;
+    *counts = (uint64_t)((double)uj / (double)SMI_ENERGY_RESOLUTION_UJ);
     return true;
 }
 

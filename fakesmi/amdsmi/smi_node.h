@@ -27,9 +27,12 @@ bool smi_unprivileged(void);
 bool smi_dev_hex(const struct amd_gpu *g, const char *attr, unsigned *v);
 /* A decimal attribute of the GPU's PCI device ("mem_info_vram_total", "gpu_busy_percent"). */
 bool smi_dev_ll(const struct amd_gpu *g, const char *attr, long long *v);
-/* The energy counter (state/amdgpu/card<n>/energy_uj, uJ) and the time of the reading (ns,
- * the segment's clock, as the driver stamps gpu_metrics). */
-bool smi_energy_uj(const struct amd_gpu *g, uint64_t *uj, uint64_t *ns);
+/* The energy counter's unit, as both libraries report it (rocm_smi's kEnergyCounterResolution). */
+#define SMI_ENERGY_RESOLUTION_UJ 15.3f
+/* The energy counter (state/amdgpu/card<n>/energy_uj, uJ) in counts of that resolution: counts
+ * x the float 15.3f, as a client multiplies them, is the engine's energy to one count. *ns is
+ * the time of the reading (ns, the segment's clock, as the driver stamps gpu_metrics). */
+bool smi_energy(const struct amd_gpu *g, uint64_t *counts, uint64_t *ns);
 /* Temperature sensor (0 edge, 1 junction, 2 memory: the hwmon temp<N>_label) and metric
  * (rocm_smi's and amd-smi's metric enum: 0 input, 1 max, ... 13 highest) in m degrees C.
  * False when the node has no such file (the libraries' NOT_SUPPORTED). */

@@ -2,10 +2,15 @@
 `hwemu exec`: pyrsmi 1.1.0 reads through the amdsmi package (libamd_smi.so), pyrsmi 0.2.0 through
 librocm_smi64.so (found as $ROCM_PATH/lib/librocm_smi64.so). Each answer is compared with the
 node's amdgpu files read through the shim at the same moment (the engine's segment).
-Usage: pyrsmi_client.py  (pyrsmi on sys.path). Prints "ok ..." / "FAIL: ..." lines."""
+pyrsmi 1.1.0 falls back to its own ctypes calls of libamd_smi.so ($ROCM_PATH/lib/libamd_smi.so)
+when the amdsmi package cannot be imported: argument "ctypes" hides the package.
+Usage: pyrsmi_client.py [ctypes]  (pyrsmi on sys.path). Prints "ok ..." / "FAIL: ..." lines."""
 import os
 import re
+import sys
 
+if sys.argv[1:] == ["ctypes"]:
+    sys.modules["amdsmi"] = None  # import amdsmi raises ImportError: pyrsmi uses ctypes
 from pyrsmi import rocml
 
 
@@ -45,10 +50,17 @@ for _ in range(20):
     p = rocml.smi_get_device_average_power(0)
     if files == {f: int(sysfs(f"{hwmon}/{f}")) for f in files}:
         break
-legacy = hasattr(rocml, "rocm_lib") and rocml.LIBROCM_NAME == "librocm_smi64.so"
-if legacy:
+# pyrsmi 1.1.0 without the amdsmi package (its ctypes mode on libamd_smi.so) reads the raw struct:
+# a current_socket_power of 0xFFFF ("not supported") is above 0 and becomes 65535 W, as it does on
+# the real library.
+if rocml.LIBROCM_NAME == "librocm_smi64.so":
     want = files["power1_average"] * 1e-6 if "power1_average" in files else -1
-else:
+elif rocml._using_amdsmi_package:
     want = files["power1_input"] // 1000000 if "power1_input" in files else -1
-check(abs(p - want) < 1e-6, f"pyrsmi ({rocml.LIBROCM_NAME}): average power {p}, expected {want} from {files}")
+else:
+    want = files["power1_input"] // 1000000 if "power1_input" in files else 0xFFFF
+mode = "ctypes" if sys.argv[1:] == ["ctypes"] else "package" if rocml.LIBROCM_NAME == "libamd_smi.so" else "rsmi"
+check(not hasattr(rocml, "_using_amdsmi_package") or rocml._using_amdsmi_package == (mode == "package"),
+      f"pyrsmi's mode is {mode}")
+check(abs(p - want) < 1e-6, f"pyrsmi ({rocml.LIBROCM_NAME}, {mode}): average power {p}, expected {want} from {files}")
 rocml.smi_shutdown()

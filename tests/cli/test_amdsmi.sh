@@ -2,12 +2,17 @@
 # The node's AMD SMI libraries (fakesmi/amdsmi: libamd_smi.so, librocm_smi64.so) under the PyPI
 # clients nobody here wrote, against a running `hwemu serve` of tests/specs/gpu.yaml:
 # - amdsmi 7.0.2 (AMD's Python bindings; tests/amdsmi/amdsmi_client.py) on the MI300X and the
-#   W7900 node: identity, power, the energy counter over 3 s against the engine's power (1 %),
+#   W7900 node: identity, power, the energy counter against the engine's (bracketed by two reads
+#   of its counter file, and over 3 s within 1 %),
 #   caps read, set (read back from hwmon, taken by the engine: /telemetry limitWatts, and the
 #   GPU's power settling under it), refused above the maximum and without root, temperatures,
 #   clocks, activity, memory, the NOT_SUPPORTED and NOT_INIT errors, the struct sizes;
-# - pyrsmi 1.1.0 (on amdsmi) and 0.2.0 (on librocm_smi64.so, through ROCM_PATH=<root>/<node>.lib)
-#   on both nodes (tests/amdsmi/pyrsmi_client.py);
+# - pyrsmi 1.1.0 (on the amdsmi package, and on its own ctypes calls of libamd_smi.so) and 0.2.0
+#   (on librocm_smi64.so), the last two through ROCM_PATH=<root>/<node>.lib, on both nodes
+#   (tests/amdsmi/pyrsmi_client.py);
+# - the ABIs' edges as a C client calls them (tests/amdsmi/abi_edges.py): return codes before
+#   init, for foreign handles, NULL outputs, short buffers and arrays, caps out of range, readings
+#   the GPU lacks, status texts; init without a node;
 # - where the libraries are found: by name (LD_LIBRARY_PATH), by path (/opt/rocm/lib/...,
 #   through the shim's dlopen), Debian's librocm_smi64.so.1 left the real one, and nothing on an
 #   NVIDIA node (`import amdsmi` fails as on a machine without ROCm);
@@ -50,20 +55,31 @@ X() { "$hwemu" exec --root "$R" --node "$@"; }
 
 # amdsmi on an MI300X and a W7900 node, then without root.
 for node in mi300x-0 w7900-0; do
-    X $node -- "$py" tests/amdsmi/amdsmi_client.py $node "$url" fakesmi/amdsmi/amdsmi_abi.h >"$root/$node.out" 2>&1
+    X $node -- "$py" tests/amdsmi/amdsmi_client.py $node "$url" fakesmi/amdsmi/amdsmi_abi.h "$hwemu" >"$root/$node.out" 2>&1
     count "$root/$node.out" "amdsmi on $node"
 done
 HWEMU_UNPRIVILEGED=1 X mi300x-0 -- "$py" tests/amdsmi/amdsmi_client.py mi300x-0 "$url" fakesmi/amdsmi/amdsmi_abi.h \
-    unprivileged >"$root/unpriv.out" 2>&1
+    "$hwemu" unprivileged >"$root/unpriv.out" 2>&1
 count "$root/unpriv.out" "amdsmi on mi300x-0 without root"
 
-# pyrsmi 1.1.0 (amdsmi package) and 0.2.0 (librocm_smi64.so under $ROCM_PATH/lib).
+# pyrsmi 1.1.0 (amdsmi package), 0.2.0 (librocm_smi64.so under $ROCM_PATH/lib) and 1.1.0 in its ctypes
+# mode (libamd_smi.so under $ROCM_PATH/lib; handles passed as C ints reach their GPU).
 for node in mi300x-0 w7900-0; do
     X $node -- "$py" tests/amdsmi/pyrsmi_client.py >"$root/p11.out" 2>&1
     count "$root/p11.out" "pyrsmi 1.1.0 on $node"
     ROCM_PATH=$R/$node.lib PYTHONPATH=$venv/pyrsmi02 X $node -- "$py" tests/amdsmi/pyrsmi_client.py >"$root/p02.out" 2>&1
     count "$root/p02.out" "pyrsmi 0.2.0 on $node"
+    ROCM_PATH=$R/$node.lib X $node -- "$py" tests/amdsmi/pyrsmi_client.py ctypes >"$root/p11c.out" 2>&1
+    count "$root/p11c.out" "pyrsmi 1.1.0 (ctypes, \$ROCM_PATH/lib/libamd_smi.so) on $node"
 done
+
+# The ABIs' edges as a C client meets them (tests/amdsmi/abi_edges.py), and init without a node.
+X mi300x-0 -- "$py" tests/amdsmi/abi_edges.py >"$root/edges.out" 2>&1
+count "$root/edges.out" "the ABIs' edges on mi300x-0"
+env -u HWEMU_NODE -u HWEMU_SEGMENT LD_LIBRARY_PATH=$R/mi300x-0.lib "$py" tests/amdsmi/abi_edges.py nonode >"$root/nonode.out" 2>&1
+count "$root/nonode.out" "init without a node"
+grep -q '^hwemu-amdsmi: no emulated node: set HWEMU_NODE' "$root/nonode.out" && ok ||
+    bad "no reason on stderr for an init without a node: $(cat "$root/nonode.out")"
 
 # By path: /opt/rocm/lib/... does not exist on this machine; the shim's dlopen gives the node's
 # libraries. Debian's /usr/lib/librocm_smi64.so.1 (loaded by Debian's rocm-smi by that path) stays
