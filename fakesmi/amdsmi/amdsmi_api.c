@@ -353,6 +353,17 @@ static amdsmi_status_t pci_u16(amdsmi_processor_handle h, const char *attr, uint
     return AMDSMI_STATUS_SUCCESS;
 }
 
+/* A decimal attribute of the GPU's PCI device (numa_node, gpu_busy_percent). */
+static amdsmi_status_t dev_u32(amdsmi_processor_handle h, const char *attr, uint32_t *out)
+{
+    GPU_CALL(h, out);
+    long long v;
+    if (!smi_dev_ll(g, attr, &v))
+        return AMDSMI_STATUS_NOT_SUPPORTED;
+    *out = (uint32_t)v;
+    return AMDSMI_STATUS_SUCCESS;
+}
+
 AMDSMI_API amdsmi_status_t amdsmi_get_gpu_id(amdsmi_processor_handle h, uint16_t *id)
 {
     return pci_u16(h, "device", id);
@@ -408,12 +419,7 @@ AMDSMI_API amdsmi_status_t amdsmi_get_gpu_kfd_info(amdsmi_processor_handle h, am
 
 AMDSMI_API amdsmi_status_t amdsmi_topo_get_numa_node_number(amdsmi_processor_handle h, uint32_t *node)
 {
-    GPU_CALL(h, node);
-    long long n;
-    if (!smi_dev_ll(g, "numa_node", &n))
-        return AMDSMI_STATUS_NOT_SUPPORTED;
-    *node = (uint32_t)n;
-    return AMDSMI_STATUS_SUCCESS;
+    return dev_u32(h, "numa_node", node);
 }
 
 /* ---- Power and energy ---- */
@@ -568,12 +574,7 @@ AMDSMI_API amdsmi_status_t amdsmi_get_clk_freq(amdsmi_processor_handle h, amdsmi
 
 AMDSMI_API amdsmi_status_t amdsmi_get_gpu_busy_percent(amdsmi_processor_handle h, uint32_t *pct)
 {
-    GPU_CALL(h, pct);
-    long long v;
-    if (!smi_dev_ll(g, "gpu_busy_percent", &v))
-        return AMDSMI_STATUS_NOT_SUPPORTED;
-    *pct = (uint32_t)v;
-    return AMDSMI_STATUS_SUCCESS;
+    return dev_u32(h, "gpu_busy_percent", pct);
 }
 
 AMDSMI_API amdsmi_status_t amdsmi_get_gpu_activity(amdsmi_processor_handle h, amdsmi_engine_usage_t *info)

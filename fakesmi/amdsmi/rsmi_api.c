@@ -114,6 +114,17 @@ static rsmi_status_t pci_u16(uint32_t dv, const char *attr, uint16_t *out)
     return RSMI_STATUS_SUCCESS;
 }
 
+/* A decimal attribute of the GPU's PCI device (numa_node, gpu_busy_percent, ...). */
+static rsmi_status_t dev_u32(uint32_t dv, const char *attr, uint32_t *out)
+{
+    DEV_CALL(dv, out);
+    long long v;
+    if (!smi_dev_ll(g, attr, &v))
+        return RSMI_STATUS_NOT_SUPPORTED;
+    *out = (uint32_t)v;
+    return RSMI_STATUS_SUCCESS;
+}
+
 RSMI_API rsmi_status_t rsmi_dev_id_get(uint32_t dv, uint16_t *id)
 {
     return pci_u16(dv, "device", id);
@@ -202,12 +213,7 @@ RSMI_API rsmi_status_t rsmi_dev_drm_render_minor_get(uint32_t dv, uint32_t *mino
 
 RSMI_API rsmi_status_t rsmi_topo_get_numa_node_number(uint32_t dv, uint32_t *node)
 {
-    DEV_CALL(dv, node);
-    long long n;
-    if (!smi_dev_ll(g, "numa_node", &n))
-        return RSMI_STATUS_NOT_SUPPORTED;
-    *node = (uint32_t)n;
-    return RSMI_STATUS_SUCCESS;
+    return dev_u32(dv, "numa_node", node);
 }
 
 /* ---- Power, energy, caps ---- */
@@ -326,22 +332,12 @@ RSMI_API rsmi_status_t rsmi_dev_gpu_clk_freq_get(uint32_t dv, uint32_t type, rsm
 
 RSMI_API rsmi_status_t rsmi_dev_busy_percent_get(uint32_t dv, uint32_t *pct)
 {
-    DEV_CALL(dv, pct);
-    long long v;
-    if (!smi_dev_ll(g, "gpu_busy_percent", &v))
-        return RSMI_STATUS_NOT_SUPPORTED;
-    *pct = (uint32_t)v;
-    return RSMI_STATUS_SUCCESS;
+    return dev_u32(dv, "gpu_busy_percent", pct);
 }
 
 RSMI_API rsmi_status_t rsmi_dev_memory_busy_percent_get(uint32_t dv, uint32_t *pct)
 {
-    DEV_CALL(dv, pct);
-    long long v;
-    if (!smi_dev_ll(g, "mem_busy_percent", &v))
-        return RSMI_STATUS_NOT_SUPPORTED;
-    *pct = (uint32_t)v;
-    return RSMI_STATUS_SUCCESS;
+    return dev_u32(dv, "mem_busy_percent", pct);
 }
 
 static rsmi_status_t memory(uint32_t dv, uint32_t type, const char *what, uint64_t *out)
