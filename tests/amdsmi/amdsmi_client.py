@@ -201,6 +201,18 @@ for kind, table in ((amdsmi.AmdSmiClkType.GFX, "pp_dpm_sclk"), (amdsmi.AmdSmiClk
     check((c["clk"], c["min_clk"], c["max_clk"]) == (cur, min(levels), max(levels)),
           f"{table}: clock {c['clk']} MHz in [{c['min_clk']}, {c['max_clk']}], the table's {cur} in {levels}")
 
+# The gpu_metrics table (codecarbon's fallback): all ones ("N/A") but what the node has.
+for _ in range(20):
+    text = sysfs(f"{dev}/pp_dpm_sclk")
+    m = amdsmi.amdsmi_get_gpu_metrics_info(h)
+    if text == sysfs(f"{dev}/pp_dpm_sclk"):
+        break
+cur = int(re.search(r":\s*(\d+)Mhz \*", text).group(1))
+check(m["current_gfxclk"] == cur and m["common_header.structure_size"] == ctypes.sizeof(W.amdsmi_gpu_metrics_t)
+      and m["temperature_vrsoc"] == "N/A" and isinstance(m["energy_accumulator"], int),
+      f"gpu_metrics: current_gfxclk {m['current_gfxclk']} MHz, size {m['common_header.structure_size']}, "
+      f"vrsoc {m['temperature_vrsoc']}, energy_accumulator {m['energy_accumulator']}")
+
 # Utilisation and memory.
 for _ in range(20):
     busy = int(sysfs(f"{dev}/gpu_busy_percent"))
