@@ -23,15 +23,15 @@ static void open_once(void)
 {
     char err[1024];
     if (gv_open(err, sizeof err)) {
-        fprintf(stderr, "%s: %s; the library reports the amdgpu driver as not loaded\n", who, err);
+        fprintf(stderr, "%s: %s; until then the library finds no amdgpu driver\n", who, err);
         state = SMI_NO_NODE;
         return;
     }
     int n = amd_gpus(gpus);
     n_gpus = n > 0 ? (unsigned)n : 0;
     if (!n_gpus) {
-        fprintf(stderr, "%s: node %s has no AMD GPU (no sys/class/drm/card<n> with vendor 0x1002); the library "
-                "reports the amdgpu driver as not loaded\n", who, gv_node());
+        fprintf(stderr, "%s: node %s has no AMD GPU (no sys/class/drm/card<n> with vendor 0x1002): run the program "
+                "on an AMD node (`hwemu clusterspec list` shows the profiles)\n", who, gv_node());
         state = SMI_NO_AMD_GPU;
     }
 }
