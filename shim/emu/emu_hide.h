@@ -22,7 +22,8 @@
  *             (libnvidia-ml.so*, which is the node's: hwemu exec puts libhwemu-nvml.so first on
  *             LD_LIBRARY_PATH, and the shim loads it for a dlopen by path)
  *     AMD     librocm_smi64.so*, libamd_smi.so*, libhsa-runtime64.so*, libamdhip64.so*: on a node
- *             without AMD GPUs (an AMD GPU node reads its own sysfs through them)
+ *             without AMD GPUs (on an AMD GPU node the SMI libraries are the node's, the shim's
+ *             dlopen loading them by path, and Debian's librocm_smi64.so.1 reads the node's sysfs)
  * A node has NVIDIA GPUs when its segment has state/nvml, AMD ones when it has sys/class/kfd/kfd.
  * What it must never do: allocate, lock, make a system call or touch errno. */
 #ifndef HWEMU_SHIM_EMU_HIDE_H
