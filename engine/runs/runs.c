@@ -862,6 +862,28 @@ bool runs_busy(struct runs *m)
     return b;
 }
 
+bool runs_progress(struct runs *m, struct runs_progress *p)
+{
+    lock_caller(m);
+    const struct run *r = m->active;
+    if (r) {
+        uint64_t cls[JOB_NCLASSES], idle, nodes;
+        run_energy(r, cls, &idle, &nodes);
+        *p = (struct runs_progress){.time_s = (double)r->now_ns / 1e9, .total = r->njobs,
+                                    .waiting = r->count[JS_PENDING] + r->count[JS_WAITING],
+                                    .running = r->count[JS_RUNNING],
+                                    .completed = r->count[JS_COMPLETED] + r->count[JS_ELSEWHERE],
+                                    .stalled = r->count[JS_STALLED], .energy_j = (double)nodes / 1e6};
+    }
+    pthread_mutex_unlock(&m->lock);
+    return r != NULL;
+}
+
+const char *runs_path(const struct runs *m)
+{
+    return m->dir;
+}
+
 const char *runs_state(struct runs *m, const char *id)
 {
     lock_caller(m);

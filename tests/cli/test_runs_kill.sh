@@ -28,7 +28,7 @@ export SIM_RUN_CHECKPOINT_INTERVAL=100ms # checkpoints every 300 ticks (docs/run
 "$hwemu" trace generate --jobs 24 --seed 7 --time-scale 4 --out "$tmp/trace.jsonl" 2>/dev/null ||
     { echo "FAIL: trace generate"; exit 1; }
 # --batch 1: every node steps every tick, so a run lasts long enough to be killed anywhere
-args=(run --spec "$spec" --trace "$tmp/trace.jsonl" --speed max --batch 1)
+args=(run --spec "$spec" --trace "$tmp/trace.jsonl" --speed max --batch 1 --json)
 
 # ---- the clean run --------------------------------------------------------------------------
 "$hwemu" "${args[@]}" --root "$tmp/clean" >"$tmp/clean.json" 2>"$tmp/clean.err" || { cat "$tmp/clean.err"; bad "clean run"; finish; }
