@@ -48,6 +48,8 @@ static const char help[] =
     "                      between only when its load or limits change (SIM_BATCH_TICKS); default 300, 1: every tick\n"
     "  --base-speed-per-core X   work units per core-second (SIM_BASE_SPEED_PER_CORE); default 1\n"
     "  --json              print the run's status object (JSON) at the end instead of the readable summary\n"
+    "  --course-interval D emulated time between the lines of the run's course.jsonl\n"
+    "                      (SIM_RUN_COURSE_INTERVAL); default 60s\n"
     "SIM_RUN_CHECKPOINT_INTERVAL: the least wall time between the run's checkpoints (default 30s).\n";
 
 static struct engine eng;
@@ -102,14 +104,15 @@ int cmd_run(int argc, char **argv)
     static const struct option opts[] = {
         {"trace", 1, 0, 'T'}, {"spec", 1, 0, 's'}, {"profiles-dir", 1, 0, 'p'}, {"root", 1, 0, 'r'},
         {"runs-dir", 1, 0, 'R'}, {"tick", 1, 0, 't'}, {"workers", 1, 0, 'w'}, {"speed", 1, 0, 'S'},
-        {"base-speed-per-core", 1, 0, 'b'}, {"batch", 1, 0, 'B'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"base-speed-per-core", 1, 0, 'b'}, {"batch", 1, 0, 'B'}, {"json", 0, 0, 'j'}, {"course-interval", 1, 0, 'C'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     struct engine_config cfg = {.spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
                                 .root = cli_env("SIM_HWEMU_ROOT")};
     const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH"), *runs_dir = cli_env("SIM_RUNS_DIR");
     const char *tick = cli_env("SIM_EMULATE_TICK"), *workers = cli_env("SIM_EMULATE_WORKERS");
     const char *tick_from = "SIM_EMULATE_TICK", *workers_from = "SIM_EMULATE_WORKERS";
     const char *speed = cli_env("SIM_SPEED"), *bspeed = cli_env("SIM_BASE_SPEED_PER_CORE");
-    const char *batch = cli_env("SIM_BATCH_TICKS");
+    const char *batch = cli_env("SIM_BATCH_TICKS"), *course = cli_env("SIM_RUN_COURSE_INTERVAL");
+    const char *course_from = "SIM_RUN_COURSE_INTERVAL";
     bool json = false;
     int c;
     opterr = 0;
@@ -127,6 +130,7 @@ int cmd_run(int argc, char **argv)
         case 'b': bspeed = optarg; break;
         case 'B': batch = optarg; break;
         case 'j': json = true; break;
+        case 'C': course = optarg, course_from = "--course-interval"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("run", "unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -145,6 +149,9 @@ int cmd_run(int argc, char **argv)
         return cli_usage_error("run", "--speed \"%s\" is not a speed: a number from 1 to 1000000, or max", speed);
     if (batch && cli_parse_batch(batch, &cfg.batch_ticks))
         return cli_usage_error("run", "--batch \"%s\" is not a number of ticks from 1 to 1000000", batch);
+    int64_t course_ns = 0;
+    if (course && (!duration_parse(course, &course_ns) || course_ns <= 0))
+        return cli_usage_error("run", "%s \"%s\" is not a duration (60s, 5m)", course_from, course);
     double base = 1;
     if (bspeed) {
         char *end;
@@ -172,6 +179,7 @@ int cmd_run(int argc, char **argv)
         return EXIT_INVALID;
     }
     run_otlp_attach(m); /* the run's OTLP files */
+    runs_set_course_interval(m, course_ns);
     char *dir = strdup(runs_path(m)); /* for the summary, after runs_detach */
     if (!dir)
         abort();

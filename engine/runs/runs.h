@@ -100,6 +100,9 @@ struct runs_progress {
     double energy_j;               /* the nodes' energy so far */
 };
 bool runs_progress(struct runs *m, struct runs_progress *p);
+/* The emulated time between the lines of a run's course.jsonl (SIM_RUN_COURSE_INTERVAL; 0: 60 s),
+ * for the active run too (run_course.h). */
+void runs_set_course_interval(struct runs *m, int64_t interval_ns);
 /* The runs directory (SIM_RUNS_DIR or <root>/runs): a run's outputs are in <it>/<runId>/. */
 const char *runs_path(const struct runs *m);
 /* The state of the run (its enum run_state name), or NULL. */
