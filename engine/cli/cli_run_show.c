@@ -2,7 +2,9 @@
  * cli_run_show.h. The line is the style of `hwemu serve`'s start progress: one line on stderr
  * rewritten in place ("\r...\033[K") and erased at the end. */
 #include "cli_run_show.h"
+#include "diag.h"
 #include "runs.h"
+#include "textfile.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -93,20 +95,10 @@ static const char *str(const cJSON *o, const char *k)
 
 static cJSON *read_summary(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char *text = NULL;
-    size_t cap = 0, len = 0, got;
-    do {
-        if (len + 65536 > cap && !(text = realloc(text, cap = cap * 2 + 65536)))
-            abort();
-        got = fread(text + len, 1, cap - len - 1, f);
-        len += got;
-    } while (got > 0);
-    fclose(f);
-    text[len] = 0;
-    cJSON *x = cJSON_Parse(text);
+    struct diag d = {0};
+    char *text = textfile_read(path, NULL, &d);
+    diag_free(&d); /* none: a suspended run (its status is shown instead) */
+    cJSON *x = text ? cJSON_Parse(text) : NULL;
     free(text);
     return x;
 }

@@ -700,6 +700,19 @@ int runs_key_check(const char *key, char *err, size_t errlen)
     return 0;
 }
 
+/* A submission that failed after its directory was made leaves nothing behind: its files, the
+ * directory and the claim go. */
+static void discard(struct runs *m, struct run_output *out, const char *rid)
+{
+    line_file_close(&out->jobs);
+    unlinkat(out->dfd, "course.jsonl", 0);
+    unlinkat(out->dfd, "jobs.jsonl", 0);
+    unlinkat(out->dfd, "trace.jsonl", 0);
+    run_output_suspend(out);
+    unlinkat(m->dfd, rid, AT_REMOVEDIR);
+    unclaim(m);
+}
+
 int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet,
                 const char *key, char *id, size_t idlen, struct diag *d)
 {
@@ -759,12 +772,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     if (run_course_open(&course, out.dfd, out.dir, m->e, m->course_ns, err, sizeof err)) {
         diag_add(d, NULL, "%s", err);
         trace_free(&t);
-        line_file_close(&out.jobs);
-        unlinkat(out.dfd, "jobs.jsonl", 0);
-        unlinkat(out.dfd, "trace.jsonl", 0);
-        run_output_suspend(&out);
-        unlinkat(m->dfd, rid, AT_REMOVEDIR);
-        unclaim(m);
+        discard(m, &out, rid);
         return EIO;
     }
     struct run *r = run_create(m->e, &t, rid, m->base_speed, m->placer);
@@ -782,13 +790,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
         diag_add(d, NULL, "%s", err);
         run_course_close(&course, m->e, r, false);
         run_free(r);
-        line_file_close(&out.jobs);
-        unlinkat(out.dfd, "course.jsonl", 0);
-        unlinkat(out.dfd, "jobs.jsonl", 0);
-        unlinkat(out.dfd, "trace.jsonl", 0);
-        run_output_suspend(&out);
-        unlinkat(m->dfd, rid, AT_REMOVEDIR);
-        unclaim(m);
+        discard(m, &out, rid);
         return EIO;
     }
     lock_caller(m);

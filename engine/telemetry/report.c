@@ -212,6 +212,29 @@ static void rows(const struct rrun *runs, int n, struct row *out)
 
 static const char *const classes[] = {"standard", "performance", "idle"};
 
+/* The comparison table's numbers: each column's HTML heading, CSV name and the decimals the
+ * HTML shows (the CSV has every digit). */
+enum { NCOLS = 9 };
+static const struct {
+    const char *html, *csv;
+    int decimals;
+} cols[NCOLS] = {{"energy (J)", "energy_j", 3},
+                 {"makespan (s)", "makespan_s", 1},
+                 {"energy saved (%)", "energy_saved_pct", 2},
+                 {"makespan change (%)", "makespan_change_pct", 2},
+                 {"jobs slowed", "jobs_slowed", 0},
+                 {"p50 completion (s)", "p50_completion_s", 1},
+                 {"p95 completion (s)", "p95_completion_s", 1},
+                 {"p50 change (%)", "p50_change_pct", 2},
+                 {"p95 change (%)", "p95_change_pct", 2}};
+
+static void row_values(const struct rrun *r, const struct row *w, double v[NCOLS])
+{
+    const double x[NCOLS] = {r->energy,   r->makespan, w->energy_saved,  w->makespan_change, w->slowed,
+                             r->p50,      r->p95,      w->p50_change,    w->p95_change};
+    memcpy(v, x, sizeof x);
+}
+
 static void html_text(FILE *f, const char *s)
 {
     for (; *s; s++)
@@ -320,10 +343,10 @@ static int write_html(const struct rrun *runs, int n, const struct row *rw, cons
             "(summary.json <code>energyJoules.nodes</code>); completion time: a job's end minus its "
             "submission; a job is slowed when it completes over 1%% later after its submission than in "
             "the baseline.</p>\n", n, n == 1 ? "" : "s");
-    fputs("<h2>Against the baseline</h2>\n<table id=\"comparison\"><tr><th>run</th><th>directory</th><th>state</th>"
-          "<th>energy (J)</th><th>makespan (s)</th><th>energy saved (%)</th><th>makespan change (%)</th>"
-          "<th>jobs slowed</th><th>p50 completion (s)</th><th>p95 completion (s)</th><th>p50 change (%)</th>"
-          "<th>p95 change (%)</th></tr>\n", f);
+    fputs("<h2>Against the baseline</h2>\n<table id=\"comparison\"><tr><th>run</th><th>directory</th><th>state</th>", f);
+    for (int k = 0; k < NCOLS; k++)
+        fprintf(f, "<th>%s</th>", cols[k].html);
+    fputs("</tr>\n", f);
     for (int i = 0; i < n; i++) {
         fputs("<tr><td>", f);
         html_text(f, str(runs[i].summary, "runId"));
@@ -332,15 +355,10 @@ static int write_html(const struct rrun *runs, int n, const struct row *rw, cons
         fputs("</td><td>", f);
         html_text(f, str(runs[i].summary, "state"));
         fputs("</td>", f);
-        cell(f, runs[i].energy, 3);
-        cell(f, runs[i].makespan, 1);
-        cell(f, rw[i].energy_saved, 2);
-        cell(f, rw[i].makespan_change, 2);
-        fprintf(f, "<td>%d</td>", rw[i].slowed);
-        cell(f, runs[i].p50, 1);
-        cell(f, runs[i].p95, 1);
-        cell(f, rw[i].p50_change, 2);
-        cell(f, rw[i].p95_change, 2);
+        double v[NCOLS];
+        row_values(&runs[i], &rw[i], v);
+        for (int k = 0; k < NCOLS; k++)
+            cell(f, v[k], cols[k].decimals);
         fputs("</tr>\n", f);
     }
     fputs("</table>\n<h2>Energy by class (J)</h2>\n<table id=\"classes\"><tr><th>run</th><th>standard</th>"
@@ -380,11 +398,11 @@ static int write_html(const struct rrun *runs, int n, const struct row *rw, cons
     return 0;
 }
 
-static void csv_num(FILE *f, double v, int decimals)
+static void csv_num(FILE *f, double v)
 {
     fputc(',', f);
     if (isfinite(v))
-        fprintf(f, "%.*f", decimals, v);
+        fprintf(f, "%.17g", v);
 }
 
 static void csv_text(FILE *f, const char *s)
@@ -405,26 +423,25 @@ static int write_csv(const struct rrun *runs, int n, const struct row *rw, const
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
-    fputs("run,directory,state,energy_j,makespan_s,energy_saved_pct,makespan_change_pct,jobs_slowed,p50_completion_s,"
-          "p95_completion_s,p50_change_pct,p95_change_pct,standard_j,performance_j,idle_j\n", f);
+    fputs("run,directory,state", f);
+    for (int k = 0; k < NCOLS; k++)
+        fprintf(f, ",%s", cols[k].csv);
+    for (int c = 0; c < 3; c++)
+        fprintf(f, ",%s_j", classes[c]);
+    fputc('\n', f);
     for (int i = 0; i < n; i++) {
         csv_text(f, str(runs[i].summary, "runId"));
         fputc(',', f);
         csv_text(f, runs[i].dir);
         fputc(',', f);
         csv_text(f, str(runs[i].summary, "state"));
-        csv_num(f, runs[i].energy, 6);
-        csv_num(f, runs[i].makespan, 3);
-        csv_num(f, rw[i].energy_saved, 4);
-        csv_num(f, rw[i].makespan_change, 4);
-        fprintf(f, ",%d", rw[i].slowed);
-        csv_num(f, runs[i].p50, 3);
-        csv_num(f, runs[i].p95, 3);
-        csv_num(f, rw[i].p50_change, 4);
-        csv_num(f, rw[i].p95_change, 4);
+        double v[NCOLS];
+        row_values(&runs[i], &rw[i], v);
+        for (int k = 0; k < NCOLS; k++)
+            csv_num(f, v[k]);
         const cJSON *en = cJSON_GetObjectItemCaseSensitive(runs[i].summary, "energyJoules");
         for (int c = 0; c < 3; c++)
-            csv_num(f, num(en, classes[c]), 6);
+            csv_num(f, num(en, classes[c]));
         fputc('\n', f);
     }
     if (ferror(f) | fclose(f)) {

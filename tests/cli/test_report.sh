@@ -19,17 +19,7 @@ for i in 0 1 2 3; do
 done >"$tmp/cpu.jsonl"
 "$hwemu" run --spec $one --trace "$tmp/cpu.jsonl" --root "$tmp/free" --speed max --course-interval 10s >/dev/null 2>"$tmp/free.err" ||
     bad "uncapped run: $(cat "$tmp/free.err")"
-port=$(free_port)
-if serve_start "http://127.0.0.1:$port" "$tmp/cap.err" --spec $one --root "$tmp/capped" --addr "127.0.0.1:$port"; then
-    for z in 0 1; do
-        "$hwemu" write --node cpu-0 --root "$tmp/capped" /sys/class/powercap/intel-rapl:$z/constraint_0_power_limit_uw 80000000 ||
-            bad "cap write $z"
-    done
-    sleep 1.5 # one tick applies it
-    kill $pid; wait $pid; pid=
-else
-    bad "serve for the cap did not start: $(cat "$tmp/cap.err")"
-fi
+cap_packages $one "$tmp/capped" cpu-0 80000000 "$tmp/cap.err" || bad "the caps: $(cat "$tmp/cap.err")"
 "$hwemu" run --spec $one --trace "$tmp/cpu.jsonl" --root "$tmp/capped" --speed max --course-interval 10s >/dev/null 2>"$tmp/capped.err" ||
     bad "capped run: $(cat "$tmp/capped.err")"
 free=$(ls -d "$tmp"/free/runs/run-*) capped=$(ls -d "$tmp"/capped/runs/run-*)

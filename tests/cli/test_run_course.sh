@@ -59,14 +59,7 @@ PY
 for i in 0 1; do
     printf '{"type":"job","jobId":"cpu-%d","submitTimeOffsetSec":%d,"podTemplate":{"requests":{"cpu":"24"}},"work":{"cpuUnits":2000},"sensitivity":{"cpu":1},"workloadClass":{"cpu":"cpu.compute_bound"}}\n' $i $i
 done >"$tmp/cpu.jsonl"
-port=$(free_port)
-if serve_start "http://127.0.0.1:$port" "$tmp/cap.err" --spec tests/runs/one.yaml --root "$tmp/capped" --addr "127.0.0.1:$port"; then
-    for z in 0 1; do
-        "$hwemu" write --node cpu-0 --root "$tmp/capped" /sys/class/powercap/intel-rapl:$z/constraint_0_power_limit_uw 80000000 ||
-            bad "cap write $z"
-    done
-    sleep 1.5 # one tick applies it
-    kill $pid; wait $pid; pid=
+if cap_packages tests/runs/one.yaml "$tmp/capped" cpu-0 80000000 "$tmp/cap.err"; then
     "$hwemu" run --spec tests/runs/one.yaml --trace "$tmp/cpu.jsonl" --root "$tmp/capped" --speed max --course-interval 30s \
         >/dev/null 2>"$tmp/capped.err" && ok || bad "capped run: $(cat "$tmp/capped.err")"
     d=$(ls -d "$tmp"/capped/runs/*/ | head -1)
@@ -84,7 +77,7 @@ print("pool", pool, "caps", caps, "throttled packages per line", thr[:6])
 sys.exit(0 if caps == {(2, 160)} and max(thr) >= 1 and thr[-1] == 0 else 1)
 PY
 else
-    bad "serve for the cap did not start: $(cat "$tmp/cap.err")"
+    bad "the caps: $(cat "$tmp/cap.err")"
 fi
 
 out=$("$hwemu" run --trace "$tmp/t.jsonl" --root "$tmp/bad" --course-interval 0s 2>&1); rc=$?
