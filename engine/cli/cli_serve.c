@@ -80,7 +80,8 @@ static const char help[] =
     "run's Kubernetes Jobs; by default on a shard a hash of the trace, the spec's name and the work\n"
     "rate); outputs under SIM_RUNS_DIR (default <root>/runs); a run checkpoints every 300 ticks, at\n"
     "most every SIM_RUN_CHECKPOINT_INTERVAL (default 30s), and resumes at the next start after a stop\n"
-    "or a crash.\n";
+    "or a crash; SIM_RUN_COURSE_INTERVAL (default 60s): the emulated time between the lines of a\n"
+    "run's course.jsonl.\n";
 
 static struct engine eng;
 
@@ -289,6 +290,13 @@ int cmd_serve(int argc, char **argv)
         return cli_usage_error("serve", "SIM_RUN_CHECKPOINT_INTERVAL \"%s\" is not a duration (30s, 500ms)",
                                ckpt_text);
     }
+    int64_t course_ns = 0; /* each run's course.jsonl interval (engine/runs/run_course.h) */
+    const char *course = cli_env("SIM_RUN_COURSE_INTERVAL");
+    if (course && (!duration_parse(course, &course_ns) || course_ns <= 0)) {
+        otlp_detach(&eng, otlp);
+        engine_stop(&eng);
+        return cli_usage_error("serve", "SIM_RUN_COURSE_INTERVAL \"%s\" is not a duration (60s, 5m)", course);
+    }
     struct runs *runs = runs_attach(&eng, cli_env("SIM_RUNS_DIR"), base_speed, ckpt, err, sizeof err);
     if (!runs) {
         fprintf(stderr, "hwemu serve: %s\n", err);
@@ -297,6 +305,7 @@ int cmd_serve(int argc, char **argv)
         return EXIT_INVALID;
     }
     run_otlp_attach(runs); /* the runs' OTLP files */
+    runs_set_course_interval(runs, course_ns);
     const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH");
     const char *run_key = cli_env("SIM_RUN_KEY");
     if (trace && runs_busy(runs)) /* a run this engine stopped in the middle of resumed: not again */

@@ -8,6 +8,7 @@
 #include "faults.h"
 #include "run.h"
 #include "run_checkpoint.h"
+#include "run_course.h"
 #include "run_labels.h"
 #include "run_files.h"
 #include "run_output.h"
@@ -49,6 +50,8 @@ struct runs {
     bool claimed;                  /* a submission is making claim_id's directory: others get EBUSY */
     char claim_id[64];
     struct run_output out;
+    struct run_course course;      /* the active run's course.jsonl (run_course.h) */
+    int64_t course_ns;             /* its interval (runs_set_course_interval; 0: the default) */
     bool announced;                /* the stalled-at-start jobs' events are out */
     int checkpoint_errors;
     int64_t checkpoint_mono;       /* CLOCK_MONOTONIC of the last periodic checkpoint */
@@ -204,14 +207,17 @@ static void add_u64(cJSON *o, const char *k, uint64_t v)
 /* Writes r's state.json (run_checkpoint.h) with the lengths of its outputs: jobs.jsonl's whole
  * lines and the lines a full disk holds back, the tap's files, the resumes so far. suspended:
  * the engine stops here (not a periodic checkpoint a crash may follow). 0, or -1 with err. */
-static int write_state(struct runs *m, struct run *r, struct run_output *out, bool suspended, char *err, size_t errlen)
+static int write_state(struct runs *m, struct run *r, struct run_output *out, struct run_course *course,
+                       bool suspended, char *err, size_t errlen)
 {
     cJSON *o = run_checkpoint_json(r);
     line_file_flush(&out->jobs);
+    line_file_flush(&course->f);
     /* what the outputs held at the last resume and nobody updates (a tap not attached yet) stays */
     cJSON *outs = m->resume_outputs ? cJSON_Duplicate(m->resume_outputs, true) : cJSON_CreateObject();
     cJSON_AddItemToObject(o, "outputs", outs);
     add_u64(outs, "jobs.jsonl", (uint64_t)out->jobs.len);
+    add_u64(outs, "course.jsonl", (uint64_t)course->f.len); /* a line a full disk holds back is not kept */
     cJSON *wait = cJSON_AddArrayToObject(o, "waiting");
     for (int k = 0; k < out->jobs.npending; k++) {
         size_t n = strlen(out->jobs.pending[k]);
@@ -241,7 +247,7 @@ static int write_state(struct runs *m, struct run *r, struct run_output *out, bo
 static void checkpoint(struct runs *m)
 {
     char err[4400];
-    if (write_state(m, m->active, &m->out, false, err, sizeof err)) {
+    if (write_state(m, m->active, &m->out, &m->course, false, err, sizeof err)) {
         if (!m->checkpoint_errors++)
             fprintf(stderr, "hwemu: run %s: %s (the run resumes from its last checkpoint after a crash)\n",
                     m->active->id, err);
@@ -290,6 +296,7 @@ static void finish(struct runs *m)
     int dfd = m->out.dfd >= 0 ? dup(m->out.dfd) : -1;
     char err[4400];
     cJSON *resumes = m->out.resumes ? cJSON_Duplicate(m->out.resumes, true) : NULL;
+    run_course_close(&m->course, m->e, r, true);
     int rc = run_output_close(&m->out, m->e, r, err, sizeof err);
     if (rc)
         fprintf(stderr, "hwemu: run %s: %s\n", r->id, err);
@@ -372,6 +379,7 @@ static void after(void *ctx, struct engine *e)
             finish(m);
         } else if (!rebase_tick) {
             watch_output(m);
+            run_course_tick(&m->course, e, r);
             if (r->ticks % RUNS_METRICS_TICKS == 0)
                 tap_metrics(m, false);
             /* for a restart after a crash (after the metrics: the checkpoint holds this tick's
@@ -465,11 +473,20 @@ static int resume_one(struct runs *m, const char *name, char *err, size_t errlen
     const cJSON *jl = cJSON_GetObjectItemCaseSensitive(outs, "jobs.jsonl");
     if (jl && cJSON_IsString(jl))
         jobs_len = strtoull(jl->valuestring, NULL, 10);
+    /* a state.json of before course.jsonl: it starts empty */
+    const cJSON *cl = cJSON_GetObjectItemCaseSensitive(outs, "course.jsonl");
+    off_t course_len = cJSON_IsString(cl) ? (off_t)strtoull(cl->valuestring, NULL, 10) : 0;
     struct run_output out;
     if (run_checkpoint_apply(r, o, path, crash, err, errlen) ||
         /* a state.json of an engine before outputs were cut back: jobs.jsonl is kept as it is */
         run_output_reopen(&out, m->dfd, m->dir, name, outs ? (off_t)jobs_len : -1,
                           cJSON_GetObjectItemCaseSensitive(o, "waiting"), err, errlen)) {
+        run_free(r);
+        cJSON_Delete(o);
+        return -1;
+    }
+    if (run_course_resume(&m->course, out.dfd, out.dir, m->e, m->course_ns, course_len, err, errlen)) {
+        run_output_suspend(&out);
         run_free(r);
         cJSON_Delete(o);
         return -1;
@@ -633,6 +650,7 @@ struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_spe
     m->dir = dir;
     m->dfd = dfd;
     m->out.dfd = -1;
+    m->course.f.fd = -1;
     m->base_speed = base_speed;
     m->checkpoint_ns = checkpoint_ns > 0 ? checkpoint_ns : RUN_CHECKPOINT_MIN_WALL_S * 1000000000LL;
     m->checkpoint_mono = mono_now();
@@ -669,10 +687,11 @@ bool runs_detach(struct runs *m)
         /* the engine stops: the run is suspended and the next start on this runs directory
          * resumes it; if its state cannot be kept, it ends as stopped with its outputs */
         char err[4400];
-        if (m->out.dir && !write_state(m, r, &m->out, true, err, sizeof err)) {
+        if (m->out.dir && !write_state(m, r, &m->out, &m->course, true, err, sizeof err)) {
             fprintf(stderr, "hwemu: run %s suspended at %.3f s; a restart on this root resumes it\n", r->id,
                     (double)r->now_ns / 1e9);
             tap_metrics(m, true);
+            run_course_close(&m->course, m->e, r, false);
             run_output_suspend(&m->out);
             if (r->placer)
                 r->placer->end(r->placer->ctx, r);
@@ -737,6 +756,19 @@ int runs_key_check(const char *key, char *err, size_t errlen)
     return 0;
 }
 
+/* A submission that failed after its directory was made leaves nothing behind: its files, the
+ * directory and the claim go. */
+static void discard(struct runs *m, struct run_output *out, const char *rid)
+{
+    line_file_close(&out->jobs);
+    unlinkat(out->dfd, "course.jsonl", 0);
+    unlinkat(out->dfd, "jobs.jsonl", 0);
+    unlinkat(out->dfd, "trace.jsonl", 0);
+    run_output_suspend(out);
+    unlinkat(m->dfd, rid, AT_REMOVEDIR);
+    unclaim(m);
+}
+
 int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet,
                 const char *key, char *id, size_t idlen, struct diag *d)
 {
@@ -792,6 +824,13 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, seq);
         pthread_mutex_unlock(&m->lock);
     }
+    struct run_course course;
+    if (run_course_open(&course, out.dfd, out.dir, m->e, m->course_ns, err, sizeof err)) {
+        diag_add(d, NULL, "%s", err);
+        trace_free(&t);
+        discard(m, &out, rid);
+        return EIO;
+    }
     struct run *r = run_create(m->e, &t, rid, m->base_speed, m->placer);
     if (key)
         snprintf(r->key, sizeof r->key, "%s", key);
@@ -801,17 +840,13 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     lock_caller(m);
     cJSON_Delete(m->resume_outputs);
     m->resume_outputs = NULL;
-    int rc = write_state(m, r, &out, false, err, sizeof err);
+    int rc = write_state(m, r, &out, &course, false, err, sizeof err);
     pthread_mutex_unlock(&m->lock);
     if (rc) {
         diag_add(d, NULL, "%s", err);
+        run_course_close(&course, m->e, r, false);
         run_free(r);
-        line_file_close(&out.jobs);
-        unlinkat(out.dfd, "jobs.jsonl", 0);
-        unlinkat(out.dfd, "trace.jsonl", 0);
-        run_output_suspend(&out);
-        unlinkat(m->dfd, rid, AT_REMOVEDIR);
-        unclaim(m);
+        discard(m, &out, rid);
         return EIO;
     }
     lock_caller(m);
@@ -822,6 +857,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     add_trace_faults(m, r);
     m->active = r;
     m->out = out;
+    m->course = course;
     m->announced = false;
     m->claimed = false;
     m->output_err = 0;
@@ -917,6 +953,36 @@ bool runs_busy(struct runs *m)
     bool b = m->active != NULL;
     pthread_mutex_unlock(&m->lock);
     return b;
+}
+
+bool runs_progress(struct runs *m, struct runs_progress *p)
+{
+    lock_caller(m);
+    const struct run *r = m->active;
+    if (r) {
+        uint64_t cls[JOB_NCLASSES], idle, nodes;
+        run_energy(r, cls, &idle, &nodes);
+        *p = (struct runs_progress){.time_s = (double)r->now_ns / 1e9, .total = r->njobs,
+                                    .waiting = r->count[JS_PENDING] + r->count[JS_WAITING],
+                                    .running = r->count[JS_RUNNING],
+                                    .completed = r->count[JS_COMPLETED] + r->count[JS_ELSEWHERE],
+                                    .stalled = r->count[JS_STALLED], .energy_j = (double)nodes / 1e6};
+    }
+    pthread_mutex_unlock(&m->lock);
+    return r != NULL;
+}
+
+void runs_set_course_interval(struct runs *m, int64_t interval_ns)
+{
+    lock_caller(m);
+    m->course_ns = interval_ns;
+    m->course.interval_ns = interval_ns > 0 ? interval_ns : RUN_COURSE_INTERVAL_S * 1000000000LL;
+    pthread_mutex_unlock(&m->lock);
+}
+
+const char *runs_path(const struct runs *m)
+{
+    return m->dir;
 }
 
 const char *runs_state(struct runs *m, const char *id)

@@ -92,6 +92,19 @@ struct cJSON *runs_get_json(struct runs *m, const char *id);
 bool runs_active_id(struct runs *m, char *id, size_t idlen);
 /* True while a run is submitted or active. */
 bool runs_busy(struct runs *m);
+/* Where the active run is (for a progress line): false when there is none. Reads nothing from
+ * disk and writes no checkpoint (unlike runs_get_json). */
+struct runs_progress {
+    double time_s;                 /* emulated time since the run's start */
+    int total, waiting, running, completed, stalled; /* waiting: pending or queued; completed: or elsewhere */
+    double energy_j;               /* the nodes' energy so far */
+};
+bool runs_progress(struct runs *m, struct runs_progress *p);
+/* The emulated time between the lines of a run's course.jsonl (SIM_RUN_COURSE_INTERVAL; 0: 60 s),
+ * for the active run too (run_course.h). */
+void runs_set_course_interval(struct runs *m, int64_t interval_ns);
+/* The runs directory (SIM_RUNS_DIR or <root>/runs): a run's outputs are in <it>/<runId>/. */
+const char *runs_path(const struct runs *m);
 /* The state of the run (its enum run_state name), or NULL. */
 const char *runs_state(struct runs *m, const char *id);
 /* Sets a node's labels at run time (PUT /nodes/<node>/labels), all or none: an edit's value

@@ -128,3 +128,22 @@ nvml_venv() {
     ) 9>"$1/.nvml-venv.lock" >"$2" 2>&1
     [ -f "$1/nvml-venv/.ready" ]
 }
+
+# cap_packages SPEC ROOT NODE UW ERRFILE: starts `$hwemu serve` on SPEC and ROOT, writes UW into
+# the node's package 0 and 1 PL1 files (constraint_0_power_limit_uw, as an agent would), waits a
+# tick for the physics to take it, and stops the engine: a run afterwards on ROOT runs under the
+# caps. Returns 1 (what went wrong in ERRFILE) when serve does not start or a write fails.
+cap_packages() {
+    local spec=$1 root=$2 node=$3 uw=$4 errfile=$5 port rc=0
+    port=$(free_port)
+    serve_start "http://127.0.0.1:$port" "$errfile" --spec "$spec" --root "$root" --addr "127.0.0.1:$port" || return 1
+    for z in 0 1; do
+        "$hwemu" write --node "$node" --root "$root" /sys/class/powercap/intel-rapl:$z/constraint_0_power_limit_uw "$uw" \
+            2>>"$errfile" || rc=1
+    done
+    sleep 1.5 # one tick applies it
+    kill $pid
+    wait $pid
+    pid=
+    return $rc
+}
