@@ -54,8 +54,8 @@ ratio=$(F intel-0 -- rdmsr -p 0 -f 15:8 -d 0x198)
 thaw
 [ "$ratio" = $((khz / 100000)) ] && ok || bad "0x198 ratio $ratio vs scaling_cur_freq $khz"
 # A register the node lacks: EIO, which rdmsr reports with exit status 4.
-err=$(X intel-0 -- rdmsr 0x613 2>&1); rc=$?
-[ $rc = 4 ] && grep -q "cannot read MSR 0x00000613" <<<"$err" && ok || bad "0x613: rc=$rc $err"
+err=$(X intel-0 -- rdmsr 0x64d 2>&1); rc=$?
+[ $rc = 4 ] && grep -q "cannot read MSR 0x0000064d" <<<"$err" && ok || bad "0x64d: rc=$rc $err"
 err=$(X vm-0 -- rdmsr 0x606 2>&1); rc=$?
 [ $rc = 4 ] && ok || bad "a VM's RAPL registers should fault: rc=$rc $err"
 
