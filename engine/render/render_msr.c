@@ -3,18 +3,22 @@
  * registers are what the profile's facts and the physics imply; a value no fact gives is
  * marked assumed (docs/interfaces.md "MSR devices" lists them with their sources).
  *   Intel (vendorID GenuineIntel), per CPU:
- *     0x10  IA32_TIME_STAMP_COUNTER the node's elapsed time at the base clock (the TSC runs at
- *                                 the base frequency, cpufreq's base_frequency)
- *     0xE7  IA32_MPERF            the CPU's busy time at the base clock (it counts in C0 only)
+ *     0x10  IA32_TIME_STAMP_COUNTER the node's elapsed time at the TSC's clock: the rate of the
+ *                                 RDTSC the reader executes (the host's, seg_msr_tsc_khz), which
+ *                                 no emulation changes, so the register and the instruction agree
+ *     0xE7  IA32_MPERF            the CPU's busy time at the TSC's clock (it counts in C0 only,
+ *                                 at the TSC's rate), so MPERF/TSC is the node's busy share
  *     0xE8  IA32_APERF            the CPU's busy cycles at its running frequency (BK_CPU_CYCLES,
  *                                 runtime/node_cycles.c), so APERF/MPERF is the running/base ratio
  *     0x19C IA32_THERM_STATUS     the core's coretemp temperature below TjMax (100 °C, as
  *                                 render_coretemp assumes), 0x19B its interrupt register (0)
  *     0x3FD MSR_CORE_C6_RESIDENCY the idle time the core's threads share, in the share the
- *                                 cpuidle files give C6 (render_cpuidle), at the TSC's clock;
+ *                                 cpuidle files give C6 (render_cpuidle), at the TSC's clock
+ *                                 (residencies "count at the same frequency as the TSC");
  *                                 0x3FC/0x3FE (C3, C7: no such state on these Xeons) read 0
  *   Intel, per package:
  *     0x8B  IA32_BIOS_SIGN_ID     cpu.microcode in 63:32
+ *     0x34  MSR_SMI_COUNT         0 (no system management interrupts are modelled)
  *     0xCE  MSR_PLATFORM_INFO     15:8 base ratio, 47:40 the lowest ratio (cpuinfo_min), of 100 MHz
  *     0xE2  PKG_CST_CONFIG_CONTROL package C-state limit C6 (2, assumed: the deepest state the
  *                                 residency registers count)
@@ -24,11 +28,20 @@
  *     0x1AD MSR_TURBO_RATIO_LIMIT every byte the top turbo ratio (cpuinfo_max: assumed, the
  *                                 profile gives no per-core-count limits)
  *     0x1B0 IA32_ENERGY_PERF_BIAS 6 (normal, the kernel's default)
+ *     0x648-0x64C CONFIG_TDP     nominal = the base ratio, no other level, control and turbo
+ *                                 activation 0 (assumed: the profile names no TDP levels)
+ *     0x1A4 MISC_FEATURE_CONTROL 0 (every prefetcher on), 0x1AA MISC_PWR_MGMT 0, 0x1FC POWER_CTL 2 (C1E on), 0x1AE TURBO_RATIO_LIMIT1 group sizes
+ *                                 1, 2, 4, 8, 12, 16, 20, 24 cores (assumed)
+ *     with the flag hwp: 0x770 PM_ENABLE 1, 0x771 HWP_CAPABILITIES (highest = top turbo ratio,
+ *                                 guaranteed = base, efficient and lowest = cpuinfo_min),
+ *                                 0x772/0x774 HWP_REQUEST(_PKG) min lowest, max highest, EPP
+ *                                 0x80 (assumed: the policy's EPP is not followed), 0x773, 0x777 0
  *     0x198/0x199 PERF_STATUS/CTL the package's scaling_cur_freq as a ratio in 15:8
  *     0x1B1 PACKAGE_THERM_STATUS  the package temperature below TjMax; 0x1B2 its interrupt (0)
  *     0x60D/0x3F9 PKG C2/C6 RESIDENCY the idle time all the package's CPUs share (the least of
  *                                 theirs), split as the cores' C6 share (PC6) and the rest (PC2);
- *                                 PC3, PC7, PC8-10 read 0
+ *                                 PC3, PC7, PC8-10 and the interrupt response time limits
+ *                                 0x60A-0x60C (not valid) read 0
  *     with a powercap package zone (any control type):
  *     0x606 MSR_RAPL_POWER_UNIT   PU = log2(1 W / powerUnitUW), ESU = log2(1 J / energyUnitNJ),
  *                                 TU = 10 (976 us, the unit render_powercap's windows use)
@@ -41,9 +54,10 @@
  *                                 THERMAL_SPEC_POWER there), 46:32 the short_term one's
  *                                 (MAX_POWER), min power and max window 0 (not in the profile)
  *     0x610 MSR_PKG_POWER_LIMIT   composed from the constraint files, written through them
- *     0x613, 0x618, 0x61B, 0x61C, 0x638, 0x63A, 0x63B, 0x640-0x642 (perf status, DRAM limit and
- *                                 info, PP0/PP1 limits, policies, PP1 energy) read 0: no
- *                                 throttled time, limit or graphics domain is modelled
+ *     0x601, 0x613, 0x618, 0x61B, 0x61C, 0x638, 0x63A, 0x63B, 0x640-0x642 (perf status, DRAM limit and
+ *                                 info, PP0/PP1 limits, policies, PP1 energy, the VR current
+ *                                 limit) read 0: no throttled time, limit or graphics domain
+ *                                 is modelled
  *   AMD (AuthenticAMD), per CPU: 0x10, 0xE7/0xC00000E7 MPERF, 0xE8/0xC00000E8 APERF as above;
  *   per package: 0x8B, and with a powercap package zone:
  *     0xC0010299 RAPL_PWR_UNIT    ESU from energyUnitNJ, TU 10, PU 0 (AMD's registers report
@@ -169,6 +183,16 @@ struct msr_node {
     uint32_t elapsed, busy0;   /* value indices, SEG_NONE: no /proc/stat counters */
 };
 
+/* Whether the space-separated flags name f. */
+static bool has_flag(const char *flags, const char *f)
+{
+    size_t n = strlen(f);
+    for (const char *p = flags; (p = strstr(p, f)); p += n)
+        if ((p == flags || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+            return true;
+    return false;
+}
+
 /* The positions of the CPUs of socket k (and core c when c >= 0), space-separated, into w. */
 static void positions(const struct msr_node *m, int k, int c, char *w, size_t len)
 {
@@ -206,7 +230,7 @@ static void rapl_regs(struct node_layout *l, const struct msr_node *m, int k, co
         reg(b, MSR_PP0_ENERGY_STATUS, SEG_MSR_ENERGY, core, 1, NULL);
     else
         reg(b, MSR_PP0_ENERGY_STATUS, SEG_MSR_CONST, 0, 0, NULL);
-    static const uint32_t zero[] = {MSR_PKG_PERF_STATUS, MSR_DRAM_POWER_LIMIT, MSR_DRAM_PERF_STATUS, MSR_DRAM_POWER_INFO,
+    static const uint32_t zero[] = {MSR_VR_CURRENT_CONFIG, MSR_PKG_PERF_STATUS, MSR_DRAM_POWER_LIMIT, MSR_DRAM_PERF_STATUS, MSR_DRAM_POWER_INFO,
                                     MSR_PP0_POWER_LIMIT, MSR_PP0_POLICY,       MSR_PP0_PERF_STATUS,  MSR_PP1_POWER_LIMIT,
                                     MSR_PP1_ENERGY_STATUS, MSR_PP1_POLICY};
     for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
@@ -240,10 +264,30 @@ static uint32_t package_list(struct node_layout *l, const struct msr_node *m, in
         long long base = m->base_khz / 100000, low = m->p->cpuinfo_min_khz / 100000, top = m->p->cpuinfo_max_khz / 100000;
         reg(b, MSR_PLATFORM_INFO, SEG_MSR_CONST, (base & 0xFF) << 8 | (low & 0xFF) << 40, 0, NULL);
         reg(b, MSR_PKG_CST_CONFIG_CONTROL, SEG_MSR_CONST, 2, 0, NULL);
+        reg(b, MSR_SMI_COUNT, SEG_MSR_CONST, 0, 0, NULL);
         reg(b, MSR_IA32_MISC_ENABLE, SEG_MSR_CONST, 0x850089, 0, NULL);
         reg(b, MSR_TEMPERATURE_TARGET, SEG_MSR_CONST, TJMAX_C << 16, 0, NULL);
         reg(b, MSR_TURBO_RATIO_LIMIT, SEG_MSR_CONST, (long long)((top & 0xFF) * UINT64_C(0x0101010101010101)), 0, NULL);
         reg(b, MSR_IA32_ENERGY_PERF_BIAS, SEG_MSR_CONST, 6, 0, NULL);
+        reg(b, MSR_MISC_PWR_MGMT, SEG_MSR_CONST, 0, 0, NULL);
+        reg(b, MSR_MISC_FEATURE_CONTROL, SEG_MSR_CONST, 0, 0, NULL);
+        reg(b, MSR_TURBO_RATIO_LIMIT1, SEG_MSR_CONST, (long long)UINT64_C(0x1814100C08040201), 0, NULL);
+        reg(b, MSR_POWER_CTL, SEG_MSR_CONST, 2, 0, NULL);
+        reg(b, MSR_CONFIG_TDP_NOMINAL, SEG_MSR_CONST, base & 0xFF, 0, NULL);
+        reg(b, MSR_CONFIG_TDP_LEVEL_1, SEG_MSR_CONST, 0, 0, NULL);
+        reg(b, MSR_CONFIG_TDP_LEVEL_2, SEG_MSR_CONST, 0, 0, NULL);
+        reg(b, MSR_CONFIG_TDP_CONTROL, SEG_MSR_CONST, 0, 0, NULL);
+        reg(b, MSR_TURBO_ACTIVATION_RATIO, SEG_MSR_CONST, 0, 0, NULL);
+        if (has_flag(prof_str(m->tree, "cpu.flags", ""), "hwp")) {
+            reg(b, MSR_PM_ENABLE, SEG_MSR_CONST, 1, 0, NULL);
+            reg(b, MSR_HWP_CAPABILITIES, SEG_MSR_CONST, (top & 0xFF) | (base & 0xFF) << 8 | (low & 0xFF) << 16 | (low & 0xFF) << 24,
+                0, NULL);
+            long long req = (low & 0xFF) | (top & 0xFF) << 8 | 0x80LL << 24;
+            reg(b, MSR_HWP_REQUEST_PKG, SEG_MSR_CONST, req, 0, NULL);
+            reg(b, MSR_HWP_REQUEST, SEG_MSR_CONST, req, 0, NULL);
+            reg(b, MSR_HWP_INTERRUPT, SEG_MSR_CONST, 0, 0, NULL);
+            reg(b, MSR_HWP_STATUS, SEG_MSR_CONST, 0, 0, NULL);
+        }
         uint32_t freq = bound(l, BK_CUR_FREQ, -1, k);
         if (freq != SEG_NONE) {
             reg(b, MSR_IA32_PERF_STATUS, SEG_MSR_RATIO, freq, 100000, NULL);
@@ -255,11 +299,11 @@ static uint32_t package_list(struct node_layout *l, const struct msr_node *m, in
         reg(b, MSR_IA32_PACKAGE_THERM_INTERRUPT, SEG_MSR_CONST, 0, 0, NULL);
         if (m->elapsed != SEG_NONE) {
             positions(m, k, -1, w, sizeof w);
-            long long clk = m->base_khz << 16;
-            reg_line(b, MSR_PKG_C2_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, clk | (1000 - m->c6_permille), w);
-            reg_line(b, MSR_PKG_C6_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, clk | m->c6_permille, w);
+            reg_line(b, MSR_PKG_C2_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, 1000 - m->c6_permille, w);
+            reg_line(b, MSR_PKG_C6_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, m->c6_permille, w);
             static const uint32_t zero[] = {MSR_PKG_C3_RESIDENCY, MSR_PKG_C7_RESIDENCY, MSR_PKG_C8_RESIDENCY,
-                                            MSR_PKG_C9_RESIDENCY, MSR_PKG_C10_RESIDENCY};
+                                            MSR_PKG_C9_RESIDENCY, MSR_PKG_C10_RESIDENCY, MSR_PKGC3_IRTL,
+                                            MSR_PKGC6_IRTL,       MSR_PKGC7_IRTL};
             for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
                 reg(b, zero[i], SEG_MSR_CONST, 0, 0, NULL);
         }
@@ -278,17 +322,17 @@ static uint32_t cpu_list(struct node_layout *l, const struct msr_node *m, int i,
     if (m->elapsed != SEG_NONE && m->base_khz > 0) {
         uint32_t cyc = layout_counter_ex((struct node_layout *)l, 1000, 64, false,
                                          (struct binding){.kind = BK_CPU_CYCLES, .cpu = (uint16_t)i});
-        first = reg_line(b, MSR_IA32_TSC, SEG_MSR_TIME, m->elapsed, m->elapsed, m->base_khz, NULL);
-        reg_line(b, MSR_IA32_MPERF, SEG_MSR_TIME, m->elapsed, m->busy0 + (uint32_t)i, m->base_khz, NULL);
+        first = reg_line(b, MSR_IA32_TSC, SEG_MSR_TIME, m->elapsed, m->elapsed, 0, NULL);
+        reg_line(b, MSR_IA32_MPERF, SEG_MSR_TIME, m->elapsed, m->busy0 + (uint32_t)i, 0, NULL);
         reg_line(b, MSR_IA32_APERF, SEG_MSR_CYCLES, m->elapsed, cyc, 0, NULL);
         if (!m->intel) {
-            reg_line(b, MSR_AMD_MPERF_RO, SEG_MSR_TIME, m->elapsed, m->busy0 + (uint32_t)i, m->base_khz, NULL);
+            reg_line(b, MSR_AMD_MPERF_RO, SEG_MSR_TIME, m->elapsed, m->busy0 + (uint32_t)i, 0, NULL);
             reg_line(b, MSR_AMD_APERF_RO, SEG_MSR_CYCLES, m->elapsed, cyc, 0, NULL);
         } else {
             char w[64];
             int k = m->cpus[i].socket;
             positions(m, k, m->cpus[i].core, w, sizeof w);
-            reg_line(b, MSR_CORE_C6_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, (m->base_khz << 16) | m->c6_permille, w);
+            reg_line(b, MSR_CORE_C6_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, m->c6_permille, w);
             reg(b, MSR_CORE_C3_RESIDENCY, SEG_MSR_CONST, 0, 0, NULL);
             reg(b, MSR_CORE_C7_RESIDENCY, SEG_MSR_CONST, 0, 0, NULL);
             uint32_t temp = bound(l, BK_PKG_TEMP, -1, k);

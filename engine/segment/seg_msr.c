@@ -5,8 +5,11 @@
 #include "seg_view_common.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <x86intrin.h>
 
 int seg_msr_cpu(const struct seg *s, uint32_t entry)
 {
@@ -125,6 +128,30 @@ static uint64_t limit_read(struct seg *s, const struct seg_param *p, int64_t now
     return v;
 }
 
+static int64_t raw_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+uint64_t seg_msr_tsc_khz(void)
+{
+    static _Atomic uint64_t khz;
+    uint64_t k = atomic_load_explicit(&khz, memory_order_relaxed);
+    if (k)
+        return k;
+    int64_t t0 = raw_now(), t1;
+    uint64_t c0 = __rdtsc(), c1;
+    do {
+        t1 = raw_now();
+        c1 = __rdtsc();
+    } while (t1 - t0 < 20000000);
+    k = (uint64_t)((unsigned __int128)(c1 - c0) * 1000000 / (uint64_t)(t1 - t0));
+    atomic_store_explicit(&khz, k ? k : 1, memory_order_relaxed);
+    return k ? k : 1;
+}
+
 /* The time registers (segment.h "Devices": TIME, CYCLES, IDLE), read from one latch generation
  * as the seg_view.h views read their lines: every line at the elapsed counter's capped time. */
 struct msr_lines {
@@ -196,6 +223,8 @@ static int time_read(struct seg *s, const struct seg_param *p, int64_t now_ns, u
         khz = (uint64_t)p->d >> 16;
         share = (uint64_t)p->d & 0xFFFF;
     }
+    if (khz == 0)
+        khz = seg_msr_tsc_khz(); /* the TSC's clock: the reader's RDTSC rate */
     view_latched(s, lines_read, &m);
     if (p->b == SEG_MSR_CYCLES)
         *val = m.line_at;

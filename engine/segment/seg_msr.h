@@ -15,6 +15,7 @@
 #include "segment.h"
 
 #define MSR_IA32_TSC 0x10u
+#define MSR_SMI_COUNT 0x34u
 #define MSR_IA32_UCODE_REV 0x8Bu
 #define MSR_PLATFORM_INFO 0xCEu
 #define MSR_PKG_CST_CONFIG_CONTROL 0xE2u
@@ -26,6 +27,22 @@
 #define MSR_IA32_MISC_ENABLE 0x1A0u
 #define MSR_TEMPERATURE_TARGET 0x1A2u
 #define MSR_TURBO_RATIO_LIMIT 0x1ADu
+#define MSR_MISC_FEATURE_CONTROL 0x1A4u
+#define MSR_MISC_PWR_MGMT 0x1AAu
+#define MSR_TURBO_RATIO_LIMIT1 0x1AEu
+#define MSR_POWER_CTL 0x1FCu
+#define MSR_VR_CURRENT_CONFIG 0x601u
+#define MSR_CONFIG_TDP_NOMINAL 0x648u
+#define MSR_CONFIG_TDP_LEVEL_1 0x649u
+#define MSR_CONFIG_TDP_LEVEL_2 0x64Au
+#define MSR_CONFIG_TDP_CONTROL 0x64Bu
+#define MSR_TURBO_ACTIVATION_RATIO 0x64Cu
+#define MSR_PM_ENABLE 0x770u
+#define MSR_HWP_CAPABILITIES 0x771u
+#define MSR_HWP_REQUEST_PKG 0x772u
+#define MSR_HWP_INTERRUPT 0x773u
+#define MSR_HWP_REQUEST 0x774u
+#define MSR_HWP_STATUS 0x777u
 #define MSR_IA32_ENERGY_PERF_BIAS 0x1B0u
 #define MSR_IA32_PACKAGE_THERM_STATUS 0x1B1u
 #define MSR_IA32_PACKAGE_THERM_INTERRUPT 0x1B2u
@@ -36,6 +53,9 @@
 #define MSR_CORE_C6_RESIDENCY 0x3FDu
 #define MSR_CORE_C7_RESIDENCY 0x3FEu
 #define MSR_PKG_C2_RESIDENCY 0x60Du
+#define MSR_PKGC3_IRTL 0x60Au
+#define MSR_PKGC6_IRTL 0x60Bu
+#define MSR_PKGC7_IRTL 0x60Cu
 #define MSR_PKG_C8_RESIDENCY 0x630u
 #define MSR_PKG_C9_RESIDENCY 0x631u
 #define MSR_PKG_C10_RESIDENCY 0x632u
@@ -67,6 +87,10 @@ int seg_msr_read(struct seg *s, uint32_t entry, uint32_t msr, int64_t now_ns, ui
 /* A write of val to msr through M entry by pid: 0 (stored, or ignored under the lock bit) or EIO
  * (not writable here) or the errno a powercap validator gave (the same as the file write). */
 int seg_msr_write(struct seg *s, uint32_t entry, uint32_t msr, uint64_t val, int pid);
+/* The rate of the reader's RDTSC in kHz, measured once per process against CLOCK_MONOTONIC_RAW
+ * over 20 ms (the TSC an agent reads with the instruction is the host's: the registers that count
+ * at the TSC's rate count at this one, so MPERF/TSC and residency/TSC are the node's shares). */
+uint64_t seg_msr_tsc_khz(void);
 /* The CPU number (the device's minor) of a dev/cpu/<n>/msr entry, or -1 for another entry. */
 int seg_msr_cpu(const struct seg *s, uint32_t entry);
 

@@ -139,14 +139,15 @@
  *        TIME    a time counter at a clock: c = E | L << 32 (value indices); the ns of line L
  *                (a seg_view.h time counter: the elapsed counter for the TSC, a CPU's busy
  *                counter for MPERF) at the elapsed counter E's capped time, times d kHz / 10^6
- *                (cycles of a d kHz clock that runs while the line does)
+ *                (cycles of a d kHz clock that runs while the line does); d = 0: the reader's
+ *                TSC rate (seg_msr_tsc_khz), the clock the TSC and MPERF share
  *        CYCLES  c = E | L << 32: the count of cycle line L (a BK_CPU_CYCLES counter: start +
  *                acc in thousands, rem the rest) at E's capped time (APERF)
  *        IDLE    a C-state residency, c = E | B << 32: the idle ns the CPUs named in words
  *                (their positions: busy counter B + position, seg_view.h) all share, taken as
  *                the least idle time among them (their idle periods assumed to overlap as far
  *                as they can), times (d & 0xFFFF) / 1000 (the state's share of idle time), in
- *                cycles of a (d >> 16) kHz clock
+ *                cycles of a (d >> 16) kHz clock (0: the reader's TSC rate, as TIME)
  *        THERM   IA32_(PACKAGE_)THERM_STATUS of the package temperature text c (m°C): bit 31
  *                valid, 30:27 resolution 1 °C, 22:16 the degrees below TjMax (d & 0xFF) of the
  *                temperature less (d >> 8) m°C (a core's spread below its package), in whole

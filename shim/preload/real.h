@@ -139,6 +139,7 @@ struct statx;
     X(int, get_nprocs, (void))                                                                     \
     X(int, get_nprocs_conf, (void))                                                                \
     X(int, sched_getaffinity, (pid_t, size_t, void *))                                             \
+    X(int, sched_setaffinity, (pid_t, size_t, const void *))                                       \
     X(long, syscall, (long, ...))                                                                  \
     X(int, getloadavg, (double *, int))                                                            \
     /* stdio */                                                                                    \
