@@ -9,6 +9,7 @@
 #include <ftw.h>
 #include <glob.h>
 #include <stdarg.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -149,7 +150,15 @@ struct statx;
     X(FILE *, freopen64, (const char *, const char *, FILE *))                                     \
     X(FILE *, fdopen, (int, const char *))                                                         \
     /* loading libraries */                                                                        \
-    X(void *, dlopen, (const char *, int))
+    X(void *, dlopen, (const char *, int))                                                         \
+    /* starting programs */                                                                        \
+    X(int, execve, (const char *, char *const[], char *const[]))                                   \
+    X(int, execvpe, (const char *, char *const[], char *const[]))                                  \
+    X(int, fexecve, (int, char *const[], char *const[]))                                           \
+    X(int, posix_spawn, (pid_t *, const char *, const posix_spawn_file_actions_t *,                \
+                         const posix_spawnattr_t *, char *const[], char *const[]))                 \
+    X(int, posix_spawnp, (pid_t *, const char *, const posix_spawn_file_actions_t *,               \
+                          const posix_spawnattr_t *, char *const[], char *const[]))
 
 #define SHIM_DECLARE(ret, name, args) extern ret(*real_##name) args;
 SHIM_SYMBOLS(SHIM_DECLARE)

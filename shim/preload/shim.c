@@ -5,12 +5,14 @@
 #include "alias.h"
 #include "cpufault.h"
 #include "emu.h"
+#include "exec_env.h"
 #include "real.h"
 
 __attribute__((constructor)) static void shim_init(void)
 {
     shim_resolve();
     if (emu_init() == 0) {
+        exec_keep_env(); /* what a program it starts needs to stay on the node */
         alias_adopt(); /* emulated files a parent left on low numbers across exec */
         cpuid_init();  /* CPUID answers with the node's processor */
     }
