@@ -2,12 +2,13 @@
  * with an emptied or rewritten environment (`env -i`, likwid's access daemon, a service
  * manager's clean environment): the exec family (execve, execv, execvp, execvpe, execl, execlp,
  * execle, fexecve) and posix_spawn/posix_spawnp start it with the variables that put a process
- * on its node added back where the environment given lacks them: every HWEMU_* variable the
- * shim was loaded with, and LD_PRELOAD naming the shim (put first in an LD_PRELOAD the caller
- * sets without it). glibc's execv, execvp, execl and execlp reach execve through internal calls
- * no wrapper sees, so they are wrapped too (with environ as their environment). A variable the
- * caller sets itself (another HWEMU_NODE) is left as it is. The variables are the ones the
- * shim was loaded with (taken by the constructor, exec_keep_env). A program whose environment is
+ * on its node added back when the environment given has none of them (no HWEMU_* variable):
+ * every HWEMU_* variable the shim was loaded with, and LD_PRELOAD naming the shim (put first in
+ * an LD_PRELOAD the caller sets without it). An environment that keeps any HWEMU_* variable is
+ * the caller's choice and is passed as given (`env -u LD_PRELOAD prog` leaves the shim out, so
+ * the seccomp route alone answers prog). glibc's execv, execvp, execl and execlp reach execve through internal calls
+ * no wrapper sees, so they are wrapped too (with environ as their environment). The variables are the
+ * ones the shim was loaded with (taken by the constructor, exec_keep_env). A program whose environment is
  * given whole keeps every other variable as given. The seccomp route needs none of this: its
  * filter is inherited across every exec. */
 #include "exec_env.h"
@@ -46,15 +47,6 @@ void exec_keep_env(void)
     kept_preload = p ? strdup(p) : NULL;
 }
 
-/* Whether env has a variable named as the "NAME=" prefix of var (its length n with the '='). */
-static bool has(char *const env[], const char *var, size_t n)
-{
-    for (size_t i = 0; env && env[i]; i++)
-        if (!strncmp(env[i], var, n))
-            return true;
-    return false;
-}
-
 /* env with the node's variables added: a malloc'd array (the strings are env's, the shim's
  * environment's, or *preload, malloc'd), or NULL when nothing is missing. */
 static char **with_node(char *const env[], char **preload)
@@ -66,9 +58,11 @@ static char **with_node(char *const env[], char **preload)
     size_t n = 0, add = 0;
     while (env && env[n])
         n++;
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(env[i], "HWEMU_", 6))
+            return NULL; /* the caller kept the node's variables and chose the rest (env -u LD_PRELOAD) */
     for (char **e = kept; *e; e++)
-        if (!has(env, *e, (size_t)(strchr(*e, '=') - *e) + 1))
-            add++;
+        add++;
     /* the shim's own path: the entry of its LD_PRELOAD that names it */
     const char *shim = NULL;
     size_t shim_len = 0;
@@ -98,8 +92,7 @@ static char **with_node(char *const env[], char **preload)
         if (i != gi || !need_preload)
             out[k++] = env[i];
     for (char **e = kept; *e; e++)
-        if (!has(env, *e, (size_t)(strchr(*e, '=') - *e) + 1))
-            out[k++] = *e;
+        out[k++] = *e;
     if (need_preload) {
         size_t gl = given ? strlen(given) : 0;
         *preload = malloc(11 + shim_len + 1 + gl + 1);
