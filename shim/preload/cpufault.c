@@ -18,7 +18,8 @@
  *   0x16        EAX base MHz (MSR_PLATFORM_INFO's ratio), EBX max MHz (MSR_TURBO_RATIO_LIMIT's
  *               first byte), ECX bus 100 MHz; Intel nodes only
  *   0x80000002-4 the brand string (model name)
- *   0x80000007  EDX bit 8 invariant TSC (constant_tsc), bit 14 RAPL (rapl, AMD)
+ *   0x80000007  EDX bit 8 invariant TSC (constant_tsc), bit 14 RAPL (AMD: the flag rapl, or the
+ *               node's RAPL_PWR_UNIT register 0xC0010299 answers)
  * Every other leaf and field is the host's (executed with faulting off for that instruction):
  * the topology leaves (4, 0xB, 0x1F, 0x8000001E), the cache leaves and the feature bits of
  * leaves 1 and 7 (docs/whole-node.md "CPUID"). A program that installs its own SIGSEGV handler
@@ -207,9 +208,11 @@ void cpuid_init(void)
         if (*eax6[i] && has_flag(flags, eax6[i]))
             node.leaf6_eax |= 1u << i;
     node.leaf6_ecx = (has_flag(flags, "aperfmperf") ? 1u : 0) | (has_flag(flags, "epb") ? 8u : 0);
-    node.ext7_edx = (has_flag(flags, "constant_tsc") ? 1u << 8 : 0) | (has_flag(flags, "rapl") ? 1u << 14 : 0);
-    free(flags);
+    node.ext7_edx = has_flag(flags, "constant_tsc") ? 1u << 8 : 0;
     memcpy(node.brand, brand, strnlen(brand, sizeof node.brand));
+    if (!node.intel && (has_flag(flags, "rapl") || msr0(0xC0010299)))
+        node.ext7_edx |= 1u << 14; /* the node's AMD RAPL registers answer */
+    free(flags);
     node.base_mhz = (uint32_t)(msr0(0xCE) >> 8 & 0xFF) * 100;
     node.max_mhz = (uint32_t)(msr0(0x1AD) & 0xFF) * 100;
     struct sigaction sa = {.sa_sigaction = cpuid_fault, .sa_flags = SA_SIGINFO | SA_RESTART};
