@@ -32,7 +32,7 @@
  *                                 activation 0 (assumed: the profile names no TDP levels)
  *     0x1A4 MISC_FEATURE_CONTROL 0 (every prefetcher on), 0x1AA MISC_PWR_MGMT 0, 0x1FC POWER_CTL 2 (C1E on), 0x1AE TURBO_RATIO_LIMIT1 group sizes
  *                                 1, 2, 4, 8, 12, 16, 20, 24 cores (assumed)
- *     with the flag hwp: 0x770 PM_ENABLE 1, 0x771 HWP_CAPABILITIES (highest = top turbo ratio,
+ *     with cpufreq.hwp: 0x770 PM_ENABLE 1, 0x771 HWP_CAPABILITIES (highest = top turbo ratio,
  *                                 guaranteed = base, efficient and lowest = cpuinfo_min),
  *                                 0x772/0x774 HWP_REQUEST(_PKG) min lowest, max highest, EPP
  *                                 0x80 (assumed: the policy's EPP is not followed), 0x773, 0x777 0
@@ -183,16 +183,6 @@ struct msr_node {
     uint32_t elapsed, busy0;   /* value indices, SEG_NONE: no /proc/stat counters */
 };
 
-/* Whether the space-separated flags name f. */
-static bool has_flag(const char *flags, const char *f)
-{
-    size_t n = strlen(f);
-    for (const char *p = flags; (p = strstr(p, f)); p += n)
-        if ((p == flags || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
-            return true;
-    return false;
-}
-
 /* The positions of the CPUs of socket k (and core c when c >= 0), space-separated, into w. */
 static void positions(const struct msr_node *m, int k, int c, char *w, size_t len)
 {
@@ -278,7 +268,7 @@ static uint32_t package_list(struct node_layout *l, const struct msr_node *m, in
         reg(b, MSR_CONFIG_TDP_LEVEL_2, SEG_MSR_CONST, 0, 0, NULL);
         reg(b, MSR_CONFIG_TDP_CONTROL, SEG_MSR_CONST, 0, 0, NULL);
         reg(b, MSR_TURBO_ACTIVATION_RATIO, SEG_MSR_CONST, 0, 0, NULL);
-        if (has_flag(prof_str(m->tree, "cpu.flags", ""), "hwp")) {
+        if (prof_bool(yt_get(m->tree, "cpufreq"), "hwp", false)) { /* render_cpufreq's HWP */
             reg(b, MSR_PM_ENABLE, SEG_MSR_CONST, 1, 0, NULL);
             reg(b, MSR_HWP_CAPABILITIES, SEG_MSR_CONST, (top & 0xFF) | (base & 0xFF) << 8 | (low & 0xFF) << 16 | (low & 0xFF) << 24,
                 0, NULL);
