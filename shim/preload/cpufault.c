@@ -22,16 +22,21 @@
  *               node's RAPL_PWR_UNIT register 0xC0010299 answers)
  * Every other leaf and field is the host's (executed with faulting off for that instruction):
  * the topology leaves (4, 0xB, 0x1F, 0x8000001E), the cache leaves and the feature bits of
- * leaves 1 and 7 (docs/whole-node.md "CPUID"). A program that installs its own SIGSEGV handler
- * replaces this one, and its CPUIDs then die as a fault it does not expect: not emulated. Only the
- * preload route: the seccomp route's programs (Go, static) see the host's CPUID. */
+ * leaves 1 and 7 (docs/interfaces.md "MSR devices"). A program's own SIGSEGV disposition
+ * (sigaction, signal: wrapped here) is kept aside and called for every fault that is not a CPUID,
+ * the shim's handler staying in place (a Go runtime linked with libc installs its own, and its
+ * packages run CPUID after that); a program that sets it with the raw system call replaces the
+ * shim's, and its CPUIDs then fault as it does not expect. Only the preload route: the seccomp
+ * route's programs (Go, static) see the host's CPUID. */
 #include "cpufault.h"
 
 #include "emu.h"
+#include "real.h"
 #include "emu_read.h"
 #include "seg_msr.h"
 
 #include <cpuid.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -43,6 +48,7 @@
 #include <unistd.h>
 
 #define ARCH_SET_CPUID 0x1012
+#define EXPORT __attribute__((visibility("default")))
 
 static struct {
     bool intel;
@@ -104,7 +110,12 @@ static void answer(uint32_t leaf, uint32_t sub, uint32_t r[4])
     }
 }
 
-static struct sigaction before; /* the disposition the shim replaced */
+/* What the program believes SIGSEGV's disposition is: the one before the shim's, then whatever
+ * it set through sigaction or signal (which keep the shim's handler in place and answer with
+ * this one, so a runtime that forwards faults it does not own to the "previous" handler, as
+ * Go's does, never forwards them back here). */
+static struct sigaction before;
+static bool armed; /* the shim's handler is SIGSEGV's */
 
 static void cpuid_fault(int sig, siginfo_t *si, void *ctx)
 {
@@ -127,7 +138,34 @@ static void cpuid_fault(int sig, siginfo_t *si, void *ctx)
         before.sa_handler(sig);
         return;
     }
-    signal(SIGSEGV, SIG_DFL); /* the fault repeats on return and ends the process as it would have */
+    /* the fault repeats on return and ends the process as it would have */
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    REAL(sigaction)(SIGSEGV, &dfl, NULL);
+    armed = false;
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (sig != SIGSEGV || !armed)
+        return REAL(sigaction)(sig, act, old);
+    if (old)
+        *old = before;
+    if (act)
+        before = *act;
+    return 0;
+}
+
+EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
+{
+    if (sig != SIGSEGV || !armed)
+        return REAL(signal)(sig, handler);
+    if (handler == SIG_ERR) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    __sighandler_t was = before.sa_handler; /* sa_sigaction shares its storage */
+    before = (struct sigaction){.sa_handler = handler, .sa_flags = SA_RESTART};
+    return was;
 }
 
 /* The value of "key\t: value" in text (up to the line's end) into out. */
@@ -215,10 +253,14 @@ void cpuid_init(void)
     free(flags);
     node.base_mhz = (uint32_t)(msr0(0xCE) >> 8 & 0xFF) * 100;
     node.max_mhz = (uint32_t)(msr0(0x1AD) & 0xFF) * 100;
-    struct sigaction sa = {.sa_sigaction = cpuid_fault, .sa_flags = SA_SIGINFO | SA_RESTART};
+    /* SA_ONSTACK: on the alternate stack a runtime sets up (Go's goroutine stacks are small) */
+    struct sigaction sa = {.sa_sigaction = cpuid_fault, .sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK};
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &before))
+    if (REAL(sigaction)(SIGSEGV, &sa, &before))
         return;
-    if (raw_syscall2(SYS_arch_prctl, ARCH_SET_CPUID, 0) != 0)
-        sigaction(SIGSEGV, &before, NULL); /* no CPUID faulting here: the host's CPUID stays */
+    if (raw_syscall2(SYS_arch_prctl, ARCH_SET_CPUID, 0) != 0) {
+        REAL(sigaction)(SIGSEGV, &before, NULL); /* no CPUID faulting here: the host's CPUID stays */
+        return;
+    }
+    armed = true;
 }

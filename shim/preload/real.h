@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <ftw.h>
 #include <glob.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -151,6 +152,9 @@ struct statx;
     X(FILE *, fdopen, (int, const char *))                                                         \
     /* loading libraries */                                                                        \
     X(void *, dlopen, (const char *, int))                                                         \
+    /* signals: SIGSEGV stays the CPUID emulation's (cpufault.c) */                                \
+    X(int, sigaction, (int, const struct sigaction *, struct sigaction *))                         \
+    X(__sighandler_t, signal, (int, __sighandler_t))                                               \
     /* starting programs */                                                                        \
     X(int, execve, (const char *, char *const[], char *const[]))                                   \
     X(int, execvpe, (const char *, char *const[], char *const[]))                                  \
