@@ -4,7 +4,8 @@
  * host's /proc/cpuinfo flag cpuid_fault), so every CPUID after the constructor raises SIGSEGV
  * (si_code SI_KERNEL), which cpuid_fault below answers and steps over. glibc's own CPUID calls
  * (its start-up feature probe) ran before and keep the host's answers. The leaves tools read to
- * decide what the machine is are the node's, from its /proc/cpuinfo block of CPU 0 and its MSRs:
+ * decide what the machine is are the node's, from its /proc/cpuinfo block of CPU 0 and its MSRs
+ * (read at the process's first CPUID, so a process that runs none pays nothing):
  *   0           max leaf (the host's), vendor (vendor_id)
  *   1           EAX family/model/stepping (cpu family, model, stepping, encoded as the SDM's
  *               CPUID.01H:EAX); EBX, ECX, EDX the host's
@@ -39,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -114,6 +116,8 @@ static void answer(uint32_t leaf, uint32_t sub, uint32_t r[4])
  * it set through sigaction or signal (which keep the shim's handler in place and answer with
  * this one, so a runtime that forwards faults it does not own to the "previous" handler, as
  * Go's does, never forwards them back here). */
+static bool learn(void);
+static _Atomic int learnt; /* 0 not yet, 1 learning, 2 the node's facts, 3 none: the host's answers */
 static struct sigaction before;
 static bool armed; /* the shim's handler is SIGSEGV's */
 
@@ -124,8 +128,18 @@ static void cpuid_fault(int sig, siginfo_t *si, void *ctx)
     const unsigned char *ip = (const unsigned char *)g[REG_RIP];
     /* a #GP (SI_KERNEL) at a CPUID: never a fault of the instruction fetch itself */
     if (si->si_code == SI_KERNEL && ip[0] == 0x0F && ip[1] == 0xA2) {
+        /* the first CPUID learns the node (one thread; others wait for it) */
+        int st = 0;
+        if (atomic_compare_exchange_strong(&learnt, &st, 1))
+            atomic_store(&learnt, learn() ? 2 : 3);
+        else
+            while (atomic_load(&learnt) == 1)
+                ;
         uint32_t r[4];
-        answer((uint32_t)g[REG_RAX], (uint32_t)g[REG_RCX], r);
+        if (atomic_load(&learnt) == 2)
+            answer((uint32_t)g[REG_RAX], (uint32_t)g[REG_RCX], r);
+        else
+            host_cpuid((uint32_t)g[REG_RAX], (uint32_t)g[REG_RCX], r);
         g[REG_RAX] = r[0], g[REG_RBX] = r[1], g[REG_RCX] = r[2], g[REG_RDX] = r[3];
         g[REG_RIP] += 2;
         return;
@@ -215,26 +229,28 @@ static uint64_t msr0(uint32_t msr)
     return v;
 }
 
-void cpuid_init(void)
+/* The node's facts from its /proc/cpuinfo (CPU 0's block) and MSRs, at the first CPUID the
+ * process runs (so a process that runs none pays nothing): true when they were found. Runs in
+ * the signal handler: no allocation (the flags line in a static buffer). */
+static bool learn(void)
 {
     uint32_t e;
     enum emu_root root;
     if (emu_path("/proc/cpuinfo", true, &e, &root))
-        return;
+        return false;
     struct emu_show sh = {0};
     const char *text;
     ssize_t n = emu_read_at(&sh, e, O_RDONLY, 0, 1 << 20, &text);
-    char vendor[16] = "", fam[16] = "", model[16] = "", step[16] = "", brand[64] = "", *flags = malloc(8192);
-    bool ok = n > 0 && flags && field(text, (size_t)n, "vendor_id", vendor, sizeof vendor) &&
+    char vendor[16] = "", fam[16] = "", model[16] = "", step[16] = "", brand[64] = "";
+    static char flags[8192];
+    bool ok = n > 0 && field(text, (size_t)n, "vendor_id", vendor, sizeof vendor) &&
               field(text, (size_t)n, "cpu family", fam, sizeof fam) && field(text, (size_t)n, "model", model, sizeof model) &&
-              field(text, (size_t)n, "model name", brand, sizeof brand) && field(text, (size_t)n, "flags", flags, 8192);
+              field(text, (size_t)n, "model name", brand, sizeof brand) && field(text, (size_t)n, "flags", flags, sizeof flags);
     if (ok && !field(text, (size_t)n, "stepping", step, sizeof step))
         strcpy(step, "0");
     emu_show_release(&sh);
-    if (!ok || strlen(vendor) != 12) {
-        free(flags);
-        return;
-    }
+    if (!ok || strlen(vendor) != 12)
+        return false;
     memcpy(node.vendor, vendor, 12);
     node.intel = !strcmp(vendor, "GenuineIntel");
     uint32_t f = (uint32_t)strtoul(fam, NULL, 10), m = (uint32_t)strtoul(model, NULL, 10), s = (uint32_t)strtoul(step, NULL, 10);
@@ -250,9 +266,17 @@ void cpuid_init(void)
     memcpy(node.brand, brand, strnlen(brand, sizeof node.brand));
     if (!node.intel && (has_flag(flags, "rapl") || msr0(0xC0010299)))
         node.ext7_edx |= 1u << 14; /* the node's AMD RAPL registers answer */
-    free(flags);
     node.base_mhz = (uint32_t)(msr0(0xCE) >> 8 & 0xFF) * 100;
     node.max_mhz = (uint32_t)(msr0(0x1AD) & 0xFF) * 100;
+    return true;
+}
+
+void cpuid_init(void)
+{
+    uint32_t e;
+    enum emu_root root;
+    if (emu_path("/proc/cpuinfo", true, &e, &root))
+        return; /* a node without cpuinfo: the host's CPUID */
     /* SA_ONSTACK: on the alternate stack a runtime sets up (Go's goroutine stacks are small) */
     struct sigaction sa = {.sa_sigaction = cpuid_fault, .sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK};
     sigemptyset(&sa.sa_mask);
