@@ -6,7 +6,7 @@
 #                                           and counters of the same steady state
 #   likwid-powermeter (Debian likwid 5.2.2) each socket's package and DRAM power through its
 #                                           access daemon
-#   env -i                                  a program started with an emptied environment stays
+#   env -i, posix_spawn, subprocess         a program started with an emptied environment stays
 #                                           on its node
 # turbostat asks for RLIMIT_NOFILE 32768, above this sandbox's hard limit: a one-call stub
 # (built here) lets that setrlimit succeed. Where each expected value comes from is said at each
@@ -133,4 +133,13 @@ done
 # env -i: the child of an emptied environment still reads the node (96 CPUs, its RAPL unit 0xa0e03)
 [ "$(X intel-0 -- env -i /bin/sh -c 'nproc; rdmsr 0x606')" = "96
 a0e03" ] && ok || bad "env -i: $(X intel-0 -- env -i /bin/sh -c 'nproc; rdmsr 0x606' 2>&1)"
+# posix_spawn with an empty environment (Python's os.posix_spawn) and Python's subprocess with
+# env={} (fork, then execve): both children count the node's 96 CPUs (nproc: sched_getaffinity)
+out=$(X intel-0 -- python3 -c '
+import os, subprocess
+pid = os.posix_spawn("/usr/bin/nproc", ["nproc"], {})
+os.waitpid(pid, 0)
+print(subprocess.run(["/usr/bin/nproc"], env={}, capture_output=True, text=True).stdout, end="")' 2>&1)
+[ "$out" = "96
+96" ] && ok || bad "posix_spawn / subprocess with an empty environment: $out"
 finish
