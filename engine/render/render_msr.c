@@ -309,8 +309,8 @@ static uint32_t cpu_list(struct node_layout *l, const struct msr_node *m, int i,
 {
     struct seg_builder *b = l->b;
     uint32_t first = SEG_NONE;
-    if (m->elapsed != SEG_NONE && m->base_khz > 0) {
-        uint32_t cyc = layout_counter_ex((struct node_layout *)l, 1000, 64, false,
+    if (m->elapsed != SEG_NONE) {
+        uint32_t cyc = layout_counter_ex(l, 1000, 64, false,
                                          (struct binding){.kind = BK_CPU_CYCLES, .cpu = (uint16_t)i});
         first = reg_line(b, MSR_IA32_TSC, SEG_MSR_TIME, m->elapsed, m->elapsed, 0, NULL);
         reg_line(b, MSR_IA32_MPERF, SEG_MSR_TIME, m->elapsed, m->busy0 + (uint32_t)i, 0, NULL);
