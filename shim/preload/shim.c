@@ -7,10 +7,12 @@
 #include "emu.h"
 #include "exec_env.h"
 #include "real.h"
+#include "stream.h"
 
 __attribute__((constructor)) static void shim_init(void)
 {
     shim_resolve();
+    stream_init();
     if (emu_init() == 0) {
         exec_keep_env(); /* what a program it starts needs to stay on the node */
         alias_adopt(); /* emulated files a parent left on low numbers across exec */
