@@ -52,6 +52,9 @@ enum bind_kind {
                       * cpu (render_cpufreq.c, published by runtime/node_cfstats.c): zone 0 the time in
                       * a table entry, zone 1 a transition count; pkg = the table's entries */
     BK_CF_RESET,     /* A: cpufreq/stats/reset of the policy whose first CPU index is cpu */
+    BK_CPU_CYCLES,   /* S counter: the clock cycles CPU index cpu ran while busy (its busy time at its
+                      * running frequency: IA32_APERF), republished when either changes
+                      * (runtime/node_cycles.c), in the ledger */
     /* job cgroup slot `cpu` (render_cgroup.c; published by runtime/node_unit.c) */
     BK_UNIT_ID,      /* S: the slot's id (zone 0), its container's id (zone 1); empty: absent */
     BK_UNIT_CPU,     /* S counter: the unit's CPU time (seg_view.h time units), in the ledger */

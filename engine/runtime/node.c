@@ -25,6 +25,7 @@ void node_rebase(struct node *n, int64_t now_mono)
     }
     n->freq_dirty = n->busy_dirty = true;
     node_cfstats_republish(n);
+    node_cycles_republish(n);
 }
 
 void node_wake(struct node *n, int64_t mono)
@@ -543,6 +544,8 @@ static void write_ledger(struct node *n, int64_t now_wall)
             n->totals[k] = n->cstart[v] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
         else if (b->kind == BK_UNIT_CPU)
             n->totals[k] = node_unit_total_us(n, v, until_sub);
+        else if (b->kind == BK_CPU_CYCLES)
+            n->totals[k] = node_cycles_total(n, v, until_sub);
         else
             n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
                                                     : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
@@ -631,6 +634,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
     collect_s_values(n, ch, &nch, n->horizon_ns, now_wall);
     collect_freq_values(n, ch, &nch);
     collect_busy_lines(n, ch, &nch);
+    node_cycles_collect(n, ch, &nch);
     node_cfstats_collect(n, ch, &nch);
     node_units_collect(n, ch, &nch, n->horizon_ns);
     node_publish(n, ch, nch, now_mono);

@@ -228,6 +228,15 @@ struct node {
     uint32_t cf_v0, cf_nv;         /* the values cf_base and cf_since cover: cf_v0 .. cf_v0 + cf_nv - 1 */
     uint64_t *cf_base;             /* per value: ns of a stat line up to its last stop (counts x 1000) */
     uint64_t *cf_since;            /* per value: the substep its entry became current, UINT64_MAX: not */
+    /* the CPUs' busy-cycle lines (node_cycles.c) */
+    struct node_cyc {
+        uint32_t v;                /* its BK_CPU_CYCLES value */
+        uint16_t cpu;              /* CPU index */
+        bool shown;                /* the segment shows this line */
+        uint64_t base, base_sub;   /* cycles (this engine's) at grid boundary base_sub */
+        uint64_t rate;             /* cycles per substep, UINT64_MAX: before the first tick */
+    } *cyc;
+    uint32_t ncyc;
 };
 
 /* Job cgroups (node_unit.c, docs/interfaces.md "Job cgroups"); called on the node's worker

@@ -57,7 +57,7 @@ static void resume_counters(struct node *n, struct phys_cpu_params *p, const uin
             n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0].start_uj = (int64_t)totals[k];
             continue;
         }
-        if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY || b->kind == BK_UNIT_CPU) {
+        if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY || b->kind == BK_UNIT_CPU || b->kind == BK_CPU_CYCLES) {
             /* time counters: the ledger holds them at their horizon (write_ledger), and the
              * busy lines' open-ended nsub makes seg_resume_total keep the ledger's value */
             n->cstart[n->counters[k]] = totals[k];
@@ -191,6 +191,7 @@ static void free_arrays(struct node *n)
         *arrays[i] = NULL;
     }
     node_cfstats_free(n);
+    node_cycles_free(n);
 }
 
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
@@ -235,7 +236,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
         if (k == BK_ENERGY || k == BK_ENERGY_KEPT || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY ||
-            k == BK_UNIT_CPU)
+            k == BK_UNIT_CPU || k == BK_CPU_CYCLES)
             n->counters[n->ncounters++] = v;
         if (k == BK_CUR_FREQ)
             n->freq_values[n->nfreq++] = v;
@@ -248,6 +249,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     }
     node_units_init(n);
     node_cfstats_init(n);
+    node_cycles_init(n);
     for (uint32_t v = 0; v <= n->nvalues; v++) {
         n->shown[v] = -1; /* nothing shown yet: the first tick publishes every value */
         n->busy_shown[v] = UINT64_MAX;
