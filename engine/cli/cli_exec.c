@@ -166,7 +166,7 @@ int cmd_exec(int argc, char **argv)
         case 'r': root = optarg; break;
         case 'i': intercept = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
-        default: return cli_usage_error("exec", "unknown option or missing value: %s", argv[optind - 1]);
+        default: return cli_bad_option("exec", argv, opts);
         }
     }
     if (strcmp(intercept, "auto") && strcmp(intercept, "preload") && strcmp(intercept, "seccomp"))

@@ -108,7 +108,7 @@ int cmd_run(int argc, char **argv)
         case 'b': bspeed = optarg; break;
         case 'B': batch = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
-        default: return cli_usage_error("run", "unknown option or missing value: %s", argv[optind - 1]);
+        default: return cli_bad_option("run", argv, opts);
         }
     }
     if (optind < argc)

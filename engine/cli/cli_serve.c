@@ -176,7 +176,7 @@ int cmd_serve(int argc, char **argv)
         case 'H': shard = optarg, shard_from = "--shard"; break;
         case 'k': kubeconfig = optarg, kubeconfig_from = "--kubeconfig"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
-        default: return cli_usage_error("serve", "unknown option or missing value: %s", argv[optind - 1]);
+        default: return cli_bad_option("serve", argv, opts);
         }
     }
     if (optind < argc)
