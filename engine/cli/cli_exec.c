@@ -51,7 +51,8 @@ static const char help[] =
     "  -h, --help         this text\n";
 
 /* A file of hwemu's (libhwemu-shim.so, fakesmi): the environment variable's path, else next to
- * the hwemu binary (the build tree), else in ../lib/hwemu (installed). */
+ * the hwemu binary (the build tree), else in ../lib/hwemu (the install tree, wherever it was
+ * moved: the binary's own path from /proc/self/exe, links resolved). */
 static int find_beside(const char *name, const char *var, char *out, size_t len)
 {
     const char *env = getenv(var);
@@ -72,9 +73,12 @@ static int find_beside(const char *name, const char *var, char *out, size_t len)
     *slash = 0;
     static const char *const dirs[] = {"", "../lib/hwemu/"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-        snprintf(out, len, "%s/%s%s", exe, dirs[i], name);
-        if (access(out, R_OK) == 0)
+        char path[PATH_MAX + 64], real[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s%s", exe, dirs[i], name);
+        if (access(path, R_OK) == 0) { /* <prefix>/lib/hwemu/x, not <prefix>/bin/../lib/hwemu/x */
+            snprintf(out, len, "%s", realpath(path, real) ? real : path);
             return 0;
+        }
     }
     return -1;
 }
