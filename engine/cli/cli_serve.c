@@ -259,6 +259,13 @@ int cmd_serve(int argc, char **argv)
             return EXIT_INVALID;
         }
     }
+    /* the address first: one in use fails now, not after every node is rendered */
+    char err[1024];
+    hcfg.listen_fd = http_listen(cfg.addr, err, sizeof err);
+    if (hcfg.listen_fd < 0) {
+        fprintf(stderr, "hwemu serve: %s\n", err);
+        return EXIT_INVALID;
+    }
     struct progress progress = {.t0 = mono_ns()};
     if (isatty(STDERR_FILENO)) {
         cfg.progress = show_progress;
@@ -267,13 +274,14 @@ int cmd_serve(int argc, char **argv)
     int started = engine_start(&eng, &cfg);
     cli_print_said("serve", eng.said); /* its errors, or notes of a start that went on */
     if (started) {
+        close(hcfg.listen_fd);
         engine_stop(&eng);
         return EXIT_INVALID;
     }
-    char err[1024];
     struct otlp *otlp = otlp_attach(&eng, err, sizeof err);
     if (!otlp && *err) {
         fprintf(stderr, "hwemu serve: %s\n", err);
+        close(hcfg.listen_fd);
         engine_stop(&eng);
         return EXIT_USAGE;
     }
@@ -281,6 +289,7 @@ int cmd_serve(int argc, char **argv)
     const char *ckpt_text = cli_env("SIM_RUN_CHECKPOINT_INTERVAL");
     if (ckpt_text && (!duration_parse(ckpt_text, &ckpt) || ckpt <= 0)) {
         otlp_detach(&eng, otlp);
+        close(hcfg.listen_fd);
         engine_stop(&eng);
         return cli_usage_error("serve", "SIM_RUN_CHECKPOINT_INTERVAL \"%s\" is not a duration (30s, 500ms)",
                                ckpt_text);
@@ -288,6 +297,7 @@ int cmd_serve(int argc, char **argv)
     struct runs *runs = runs_attach(&eng, cli_env("SIM_RUNS_DIR"), base_speed, ckpt, err, sizeof err);
     if (!runs) {
         fprintf(stderr, "hwemu serve: %s\n", err);
+        close(hcfg.listen_fd);
         otlp_detach(&eng, otlp);
         engine_stop(&eng);
         return EXIT_INVALID;
@@ -306,6 +316,7 @@ int cmd_serve(int argc, char **argv)
             fprintf(stderr, "hwemu serve: SIM_WORKLOAD_TRACE_PATH=%s was not started (%d problem%s)\n", trace,
                     d.count, d.count == 1 ? "" : "s");
             diag_free(&d);
+            close(hcfg.listen_fd);
             runs_detach(runs);
             run_otlp_close();
             otlp_detach(&eng, otlp);

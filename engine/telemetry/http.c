@@ -17,7 +17,7 @@
  *   GET  /redfish/v1/...    Redfish: service root, Chassis per node, Power (redfish.c)
  *   GET  /healthz           ok
  * Unknown node: 404 with a JSON error. A known route with another method: 405 with Allow.
- * Unknown route: 404. With --http-auth-file, every route but /healthz answers 401 (with a
+ * Unknown route: 404 with every route (route_table and the run API's). With --http-auth-file, every route but /healthz answers 401 (with a
  * Basic challenge) without the credentials. Never steps a node, never blocks the tick loop
  * (RCU reads). The routes (http_route) take no socket; the rest of this file is the
  * libmicrohttpd daemon around them: budget, timeouts, auth, TLS, the log's rate limit. */
@@ -47,6 +47,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 struct http {
     struct MHD_Daemon *d;
@@ -69,6 +70,47 @@ static const char *const route_names[R_NROUTES] = {"telemetry", "control", "debu
                                                    "exporters", "redfish", "page",    "other"};
 _Static_assert(R_NROUTES <= sizeof ((struct engine *)0)->requests / sizeof ((struct engine *)0)->requests[0],
                "engine.requests counts every route");
+
+/* The routes, matched in this order (a path equal to path, or with prefix, starting with it):
+ * http_route classifies a request by this table, and the 404 lists each row's shown with the run
+ * API's (http_runs_routes), so a route cannot be served without being listed. docs/http-api.md
+ * lists the same (tests/cli/test_first_use.sh compares the two). */
+enum handler { H_TELEMETRY, H_CONTROL, H_PAGE, H_NODES, H_CLUSTER, H_HISTORY, H_EVENTS, H_ENERGY, H_METRICS,
+               H_EXPORTERS, H_HEALTH, H_REDFISH, H_NONE };
+static const struct route_row {
+    const char *path;
+    bool prefix;
+    enum route counter; /* joulie_sim_requests_total{route} */
+    enum handler h;
+    const char *shown; /* in the 404's list; NULL: another spelling of a listed route */
+} route_table[] = {
+    {"/telemetry/", true, R_TELEMETRY, H_TELEMETRY, "GET /telemetry/<node>"},
+    {"/control/", true, R_CONTROL, H_CONTROL, "POST /control/<node>"},
+    {"/", false, R_PAGE, H_PAGE, "GET /"},
+    {"/ui/", true, R_PAGE, H_PAGE, "GET /ui/<file>"},
+    {"/debug/nodes", false, R_DEBUG, H_NODES, "GET /debug/nodes"},
+    {"/debug/cluster", false, R_DEBUG, H_CLUSTER, "GET /debug/cluster"},
+    {"/debug/history", false, R_DEBUG, H_HISTORY, "GET /debug/history"},
+    {"/debug/events", false, R_DEBUG, H_EVENTS, "GET /debug/events"},
+    {"/debug/energy", false, R_DEBUG, H_ENERGY, "GET /debug/energy"},
+    {"/debug/", true, R_DEBUG, H_NONE, NULL}, /* no such route, counted as debug */
+    {"/metrics", false, R_METRICS, H_METRICS, "GET /metrics"},
+    {"/exporters/", true, R_EXPORTERS, H_EXPORTERS, "GET /exporters/<format>/<node>/metrics"},
+    {"/exporters", false, R_EXPORTERS, H_EXPORTERS, "GET /exporters"},
+    {"/healthz", false, R_HEALTH, H_HEALTH, "GET /healthz"},
+    {"/redfish/", true, R_REDFISH, H_REDFISH, "GET /redfish/v1/..."},
+    {"/redfish", false, R_REDFISH, H_REDFISH, NULL},
+};
+
+static const struct route_row *route_of(const char *url)
+{
+    for (size_t i = 0; i < sizeof route_table / sizeof route_table[0]; i++) {
+        const struct route_row *row = &route_table[i];
+        if (row->prefix ? !strncmp(url, row->path, strlen(row->path)) : !strcmp(url, row->path))
+            return row;
+    }
+    return NULL;
+}
 
 struct buf {
     char *p;
@@ -149,6 +191,22 @@ static void json_error(struct http_reply *r, unsigned code, const char *msg, con
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     reply_set(r, code, "application/json", s, s ? strlen(s) : 0, allow);
+}
+
+/* 404 for a path no route serves: {"error", "routes": every route, from the tables} */
+static void route_not_found(struct http_reply *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "error", "no such route (routes: the list; docs/http-api.md describes each)");
+    cJSON *list = cJSON_AddArrayToObject(o, "routes");
+    for (size_t i = 0; i < sizeof route_table / sizeof route_table[0]; i++)
+        if (route_table[i].shown)
+            cJSON_AddItemToArray(list, cJSON_CreateString(route_table[i].shown));
+    for (const char *const *run = http_runs_routes; *run; run++)
+        cJSON_AddItemToArray(list, cJSON_CreateString(*run));
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    reply_set(r, 404, "application/json", s, s ? strlen(s) : 0, NULL);
 }
 
 static void rfc3339(int64_t wall_ns, char *out, size_t len)
@@ -399,16 +457,14 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                 http_arg_fn *arg, void *arg_ctx, struct http_reply *rep)
 {
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
-    enum route r = !strncmp(url, "/telemetry/", 11) ? R_TELEMETRY : !strncmp(url, "/control/", 9) ? R_CONTROL
-                   : !strncmp(url, "/debug/", 7) ? R_DEBUG : !strcmp(url, "/metrics") ? R_METRICS
-                   : !strcmp(url, "/healthz") ? R_HEALTH
-                   : !strcmp(url, "/exporters") || !strncmp(url, "/exporters/", 11) ? R_EXPORTERS
-                   : !strcmp(url, "/redfish") || !strncmp(url, "/redfish/", 9) ? R_REDFISH
-                   : !strcmp(url, "/") || !strncmp(url, "/ui/", 4) ? R_PAGE : R_OTHER;
-    atomic_fetch_add(&e->requests[r], 1);
+    const struct route_row *row = route_of(url);
+    enum handler h = row ? row->h : H_NONE;
+    atomic_fetch_add(&e->requests[row ? row->counter : R_OTHER], 1);
     rcu_read_lock();
     const struct telemetry *t = rcu_dereference(e->telemetry);
-    if (r == R_TELEMETRY) {
+    if (h == H_NONE) {
+        route_not_found(rep);
+    } else if (h == H_TELEMETRY) {
         const char *name = url + 11;
         const struct node_telemetry *nt = find(t, name);
         if (!get)
@@ -417,7 +473,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             json_error(rep, 404, "no such node in the cluster spec (see /debug/nodes)", name, NULL);
         else
             send_json(rep, 200, telemetry_json(nt, t->wall_ns));
-    } else if (r == R_CONTROL) {
+    } else if (h == H_CONTROL) {
         const char *name = url + 9;
         if (strcmp(method, "POST"))
             json_error(rep, 405, "method not allowed: use POST", NULL, "POST");
@@ -432,7 +488,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                                                   "(powercap, cpufreq) through the shim, not through /control");
             send_json(rep, 409, o);
         }
-    } else if (r == R_EXPORTERS) {
+    } else if (h == H_EXPORTERS) {
         char *body = NULL;
         size_t len = 0;
         const char *type = NULL;
@@ -441,7 +497,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
         else
             reply_set(rep, code, type, body, len, NULL);
-    } else if (r == R_REDFISH) { /* redfish.c */
+    } else if (h == H_REDFISH) { /* redfish.c */
         char *body = NULL;
         size_t len = 0;
         unsigned code = get ? redfish_http(t, url, &body, &len) : 405;
@@ -449,7 +505,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
         else
             reply_set(rep, code, "application/json", body, len, NULL);
-    } else if (r == R_PAGE) {
+    } else if (h == H_PAGE) {
         struct web_file f;
         if (!get)
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
@@ -460,26 +516,26 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                       NULL);
         else
             json_error(rep, 404, "no such file of the page", NULL, NULL);
-    } else if (r == R_METRICS || r == R_HEALTH || r == R_DEBUG) {
-        if (!get) {
-            json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
-        } else if (r == R_HEALTH) {
+    } else if (!get) { /* the rest: GET only */
+        json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
+    } else {
+        if (h == H_HEALTH) {
             reply_set(rep, 200, "text/plain; charset=utf-8", strdup("ok\n"), 3, NULL);
-        } else if (r == R_METRICS) {
+        } else if (h == H_METRICS) {
             struct buf b = {0};
             metrics(e, otlp, t, &b);
             reply_set(rep, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL);
-        } else if (!strcmp(url, "/debug/nodes") || !strcmp(url, "/debug/history")) {
+        } else if (h == H_NODES || h == H_HISTORY) {
             char err[256];
-            cJSON *o = !strcmp(url, "/debug/nodes") ? web_nodes(t, arg, arg_ctx, err, sizeof err)
-                                                    : web_history(e, arg, arg_ctx, err, sizeof err);
+            cJSON *o = h == H_NODES ? web_nodes(t, arg, arg_ctx, err, sizeof err)
+                                    : web_history(e, arg, arg_ctx, err, sizeof err);
             if (o)
                 send_json(rep, 200, o);
             else
                 json_error(rep, 400, err, NULL, NULL);
-        } else if (!strcmp(url, "/debug/cluster")) {
+        } else if (h == H_CLUSTER) {
             send_json(rep, 200, web_cluster(e, t));
-        } else if (!strcmp(url, "/debug/energy")) {
+        } else if (h == H_ENERGY) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "count", t ? t->n : 0);
             cJSON *arr = cJSON_AddArrayToObject(o, "nodes");
@@ -506,7 +562,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                 cJSON_AddItemToArray(arr, n);
             }
             send_json(rep, 200, o);
-        } else if (!strcmp(url, "/debug/events")) {
+        } else { /* H_EVENTS */
             const char *node = arg(arg_ctx, "node");
             const char *after_s = arg(arg_ctx, "after");
             const char *limit_s = arg(arg_ctx, "limit");
@@ -526,14 +582,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                 free(arr);
                 reply_set(rep, 200, "application/json", b.p, b.len, NULL);
             }
-        } else {
-            json_error(rep, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, "
-                                     "/debug/cluster, /debug/history, /debug/events, /debug/energy, /metrics; "
-                                     "the page at /)", NULL, NULL);
         }
-    } else {
-        json_error(rep, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, /debug/cluster, "
-                                 "/debug/history, /debug/events, /debug/energy, /metrics; the page at /)", NULL, NULL);
     }
     rcu_read_unlock();
 }
@@ -824,23 +873,55 @@ static int load_auth(struct http *h, const char *path, char *err, size_t errlen)
     return 0;
 }
 
-struct http *http_start(struct engine *e, const struct otlp *otlp, const struct http_config *cfg, char *err,
-                        size_t errlen)
+int http_listen(const char *addr, char *err, size_t errlen)
 {
     char host[256];
     unsigned port;
-    if (http_parse_addr(cfg->addr, host, sizeof host, &port, err, errlen))
-        return NULL;
+    if (http_parse_addr(addr, host, sizeof host, &port, err, errlen))
+        return -1;
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai;
     int gai = getaddrinfo(*host ? host : NULL, "0", &hints, &ai);
     if (gai) {
-        snprintf(err, errlen, "listen address \"%s\": %s", cfg->addr, gai_strerror(gai));
-        return NULL;
+        snprintf(err, errlen, "listen address \"%s\": %s", addr, gai_strerror(gai));
+        return -1;
     }
     if (ai->ai_family == AF_INET)
         ((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)port);
     else if (ai->ai_family == AF_INET6)
         ((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = htons((uint16_t)port);
+    /* as libmicrohttpd makes its own: address reuse, an IPv6 socket for IPv6 only, the longest backlog */
+    int one = 1, fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        (ai->ai_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one)) ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, SOMAXCONN)) {
+        int errnum = errno;
+        snprintf(err, errlen, "cannot listen on %s: %s%s; choose another with --addr or SIM_ADDR", addr,
+                 strerror(errnum), errnum == EADDRINUSE ? " (another program, or another hwemu serve, has it)"
+                                   : errnum == EADDRNOTAVAIL ? " (not an address of this host)" : "");
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    return fd;
+}
+
+struct http *http_start(struct engine *e, const struct otlp *otlp, const struct http_config *cfg, char *err,
+                        size_t errlen)
+{
+    char host[256];
+    unsigned port;
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof bound;
+    if (http_parse_addr(cfg->addr, host, sizeof host, &port, err, errlen)) {
+        close(cfg->listen_fd);
+        return NULL;
+    }
+    if (getsockname(cfg->listen_fd, (struct sockaddr *)&bound, &blen)) {
+        snprintf(err, errlen, "the listen socket of %s: %s", cfg->addr, strerror(errno));
+        close(cfg->listen_fd);
+        return NULL;
+    }
     struct http *h = calloc(1, sizeof *h);
     if (!h)
         abort();
@@ -882,7 +963,7 @@ struct http *http_start(struct engine *e, const struct otlp *otlp, const struct 
     }
     h->max = max;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-    if (ai->ai_family == AF_INET6)
+    if (bound.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     if (h->tls)
         flags |= MHD_USE_TLS;
@@ -892,22 +973,19 @@ struct http *http_start(struct engine *e, const struct otlp *otlp, const struct 
         {MHD_OPTION_END, 0, NULL}};
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, (uint16_t)port, accept_policy, h, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-        MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, max + 16,
+        MHD_OPTION_LISTEN_SOCKET, cfg->listen_fd, MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, max + 16,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
         MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_ARRAY,
         tls_opts, MHD_OPTION_END);
-    bool loopback = is_loopback(ai->ai_addr);
-    freeaddrinfo(ai);
-    ai = NULL;
+    bool loopback = is_loopback((const struct sockaddr *)&bound);
     if (!d) {
-        snprintf(err, errlen, "cannot listen on %s (in use, not an address of this host, or a bad TLS certificate "
-                 "or key?); choose another with --addr or SIM_ADDR", cfg->addr);
+        snprintf(err, errlen, "cannot serve HTTP on %s (a bad TLS certificate or key?)", cfg->addr);
         goto fail;
     }
-    h->d = d;
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    h->port = info ? info->port : (uint16_t)port;
+    h->d = d; /* the daemon owns the socket from here (MHD_stop_daemon closes it) */
+    h->port = ntohs(bound.ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)&bound)->sin6_port
+                                                : ((const struct sockaddr_in *)&bound)->sin_port);
     snprintf(h->url, sizeof h->url, "%s://%s%s%s:%u", h->tls ? "https" : "http", strchr(host, ':') ? "[" : "",
              *host ? host : "0.0.0.0", strchr(host, ':') ? "]" : "", h->port);
     if (!loopback)
@@ -916,8 +994,7 @@ struct http *http_start(struct engine *e, const struct otlp *otlp, const struct 
                 h->tls ? "" : ", in clear text (--tls-cert/--tls-key)");
     return h;
 fail:
-    if (ai)
-        freeaddrinfo(ai);
+    close(cfg->listen_fd);
     http_free(h);
     return NULL;
 }

@@ -36,6 +36,9 @@ static bool labels_route(const char *url)
     return !strncmp(url, "/nodes/", 7) && n > 14 && !strcmp(url + n - 7, "/labels") && !memchr(url + 7, '/', n - 14);
 }
 
+const char *const http_runs_routes[] = {"POST /runs", "GET /runs", "GET /runs/<runId>", "POST /runs/<runId>/stop",
+                                        "GET /nodes/<node>/labels", "PUT /nodes/<node>/labels", NULL};
+
 bool http_runs_route(const char *url)
 {
     return !strcmp(url, "/runs") || !strncmp(url, "/runs/", 6) || labels_route(url);
