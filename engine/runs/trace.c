@@ -159,10 +159,11 @@ static bool boolean(struct ctx *c, const cJSON *o, const char *key, const char *
 }
 
 /* The keys each object of a record may hold: what the original's loader reads and its workloadgen
- * writes (joulie-compat.md sections 2.5 and 4). Any other key is refused, so that a typo
- * (work.cpuUnit) cannot silently become a default. podTemplate.requests names Kubernetes resources,
- * an open set: there only a near miss of one the loader reads (nvidia.com/gpus) is refused.
- * podTemplate.affinity and a workload's sharedIntensityProfile are not checked (not read). */
+ * writes (simulator/cmd/simulator and simulator/cmd/workloadgen; docs/runs.md "Trace format" lists
+ * them). Any other key is refused, so that a typo (work.cpuUnit) cannot silently become a default.
+ * podTemplate.requests names Kubernetes resources, an open set: there only a near miss of one the
+ * loader reads (nvidia.com/gpus) is refused. podTemplate.affinity and a workload's
+ * sharedIntensityProfile are not checked (not read). */
 static const char *const job_keys[] = {"type", "schemaVersion", "jobId", "workloadId", "workloadType", "podRole",
                                        "gang", "submitTimeOffsetSec", "namespace", "intentClass", "podTemplate",
                                        "work", "sensitivity", "workloadClass", "workloadProfile", "tags", NULL};
