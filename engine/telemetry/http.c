@@ -980,7 +980,8 @@ struct http *http_start(struct engine *e, const struct otlp *otlp, const struct 
         tls_opts, MHD_OPTION_END);
     bool loopback = is_loopback((const struct sockaddr *)&bound);
     if (!d) {
-        snprintf(err, errlen, "cannot serve HTTP on %s (a bad TLS certificate or key?)", cfg->addr);
+        snprintf(err, errlen, h->tls ? "cannot serve HTTPS on %s: the certificate and key are not a PEM pair "
+                 "GnuTLS can use (check --tls-cert and --tls-key)" : "cannot serve HTTP on %s", cfg->addr);
         goto fail;
     }
     h->d = d; /* the daemon owns the socket from here (MHD_stop_daemon closes it) */
