@@ -17,7 +17,8 @@
  *   GET  /redfish/v1/...    Redfish: service root, Chassis per node, Power (redfish.c)
  *   GET  /healthz           ok
  * Unknown node: 404 with a JSON error. A known route with another method: 405 with Allow.
- * Unknown route: 404 with every route (route_table and the run API's). With --http-auth-file, every route but /healthz answers 401 (with a
+ * Unknown route: 404 with every route (route_table and the run API's). Before http_start (the
+ * engine still rendering its nodes): 503 for every request. With --http-auth-file, every route but /healthz answers 401 (with a
  * Basic challenge) without the credentials. Never steps a node, never blocks the tick loop
  * (RCU reads). The routes (http_route) take no socket; the rest of this file is the
  * libmicrohttpd daemon around them: budget, timeouts, auth, TLS, the log's rate limit. */
@@ -56,6 +57,8 @@ struct http {
     char *user, *pass;  /* basic auth (pass points into user's allocation); NULL: none */
     char *cert, *key;   /* PEM text for TLS; NULL: plain HTTP */
     bool tls;
+    int fd;             /* the listen socket until the daemon takes it (-1 then) */
+    atomic_bool ready;  /* set by http_start once e and otlp are: before, every request is a 503 */
     uint16_t port;      /* the port bound (the kernel's pick for :0) */
     char url[300];
     pthread_mutex_t log_mu; /* mhd_log's rate limit */
@@ -674,6 +677,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
     struct http *h = cls;
     struct http_reply rep = {0};
+    if (!atomic_load(&h->ready)) { /* bound before the engine started: it is rendering its nodes */
+        json_error(&rep, 503, "the engine is starting (rendering or resuming its nodes): retry in a moment", NULL,
+                   NULL);
+        return rep.body ? queue(c, &rep, false) : MHD_NO;
+    }
     if (!*state) { /* RFC 9112 section 6.3: conflicting Content-Length headers are an unrecoverable
                     * framing error, answered 400 and the connection closed */
         struct clen cl = {0};
@@ -873,12 +881,11 @@ static int load_auth(struct http *h, const char *path, char *err, size_t errlen)
     return 0;
 }
 
-int http_listen(const char *addr, char *err, size_t errlen)
+/* Binds and listens on addr as libmicrohttpd would (address reuse, an IPv6 socket for IPv6 only,
+ * the longest backlog): the socket with the address bound in *bound, or -1 with a message. */
+static int listen_on(const char *addr, const char *host, unsigned port, struct sockaddr_storage *bound, char *err,
+                     size_t errlen)
 {
-    char host[256];
-    unsigned port;
-    if (http_parse_addr(addr, host, sizeof host, &port, err, errlen))
-        return -1;
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai;
     int gai = getaddrinfo(*host ? host : NULL, "0", &hints, &ai);
     if (gai) {
@@ -889,11 +896,12 @@ int http_listen(const char *addr, char *err, size_t errlen)
         ((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)port);
     else if (ai->ai_family == AF_INET6)
         ((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = htons((uint16_t)port);
-    /* as libmicrohttpd makes its own: address reuse, an IPv6 socket for IPv6 only, the longest backlog */
+    socklen_t blen = sizeof *bound;
     int one = 1, fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
         (ai->ai_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one)) ||
-        bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, SOMAXCONN)) {
+        bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, SOMAXCONN) ||
+        getsockname(fd, (struct sockaddr *)bound, &blen)) {
         int errnum = errno;
         snprintf(err, errlen, "cannot listen on %s: %s%s; choose another with --addr or SIM_ADDR", addr,
                  strerror(errnum), errnum == EADDRINUSE ? " (another program, or another hwemu serve, has it)"
@@ -906,29 +914,18 @@ int http_listen(const char *addr, char *err, size_t errlen)
     return fd;
 }
 
-struct http *http_start(struct engine *e, const struct otlp *otlp, const struct http_config *cfg, char *err,
-                        size_t errlen)
+struct http *http_listen(const struct http_config *cfg, char *err, size_t errlen)
 {
     char host[256];
     unsigned port;
-    struct sockaddr_storage bound;
-    socklen_t blen = sizeof bound;
-    if (http_parse_addr(cfg->addr, host, sizeof host, &port, err, errlen)) {
-        close(cfg->listen_fd);
+    if (http_parse_addr(cfg->addr, host, sizeof host, &port, err, errlen))
         return NULL;
-    }
-    if (getsockname(cfg->listen_fd, (struct sockaddr *)&bound, &blen)) {
-        snprintf(err, errlen, "the listen socket of %s: %s", cfg->addr, strerror(errno));
-        close(cfg->listen_fd);
-        return NULL;
-    }
     struct http *h = calloc(1, sizeof *h);
     if (!h)
         abort();
     pthread_mutex_init(&h->log_mu, NULL);
     h->log_last = -60;
-    h->e = e;
-    h->otlp = otlp;
+    h->fd = -1;
     h->tls = cfg->tls_cert || cfg->tls_key;
     if (cfg->auth_file && load_auth(h, cfg->auth_file, err, errlen))
         goto fail;
@@ -947,7 +944,6 @@ struct http *http_start(struct engine *e, const struct otlp *otlp, const struct 
         }
     }
     unsigned max = cfg->max_connections ? cfg->max_connections : HTTP_DEFAULT_MAX_CONNECTIONS;
-    unsigned timeout = cfg->timeout_s ? cfg->timeout_s : HTTP_DEFAULT_TIMEOUT_S;
     /* every connection is a descriptor: make room for the budget above what the engine holds */
     struct rlimit rl;
     if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max + 256) {
@@ -962,6 +958,13 @@ struct http *http_start(struct engine *e, const struct otlp *otlp, const struct 
         }
     }
     h->max = max;
+    struct sockaddr_storage bound;
+    if ((h->fd = listen_on(cfg->addr, host, port, &bound, err, errlen)) < 0)
+        goto fail;
+    h->port = ntohs(bound.ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)&bound)->sin6_port
+                                                : ((const struct sockaddr_in *)&bound)->sin_port);
+    snprintf(h->url, sizeof h->url, "%s://%s%s%s:%u", h->tls ? "https" : "http", strchr(host, ':') ? "[" : "",
+             *host ? host : "0.0.0.0", strchr(host, ':') ? "]" : "", h->port);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (bound.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
@@ -971,33 +974,34 @@ struct http *http_start(struct engine *e, const struct otlp *otlp, const struct 
         {h->tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, h->cert},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, h->key},
         {MHD_OPTION_END, 0, NULL}};
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, (uint16_t)port, accept_policy, h, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-        MHD_OPTION_LISTEN_SOCKET, cfg->listen_fd, MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, max + 16,
+    h->d = MHD_start_daemon(
+        flags, h->port, accept_policy, h, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+        MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, max + 16,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_ARRAY,
-        tls_opts, MHD_OPTION_END);
-    bool loopback = is_loopback((const struct sockaddr *)&bound);
-    if (!d) {
-        snprintf(err, errlen, h->tls ? "cannot serve HTTPS on %s: the certificate and key are not a PEM pair "
-                 "GnuTLS can use (check --tls-cert and --tls-key)" : "cannot serve HTTP on %s", cfg->addr);
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT,
+        cfg->timeout_s ? cfg->timeout_s : HTTP_DEFAULT_TIMEOUT_S, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+        MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+    if (!h->d) {
+        snprintf(err, errlen, h->tls ? "cannot serve %s: the certificate and key are not a PEM pair GnuTLS can use "
+                 "(check --tls-cert and --tls-key)" : "cannot serve %s", h->url);
         goto fail;
     }
-    h->d = d; /* the daemon owns the socket from here (MHD_stop_daemon closes it) */
-    h->port = ntohs(bound.ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)&bound)->sin6_port
-                                                : ((const struct sockaddr_in *)&bound)->sin_port);
-    snprintf(h->url, sizeof h->url, "%s://%s%s%s:%u", h->tls ? "https" : "http", strchr(host, ':') ? "[" : "",
-             *host ? host : "0.0.0.0", strchr(host, ':') ? "]" : "", h->port);
-    if (!loopback)
+    h->fd = -1; /* the daemon's now: MHD_stop_daemon closes it */
+    if (!is_loopback((const struct sockaddr *)&bound))
         fprintf(stderr, "hwemu serve: warning: %s is reachable from other hosts%s%s; the default 127.0.0.1 keeps "
                 "the API on this machine\n", h->url, h->user ? "" : ", with no authentication (--http-auth-file)",
                 h->tls ? "" : ", in clear text (--tls-cert/--tls-key)");
     return h;
 fail:
-    close(cfg->listen_fd);
-    http_free(h);
+    http_stop(h);
     return NULL;
+}
+
+void http_start(struct http *h, struct engine *e, const struct otlp *otlp)
+{
+    h->e = e;
+    h->otlp = otlp;
+    atomic_store(&h->ready, true); /* after both: a handler that sees it sees them */
 }
 
 const char *http_url(const struct http *h)
@@ -1009,6 +1013,9 @@ void http_stop(struct http *h)
 {
     if (!h)
         return;
-    MHD_stop_daemon(h->d);
+    if (h->d)
+        MHD_stop_daemon(h->d);
+    if (h->fd >= 0)
+        close(h->fd);
     http_free(h);
 }

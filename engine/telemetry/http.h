@@ -19,7 +19,6 @@ struct otlp;
 
 struct http_config {
     const char *addr;          /* "host:port", "[v6]:port"; port 0: the kernel picks (http_url says which) */
-    int listen_fd;             /* http_listen(addr)'s socket, which http_start takes over (and closes on failure) */
     const char *auth_file;     /* NULL: no auth; else its first line is user:password */
     const char *tls_cert, *tls_key; /* PEM files; both or neither */
     unsigned max_connections;  /* 0: HTTP_DEFAULT_MAX_CONNECTIONS */
@@ -29,16 +28,19 @@ struct http_config {
 /* Splits "host:port" (port a decimal 0..65535, an IPv6 host in brackets); -1 with a message. */
 int http_parse_addr(const char *addr, char *host, size_t hostlen, unsigned *port, char *err, size_t errlen);
 
-/* Binds and listens on addr: the first thing `hwemu serve` does, so that an address in use or not
- * of this host fails before any node is rendered. The socket (close-on-exec, non-blocking; its
- * connections wait in the backlog until http_start), or -1 with a message saying what to do. */
-int http_listen(const char *addr, char *err, size_t errlen);
-/* Serves the engine's routes on cfg->listen_fd; otlp (NULL: none) is the exporter whose drop count /metrics
- * shows. NULL with a message in err. A listen address other than loopback gets a warning. */
-struct http *http_start(struct engine *e, const struct otlp *otlp, const struct http_config *cfg, char *err,
-                        size_t errlen);
+/* Listens before the engine starts (`hwemu serve` calls it before rendering any node), so that
+ * everything the address, the credentials and the certificate can make fail fails at once: binds
+ * cfg->addr (an address in use or not of this host says what to do), reads the credentials and
+ * the TLS pair, starts the daemon, warns about a listen address other than loopback. Until
+ * http_start every request, /healthz too, is answered 503 "the engine is starting". NULL with a
+ * message in err. */
+struct http *http_listen(const struct http_config *cfg, char *err, size_t errlen);
+/* Serves the engine's routes from now on; otlp (NULL: none) is the exporter whose drop count
+ * /metrics shows. */
+void http_start(struct http *h, struct engine *e, const struct otlp *otlp);
 /* "http://127.0.0.1:18080": the address really bound (with the kernel's port for :0). */
 const char *http_url(const struct http *h);
+/* Stops serving (if started) and closes the socket; NULL: nothing. */
 void http_stop(struct http *h);
 
 /* One request through the routes, without a socket (the MHD handler and the fuzz target).
