@@ -18,8 +18,8 @@
  *   GET  /healthz           ok
  * Unknown node: 404 with a JSON error. A known route with another method: 405 with Allow.
  * Unknown route: 404 with every route (route_table and the run API's). Before http_start (the
- * engine still rendering its nodes): 503 for every request. With --http-auth-file, every route but /healthz answers 401 (with a
- * Basic challenge) without the credentials. Never steps a node, never blocks the tick loop
+ * engine still rendering its nodes): 503 for every request. With --http-auth-file, every route
+ * but /healthz answers 401 (with a Basic challenge) without the credentials. Never steps a node, never blocks the tick loop
  * (RCU reads). The routes (http_route) take no socket; the rest of this file is the
  * libmicrohttpd daemon around them: budget, timeouts, auth, TLS, the log's rate limit. */
 #include "http.h"
