@@ -60,6 +60,8 @@ struct http {
     int fd;             /* the listen socket until the daemon takes it (-1 then) */
     atomic_bool ready;  /* set by http_start once e and otlp are: before, every request is a 503 */
     uint16_t port;      /* the port bound (the kernel's pick for :0) */
+    char warning[160];  /* the connection budget cut to the descriptor limit: said by http_start */
+    bool exposed;       /* listening beyond loopback: http_start warns */
     char url[300];
     pthread_mutex_t log_mu; /* mhd_log's rate limit */
     time_t log_last;
@@ -952,8 +954,8 @@ struct http *http_listen(const struct http_config *cfg, char *err, size_t errlen
         getrlimit(RLIMIT_NOFILE, &rl);
         if (rl.rlim_cur < (rlim_t)max + 256) {
             unsigned fit = rl.rlim_cur > 512 ? (unsigned)(rl.rlim_cur - 256) : 256;
-            fprintf(stderr, "hwemu serve: warning: the descriptor limit (ulimit -n %llu) holds %u HTTP connections, "
-                    "not %u; raise ulimit -n for more\n", (unsigned long long)rl.rlim_cur, fit, max);
+            snprintf(h->warning, sizeof h->warning, "the descriptor limit (ulimit -n %llu) holds %u HTTP "
+                     "connections, not %u; raise ulimit -n for more", (unsigned long long)rl.rlim_cur, fit, max);
             max = fit;
         }
     }
@@ -987,10 +989,7 @@ struct http *http_listen(const struct http_config *cfg, char *err, size_t errlen
         goto fail;
     }
     h->fd = -1; /* the daemon's now: MHD_stop_daemon closes it */
-    if (!is_loopback((const struct sockaddr *)&bound))
-        fprintf(stderr, "hwemu serve: warning: %s is reachable from other hosts%s%s; the default 127.0.0.1 keeps "
-                "the API on this machine\n", h->url, h->user ? "" : ", with no authentication (--http-auth-file)",
-                h->tls ? "" : ", in clear text (--tls-cert/--tls-key)");
+    h->exposed = !is_loopback((const struct sockaddr *)&bound);
     return h;
 fail:
     http_stop(h);
@@ -1002,6 +1001,12 @@ void http_start(struct http *h, struct engine *e, const struct otlp *otlp)
     h->e = e;
     h->otlp = otlp;
     atomic_store(&h->ready, true); /* after both: a handler that sees it sees them */
+    if (*h->warning) /* warnings once the engine is up, not for a start that fails */
+        fprintf(stderr, "hwemu serve: warning: %s\n", h->warning);
+    if (h->exposed)
+        fprintf(stderr, "hwemu serve: warning: %s is reachable from other hosts%s%s; the default 127.0.0.1 keeps "
+                "the API on this machine\n", h->url, h->user ? "" : ", with no authentication (--http-auth-file)",
+                h->tls ? "" : ", in clear text (--tls-cert/--tls-key)");
 }
 
 const char *http_url(const struct http *h)

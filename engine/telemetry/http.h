@@ -31,12 +31,13 @@ int http_parse_addr(const char *addr, char *host, size_t hostlen, unsigned *port
 /* Listens before the engine starts (`hwemu serve` calls it before rendering any node), so that
  * everything the address, the credentials and the certificate can make fail fails at once: binds
  * cfg->addr (an address in use or not of this host says what to do), reads the credentials and
- * the TLS pair, starts the daemon, warns about a listen address other than loopback. Until
+ * the TLS pair, starts the daemon. Until
  * http_start every request, /healthz too, is answered 503 "the engine is starting". NULL with a
  * message in err. */
 struct http *http_listen(const struct http_config *cfg, char *err, size_t errlen);
 /* Serves the engine's routes from now on; otlp (NULL: none) is the exporter whose drop count
- * /metrics shows. */
+ * /metrics shows. Warns about a listen address other than loopback and a connection budget cut
+ * to the descriptor limit. */
 void http_start(struct http *h, struct engine *e, const struct otlp *otlp);
 /* "http://127.0.0.1:18080": the address really bound (with the kernel's port for :0). */
 const char *http_url(const struct http *h);
