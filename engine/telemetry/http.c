@@ -19,8 +19,8 @@
  * Unknown node: 404 with a JSON error. A known route with another method: 405 with Allow.
  * Unknown route: 404 with every route (route_table and the run API's). Before http_start (the
  * engine still rendering its nodes): 503 for every request. With --http-auth-file, every route
- * but /healthz answers 401 (with a Basic challenge) without the credentials. Never steps a node, never blocks the tick loop
- * (RCU reads). The routes (http_route) take no socket; the rest of this file is the
+ * but /healthz answers 401 (with a Basic challenge) without the credentials. Never steps a node,
+ * never blocks the tick loop (RCU reads). The routes (http_route) take no socket; the rest of this file is the
  * libmicrohttpd daemon around them: budget, timeouts, auth, TLS, the log's rate limit. */
 #include "http.h"
 #include "http_runs.h"
@@ -983,12 +983,12 @@ struct http *http_listen(const struct http_config *cfg, char *err, size_t errlen
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT,
         cfg->timeout_s ? cfg->timeout_s : HTTP_DEFAULT_TIMEOUT_S, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
         MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+    h->fd = -1; /* the daemon's, started or not: MHD_stop_daemon closes it, a failed start has */
     if (!h->d) {
         snprintf(err, errlen, h->tls ? "cannot serve %s: the certificate and key are not a PEM pair GnuTLS can use "
                  "(check --tls-cert and --tls-key)" : "cannot serve %s", h->url);
         goto fail;
     }
-    h->fd = -1; /* the daemon's now: MHD_stop_daemon closes it */
     h->exposed = !is_loopback((const struct sockaddr *)&bound);
     return h;
 fail:
