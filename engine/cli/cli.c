@@ -2,9 +2,10 @@
 #include "cli.h"
 
 #include "duration.h"
-
+#include "profile_validate.h"
 
 #include <ctype.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,61 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\nRun 'hwemu %s --help' for usage.\n", cmd);
     return EXIT_USAGE;
+}
+
+int cli_bad_option(const char *cmd, char **argv, const struct option *opts)
+{
+    const char *arg = argv[optind - 1];
+    for (const struct option *o = opts; optopt && o->name; o++)
+        if (o->val == optopt && o->has_arg == required_argument)
+            return cli_usage_error(cmd, "--%s needs a value", o->name);
+    const char *name = arg + strspn(arg, "-");
+    size_t len = strcspn(name, "=");
+    char word[64], prefixed[256] = "";
+    snprintf(word, sizeof word, "%.*s", (int)len, name);
+    const char *names[128];
+    int n = 0, matches = 0;
+    for (const struct option *o = opts; o->name && n < 127; o++) {
+        names[n++] = o->name;
+        if (len && !strncmp(o->name, word, len)) { /* getopt takes a unique prefix: this one is not */
+            size_t used = strlen(prefixed);
+            snprintf(prefixed + used, sizeof prefixed - used, "%s--%s", matches++ ? ", " : "", o->name);
+        }
+    }
+    names[n] = NULL;
+    if (matches > 1)
+        return cli_usage_error(cmd, "%s is ambiguous: %s", arg, prefixed);
+    const char *near = closest_word(word, names);
+    if (near)
+        return cli_usage_error(cmd, "unknown option %s; did you mean --%s?", arg, near);
+    return cli_usage_error(cmd, "unknown option %s", arg);
+}
+
+const char *cli_closest_command(const char *usage, const char *word)
+{
+    static char names[64][32];
+    const char *list[65];
+    int n = 0;
+    const char *p = strstr(usage, "\nCommands:\n");
+    for (p = p ? strchr(p + 1, '\n') + 1 : ""; !strncmp(p, "  ", 2) && p[2] != ' ' && n < 64;) {
+        p += 2;
+        for (;;) { /* "files|cat|write --node ...": each name before the first space */
+            size_t l = strcspn(p, "| \n");
+            if (l && n < 63) {
+                snprintf(names[n], sizeof names[n], "%.*s", (int)l, p);
+                list[n] = names[n];
+                n++;
+            }
+            p += l;
+            if (*p != '|')
+                break;
+            p++;
+        }
+        p = strchr(p, '\n');
+        p = p ? p + 1 : "";
+    }
+    list[n] = NULL;
+    return closest_word(word, list);
 }
 
 void cli_print_said(const char *cmd, const char *said)

@@ -21,6 +21,15 @@ const char *cli_env(const char *name);
 /* Prints "hwemu CMD: MSG" and a hint to --help on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+struct option;
+/* A getopt_long_only loop's '?' (opterr = 0) for cmd: "--NAME needs a value" when argv[optind - 1]
+ * is a known option missing its value, else "unknown option X" with the ambiguous prefix's
+ * options or "did you mean --NEAR?" (closest_word of the table's names). Returns EXIT_USAGE. */
+int cli_bad_option(const char *cmd, char **argv, const struct option *opts);
+/* The command of usage's "Commands:" table (`hwemu --help`: the first word of each row, a|b|c
+ * each) nearest to word, or NULL: the table is the one list of commands. */
+const char *cli_closest_command(const char *usage, const char *word);
+
 /* What the engine said (engine.said: '\n'-terminated lines, or NULL), each line printed as
  * "hwemu CMD: LINE" on stderr: the runtime prints nothing for a person itself. */
 void cli_print_said(const char *cmd, const char *said);

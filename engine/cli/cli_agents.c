@@ -355,7 +355,7 @@ int cmd_agents(int argc, char **argv)
             break;
         }
         case 'h': fputs(help, stdout); return EXIT_OK;
-        default: return cli_usage_error("agents", "unknown option or missing value: %s", argv[optind - 1]);
+        default: return cli_bad_option("agents", argv, opts);
         }
     }
     if (strcmp(intercept, "auto") && strcmp(intercept, "preload") && strcmp(intercept, "seccomp"))

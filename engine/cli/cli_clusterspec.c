@@ -75,9 +75,7 @@ int cmd_clusterspec(int argc, char **argv)
         case 'p': dir = optarg; break;
         case 'S': shard = optarg, shard_from = "--shard"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
-        default:
-            return cli_usage_error("clusterspec", "%s: %s", optopt ? "missing value or unknown option" : "unknown option",
-                                   argv[optind - 1]);
+        default: return cli_bad_option("clusterspec", argv, opts);
         }
     }
     if (optind >= argc)

@@ -55,7 +55,8 @@ static const char help[] =
     "  -h, --help         this text\n";
 
 /* A file of hwemu's (libhwemu-shim.so, fakesmi): the environment variable's path, else next to
- * the hwemu binary (the build tree), else in ../lib/hwemu (installed). */
+ * the hwemu binary (the build tree), else in ../lib/hwemu (the install tree, wherever it was
+ * moved: the binary's own path from /proc/self/exe, links resolved). */
 static int find_beside(const char *name, const char *var, char *out, size_t len)
 {
     const char *env = getenv(var);
@@ -76,9 +77,12 @@ static int find_beside(const char *name, const char *var, char *out, size_t len)
     *slash = 0;
     static const char *const dirs[] = {"", "../lib/hwemu/"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-        snprintf(out, len, "%s/%s%s", exe, dirs[i], name);
-        if (access(out, R_OK) == 0)
+        char path[PATH_MAX + 64], real[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s%s", exe, dirs[i], name);
+        if (access(path, R_OK) == 0) { /* <prefix>/lib/hwemu/x, not <prefix>/bin/../lib/hwemu/x */
+            snprintf(out, len, "%s", realpath(path, real) ? real : path);
             return 0;
+        }
     }
     return -1;
 }
@@ -208,7 +212,7 @@ int cmd_exec(int argc, char **argv)
         case 'r': root = optarg; break;
         case 'i': intercept = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
-        default: return cli_usage_error("exec", "unknown option or missing value: %s", argv[optind - 1]);
+        default: return cli_bad_option("exec", argv, opts);
         }
     }
     if (strcmp(intercept, "auto") && strcmp(intercept, "preload") && strcmp(intercept, "seccomp"))

@@ -158,6 +158,7 @@ int cmd_fault(int argc, char **argv)
     cJSON *nodes = cJSON_CreateArray(), *pools = cJSON_CreateArray(), *labels = cJSON_CreateObject(),
           *params = cJSON_CreateObject();
     int c, rc = EXIT_OK;
+    opterr = 0;
     optind = 2;
     while (rc == EXIT_OK && (c = getopt_long_only(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -194,7 +195,7 @@ int cmd_fault(int argc, char **argv)
             break;
         }
         case 'h': fputs(help, stdout); rc = -1; break;
-        default: rc = EXIT_USAGE; break;
+        default: rc = cli_bad_option("fault", argv, opts); break;
         }
     }
     if (rc == EXIT_OK && !addr)

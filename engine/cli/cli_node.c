@@ -30,7 +30,8 @@ static const char help[] =
     "\n"
     "Options:\n"
     "  --node NAME   the node (as in `hwemu clusterspec list`)\n"
-    "  --root DIR    the engine's root (SIM_HWEMU_ROOT); default /dev/shm/hwemu\n";
+    "  --root DIR    the engine's root (SIM_HWEMU_ROOT); default /dev/shm/hwemu\n"
+    "  -h, --help    this text\n";
 
 static const char *relative(const char *p)
 {
@@ -64,7 +65,7 @@ int cmd_node(const char *what, int argc, char **argv)
         case 'n': node = optarg; break;
         case 'r': root = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
-        default: return cli_usage_error(what, "unknown option or missing value: %s", argv[optind - 1]);
+        default: return cli_bad_option(what, argv, opts);
         }
     }
     if (!node)

@@ -33,7 +33,7 @@ int cmd_profiles(int argc, char **argv)
         switch (c) {
         case 'p': dir = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
-        default: return cli_usage_error("profiles", "unknown option or missing value: %s", argv[optind - 1]);
+        default: return cli_bad_option("profiles", argv, opts);
         }
     }
     if (optind >= argc)

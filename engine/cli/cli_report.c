@@ -36,7 +36,7 @@ int cmd_report(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'c': csv = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
-        default: return cli_usage_error("report", "unknown option or missing value: %s", argv[optind - 1]);
+        default: return cli_bad_option("report", argv, opts);
         }
     }
     if (!out)

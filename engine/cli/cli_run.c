@@ -133,7 +133,7 @@ int cmd_run(int argc, char **argv)
         case 'j': json = true; break;
         case 'C': course = optarg, course_from = "--course-interval"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
-        default: return cli_usage_error("run", "unknown option or missing value: %s", argv[optind - 1]);
+        default: return cli_bad_option("run", argv, opts);
         }
     }
     if (optind < argc)

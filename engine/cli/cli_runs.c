@@ -38,7 +38,7 @@ int cmd_runs(int argc, char **argv)
         switch (c) {
         case 'o': out = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
-        default: return cli_usage_error("runs", "unknown option or missing value: %s", argv[optind - 1]);
+        default: return cli_bad_option("runs", argv, opts);
         }
     }
     if (optind >= argc)

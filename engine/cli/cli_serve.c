@@ -181,7 +181,7 @@ int cmd_serve(int argc, char **argv)
         case 'H': shard = optarg, shard_from = "--shard"; break;
         case 'k': kubeconfig = optarg, kubeconfig_from = "--kubeconfig"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
-        default: return cli_usage_error("serve", "unknown option or missing value: %s", argv[optind - 1]);
+        default: return cli_bad_option("serve", argv, opts);
         }
     }
     if (optind < argc)
@@ -264,6 +264,14 @@ int cmd_serve(int argc, char **argv)
             return EXIT_INVALID;
         }
     }
+    /* the address, credentials and certificate first: a port in use fails now, not after every
+     * node is rendered */
+    char err[1024];
+    struct http *h = http_listen(&hcfg, err, sizeof err);
+    if (!h) {
+        fprintf(stderr, "hwemu serve: %s\n", err);
+        return EXIT_INVALID;
+    }
     struct progress progress = {.t0 = mono_ns()};
     if (isatty(STDERR_FILENO)) {
         cfg.progress = show_progress;
@@ -272,13 +280,14 @@ int cmd_serve(int argc, char **argv)
     int started = engine_start(&eng, &cfg);
     cli_print_said("serve", eng.said); /* its errors, or notes of a start that went on */
     if (started) {
+        http_stop(h);
         engine_stop(&eng);
         return EXIT_INVALID;
     }
-    char err[1024];
     struct otlp *otlp = otlp_attach(&eng, err, sizeof err);
     if (!otlp && *err) {
         fprintf(stderr, "hwemu serve: %s\n", err);
+        http_stop(h);
         engine_stop(&eng);
         return EXIT_USAGE;
     }
@@ -286,6 +295,7 @@ int cmd_serve(int argc, char **argv)
     const char *ckpt_text = cli_env("SIM_RUN_CHECKPOINT_INTERVAL");
     if (ckpt_text && (!duration_parse(ckpt_text, &ckpt) || ckpt <= 0)) {
         otlp_detach(&eng, otlp);
+        http_stop(h);
         engine_stop(&eng);
         return cli_usage_error("serve", "SIM_RUN_CHECKPOINT_INTERVAL \"%s\" is not a duration (30s, 500ms)",
                                ckpt_text);
@@ -300,6 +310,7 @@ int cmd_serve(int argc, char **argv)
     struct runs *runs = runs_attach(&eng, cli_env("SIM_RUNS_DIR"), base_speed, ckpt, err, sizeof err);
     if (!runs) {
         fprintf(stderr, "hwemu serve: %s\n", err);
+        http_stop(h);
         otlp_detach(&eng, otlp);
         engine_stop(&eng);
         return EXIT_INVALID;
@@ -320,6 +331,7 @@ int cmd_serve(int argc, char **argv)
             fprintf(stderr, "hwemu serve: SIM_WORKLOAD_TRACE_PATH=%s was not started (%d problem%s)\n", trace,
                     d.count, d.count == 1 ? "" : "s");
             diag_free(&d);
+            http_stop(h);
             runs_detach(runs);
             run_otlp_close();
             otlp_detach(&eng, otlp);
@@ -330,23 +342,15 @@ int cmd_serve(int argc, char **argv)
     }
     http_runs_set(runs);
     http_runs_set_trace_dir(trace_dir);
-    struct http *h = http_start(&eng, otlp, &hcfg, err, sizeof err);
-    if (!h) {
-        fprintf(stderr, "hwemu serve: %s\n", err);
-        http_runs_set(NULL);
-        runs_detach(runs);
-        run_otlp_close();
-        otlp_detach(&eng, otlp);
-        engine_stop(&eng);
-        return EXIT_INVALID;
-    }
+    /* the start line before the first answer but 503s: whoever got /healthz can read it */
+    fprintf(stderr, "hwemu serve: %d nodes (%d resumed) from %s in %.3f s; root %s; %s; tick %.3f s, %d "
+            "workers\n", eng.nnodes, eng.resumed, cfg.spec_path ? cfg.spec_path : "builtin specs/smoke.yaml",
+            eng.start_seconds, cfg.root, http_url(h), (double)cfg.tick_ns / 1e9, cfg.workers);
+    http_start(h, &eng, otlp);
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    fprintf(stderr, "hwemu serve: %d nodes (%d resumed) from %s in %.3f s; root %s; %s; tick %.3f s, %d "
-            "workers\n", eng.nnodes, eng.resumed, cfg.spec_path ? cfg.spec_path : "builtin specs/smoke.yaml",
-            eng.start_seconds, cfg.root, http_url(h), (double)cfg.tick_ns / 1e9, cfg.workers);
     if (cfg.shard_count > 1)
         fprintf(stderr, "hwemu serve: shard %d/%d: %d of the spec's %d nodes (the k-th when k mod %d is %d)\n",
                 cfg.shard_index, cfg.shard_count, eng.nnodes, eng.spec_nnodes, cfg.shard_count, cfg.shard_index);

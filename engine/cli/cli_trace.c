@@ -124,7 +124,7 @@ static int generate(int argc, char **argv)
         case O_MINGPU: ok = num(optarg, 0, 16, &v) && v == floor(v); o.min_gpu_request = (int)v; break;
         case O_AMD: ok = num(optarg, 0, 1, &o.amd_gpu_ratio); break;
         case O_HELP: fputs(help, stdout); return EXIT_OK;
-        default: return cli_usage_error("trace generate", "unknown option or missing value: %s", argv[optind - 1]);
+        default: return cli_bad_option("trace generate", argv, opts);
         }
         if (!ok)
             return cli_usage_error("trace generate", "--%s \"%s\" is not a valid value (see --help for the range)",

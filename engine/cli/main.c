@@ -4,9 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-static void usage(FILE *out)
-{
-    fputs("Usage: hwemu <command> [options]\n"
+/* The one list of commands: --help, "did you mean" (cli_closest_command) and the man pages and
+ * completion (cmake/manpages.py) all read its Commands: table. */
+static const char usage_text[] =
+          "Usage: hwemu <command> [options]\n"
           "\n"
           "Emulates the power and frequency hardware of cluster nodes for energy-management agents.\n"
           "\n"
@@ -24,8 +25,11 @@ static void usage(FILE *out)
           "  fault add|list|clear                     a running engine's hardware faults (docs/faults.md)\n"
           "\n"
           "Run 'hwemu <command> --help' for a command's options.\n"
-          "Exit codes: 0 success, 1 invalid input or failure, 2 usage error, 3 a run suspended (run).\n",
-          out);
+          "Exit codes: 0 success, 1 invalid input or failure, 2 usage error, 3 a run suspended (run).\n";
+
+static void usage(FILE *out)
+{
+    fputs(usage_text, out);
 }
 
 int main(int argc, char **argv)
@@ -65,6 +69,12 @@ int main(int argc, char **argv)
         return cmd_fault(argc - 1, argv + 1);
     if (!strcmp(cmd, "profiles"))
         return cmd_profiles(argc - 1, argv + 1);
+    const char *near = cli_closest_command(usage_text, cmd);
+    if (near) {
+        fprintf(stderr, "hwemu: unknown command \"%s\"; did you mean \"%s\"?\nRun 'hwemu --help' for the commands.\n",
+                cmd, near);
+        return EXIT_USAGE;
+    }
     fprintf(stderr, "hwemu: unknown command \"%s\"\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

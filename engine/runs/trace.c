@@ -9,6 +9,7 @@
 #include "jsontext.h"
 #include "physics_cpu.h"
 #include "physics_gpu.h"
+#include "profile_validate.h"
 #include "ytree.h"
 
 #include <cjson/cJSON.h>
@@ -159,6 +160,56 @@ static bool boolean(struct ctx *c, const cJSON *o, const char *key, const char *
     return cJSON_IsTrue(v);
 }
 
+/* The keys each object of a record may hold: what the original's loader reads and its workloadgen
+ * writes (simulator/cmd/simulator and simulator/cmd/workloadgen; docs/runs.md "Trace format" lists
+ * them). Any other key is refused, so that a typo (work.cpuUnit) cannot silently become a default.
+ * podTemplate.requests names Kubernetes resources, an open set: there only a near miss of one the
+ * loader reads (nvidia.com/gpus) is refused. podTemplate.affinity and a workload's
+ * sharedIntensityProfile are not checked (not read). */
+static const char *const job_keys[] = {"type", "schemaVersion", "jobId", "workloadId", "workloadType", "podRole",
+                                       "gang", "submitTimeOffsetSec", "namespace", "intentClass", "podTemplate",
+                                       "work", "sensitivity", "workloadClass", "workloadProfile", "tags", NULL};
+static const char *const template_keys[] = {"affinity", "requests", NULL};
+static const char *const request_keys[] = {"cpu", "memory", "nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915",
+                                           "gpu.intel.com/xe", "gpu", NULL};
+static const char *const work_keys[] = {"cpuUnits", "gpuUnits", NULL};
+static const char *const cpu_gpu_keys[] = {"cpu", "gpu", NULL};
+static const char *const profile_keys[] = {"cpuUtilization", "gpuUtilization", "memoryIntensity", "ioIntensity",
+                                           "cpuFeedIntensityGpu", NULL};
+static const char *const workload_keys[] = {"type", "schemaVersion", "workloadId", "submitTimeOffsetSec", "namespace",
+                                            "workloadType", "gang", "durationSec", "intentClass", "workloadClass",
+                                            "sharedIntensityProfile", "pods", "tags", NULL};
+static const char *const pod_keys[] = {"role", "replicas", "requests", "gang", "nodeClass", NULL};
+
+/* Each key of object o (at field prefix, "" for the record) that keys does not list is an error
+ * with the nearest listed key; in an open map (open) only a near miss is. */
+static void known_keys(struct ctx *c, const cJSON *o, const char *prefix, const char *const *keys, bool open)
+{
+    const cJSON *k;
+    cJSON_ArrayForEach(k, o)
+    {
+        size_t i = 0;
+        while (keys[i] && strcmp(keys[i], k->string))
+            i++;
+        if (keys[i])
+            continue;
+        const char *near = closest_word(k->string, keys);
+        if (open && !near)
+            continue;
+        char field[160], list[400] = "";
+        snprintf(field, sizeof field, "%s%s%s", prefix, *prefix ? "." : "", c->quiet ? "(a key)" : k->string);
+        for (i = 0; keys[i]; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", keys[i]);
+        if (open) /* a resource name the loader does not read, so near one it does */
+            bad(c, field, "unknown resource; did you mean \"%s\"? (the resources read are %s; others, far from "
+                "these, are passed over)", near, list);
+        else if (near)
+            bad(c, field, "unknown key; did you mean \"%s\"? (expected one of: %s)", near, list);
+        else
+            bad(c, field, "unknown key (expected one of: %s)", list);
+    }
+}
+
 static const char *const cpu_classes[] = {"cpu.compute_bound", "cpu.memory_bound", "cpu.io_bound", "cpu.mixed"};
 static const char *const gpu_classes[] = {"gpu.compute_bound", "gpu.memory_bound", "gpu.bandwidth_bound", "gpu.mixed",
                                           "gpu.io_bound"};
@@ -238,6 +289,7 @@ static void job_record(struct ctx *c, const cJSON *r, int seq)
     struct trace_job j = {.line = c->line, .seq = seq};
     char cores[32];
     int before = c->errors;
+    known_keys(c, r, "", job_keys, false);
     j.id = str(c, r, "jobId", "jobId", NULL);
     if (!j.id || !*j.id) {
         if (c->errors == before)
@@ -255,6 +307,8 @@ static void job_record(struct ctx *c, const cJSON *r, int seq)
     j.ns = ns && *ns ? ns : "default";
     const cJSON *tpl = obj(c, r, "podTemplate", "podTemplate");
     const cJSON *req = obj(c, tpl, "requests", "podTemplate.requests");
+    known_keys(c, tpl, "podTemplate", template_keys, false);
+    known_keys(c, req, "podTemplate.requests", request_keys, true);
     const cJSON *aff = obj(c, tpl, "affinity", "podTemplate.affinity");
     const char *intent = str(c, r, "intentClass", "intentClass", NULL);
     if (intent && *intent) {
@@ -287,14 +341,17 @@ static void job_record(struct ctx *c, const cJSON *r, int seq)
     if (req)
         gpu_request(c, req, &j);
     const cJSON *work = obj(c, r, "work", "work");
+    known_keys(c, work, "work", work_keys, false);
     j.cpu_units = num(c, work, "cpuUnits", "work.cpuUnits", 1000, 0, 1e18);
     j.gpu_units = num(c, work, "gpuUnits", "work.gpuUnits", 0, 0, 1e18);
     if (j.cpu_units <= 0) /* the original: only a positive cpuUnits replaces the default */
         j.cpu_units = 1000;
     const cJSON *sens = obj(c, r, "sensitivity", "sensitivity");
+    known_keys(c, sens, "sensitivity", cpu_gpu_keys, false);
     j.sens_cpu = clamp01(num(c, sens, "cpu", "sensitivity.cpu", 1, -1e9, 1e9));
     j.sens_gpu = clamp01(num(c, sens, "gpu", "sensitivity.gpu", 1, -1e9, 1e9));
     const cJSON *wc = obj(c, r, "workloadClass", "workloadClass");
+    known_keys(c, wc, "workloadClass", cpu_gpu_keys, false);
     j.cpu_class_name = str(c, wc, "cpu", "workloadClass.cpu", "cpu.mixed");
     j.gpu_class_name = str(c, wc, "gpu", "workloadClass.gpu", "gpu.mixed");
     int ci = class_index(j.cpu_class_name, cpu_classes, 4);
@@ -314,6 +371,7 @@ static void job_record(struct ctx *c, const cJSON *r, int seq)
     j.io_int = ci == 2 ? 0.85 : 0.10;
     j.feed = j.gpus ? 0.45 : 0;
     const cJSON *prof = obj(c, r, "workloadProfile", "workloadProfile");
+    known_keys(c, prof, "workloadProfile", profile_keys, false);
     j.u_cpu = clamp01(num(c, prof, "cpuUtilization", "workloadProfile.cpuUtilization", j.u_cpu, -1e9, 1e9));
     j.u_gpu = clamp01(num(c, prof, "gpuUtilization", "workloadProfile.gpuUtilization", j.u_gpu, -1e9, 1e9));
     j.mem_int = clamp01(num(c, prof, "memoryIntensity", "workloadProfile.memoryIntensity", j.mem_int, -1e9, 1e9));
@@ -334,6 +392,7 @@ static void workload_record(struct ctx *c, const cJSON *r)
 {
     struct trace_workload w = {.line = c->line};
     int before = c->errors;
+    known_keys(c, r, "", workload_keys, false);
     w.id = str(c, r, "workloadId", "workloadId", NULL);
     if (!w.id || !*w.id) {
         if (c->errors == before)
@@ -355,6 +414,9 @@ static void workload_record(struct ctx *c, const cJSON *r)
             bad(c, field + 0, "expected the pod group to be an object, found %s", json_kind(p));
             continue;
         }
+        char at[32];
+        snprintf(at, sizeof at, "pods[%d]", i - 1);
+        known_keys(c, p, at, pod_keys, false);
         w.pods += (int)num(c, p, "replicas", field, 1, 0, 100000);
     }
     if (c->errors != before)

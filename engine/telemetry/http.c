@@ -17,9 +17,10 @@
  *   GET  /redfish/v1/...    Redfish: service root, Chassis per node, Power (redfish.c)
  *   GET  /healthz           ok
  * Unknown node: 404 with a JSON error. A known route with another method: 405 with Allow.
- * Unknown route: 404. With --http-auth-file, every route but /healthz answers 401 (with a
- * Basic challenge) without the credentials. Never steps a node, never blocks the tick loop
- * (RCU reads). The routes (http_route) take no socket; the rest of this file is the
+ * Unknown route: 404 with every route (route_table and the run API's). Before http_start (the
+ * engine still rendering its nodes): 503 for every request. With --http-auth-file, every route
+ * but /healthz answers 401 (with a Basic challenge) without the credentials. Never steps a node,
+ * never blocks the tick loop (RCU reads). The routes (http_route) take no socket; the rest of this file is the
  * libmicrohttpd daemon around them: budget, timeouts, auth, TLS, the log's rate limit. */
 #include "http.h"
 #include "http_runs.h"
@@ -47,6 +48,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 struct http {
     struct MHD_Daemon *d;
@@ -55,7 +57,11 @@ struct http {
     char *user, *pass;  /* basic auth (pass points into user's allocation); NULL: none */
     char *cert, *key;   /* PEM text for TLS; NULL: plain HTTP */
     bool tls;
+    int fd;             /* the listen socket until the daemon takes it (-1 then) */
+    atomic_bool ready;  /* set by http_start once e and otlp are: before, every request is a 503 */
     uint16_t port;      /* the port bound (the kernel's pick for :0) */
+    char warning[160];  /* the connection budget cut to the descriptor limit: said by http_start */
+    bool exposed;       /* listening beyond loopback: http_start warns */
     char url[300];
     pthread_mutex_t log_mu; /* mhd_log's rate limit */
     time_t log_last;
@@ -69,6 +75,47 @@ static const char *const route_names[R_NROUTES] = {"telemetry", "control", "debu
                                                    "exporters", "redfish", "page",    "other"};
 _Static_assert(R_NROUTES <= sizeof ((struct engine *)0)->requests / sizeof ((struct engine *)0)->requests[0],
                "engine.requests counts every route");
+
+/* The routes, matched in this order (a path equal to path, or with prefix, starting with it):
+ * http_route classifies a request by this table, and the 404 lists each row's shown with the run
+ * API's (http_runs_routes), so a route cannot be served without being listed. docs/http-api.md
+ * lists the same (tests/cli/test_first_use.sh compares the two). */
+enum handler { H_TELEMETRY, H_CONTROL, H_PAGE, H_NODES, H_CLUSTER, H_HISTORY, H_EVENTS, H_ENERGY, H_METRICS,
+               H_EXPORTERS, H_HEALTH, H_REDFISH, H_NONE };
+static const struct route_row {
+    const char *path;
+    bool prefix;
+    enum route counter; /* joulie_sim_requests_total{route} */
+    enum handler h;
+    const char *shown; /* in the 404's list; NULL: another spelling of a listed route */
+} route_table[] = {
+    {"/telemetry/", true, R_TELEMETRY, H_TELEMETRY, "GET /telemetry/<node>"},
+    {"/control/", true, R_CONTROL, H_CONTROL, "POST /control/<node>"},
+    {"/", false, R_PAGE, H_PAGE, "GET /"},
+    {"/ui/", true, R_PAGE, H_PAGE, "GET /ui/<file>"},
+    {"/debug/nodes", false, R_DEBUG, H_NODES, "GET /debug/nodes"},
+    {"/debug/cluster", false, R_DEBUG, H_CLUSTER, "GET /debug/cluster"},
+    {"/debug/history", false, R_DEBUG, H_HISTORY, "GET /debug/history"},
+    {"/debug/events", false, R_DEBUG, H_EVENTS, "GET /debug/events"},
+    {"/debug/energy", false, R_DEBUG, H_ENERGY, "GET /debug/energy"},
+    {"/debug/", true, R_DEBUG, H_NONE, NULL}, /* no such route, counted as debug */
+    {"/metrics", false, R_METRICS, H_METRICS, "GET /metrics"},
+    {"/exporters/", true, R_EXPORTERS, H_EXPORTERS, "GET /exporters/<format>/<node>/metrics"},
+    {"/exporters", false, R_EXPORTERS, H_EXPORTERS, "GET /exporters"},
+    {"/healthz", false, R_HEALTH, H_HEALTH, "GET /healthz"},
+    {"/redfish/", true, R_REDFISH, H_REDFISH, "GET /redfish/v1/..."},
+    {"/redfish", false, R_REDFISH, H_REDFISH, NULL},
+};
+
+static const struct route_row *route_of(const char *url)
+{
+    for (size_t i = 0; i < sizeof route_table / sizeof route_table[0]; i++) {
+        const struct route_row *row = &route_table[i];
+        if (row->prefix ? !strncmp(url, row->path, strlen(row->path)) : !strcmp(url, row->path))
+            return row;
+    }
+    return NULL;
+}
 
 struct buf {
     char *p;
@@ -150,6 +197,22 @@ static void json_error(struct http_reply *r, unsigned code, const char *msg, con
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     reply_set(r, code, "application/json", s, s ? strlen(s) : 0, allow);
+}
+
+/* 404 for a path no route serves: {"error", "routes": every route, from the tables} */
+static void route_not_found(struct http_reply *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "error", "no such route (routes: the list; docs/http-api.md describes each)");
+    cJSON *list = cJSON_AddArrayToObject(o, "routes");
+    for (size_t i = 0; i < sizeof route_table / sizeof route_table[0]; i++)
+        if (route_table[i].shown)
+            cJSON_AddItemToArray(list, cJSON_CreateString(route_table[i].shown));
+    for (const char *const *run = http_runs_routes; *run; run++)
+        cJSON_AddItemToArray(list, cJSON_CreateString(*run));
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    reply_set(r, 404, "application/json", s, s ? strlen(s) : 0, NULL);
 }
 
 static void rfc3339(int64_t wall_ns, char *out, size_t len)
@@ -400,16 +463,14 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                 http_arg_fn *arg, void *arg_ctx, struct http_reply *rep)
 {
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
-    enum route r = !strncmp(url, "/telemetry/", 11) ? R_TELEMETRY : !strncmp(url, "/control/", 9) ? R_CONTROL
-                   : !strncmp(url, "/debug/", 7) ? R_DEBUG : !strcmp(url, "/metrics") ? R_METRICS
-                   : !strcmp(url, "/healthz") ? R_HEALTH
-                   : !strcmp(url, "/exporters") || !strncmp(url, "/exporters/", 11) ? R_EXPORTERS
-                   : !strcmp(url, "/redfish") || !strncmp(url, "/redfish/", 9) ? R_REDFISH
-                   : !strcmp(url, "/") || !strncmp(url, "/ui/", 4) ? R_PAGE : R_OTHER;
-    atomic_fetch_add(&e->requests[r], 1);
+    const struct route_row *row = route_of(url);
+    enum handler h = row ? row->h : H_NONE;
+    atomic_fetch_add(&e->requests[row ? row->counter : R_OTHER], 1);
     rcu_read_lock();
     const struct telemetry *t = rcu_dereference(e->telemetry);
-    if (r == R_TELEMETRY) {
+    if (h == H_NONE) {
+        route_not_found(rep);
+    } else if (h == H_TELEMETRY) {
         const char *name = url + 11;
         const struct node_telemetry *nt = find(t, name);
         if (!get)
@@ -418,7 +479,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             json_error(rep, 404, "no such node in the cluster spec (see /debug/nodes)", name, NULL);
         else
             send_json(rep, 200, telemetry_json(nt, t->wall_ns));
-    } else if (r == R_CONTROL) {
+    } else if (h == H_CONTROL) {
         const char *name = url + 9;
         if (strcmp(method, "POST"))
             json_error(rep, 405, "method not allowed: use POST", NULL, "POST");
@@ -433,7 +494,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                                                   "(powercap, cpufreq) through the shim, not through /control");
             send_json(rep, 409, o);
         }
-    } else if (r == R_EXPORTERS) {
+    } else if (h == H_EXPORTERS) {
         char *body = NULL;
         size_t len = 0;
         const char *type = NULL;
@@ -442,7 +503,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
         else
             reply_set(rep, code, type, body, len, NULL);
-    } else if (r == R_REDFISH) { /* redfish.c */
+    } else if (h == H_REDFISH) { /* redfish.c */
         char *body = NULL;
         size_t len = 0;
         int retry = 0;
@@ -453,7 +514,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             reply_set(rep, code, "application/json", body, len, NULL);
             rep->retry_after = retry;
         }
-    } else if (r == R_PAGE) {
+    } else if (h == H_PAGE) {
         struct web_file f;
         if (!get)
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
@@ -464,26 +525,26 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                       NULL);
         else
             json_error(rep, 404, "no such file of the page", NULL, NULL);
-    } else if (r == R_METRICS || r == R_HEALTH || r == R_DEBUG) {
-        if (!get) {
-            json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
-        } else if (r == R_HEALTH) {
+    } else if (!get) { /* the rest: GET only */
+        json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
+    } else {
+        if (h == H_HEALTH) {
             reply_set(rep, 200, "text/plain; charset=utf-8", strdup("ok\n"), 3, NULL);
-        } else if (r == R_METRICS) {
+        } else if (h == H_METRICS) {
             struct buf b = {0};
             metrics(e, otlp, t, &b);
             reply_set(rep, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL);
-        } else if (!strcmp(url, "/debug/nodes") || !strcmp(url, "/debug/history")) {
+        } else if (h == H_NODES || h == H_HISTORY) {
             char err[256];
-            cJSON *o = !strcmp(url, "/debug/nodes") ? web_nodes(t, arg, arg_ctx, err, sizeof err)
-                                                    : web_history(e, arg, arg_ctx, err, sizeof err);
+            cJSON *o = h == H_NODES ? web_nodes(t, arg, arg_ctx, err, sizeof err)
+                                    : web_history(e, arg, arg_ctx, err, sizeof err);
             if (o)
                 send_json(rep, 200, o);
             else
                 json_error(rep, 400, err, NULL, NULL);
-        } else if (!strcmp(url, "/debug/cluster")) {
+        } else if (h == H_CLUSTER) {
             send_json(rep, 200, web_cluster(e, t));
-        } else if (!strcmp(url, "/debug/energy")) {
+        } else if (h == H_ENERGY) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "count", t ? t->n : 0);
             cJSON *arr = cJSON_AddArrayToObject(o, "nodes");
@@ -510,7 +571,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                 cJSON_AddItemToArray(arr, n);
             }
             send_json(rep, 200, o);
-        } else if (!strcmp(url, "/debug/events")) {
+        } else { /* H_EVENTS */
             const char *node = arg(arg_ctx, "node");
             const char *after_s = arg(arg_ctx, "after");
             const char *limit_s = arg(arg_ctx, "limit");
@@ -530,14 +591,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                 free(arr);
                 reply_set(rep, 200, "application/json", b.p, b.len, NULL);
             }
-        } else {
-            json_error(rep, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, "
-                                     "/debug/cluster, /debug/history, /debug/events, /debug/energy, /metrics; "
-                                     "the page at /)", NULL, NULL);
         }
-    } else {
-        json_error(rep, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, /debug/cluster, "
-                                 "/debug/history, /debug/events, /debug/energy, /metrics; the page at /)", NULL, NULL);
     }
     rcu_read_unlock();
 }
@@ -634,6 +688,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
     struct http *h = cls;
     struct http_reply rep = {0};
+    if (!atomic_load(&h->ready)) { /* bound before the engine started: it is rendering its nodes */
+        json_error(&rep, 503, "the engine is starting (rendering or resuming its nodes): retry in a moment", NULL,
+                   NULL);
+        return rep.body ? queue(c, &rep, false) : MHD_NO;
+    }
     if (!*state) { /* RFC 9112 section 6.3: conflicting Content-Length headers are an unrecoverable
                     * framing error, answered 400 and the connection closed */
         struct clen cl = {0};
@@ -833,30 +892,51 @@ static int load_auth(struct http *h, const char *path, char *err, size_t errlen)
     return 0;
 }
 
-struct http *http_start(struct engine *e, const struct otlp *otlp, const struct http_config *cfg, char *err,
-                        size_t errlen)
+/* Binds and listens on addr as libmicrohttpd would (address reuse, an IPv6 socket for IPv6 only,
+ * the longest backlog): the socket with the address bound in *bound, or -1 with a message. */
+static int listen_on(const char *addr, const char *host, unsigned port, struct sockaddr_storage *bound, char *err,
+                     size_t errlen)
 {
-    char host[256];
-    unsigned port;
-    if (http_parse_addr(cfg->addr, host, sizeof host, &port, err, errlen))
-        return NULL;
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai;
     int gai = getaddrinfo(*host ? host : NULL, "0", &hints, &ai);
     if (gai) {
-        snprintf(err, errlen, "listen address \"%s\": %s", cfg->addr, gai_strerror(gai));
-        return NULL;
+        snprintf(err, errlen, "listen address \"%s\": %s", addr, gai_strerror(gai));
+        return -1;
     }
     if (ai->ai_family == AF_INET)
         ((struct sockaddr_in *)ai->ai_addr)->sin_port = htons((uint16_t)port);
     else if (ai->ai_family == AF_INET6)
         ((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = htons((uint16_t)port);
+    socklen_t blen = sizeof *bound;
+    int one = 1, fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        (ai->ai_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one)) ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, SOMAXCONN) ||
+        getsockname(fd, (struct sockaddr *)bound, &blen)) {
+        int errnum = errno;
+        snprintf(err, errlen, "cannot listen on %s: %s%s; choose another with --addr or SIM_ADDR", addr,
+                 strerror(errnum), errnum == EADDRINUSE ? " (another program, or another hwemu serve, has it)"
+                                   : errnum == EADDRNOTAVAIL ? " (not an address of this host)" : "");
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    return fd;
+}
+
+struct http *http_listen(const struct http_config *cfg, char *err, size_t errlen)
+{
+    char host[256];
+    unsigned port;
+    if (http_parse_addr(cfg->addr, host, sizeof host, &port, err, errlen))
+        return NULL;
     struct http *h = calloc(1, sizeof *h);
     if (!h)
         abort();
     pthread_mutex_init(&h->log_mu, NULL);
     h->log_last = -60;
-    h->e = e;
-    h->otlp = otlp;
+    h->fd = -1;
     h->tls = cfg->tls_cert || cfg->tls_key;
     if (cfg->auth_file && load_auth(h, cfg->auth_file, err, errlen))
         goto fail;
@@ -875,7 +955,6 @@ struct http *http_start(struct engine *e, const struct otlp *otlp, const struct 
         }
     }
     unsigned max = cfg->max_connections ? cfg->max_connections : HTTP_DEFAULT_MAX_CONNECTIONS;
-    unsigned timeout = cfg->timeout_s ? cfg->timeout_s : HTTP_DEFAULT_TIMEOUT_S;
     /* every connection is a descriptor: make room for the budget above what the engine holds */
     struct rlimit rl;
     if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max + 256) {
@@ -884,14 +963,21 @@ struct http *http_start(struct engine *e, const struct otlp *otlp, const struct 
         getrlimit(RLIMIT_NOFILE, &rl);
         if (rl.rlim_cur < (rlim_t)max + 256) {
             unsigned fit = rl.rlim_cur > 512 ? (unsigned)(rl.rlim_cur - 256) : 256;
-            fprintf(stderr, "hwemu serve: warning: the descriptor limit (ulimit -n %llu) holds %u HTTP connections, "
-                    "not %u; raise ulimit -n for more\n", (unsigned long long)rl.rlim_cur, fit, max);
+            snprintf(h->warning, sizeof h->warning, "the descriptor limit (ulimit -n %llu) holds %u HTTP "
+                     "connections, not %u; raise ulimit -n for more", (unsigned long long)rl.rlim_cur, fit, max);
             max = fit;
         }
     }
     h->max = max;
+    struct sockaddr_storage bound;
+    if ((h->fd = listen_on(cfg->addr, host, port, &bound, err, errlen)) < 0)
+        goto fail;
+    h->port = ntohs(bound.ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)&bound)->sin6_port
+                                                : ((const struct sockaddr_in *)&bound)->sin_port);
+    snprintf(h->url, sizeof h->url, "%s://%s%s%s:%u", h->tls ? "https" : "http", strchr(host, ':') ? "[" : "",
+             *host ? host : "0.0.0.0", strchr(host, ':') ? "]" : "", h->port);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-    if (ai->ai_family == AF_INET6)
+    if (bound.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     if (h->tls)
         flags |= MHD_USE_TLS;
@@ -899,36 +985,37 @@ struct http *http_start(struct engine *e, const struct otlp *otlp, const struct 
         {h->tls ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, h->cert},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, h->key},
         {MHD_OPTION_END, 0, NULL}};
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, (uint16_t)port, accept_policy, h, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-        MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, max + 16,
+    h->d = MHD_start_daemon(
+        flags, h->port, accept_policy, h, handle, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+        MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_THREAD_POOL_SIZE, 2u, MHD_OPTION_CONNECTION_LIMIT, max + 16,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_ARRAY,
-        tls_opts, MHD_OPTION_END);
-    bool loopback = is_loopback(ai->ai_addr);
-    freeaddrinfo(ai);
-    ai = NULL;
-    if (!d) {
-        snprintf(err, errlen, "cannot listen on %s (in use, not an address of this host, or a bad TLS certificate "
-                 "or key?); choose another with --addr or SIM_ADDR", cfg->addr);
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_CONNECTION_TIMEOUT,
+        cfg->timeout_s ? cfg->timeout_s : HTTP_DEFAULT_TIMEOUT_S, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+        MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+    h->fd = -1; /* the daemon's, started or not: MHD_stop_daemon closes it, a failed start has */
+    if (!h->d) {
+        snprintf(err, errlen, h->tls ? "cannot serve %s: the certificate and key are not a PEM pair GnuTLS can use "
+                 "(check --tls-cert and --tls-key)" : "cannot serve %s", h->url);
         goto fail;
     }
-    h->d = d;
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    h->port = info ? info->port : (uint16_t)port;
-    snprintf(h->url, sizeof h->url, "%s://%s%s%s:%u", h->tls ? "https" : "http", strchr(host, ':') ? "[" : "",
-             *host ? host : "0.0.0.0", strchr(host, ':') ? "]" : "", h->port);
-    if (!loopback)
+    h->exposed = !is_loopback((const struct sockaddr *)&bound);
+    return h;
+fail:
+    http_stop(h);
+    return NULL;
+}
+
+void http_start(struct http *h, struct engine *e, const struct otlp *otlp)
+{
+    h->e = e;
+    h->otlp = otlp;
+    atomic_store(&h->ready, true); /* after both: a handler that sees it sees them */
+    if (*h->warning) /* warnings once the engine is up, not for a start that fails */
+        fprintf(stderr, "hwemu serve: warning: %s\n", h->warning);
+    if (h->exposed)
         fprintf(stderr, "hwemu serve: warning: %s is reachable from other hosts%s%s; the default 127.0.0.1 keeps "
                 "the API on this machine\n", h->url, h->user ? "" : ", with no authentication (--http-auth-file)",
                 h->tls ? "" : ", in clear text (--tls-cert/--tls-key)");
-    return h;
-fail:
-    if (ai)
-        freeaddrinfo(ai);
-    http_free(h);
-    return NULL;
 }
 
 const char *http_url(const struct http *h)
@@ -940,6 +1027,9 @@ void http_stop(struct http *h)
 {
     if (!h)
         return;
-    MHD_stop_daemon(h->d);
+    if (h->d)
+        MHD_stop_daemon(h->d);
+    if (h->fd >= 0)
+        close(h->fd);
     http_free(h);
 }

@@ -28,12 +28,20 @@ struct http_config {
 /* Splits "host:port" (port a decimal 0..65535, an IPv6 host in brackets); -1 with a message. */
 int http_parse_addr(const char *addr, char *host, size_t hostlen, unsigned *port, char *err, size_t errlen);
 
-/* Listens for the engine's routes; otlp (NULL: none) is the exporter whose drop count /metrics
- * shows. NULL with a message in err. A listen address other than loopback gets a warning. */
-struct http *http_start(struct engine *e, const struct otlp *otlp, const struct http_config *cfg, char *err,
-                        size_t errlen);
+/* Listens before the engine starts (`hwemu serve` calls it before rendering any node), so that
+ * everything the address, the credentials and the certificate can make fail fails at once: binds
+ * cfg->addr (an address in use or not of this host says what to do), reads the credentials and
+ * the TLS pair, starts the daemon. Until
+ * http_start every request, /healthz too, is answered 503 "the engine is starting". NULL with a
+ * message in err. */
+struct http *http_listen(const struct http_config *cfg, char *err, size_t errlen);
+/* Serves the engine's routes from now on; otlp (NULL: none) is the exporter whose drop count
+ * /metrics shows. Warns about a listen address other than loopback and a connection budget cut
+ * to the descriptor limit. */
+void http_start(struct http *h, struct engine *e, const struct otlp *otlp);
 /* "http://127.0.0.1:18080": the address really bound (with the kernel's port for :0). */
 const char *http_url(const struct http *h);
+/* Stops serving (if started) and closes the socket; NULL: nothing. */
 void http_stop(struct http *h);
 
 /* One request through the routes, without a socket (the MHD handler and the fuzz target).

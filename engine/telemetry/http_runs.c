@@ -44,6 +44,10 @@ static bool faults_route(const char *url)
     return !strcmp(url, "/faults") || (!strncmp(url, "/faults/", 8) && url[8] && !strchr(url + 8, '/'));
 }
 
+const char *const http_runs_routes[] = {"POST /runs", "GET /runs", "GET /runs/<runId>", "POST /runs/<runId>/stop",
+                                        "GET /nodes/<node>/labels", "PUT /nodes/<node>/labels", "POST /faults",
+                                        "GET /faults", "GET /faults/<id>", "DELETE /faults/<id>", NULL};
+
 bool http_runs_route(const char *url)
 {
     return !strcmp(url, "/runs") || !strncmp(url, "/runs/", 6) || labels_route(url) || faults_route(url);

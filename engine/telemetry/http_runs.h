@@ -25,6 +25,9 @@ void http_runs_set(struct runs *m);
 /* The directory POST /runs {"tracePath"} may read from (--trace-dir, SIM_TRACE_DIR; NULL or
  * "": tracePath answers 403 saying how to allow it). Set before the server starts. */
 void http_runs_set_trace_dir(const char *dir);
+/* The run API's routes as the 404 lists them ("POST /runs", ...; NULL-terminated): what
+ * http_runs_route takes and http_runs_handle answers. */
+extern const char *const http_runs_routes[];
 /* Whether url is a run route. */
 bool http_runs_route(const char *url);
 /* Handles a run route: the MHD access handler's arguments (it keeps its own *state). */

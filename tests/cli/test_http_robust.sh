@@ -205,7 +205,8 @@ if openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext
     stop
     "$hwemu" serve --root "$tmp/r" --addr 127.0.0.1:0 --tls-cert "$tmp/key.pem" --tls-key "$tmp/key.pem" \
         >/dev/null 2>"$tmp/e"
-    [ $? -ne 0 ] && grep -q "cannot listen" "$tmp/e" && ok || bad "a key given as the certificate: $(cat "$tmp/e")"
+    [ $? -ne 0 ] && grep -q "cannot serve https://127.0.0.1:[0-9]*: the certificate and key are not a PEM pair" "$tmp/e" && ok ||
+        bad "a key given as the certificate: $(cat "$tmp/e")"
 else
     bad "openssl could not make a certificate (apt-get install openssl)"
 fi
