@@ -44,7 +44,7 @@ wait "$pid" || fail "serve did not stop cleanly on SIGTERM: $(cat "$tmp/serve.er
 pid=
 
 "$hwemu" trace generate --jobs 3 --seed 7 --out "$tmp/trace.jsonl" 2>"$tmp/gen.err" || fail "trace generate: $(cat "$tmp/gen.err")"
-"$hwemu" run --trace "$tmp/trace.jsonl" --root "$tmp/run-root" --speed max >"$tmp/summary.json" 2>"$tmp/run.err" ||
+"$hwemu" run --json --trace "$tmp/trace.jsonl" --root "$tmp/run-root" --speed max >"$tmp/summary.json" 2>"$tmp/run.err" ||
     fail "run exited $?: $(cat "$tmp/run.err")"
 done_jobs=$(/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["state"], d["jobs"]["completed"])' \
     "$tmp/summary.json") || fail "run's summary is not JSON: $(head -c 300 "$tmp/summary.json")"

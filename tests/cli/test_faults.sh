@@ -246,8 +246,10 @@ b0=$(on intel-1 -- cat $E0) b1=$(on intel-1 -- cat $E1)
 [ "$a0" = "$b0" ] && [ "$b1" -gt "$a1" ] && ok || bad "a frozen package 0 counter: $a0 -> $b0 (want equal); package 1 $a1 -> $b1"
 fault clear frozen >/dev/null
 for _ in $(seq 50); do c0=$(on intel-1 -- cat $E0); [ "$c0" -gt "$b0" ] && break; sleep 0.1; done
-# 1 s frozen at about 156 W: the catch-up is at least 100 J
-[ $((c0 - b0)) -gt 100000000 ] && ok || bad "the thawed counter: $b0 -> $c0 (want a jump to the truth)"
+# frozen for more than 1 s (the two sleeps above) with package 0 held at 60 W (the limit written
+# in the limit-ignored part above, enforced since that fault ended): the catch-up is at least
+# 60 J, where the 0.1 s between two polls of a running counter is 6 J
+[ $((c0 - b0)) -gt 50000000 ] && ok || bad "the thawed counter: $b0 -> $c0 (want a jump to the truth)"
 
 # --- G. Redfish unavailable ---------------------------------------------------------------------
 fault add --kind redfish-unavailable --node intel-1 --param retryAfterSec=7 --id rf >/dev/null

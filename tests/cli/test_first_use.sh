@@ -114,7 +114,7 @@ listed = json.load(open(sys.argv[1]))["routes"]
 documented = set()
 for line in open(sys.argv[2]):
     if line.startswith("| `"):  # the table's first column: `METHOD /path[?query]`, comma-separated
-        for r in re.findall(r"`((?:GET|POST|PUT) /[^`]*)`", line.split(" | ")[0]):
+        for r in re.findall(r"`((?:GET|POST|PUT|DELETE) /[^`]*)`", line.split(" | ")[0]):
             documented.add(re.sub(r"\[\?.*\]$", "", r))
 missing, extra = documented - set(listed), set(listed) - documented
 if missing or extra or len(listed) != len(set(listed)):
