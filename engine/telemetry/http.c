@@ -23,6 +23,7 @@
  * libmicrohttpd daemon around them: budget, timeouts, auth, TLS, the log's rate limit. */
 #include "http.h"
 #include "http_runs.h"
+#include "http_stats.h"
 
 #include "engine.h"
 #include "events.h"
@@ -64,23 +65,17 @@ struct http {
     atomic_uint open;    /* connections now open */
 };
 
-enum route { R_TELEMETRY, R_CONTROL, R_DEBUG, R_METRICS, R_HEALTH, R_EXPORTERS, R_REDFISH, R_PAGE, R_OTHER, R_NROUTES };
-static const char *const route_names[R_NROUTES] = {"telemetry", "control", "debug",   "metrics", "healthz",
-                                                   "exporters", "redfish", "page",    "other"};
-_Static_assert(R_NROUTES <= sizeof ((struct engine *)0)->requests / sizeof ((struct engine *)0)->requests[0],
-               "engine.requests counts every route");
-
 struct buf {
     char *p;
     size_t len, cap;
 };
 
-static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(struct buf *b, const char *fmt, ...)
+static void vbprintf(struct buf *b, const char *fmt, va_list ap0) __attribute__((format(printf, 2, 0)));
+static void vbprintf(struct buf *b, const char *fmt, va_list ap0)
 {
     va_list ap;
     for (;;) {
-        va_start(ap, fmt);
+        va_copy(ap, ap0);
         int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
         va_end(ap);
         if (n < 0)
@@ -98,6 +93,25 @@ static void bprintf(struct buf *b, const char *fmt, ...)
         b->p = np;
         b->cap = cap;
     }
+}
+
+static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(struct buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vbprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+/* bprintf as http_stats_metrics prints (ctx: the struct buf) */
+static void bprintf_ctx(void *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf_ctx(void *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vbprintf(ctx, fmt, ap);
+    va_end(ap);
 }
 
 /* A route's answer, before it becomes an MHD response (so the routes run without a socket:
@@ -180,6 +194,10 @@ static cJSON *telemetry_json(const struct node_telemetry *t, int64_t wall_ns)
     cJSON_AddNumberToObject(cpu, "utilization", t->cpu_util);
     cJSON_AddNumberToObject(cpu, "memoryIntensity", t->memory_intensity);
     cJSON_AddStringToObject(cpu, "workClass", t->cpu_class);
+    cJSON_AddNumberToObject(cpu, "throttlePct", t->cpu_throttle_pct);
+    /* the physics has no thermal throttling (physics_cpu.h: temperature follows power, never the
+     * reverse), so none of it: the seed's 0..100 share of the throttle temperature range */
+    cJSON_AddNumberToObject(cpu, "thermalThrottlePct", 0);
     double temp = 0, cap = 0;
     bool capped = false;
     cJSON *pk = cJSON_AddArrayToObject(o, "packages");
@@ -257,11 +275,7 @@ static void metrics(const struct engine *e, const struct otlp *otlp, const struc
                "joulie_sim_emulate_tick_overruns_total %llu\n", (unsigned long long)atomic_load(&e->overruns));
     bprintf(b, "# HELP joulie_sim_emulate_nodes Emulated nodes.\n# TYPE joulie_sim_emulate_nodes gauge\n"
                "joulie_sim_emulate_nodes %d\n", e->nnodes);
-    bprintf(b, "# HELP joulie_sim_requests_total HTTP requests served, by route.\n"
-               "# TYPE joulie_sim_requests_total counter\n");
-    for (int r = 0; r < R_NROUTES; r++)
-        bprintf(b, "joulie_sim_requests_total{route=\"%s\"} %llu\n", route_names[r],
-                (unsigned long long)atomic_load(&e->requests[r]));
+    http_stats_metrics(e, bprintf_ctx, b); /* requests and /control (http_stats.c) */
     bprintf(b, "# HELP joulie_sim_events_total joulie.sim.* events emitted.\n# TYPE joulie_sim_events_total counter\n"
                "joulie_sim_events_total %llu\n", (unsigned long long)events_total(e->events));
     bprintf(b, "# HELP joulie_sim_otlp_dropped_batches_total OTLP batches dropped while the collector was behind or down.\n"
@@ -369,6 +383,11 @@ static void metrics_seed_extra(const struct engine *e, const struct telemetry *t
         if (n->npkgs && k == n->npkgs)
             bprintf(b, "joulie_sim_node_cap_watts{node=\"%s\"} %.6f\n", n->name, cap);
     }
+    bprintf(b, "# HELP joulie_sim_node_throttle_pct DVFS throttle the node's cpufreq limits impose: 100 x (1 - the "
+               "mean frequency ceiling of its CPUs over the hardware maximum).\n"
+               "# TYPE joulie_sim_node_throttle_pct gauge\n");
+    for (int i = 0; i < t->n; i++)
+        bprintf(b, "joulie_sim_node_throttle_pct{node=\"%s\"} %.6f\n", t->nodes[i].name, t->nodes[i].cpu_throttle_pct);
     bprintf(b, "# HELP joulie_sim_node_freq_scale Running frequency of package 0 over the hardware maximum.\n"
                "# TYPE joulie_sim_node_freq_scale gauge\n");
     for (int i = 0; i < t->n; i++) {
@@ -396,19 +415,15 @@ static const struct node_telemetry *find(const struct telemetry *t, const char *
 }
 
 void http_route(struct engine *e, const struct otlp *otlp, const char *method, const char *url,
-                http_arg_fn *arg, void *arg_ctx, struct http_reply *rep)
+                const char *req_body, size_t req_len, http_arg_fn *arg, void *arg_ctx, struct http_reply *rep)
 {
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
-    enum route r = !strncmp(url, "/telemetry/", 11) ? R_TELEMETRY : !strncmp(url, "/control/", 9) ? R_CONTROL
-                   : !strncmp(url, "/debug/", 7) ? R_DEBUG : !strcmp(url, "/metrics") ? R_METRICS
-                   : !strcmp(url, "/healthz") ? R_HEALTH
-                   : !strcmp(url, "/exporters") || !strncmp(url, "/exporters/", 11) ? R_EXPORTERS
-                   : !strcmp(url, "/redfish") || !strncmp(url, "/redfish/", 9) ? R_REDFISH
-                   : !strcmp(url, "/") || !strncmp(url, "/ui/", 4) ? R_PAGE : R_OTHER;
-    atomic_fetch_add(&e->requests[r], 1);
+    enum http_route_id r = http_route_of(url);
+    bool debug = r == HR_DEBUG_NODES || r == HR_DEBUG_CLUSTER || r == HR_DEBUG_HISTORY || r == HR_DEBUG_EVENTS ||
+                 r == HR_DEBUG_ENERGY;
     rcu_read_lock();
     const struct telemetry *t = rcu_dereference(e->telemetry);
-    if (r == R_TELEMETRY) {
+    if (r == HR_TELEMETRY) {
         const char *name = url + 11;
         const struct node_telemetry *nt = find(t, name);
         if (!get)
@@ -417,13 +432,16 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             json_error(rep, 404, "no such node in the cluster spec (see /debug/nodes)", name, NULL);
         else
             send_json(rep, 200, telemetry_json(nt, t->wall_ns));
-    } else if (r == R_CONTROL) {
+    } else if (r == HR_CONTROL) {
         const char *name = url + 9;
+        const struct node_telemetry *nt = find(t, name);
         if (strcmp(method, "POST"))
             json_error(rep, 405, "method not allowed: use POST", NULL, "POST");
-        else if (!find(t, name))
+        else if (!nt)
             json_error(rep, 404, "no such node in the cluster spec (see /debug/nodes)", name, NULL);
         else {
+            /* the seed's action, counted as blocked (joulie_sim_controls_total, _control_actions_total) */
+            http_stats_control(e, (int)(nt - t->nodes), http_control_action_of(req_body, req_len));
             cJSON *o = cJSON_CreateObject();
             cJSON_AddBoolToObject(o, "ok", false);
             cJSON_AddStringToObject(o, "result", "blocked");
@@ -432,7 +450,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                                                   "(powercap, cpufreq) through the shim, not through /control");
             send_json(rep, 409, o);
         }
-    } else if (r == R_EXPORTERS) {
+    } else if (r == HR_EXPORTERS) {
         char *body = NULL;
         size_t len = 0;
         const char *type = NULL;
@@ -441,7 +459,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
         else
             reply_set(rep, code, type, body, len, NULL);
-    } else if (r == R_REDFISH) { /* redfish.c */
+    } else if (r == HR_REDFISH) { /* redfish.c */
         char *body = NULL;
         size_t len = 0;
         unsigned code = get ? redfish_http(t, url, &body, &len) : 405;
@@ -449,7 +467,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
         else
             reply_set(rep, code, "application/json", body, len, NULL);
-    } else if (r == R_PAGE) {
+    } else if (r == HR_PAGE) {
         struct web_file f;
         if (!get)
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
@@ -460,12 +478,12 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                       NULL);
         else
             json_error(rep, 404, "no such file of the page", NULL, NULL);
-    } else if (r == R_METRICS || r == R_HEALTH || r == R_DEBUG) {
+    } else if (r == HR_METRICS || r == HR_HEALTHZ || debug) {
         if (!get) {
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
-        } else if (r == R_HEALTH) {
+        } else if (r == HR_HEALTHZ) {
             reply_set(rep, 200, "text/plain; charset=utf-8", strdup("ok\n"), 3, NULL);
-        } else if (r == R_METRICS) {
+        } else if (r == HR_METRICS) {
             struct buf b = {0};
             metrics(e, otlp, t, &b);
             reply_set(rep, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len, NULL);
@@ -506,7 +524,7 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                 cJSON_AddItemToArray(arr, n);
             }
             send_json(rep, 200, o);
-        } else if (!strcmp(url, "/debug/events")) {
+        } else { /* /debug/events */
             const char *node = arg(arg_ctx, "node");
             const char *after_s = arg(arg_ctx, "after");
             const char *limit_s = arg(arg_ctx, "limit");
@@ -526,10 +544,6 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
                 free(arr);
                 reply_set(rep, 200, "application/json", b.p, b.len, NULL);
             }
-        } else {
-            json_error(rep, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, "
-                                     "/debug/cluster, /debug/history, /debug/events, /debug/energy, /metrics; "
-                                     "the page at /)", NULL, NULL);
         }
     } else {
         json_error(rep, 404, "no such route (see the README: /telemetry, /control, /debug/nodes, /debug/cluster, "
@@ -620,17 +634,40 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
     return MHD_http_unescape(s);
 }
 
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A POST /control's body, kept to read the seed's action from (its first CONTROL_BODY_MAX bytes;
+ * the rest is read and dropped). The request's state points at it with the low bit set (heap
+ * pointers are aligned): that tells it from the run API's body and from (void *)1, "headers
+ * seen, nothing kept". */
+#define CONTROL_BODY_MAX 4096
+struct control_body {
+    size_t len;
+    char p[CONTROL_BODY_MAX];
+};
+
+static struct control_body *control_body_of(void *state)
+{
+    uintptr_t v = (uintptr_t)state;
+    return v != 1 && (v & 1) ? (struct control_body *)(v & ~(uintptr_t)1) : NULL;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **state)
 {
     struct http *h = cls;
     struct http_reply rep = {0};
+    int64_t t0 = mono_ns();
     if (!*state) { /* RFC 9112 section 6.3: conflicting Content-Length headers are an unrecoverable
                     * framing error, answered 400 and the connection closed */
         struct clen cl = {0};
         MHD_get_connection_values(c, MHD_HEADER_KIND, count_clen, &cl);
         if (cl.conflict) {
-            atomic_fetch_add(&h->e->requests[R_OTHER], 1);
             json_error(&rep, 400, "conflicting Content-Length headers: the request's length is ambiguous "
                        "(RFC 9112 section 6.3); send one", NULL, NULL);
             if (!rep.body)
@@ -644,30 +681,54 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             MHD_add_response_header(r, "Connection", "close");
             enum MHD_Result ret = MHD_queue_response(c, 400, r);
             MHD_destroy_response(r);
+            http_stats_observe(h->e, http_route_of(url), method, 400, mono_ns() - t0);
             return ret;
         }
     }
     /* checked on the first call, with the headers, before any body is read: /healthz stays open
      * (liveness probes carry no credentials); every other route, the run API's too, needs them */
     if (!*state && h->user && strcmp(url, "/healthz") && !authorized(h, c)) {
-        atomic_fetch_add(&h->e->requests[R_OTHER], 1);
         json_error(&rep, 401, "authentication required (HTTP basic auth; see --http-auth-file)", NULL, NULL);
         if (!rep.body)
             return MHD_NO;
-        return queue(c, &rep, true);
+        enum MHD_Result ret = queue(c, &rep, true);
+        http_stats_observe(h->e, http_route_of(url), method, 401, mono_ns() - t0);
+        return ret;
     }
-    if (http_runs_route(url)) /* the run API collects its own body (http_runs.c) */
-        return http_runs_handle(c, url, method, upload, upload_size, state);
+    if (http_runs_route(url)) { /* the run API collects its own body (http_runs.c) */
+        enum MHD_Result ret = http_runs_handle(c, url, method, upload, upload_size, state);
+        /* counted at the call that queued its answer */
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+        if (ci && ci->http_status)
+            http_stats_observe(h->e, http_route_of(url), method, ci->http_status, mono_ns() - t0);
+        return ret;
+    }
     if (!*state) { /* first call: headers only; a body (if any) follows */
-        *state = (void *)1;
+        struct control_body *cb = !strncmp(url, "/control/", 9) && !strcmp(method, "POST") ? malloc(sizeof *cb) : NULL;
+        if (cb)
+            cb->len = 0;
+        *state = cb ? (void *)((uintptr_t)cb | 1) : (void *)1;
         return MHD_YES;
     }
-    if (*upload_size) {
-        *upload_size = 0; /* the routes take no body: discard it */
+    struct control_body *cb = control_body_of(*state);
+    if (*upload_size) { /* the other routes take no body: discarded */
+        size_t n = cb && *upload_size < CONTROL_BODY_MAX - cb->len ? *upload_size : cb ? CONTROL_BODY_MAX - cb->len : 0;
+        if (n)
+            memcpy(cb->p + cb->len, upload, n);
+        if (cb)
+            cb->len += n;
+        *upload_size = 0;
         return MHD_YES;
     }
-    http_route(h->e, h->otlp, method, url, mhd_arg, c, &rep);
-    return rep.body ? queue(c, &rep, false) : MHD_NO;
+    http_route(h->e, h->otlp, method, url, cb ? cb->p : NULL, cb ? cb->len : 0, mhd_arg, c, &rep);
+    free(cb);
+    *state = (void *)1;
+    if (!rep.body)
+        return MHD_NO;
+    unsigned code = rep.code;
+    enum MHD_Result ret = queue(c, &rep, false);
+    http_stats_observe(h->e, http_route_of(url), method, code, mono_ns() - t0);
+    return ret;
 }
 
 /* libmicrohttpd's own messages (a client that reset or timed out, a failed accept): at most
@@ -704,11 +765,14 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, soc
 }
 
 /* A request that ends without its last call (the client went away mid-body, a timeout): the
- * run API's collected body is freed here; the other routes keep no state (*state is 1). */
+ * run API's collected body, or a /control body, is freed here; the other routes keep no state
+ * (*state is 1). */
 static void on_completed(void *cls, struct MHD_Connection *c, void **state, enum MHD_RequestTerminationCode toe)
 {
     (void)cls, (void)c, (void)toe;
-    if (*state && *state != (void *)1)
+    if (control_body_of(*state))
+        free(control_body_of(*state));
+    else if (*state && *state != (void *)1)
         http_runs_abandon(*state);
     *state = NULL;
 }

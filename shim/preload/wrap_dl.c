@@ -19,11 +19,19 @@ static int names_nvml(const char *path)
     return slash && !strncmp(slash + 1, "libnvidia-ml.so", 15);
 }
 
-/* -O2 whatever the build type: the pass-through must compile to a jump (a sibling call). */
-EXPORT __attribute__((optimize("O2", "optimize-sibling-calls"))) void *dlopen(const char *file, int mode)
+/* The pass-through must compile to a jump (a sibling call) whatever the build type: gcc's -O2 for
+ * this function, clang's musttail (clang has no optimize attribute). */
+#ifdef __clang__
+#define SIBLING_CALLS
+#define TAIL_CALL __attribute__((musttail))
+#else
+#define SIBLING_CALLS __attribute__((optimize("O2", "optimize-sibling-calls")))
+#define TAIL_CALL
+#endif
+EXPORT SIBLING_CALLS void *dlopen(const char *file, int mode)
 {
     const char *nvml;
     if (names_nvml(file) && (nvml = getenv("HWEMU_NVML")) && *nvml == '/')
         file = nvml;
-    return REAL(dlopen)(file, mode);
+    TAIL_CALL return REAL(dlopen)(file, mode);
 }

@@ -274,7 +274,7 @@ if serve_start "$url" "$tmp/h.err" --spec "$spec" --root "$tmp/rh" --addr "127.0
     python3 -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["state"]=="running" and d["jobs"]["running"]==1 and d["timeSec"]>=1.5 and d["energyJoules"]["standard"]>0 else 1)' "$r" && ok || bad "GET run: $r"
     m=$(curl -s "$url/metrics")
     grep -q '^joulie_sim_job_submitted_total{class="standard"} 1$' <<<"$m" && grep -q '^joulie_sim_node_running_pods{node="eco-0"} 1$' <<<"$m" &&
-        grep -q '^joulie_sim_node_class_info{node="gpu-0",class="gpu"} 1$' <<<"$m" && ok || bad "metrics during the run: $(grep joulie_sim_job <<<"$m")"
+        grep -q '^joulie_sim_node_class_info{node="gpu-0",class="nvidia-h100-sxm-8gpu"} 1$' <<<"$m" && ok || bad "metrics during the run: $(grep joulie_sim_job <<<"$m")"
     curl -s "$url/runs/nope" -w ' %{http_code}' | grep -q ' 404$' && ok || bad "GET unknown run"
     curl -s -X DELETE "$url/runs/$id" -w ' %{http_code}' | grep -q ' 405$' && ok || bad "DELETE run"
     r=$(curl -s -X POST "$url/runs/$id/stop" -w ' %{http_code}')
