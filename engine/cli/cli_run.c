@@ -158,7 +158,7 @@ int cmd_run(int argc, char **argv)
     if (runs_active_id(m, id, sizeof id)) /* this root's runs directory had a run in the middle: it goes on */
         fprintf(stderr, "hwemu run: run %s resumed; the trace %s is not started\n", id, trace);
     else
-        rc = runs_submit_path(m, trace, id, sizeof id, &d);
+        rc = runs_submit_path(m, trace, NULL, id, sizeof id, &d);
     if (rc) {
         diag_print(&d, stderr);
         fprintf(stderr, "hwemu run: the trace was not started (%d problem%s); nothing ran\n", d.count,

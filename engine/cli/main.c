@@ -15,6 +15,7 @@ static void usage(FILE *out)
           "  serve                                    run the engine: every node of a cluster spec, HTTP API\n"
           "  profiles list|show NAME                  the hardware profiles and their facts with sources\n"
           "  run --trace FILE [--spec FILE]           one workload trace on the cluster to its end; prints the summary\n"
+          "  runs merge --out DIR RUN_DIR...          merge the run directories of a sharded run's shards into one\n"
           "  trace generate|validate                  write a synthetic workload trace; check one\n"
           "  exec --node NAME -- CMD [ARGS...]        run an unmodified agent against an emulated node\n"
           "  agents [--pool P] -- CMD [ARGS...]       run an agent on every selected node, restarted when it dies\n"
@@ -52,6 +53,8 @@ int main(int argc, char **argv)
         return cmd_serve(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "runs"))
+        return cmd_runs(argc - 1, argv + 1);
     if (!strcmp(cmd, "trace"))
         return cmd_trace(argc - 1, argv + 1);
     if (!strcmp(cmd, "profiles"))

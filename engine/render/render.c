@@ -42,6 +42,9 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     segb_dir(l->b, "sys/devices/virtual/powercap", 0755);
     segb_dir(l->b, "sys/devices/system/cpu/cpufreq", 0755);
     segb_dir(l->b, "sys/class/hwmon", 0755);
+    /* /dev: the node's devices, then the host's but for the classes the node alone answers for
+     * (shim/emu/emu_hide.h), whatever devices this node has */
+    segb_dir(l->b, "dev", 0755);
     render_topology(l, tree);
     render_vulnerabilities(l, tree);
     render_powercap(l, tree, p);

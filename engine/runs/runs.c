@@ -97,6 +97,10 @@ static void on_job(void *ctx, struct run *r, struct run_job *j)
 {
     struct runs *m = ctx;
     struct engine *e = m->e;
+    if (j->state == JS_ELSEWHERE) { /* another shard runs it: its line here says so, its events are that shard's */
+        run_output_job(&m->out, e, r, j);
+        return;
+    }
     const char *node = j->node >= 0 ? e->nodes[j->node].name : ""; /* a job stalled before placement has none */
     const char *ev = j->state == JS_RUNNING ? "joulie.sim.job.started"
                      : j->state == JS_COMPLETED ? "joulie.sim.job.completed" : "joulie.sim.job.stalled";
@@ -119,6 +123,7 @@ static void on_job(void *ctx, struct run *r, struct run_job *j)
 }
 
 static void lock_caller(struct runs *m);
+static bool label_name_ok(const char *s, size_t n);
 
 /* A new or resumed run sees the eco labels set at run time. */
 static void apply_labels(struct runs *m, struct run *r)
@@ -445,7 +450,9 @@ static int resume_one(struct runs *m, const char *name, char *err, size_t errlen
     diag_free(&dg);
     free(trace);
     bool crash = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "suspended"));
-    struct run *r = run_create(m->e, &t, name, m->base_speed);
+    /* no placer yet (runs_set_placer comes after the attach): the checkpoint gives every job's
+     * state, stalls included */
+    struct run *r = run_create(m->e, &t, name, m->base_speed, NULL);
     const cJSON *outs = cJSON_GetObjectItemCaseSensitive(o, "outputs");
     uint64_t jobs_len = 0;
     const cJSON *jl = cJSON_GetObjectItemCaseSensitive(outs, "jobs.jsonl");
@@ -649,9 +656,39 @@ static void unclaim(struct runs *m)
     pthread_mutex_unlock(&m->lock);
 }
 
-int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet, char *id,
-                size_t idlen, struct diag *d)
+/* The run key a sharded engine gives a run submitted without one: "t-" and 16 hex digits of an
+ * FNV-1a 64 hash of the trace's bytes, the spec's name and the work rate, so that every shard
+ * given the same trace, spec and options names the same Jobs (docs/kubernetes.md "Sharding"). */
+static void default_key(const struct runs *m, const char *text, size_t len, char *key, size_t cap)
 {
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+    char more[512];
+    int n = snprintf(more, sizeof more, "%c%s%c%.17g", 0, m->e->spec.name ? m->e->spec.name : "", 0, m->base_speed);
+    for (int i = 0; i < n && i < (int)sizeof more - 1; i++)
+        h = (h ^ (unsigned char)more[i]) * 1099511628211ull;
+    snprintf(key, cap, "t-%016" PRIx64, h);
+}
+
+int runs_key_check(const char *key, char *err, size_t errlen)
+{
+    if (!label_name_ok(key, strlen(key))) {
+        snprintf(err, errlen, "\"%.80s\" is not a run key: 1 to 63 characters of [A-Za-z0-9._-] starting and "
+                 "ending alphanumeric (it labels the run's pods: sim.joulie.io/run)", key);
+        return EINVAL;
+    }
+    return 0;
+}
+
+int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet,
+                const char *key, char *id, size_t idlen, struct diag *d)
+{
+    char kerr[256];
+    if (key && runs_key_check(key, kerr, sizeof kerr)) {
+        diag_add(d, NULL, "%s", kerr);
+        return EINVAL;
+    }
     lock_caller(m);
     if (m->active || m->claimed) {
         snprintf(id, idlen, "%s", m->active ? m->active->id : m->claim_id);
@@ -699,7 +736,11 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, seq);
         pthread_mutex_unlock(&m->lock);
     }
-    struct run *r = run_create(m->e, &t, rid, m->base_speed);
+    struct run *r = run_create(m->e, &t, rid, m->base_speed, m->placer);
+    if (key)
+        snprintf(r->key, sizeof r->key, "%s", key);
+    else if (run_sharded(r))
+        default_key(m, text, len, r->key, sizeof r->key);
     /* the first checkpoint, before the run is announced: a crash from here on resumes it */
     lock_caller(m);
     cJSON_Delete(m->resume_outputs);
@@ -734,7 +775,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     return 0;
 }
 
-int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, struct diag *d)
+int runs_submit_path(struct runs *m, const char *path, const char *key, char *id, size_t idlen, struct diag *d)
 {
     struct trace t;
     char *raw = NULL;
@@ -743,7 +784,7 @@ int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, s
         return EINVAL;
     unsigned mode = t.mode;
     trace_free(&t);
-    int rc = runs_submit(m, path, raw, len, mode, false, id, idlen, d);
+    int rc = runs_submit(m, path, raw, len, mode, false, key, id, idlen, d);
     free(raw);
     return rc;
 }

@@ -68,13 +68,18 @@ struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_spe
 bool runs_detach(struct runs *m);
 /* A new run of the trace text (label names it in messages and the status). mode: the source's
  * permission bits, which the run's copy of the trace keeps (run_output.h); quiet: messages never
- * show the trace's values (trace_parse_quiet). 0 with its id; EBUSY while another is active (id:
- * that one); EINVAL with the problems in d; EIO when the output directory cannot be written
- * (message in d). It starts at the next tick. */
-int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet, char *id,
-                size_t idlen, struct diag *d);
+ * show the trace's values (trace_parse_quiet). key: the run key that names its Jobs (run.h;
+ * docs/kubernetes.md "Sharding"), checked by runs_key_check; NULL: on a sharded engine a hash
+ * of the trace, the spec's name and the work rate, else none (the run id names them). 0 with
+ * its id; EBUSY while another is active (id: that one); EINVAL with the problems in d (a bad
+ * key too); EIO when the output directory cannot be written (message in d). It starts at the
+ * next tick. */
+int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet,
+                const char *key, char *id, size_t idlen, struct diag *d);
 /* The same from a file or directory of *.jsonl (its mode kept, messages with values). */
-int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, struct diag *d);
+int runs_submit_path(struct runs *m, const char *path, const char *key, char *id, size_t idlen, struct diag *d);
+/* Whether key can be a run key (a Kubernetes label value, not empty): 0, or EINVAL with a message. */
+int runs_key_check(const char *key, char *err, size_t errlen);
 /* Stops the run at the next tick: 0; ENOENT no such run; EALREADY it has ended. */
 int runs_stop(struct runs *m, const char *id);
 /* Status objects (caller deletes): every run, and one (NULL: no such run). A run directory the

@@ -437,9 +437,8 @@ static double gib(uint64_t b)
 
 /* What every node of the spec needs (docs/robustness.md "Capacity"): its private memory (the
  * node, two telemetry snapshots, its per-file arrays: about ENGINE_NODE_ARRAY_BYTES a binding)
- * against MemAvailable, a descriptor (the soft limit raised up to the hard one), and its segment
- * in the root (the template's size; a segment already
- * there of this node counts as space it will reuse) against the root's free space. 0, or -1
+ * against MemAvailable, and its segment in the root (the template's size; a segment already there
+ * of this node counts as space it will reuse) against the root's free space. 0, or -1
  * with one message naming the need, what there is and the remedy. */
 static int check_capacity(const struct engine *e, const char *root, uint64_t debug_free, char *err, size_t errlen)
 {
@@ -457,21 +456,6 @@ static int check_capacity(const struct engine *e, const char *root, uint64_t deb
                  "(MemAvailable): start fewer nodes (split the spec across engines, each with its own --root) or "
                  "free memory", e->nnodes, gib(mem), gib(avail));
         return -1;
-    }
-    /* each node keeps its segment open, each layout its static file */
-    rlim_t fds = (rlim_t)e->nnodes + (rlim_t)e->spec.npools + 64;
-    struct rlimit rl;
-    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < fds) {
-        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= fds + 256 ? fds + 256 : rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-        getrlimit(RLIMIT_NOFILE, &rl);
-        if (rl.rlim_cur < fds) {
-            snprintf(err, errlen, "%d nodes need %llu file descriptors (one segment each) and the limit is %llu "
-                     "(ulimit -n; hard limit %llu): raise it (ulimit -Hn, systemd LimitNOFILE=) or start fewer "
-                     "nodes", e->nnodes, (unsigned long long)fds, (unsigned long long)rl.rlim_cur,
-                     (unsigned long long)rl.rlim_max);
-            return -1;
-        }
     }
     struct statvfs vfs;
     if (statvfs(root, &vfs))
@@ -582,21 +566,18 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         const struct spec_pool *p = &e->spec.pools[sn->pool];
         struct phys_load load = base_load(p);
         struct phys_gpu_load gload = gpu_load(p);
-        if (node_open(&e->nodes[i], &e->templates[sn->pool], cfg->root, sn->name, &load, &gload, cfg->tick_ns, err,
-                      sizeof err)) {
+        if (node_open(&e->nodes[i], &e->templates[sn->pool], cfg->root, sn->name, &load, &gload, cfg->tick_ns,
+                      shared, err, sizeof err)) {
             if (failed++ < ENGINE_FAILS_SHOWN) /* the rest are counted below */
                 say(e, "%s", err);
         } else {
             struct node *nd = &e->nodes[i];
-            if (nd->said) { /* a damaged segment it rendered again */
+            if (nd->said) { /* a damaged segment it rendered again, a mode it could not set */
                 say(e, "%.*s", (int)strlen(nd->said) - 1, nd->said);
                 free(nd->said);
                 nd->said = NULL;
             }
             e->resumed += e->nodes[i].resumed;
-            /* a setgid root shares the segments with its group's agents (docs/security.md) */
-            if (shared && fchmod(e->nodes[i].seg.fd, 0660))
-                say(e, "node %s: cannot make its segment group-writable: %s", sn->name, strerror(errno));
         }
         if (cfg->progress)
             cfg->progress(cfg->progress_ctx, i + 1, e->nnodes, e->resumed);

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct spec_pool;
 struct yt_node;
@@ -114,7 +115,9 @@ struct node {
     struct phys_gpu_params gparams;
     struct phys_gpu_state gstate;
     struct phys_gpu_load gload;
-    struct seg seg;
+    struct seg seg;              /* mapped; its descriptor closed once opened (seg.fd -1) */
+    dev_t seg_dev;               /* the segment file's identity, to tell it from another put at */
+    ino_t seg_ino;               /* its path (node_repair.c) */
     const struct binding *binds; /* per value (the template's) */
     uint32_t nvalues;
     uint32_t *slot_entry;        /* per slot: its entry */
@@ -207,11 +210,14 @@ uint64_t node_unit_cpu_ns(const struct node *n, int k);
 /* Creates <root>/<name>.seg from the template or, when it exists and was rendered from the
  * same template, resumes it (a damaged one is rendered again, its counters salvaged: see
  * node_repair.c "Damage"). n must be zeroed memory (calloc): the parts a node does not use are
- * left untouched, unfaulted. Returns 0, or an errno with a message naming the node and the remedy
- * in err. A damage it found and repaired is in n->said (it prints nothing). */
+ * left untouched, unfaulted. group_shared: make the file group-writable (a setgid root shared
+ * with its group's agents, docs/security.md). The node keeps the file mapped and holds no
+ * descriptor for it (an engine's node count is bounded by memory, not RLIMIT_NOFILE). Returns 0,
+ * or an errno with a message naming the node and the remedy in err. A damage it found and
+ * repaired, or a mode it could not set, is in n->said (it prints nothing). */
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
-              const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
-              size_t errlen);
+              const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, bool group_shared,
+              char *err, size_t errlen);
 void node_close(struct node *n);
 /* One tick at now_mono: step to it, drain agent writes (events to log), begin the next
  * interval at load, publish, write the ledger. until_mono is the earliest the next tick can

@@ -64,6 +64,8 @@ void node_expected_header(const struct node *n, struct seg_header *h);
 void node_report_damage(struct node *n, unsigned kind, const char *what, const char *action, int64_t now_wall,
                         struct event_log *log);
 void node_check_health(struct node *n, int64_t now_wall, struct event_log *log);
+/* Adds one line (ending in a newline) to what node_open has to say (n->said). */
+void node_said_add(struct node *n, const char *line, size_t len);
 
 /* The text of a GPU value (BK_GPU, BK_GPU_IDENT) now: false for other bindings. */
 bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_t len);

@@ -154,6 +154,29 @@ static int open_existing(struct node *n, char *err, size_t errlen, char *why, si
     return -1;
 }
 
+/* The segment is mapped: its mode set (group_shared), its identity kept for the health checks
+ * (node_repair.c), its descriptor closed. Non-zero, with err set, when its identity cannot be
+ * read. */
+static int release_fd(struct node *n, bool group_shared, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(n->seg.fd, &st) != 0) {
+        snprintf(err, errlen, "node %s: cannot read what its segment %s is: %s", n->name, n->path, strerror(errno));
+        return -1;
+    }
+    n->seg_dev = st.st_dev;
+    n->seg_ino = st.st_ino;
+    if (group_shared && fchmod(n->seg.fd, 0660)) {
+        char line[600];
+        int len = snprintf(line, sizeof line, "node %s: cannot make its segment %s group-writable: %s\n", n->name,
+                           n->path, strerror(errno));
+        node_said_add(n, line, len < (int)sizeof line ? (size_t)len : sizeof line - 1);
+    }
+    close(n->seg.fd);
+    n->seg.fd = -1;
+    return 0;
+}
+
 /* Everything node_open allocates for a node besides its segment: freed by a failed open and by
  * node_close alike (one list, so a new array cannot be left out of either). */
 static void free_arrays(struct node *n)
@@ -171,8 +194,8 @@ static void free_arrays(struct node *n)
 }
 
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
-              const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
-              size_t errlen)
+              const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, bool group_shared,
+              char *err, size_t errlen)
 {
     /* n is zeroed memory (node.h): not cleared again, so that the pages of what this node does
      * not use (CPUs and GPUs past its own) are never touched */
@@ -262,6 +285,11 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
             seg_close(&n->seg);
         free_arrays(n);
         return rc;
+    }
+    if (release_fd(n, group_shared, err, errlen)) {
+        seg_close(&n->seg);
+        free_arrays(n);
+        return EIO;
     }
     n->seg.h->tick_ns = tick_ns;
     n->seg.h->engine_pid = (uint32_t)getpid();

@@ -125,6 +125,11 @@ static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
         return error(c, 413, "the trace is larger than 512 MiB: pass {\"tracePath\": \"...\"} instead", NULL);
     if (!b->len)
         return error(c, 400, "empty body: send the trace JSONL, or {\"tracePath\": \"<file or directory>\"}", NULL);
+    /* ?key=K: the run key every shard of a sharded run is given (docs/kubernetes.md "Sharding") */
+    const char *key = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "key");
+    char kerr[256];
+    if (key && runs_key_check(key, kerr, sizeof kerr))
+        return error(c, 400, kerr, NULL);
     struct diag d = {0};
     char id[64] = "";
     cJSON *holder = NULL;
@@ -143,10 +148,10 @@ static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
             return error(c, st == TRACE_FILE_REFUSED ? 403 : st == TRACE_FILE_MISSING ? 404
                             : st == TRACE_FILE_TOO_BIG ? 413 : 400, err, NULL);
         }
-        rc = runs_submit(the_runs, path, text, len, mode, true, id, sizeof id, &d);
+        rc = runs_submit(the_runs, path, text, len, mode, true, key, id, sizeof id, &d);
         free(text);
     } else {
-        rc = runs_submit(the_runs, "request body", b->p, b->len, 0644, false, id, sizeof id, &d);
+        rc = runs_submit(the_runs, "request body", b->p, b->len, 0644, false, key, id, sizeof id, &d);
     }
     cJSON_Delete(holder);
     cJSON *o = cJSON_CreateObject();
@@ -154,6 +159,11 @@ static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
     if (rc == 0) {
         cJSON_AddStringToObject(o, "runId", id);
         cJSON_AddStringToObject(o, "state", "running");
+        cJSON *st = runs_get_json(the_runs, id); /* a run key (given, or a sharded engine's) */
+        const cJSON *rk = cJSON_GetObjectItemCaseSensitive(st, "runKey");
+        if (cJSON_IsString(rk))
+            cJSON_AddStringToObject(o, "runKey", rk->valuestring);
+        cJSON_Delete(st);
     } else if (rc == EBUSY) {
         code = 409;
         char msg[256];

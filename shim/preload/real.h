@@ -148,7 +148,8 @@ struct statx;
     X(FILE *, freopen64, (const char *, const char *, FILE *))                                     \
     X(FILE *, fdopen, (int, const char *))                                                         \
     /* loading libraries */                                                                        \
-    X(void *, dlopen, (const char *, int))
+    X(void *, dlopen, (const char *, int))                                                         \
+    X(char *, dlerror, (void))
 
 #define SHIM_DECLARE(ret, name, args) extern ret(*real_##name) args;
 SHIM_SYMBOLS(SHIM_DECLARE)

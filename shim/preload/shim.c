@@ -5,10 +5,12 @@
 #include "alias.h"
 #include "emu.h"
 #include "real.h"
+#include "stream.h"
 
 __attribute__((constructor)) static void shim_init(void)
 {
     shim_resolve();
+    stream_init();
     if (emu_init() == 0)
         alias_adopt(); /* emulated files a parent left on low numbers across exec */
 }

@@ -11,6 +11,14 @@ finish() {
     [ "$fail" -eq 0 ]
     exit
 }
+# until_ok SECONDS CMD...: retries CMD (its output dropped) every 0.5 s until it succeeds; 1 after
+# SECONDS (a test may define its own, with another period)
+until_ok() {
+    local t=$1
+    shift
+    for _ in $(seq $((t * 2))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
+    return 1
+}
 # A TCP port on 127.0.0.1 that nothing listens on now (the kernel picks it), so tests that run
 # at the same time never collide.
 free_port() {
