@@ -48,6 +48,16 @@ static bool num(const char *t, double lo, double hi, double *out)
     return true;
 }
 
+/* a whole number in [lo, hi]: stored only when it is one */
+static bool whole(const char *t, int lo, int hi, int *out)
+{
+    double v;
+    if (!num(t, lo, hi, &v) || v != floor(v))
+        return false;
+    *out = (int)v;
+    return true;
+}
+
 static bool boolean(const char *t, bool *out)
 {
     if (!strcmp(t, "true") || !strcmp(t, "1") || !strcmp(t, "yes"))
@@ -80,14 +90,13 @@ static int generate(int argc, char **argv)
     bool seeded = false;
     const char *out = "trace.jsonl";
     int c;
-    double v;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long_only(argc, argv, "", opts, NULL)) != -1) {
         const char *name = c > 0 && c < O_HELP ? opts[c - 1].name : "";
         bool ok = true;
         switch (c) {
-        case O_JOBS: ok = num(optarg, 0, 1e7, &v) && v == floor(v); o.jobs = (int)v; break;
+        case O_JOBS: ok = whole(optarg, 0, 10000000, &o.jobs); break;
         case O_OUT: out = optarg; break;
         case O_NS: o.ns = optarg; ok = *optarg && !strpbrk(optarg, "\"\\"); break;
         case O_MIA: ok = num(optarg, 1e-6, 1e9, &o.mean_inter_arrival_sec); break;
@@ -104,7 +113,7 @@ static int generate(int argc, char **argv)
         case O_CBPB: ok = num(optarg, 0, 1e3, &o.compute_bound_perf_boost); break;
         case O_NOAFF: ok = boolean(optarg, &o.no_affinity_only); break;
         case O_GPUR: ok = num(optarg, 0, 1, &o.gpu_ratio); break;
-        case O_GPUREQ: ok = num(optarg, 0, 16, &v) && v == floor(v); o.gpu_request = (int)v; break;
+        case O_GPUREQ: ok = whole(optarg, 0, 16, &o.gpu_request); break;
         case O_CPURATE: ok = num(optarg, 0, 1e6, &o.cpu_work_rate_per_core); break;
         case O_GPURATE: ok = num(optarg, 0, 1e6, &o.gpu_work_rate_per_gpu); break;
         case O_EMIT: ok = boolean(optarg, &o.emit_workload_records); break;
@@ -118,10 +127,10 @@ static int generate(int argc, char **argv)
         case O_HOURS: ok = num(optarg, 0, 1e5, &o.sim_hours); break;
         case O_WS: ok = num(optarg, 0, 1e6, &o.work_scale); break;
         case O_BSPC: ok = num(optarg, 0, 1e6, &o.base_speed_per_core); break;
-        case O_DBMIN: ok = num(optarg, 0, 1e6, &v) && v == floor(v); o.diurnal_burst_min = (int)v; break;
-        case O_DBMAX: ok = num(optarg, 0, 1e6, &v) && v == floor(v); o.diurnal_burst_max = (int)v; break;
+        case O_DBMIN: ok = whole(optarg, 0, 1000000, &o.diurnal_burst_min); break;
+        case O_DBMAX: ok = whole(optarg, 0, 1000000, &o.diurnal_burst_max); break;
         case O_DPR: ok = num(optarg, 0, 1e6, &o.diurnal_peak_rate); break;
-        case O_MINGPU: ok = num(optarg, 0, 16, &v) && v == floor(v); o.min_gpu_request = (int)v; break;
+        case O_MINGPU: ok = whole(optarg, 0, 16, &o.min_gpu_request); break;
         case O_AMD: ok = num(optarg, 0, 1, &o.amd_gpu_ratio); break;
         case O_HELP: fputs(help, stdout); return EXIT_OK;
         default: return cli_bad_option("trace generate", argv, opts);

@@ -188,7 +188,9 @@ static void load_transfers(struct sctx *c, const struct yt_node *m, struct base_
             SERR(c, t, "%s: needs from, to (GPU indices) and GBps", sub);
             continue;
         }
-        if (!(get_num(c, tm, "from", sub, &from) & get_num(c, tm, "to", sub, &to) & get_num(c, tm, "GBps", sub, &gbps)))
+        bool ok_from = get_num(c, tm, "from", sub, &from), ok_to = get_num(c, tm, "to", sub, &to),
+             ok_gbps = get_num(c, tm, "GBps", sub, &gbps); /* each says its own problem */
+        if (!ok_from || !ok_to || !ok_gbps)
             continue;
         /* bounded before the casts (a double past int's range makes (int) undefined); an index
          * past the profile's GPUs is reported against them below */

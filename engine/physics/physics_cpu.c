@@ -333,6 +333,24 @@ static struct freq_limits freq_limits(const struct phys_cpu_params *p, const str
     return (struct freq_limits){eff_min, ceiling};
 }
 
+double phys_cpu_dvfs_throttle_pct(const struct phys_cpu_params *p, const struct phys_cpu_state *s)
+{
+    if (p->cpuinfo_max_khz <= 0 || s->ncpus <= 0)
+        return 0;
+    double sum = 0, ceiling = 0;
+    const struct phys_core_state *prev = NULL;
+    for (int i = 0; i < s->ncpus; i++) {
+        const struct phys_core_state *c = &s->cpu[i];
+        /* neighbours with the same limits (a policy's CPUs, usually every CPU) share the ceiling */
+        if (!prev || c->scaling_min_khz != prev->scaling_min_khz || c->scaling_max_khz != prev->scaling_max_khz)
+            ceiling = freq_limits(p, s, i).ceiling;
+        prev = c;
+        sum += ceiling;
+    }
+    double pct = 100 * (1 - sum / s->ncpus / (double)p->cpuinfo_max_khz);
+    return pct > 0 ? pct : 0;
+}
+
 /* The frequency CPU i's governor asks for at utilisation util. */
 static double freq_target(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int i, double util)
 {

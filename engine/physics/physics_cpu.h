@@ -311,6 +311,12 @@ double phys_load_util(const struct phys_load *load, int cpu);
 /* Busy ns of CPU cpu since init at grid boundary sub (≥ the CPU's line base; exact). */
 uint64_t phys_cpu_busy_ns(const struct phys_cpu_state *s, int cpu, uint64_t sub);
 
+/* The DVFS throttle the node's cpufreq limits impose, in percent: 100 × (1 − the mean over its CPUs
+ * of the frequency ceiling their policy's limits allow (scaling_max_freq resolved into the table,
+ * turbo, intel_pstate's max_perf_pct) over cpuinfo_max_khz, the hardware maximum with turbo).
+ * 0 with no limit set; the running frequency under a governor or a cap does not count. */
+double phys_cpu_dvfs_throttle_pct(const struct phys_cpu_params *p, const struct phys_cpu_state *s);
+
 /* cpuinfo_max_freq as shown: the top non-turbo frequency (base_khz) while turbo is off on a driver
  * without a frequency table, else cpuinfo_max_khz. */
 int64_t phys_cpu_cpuinfo_max_khz(const struct phys_cpu_params *p, const struct phys_cpu_state *s);

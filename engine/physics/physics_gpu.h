@@ -41,7 +41,7 @@
 
 #define PHYS_GPU_MAX 16
 #define PHYS_GPU_MAX_MEMCLK 8
-#define PHYS_GPU_MAX_XFER 32
+#define PHYS_GPU_MAX_XFER (PHYS_GPU_MAX * (PHYS_GPU_MAX - 1)) /* every ordered pair of GPUs */
 #define PHYS_GPU_RING 64
 
 enum phys_gpu_vendor { PHYS_GPU_NONE = 0, PHYS_GPU_NVIDIA, PHYS_GPU_AMD, PHYS_GPU_INTEL };

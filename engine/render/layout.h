@@ -17,7 +17,6 @@ enum bind_kind {
     BK_STATIC = 0,   /* A value with no physics effect (a disabled DRAM limit, ...) */
     BK_ENERGY,       /* S counter: zone, pkg */
     BK_CUR_FREQ,     /* S: scaling_cur_freq of the policy whose first CPU (index) is cpu */
-    BK_CPUINFO_MAX,  /* S: cpuinfo_max_freq (follows turbo) */
     BK_HSMP_POWER,   /* S: HSMP power1_input of pkg, uW */
     BK_PL_LIMIT,     /* A: constraint power limit: pkg, pl */
     BK_PL1_WINDOW,   /* A: PL1 time window of pkg */

@@ -13,7 +13,8 @@
  *   sys/devices/system/cpu/amd_pstate/status    amd-pstate drivers (A, taken, no effect)
  * Per policy: scaling_driver, scaling_available_governors (setpolicy drivers without the
  * trailing space), scaling_governor (A), cpuinfo_min_freq, cpuinfo_max_freq (S: follows
- * turbo), cpuinfo_transition_latency, scaling_min_freq / scaling_max_freq (A, clamped),
+ * turbo at the write on a driver without a table, SEG_F_TURBO), cpuinfo_transition_latency,
+ * scaling_min_freq / scaling_max_freq (A, clamped; shown at most cpuinfo_max_freq, SEG_F_CEIL),
  * scaling_cur_freq (S), scaling_setspeed (A: EINVAL unless userspace), affected_cpus,
  * related_cpus, scaling_available_frequencies (table drivers), and with HWP (intel_pstate) or
  * amd-pstate-epp: energy_performance_preference (A) and its available list; base_frequency on
@@ -78,9 +79,32 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
     bool hwp = prof_bool(cf, "hwp", false);
     char text[256], dir[256], path[512];
 
-    /* Shared value: cpuinfo_max_freq. */
+    /* The turbo switch: cpufreq/boost where the profile sources it (acpi-cpufreq, amd-pstate),
+     * intel_pstate/no_turbo on the intel_pstate drivers (rendered here, before the policies whose
+     * files follow it). */
+    bool intel = p->driver == PHYS_DRV_INTEL_PSTATE || p->driver == PHYS_DRV_INTEL_CPUFREQ;
+    uint32_t turbo = SEG_NONE;
+    if (!minimal && yt_get(cf, "boost") && yt_get(cf, "boost")->src) {
+        snprintf(text, sizeof text, "%d\n", p->boost ? 1 : 0);
+        turbo = segb_dynamic(b, CPU "/cpufreq/boost", 0644, SEG_A, layout_value(l, text, (struct binding){.kind = BK_BOOST}),
+                             SV_BOOL01, SEG_NONE);
+    }
+    if (!minimal && intel) {
+        snprintf(text, sizeof text, "%d\n", p->boost ? 0 : 1);
+        turbo = segb_dynamic(b, CPU "/intel_pstate/no_turbo", 0644, SEG_A,
+                             layout_value(l, text, (struct binding){.kind = BK_NO_TURBO}), SV_UINT_CLAMP01, SEG_NONE);
+    }
+    /* cpuinfo_max_freq follows turbo on a driver without a frequency table: the base frequency
+     * while it is off (intel_pstate_update_limits_for_all; amd_pstate_set_boost: the nominal
+     * frequency, "the base frequency" of amd-pstate.rst), at once for every reader (segment.h
+     * "Turbo"; phys_cpu_cpuinfo_max_khz is the physics' side), and a policy's limits show no more
+     * than it: the driver's verify clamps policy->max, keeping the request. */
+    bool follows = turbo != SEG_NONE && p->freq_n == 0 && p->base_khz > 0 && p->base_khz < p->cpuinfo_max_khz;
     snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_max_khz);
-    uint32_t max_value = layout_value(l, text, (struct binding){.kind = BK_CPUINFO_MAX});
+    uint32_t max_value = layout_value(l, text, (struct binding){.kind = BK_STATIC});
+    uint32_t max_param = follows ? segb_param(b, (struct seg_param){.a = p->cpuinfo_max_khz, .b = p->base_khz,
+                                                                    .c = intel, .related = turbo}, NULL)
+                                 : SEG_NONE;
 
     /* Governor list as scaling_available_governors shows it. */
     const char *avail = prof_str(cf, "availableGovernors", "performance powersave");
@@ -140,7 +164,9 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
         snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_min_khz);
         stat_file(b, dir, "cpuinfo_min_freq", 0444, text);
         snprintf(path, sizeof path, "%s/cpuinfo_max_freq", dir);
-        segb_dynamic(b, path, 0444, SEG_S, max_value, SV_NONE, SEG_NONE);
+        uint32_t cmax = segb_dynamic(b, path, 0444, SEG_S, max_value, SV_NONE, max_param);
+        if (follows)
+            segb_flag(b, cmax, SEG_F_TURBO);
         snprintf(text, sizeof text, "%lld\n", latency_ns(cf, p->driver));
         stat_file(b, dir, "cpuinfo_transition_latency", 0444, text);
         if (p->freq_n) {
@@ -159,13 +185,18 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
                                    layout_value(l, text, (struct binding){.kind = BK_MAX_FREQ, .pkg = (uint8_t)pkg, .cpu = (uint16_t)i}),
                                    SV_FREQ_MAX,
                                    segb_param(b, (struct seg_param){.a = p->cpuinfo_min_khz, .b = p->cpuinfo_max_khz,
-                                                                    .related = SEG_NONE}, NULL));
+                                                                    .related = follows ? cmax : SEG_NONE}, NULL));
         snprintf(text, sizeof text, "%lld\n", (long long)p->cpuinfo_min_khz);
         snprintf(path, sizeof path, "%s/scaling_min_freq", dir);
-        segb_dynamic(b, path, 0644, SEG_A,
-                     layout_value(l, text, (struct binding){.kind = BK_MIN_FREQ, .pkg = (uint8_t)pkg, .cpu = (uint16_t)i}), SV_FREQ_MIN,
-                     segb_param(b, (struct seg_param){.a = p->cpuinfo_min_khz, .b = p->cpuinfo_max_khz, .related = mx},
-                                NULL));
+        uint32_t mn = segb_dynamic(b, path, 0644, SEG_A,
+                                   layout_value(l, text, (struct binding){.kind = BK_MIN_FREQ, .pkg = (uint8_t)pkg, .cpu = (uint16_t)i}),
+                                   SV_FREQ_MIN,
+                                   segb_param(b, (struct seg_param){.a = p->cpuinfo_min_khz, .b = p->cpuinfo_max_khz,
+                                                                    .related = mx}, NULL));
+        if (follows) {
+            segb_flag(b, mx, SEG_F_CEIL);
+            segb_flag(b, mn, SEG_F_CEIL);
+        }
         long long cur = !strcmp(gov0, "performance") ? p->cpuinfo_max_khz : p->cpuinfo_min_khz;
         snprintf(text, sizeof text, "%lld\n", cur);
         snprintf(path, sizeof path, "%s/scaling_cur_freq", dir);
@@ -200,18 +231,10 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
     free(cpus);
     if (minimal)
         return;
-    if (yt_get(cf, "boost") && yt_get(cf, "boost")->src) {
-        snprintf(text, sizeof text, "%d\n", p->boost ? 1 : 0);
-        segb_dynamic(b, CPU "/cpufreq/boost", 0644, SEG_A, layout_value(l, text, (struct binding){.kind = BK_BOOST}),
-                     SV_BOOL01, SEG_NONE);
-    }
-    if (p->driver == PHYS_DRV_INTEL_PSTATE || p->driver == PHYS_DRV_INTEL_CPUFREQ) {
+    if (intel) {
         const char *mode = p->driver == PHYS_DRV_INTEL_PSTATE ? "active\n" : "passive\n";
         segb_dynamic(b, CPU "/intel_pstate/status", 0644, SEG_A,
                      layout_value(l, mode, (struct binding){.kind = BK_STATIC}), SV_IGNORE, SEG_NONE);
-        snprintf(text, sizeof text, "%d\n", p->boost ? 0 : 1);
-        segb_dynamic(b, CPU "/intel_pstate/no_turbo", 0644, SEG_A,
-                     layout_value(l, text, (struct binding){.kind = BK_NO_TURBO}), SV_UINT_CLAMP01, SEG_NONE);
         /* intel_pstate.c show_num_pstates / show_turbo_pct, in P-state ratios (100 MHz): min
          * (cpuinfo_min), max (base, non-turbo) and turbo (cpuinfo_max); min_perf_pct starts at
          * min·100/turbo (intel_pstate_init_limits); writes are clamped, never refused for range. */

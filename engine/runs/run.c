@@ -709,6 +709,23 @@ void run_node_load(const struct run *r, int i, struct phys_load *load, struct ph
     for (int c = 0; c < 4 && creq > 0; c++)
         if (cw[c] >= 0.6 * creq)
             load->cpu_class = c;
+    /* each job's peer transfers between the GPUs it holds (its ordinals to the node's indices);
+     * a pair named twice sums (jobs hold disjoint GPUs, so every pair fits: PHYS_GPU_MAX_XFER) */
+    for (int k = 0; k < n->njobs; k++) {
+        const struct run_job *j = &r->jobs[n->jobs[k]];
+        for (int x = 0; x < j->t->nxfer; x++) {
+            const struct trace_xfer *tx = &j->t->xfer[x];
+            if (tx->from >= j->ngpus || tx->to >= j->ngpus)
+                continue;
+            int from = j->gpus[tx->from], to = j->gpus[tx->to], m = 0;
+            while (m < gload->nxfer && (gload->xfer[m].from != from || gload->xfer[m].to != to))
+                m++;
+            if (m == gload->nxfer && m < PHYS_GPU_MAX_XFER)
+                gload->xfer[gload->nxfer++] = (struct phys_gpu_xfer){from, to, 0};
+            if (m < gload->nxfer)
+                gload->xfer[m].gbps += tx->gbps;
+        }
+    }
     gload->util = n->ngpus ? clamp01(gu / n->ngpus) : 0;
     gload->memory_intensity = greq > 0 ? gmem / greq : 0;
     gload->cls = PHYS_GPU_CLASS_OTHER;

@@ -1165,11 +1165,10 @@ char *runs_metrics_text(struct runs *m)
                 "or kubernetes (the pods the cluster's scheduler binds).\n"
                 "# TYPE joulie_sim_run_placement_info gauge\n"
                 "joulie_sim_run_placement_info{placement=\"%s\"} 1\n", m->placer ? m->placer->name : "standalone");
-    tprintf(&t, "# HELP joulie_sim_node_class_info The node's class: its pool in the cluster spec.\n"
+    tprintf(&t, "# HELP joulie_sim_node_class_info The node's class: its hardware profile, 1.\n"
                 "# TYPE joulie_sim_node_class_info gauge\n");
     for (int i = 0; i < e->nnodes; i++)
-        tprintf(&t, "joulie_sim_node_class_info{node=\"%s\",class=\"%s\"} 1\n", e->nodes[i].name,
-                e->spec.pools[e->spec.nodes[i].pool].name);
+        tprintf(&t, "joulie_sim_node_class_info{node=\"%s\",class=\"%s\"} 1\n", e->nodes[i].name, e->nodes[i].profile);
     pthread_mutex_unlock(&m->lock);
     return t.p;
 }

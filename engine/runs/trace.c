@@ -283,6 +283,57 @@ static int class_index(const char *name, const char *const *names, int n)
     return -1;
 }
 
+/* workloadProfile.gpuPeerTransfers: [{from, to, GBps}, ...], the job's GPU ordinals (as
+ * baseLoad.gpuPeerTransfers names a node's GPUs). */
+static void transfers(struct ctx *c, const cJSON *prof, struct trace_job *j)
+{
+    static const char field[] = "workloadProfile.gpuPeerTransfers";
+    const cJSON *l = prof ? cJSON_GetObjectItemCaseSensitive(prof, "gpuPeerTransfers") : NULL;
+    if (!l || cJSON_IsNull(l))
+        return;
+    if (!cJSON_IsArray(l)) {
+        bad(c, field, "expected a list of {from, to, GBps}, found %s", json_kind(l));
+        return;
+    }
+    int n = cJSON_GetArraySize(l);
+    if (n > TRACE_MAX_XFER) {
+        bad(c, field, "more than %d transfers (every ordered pair of 16 GPUs)", TRACE_MAX_XFER);
+        return;
+    }
+    if (n && j->gpus < 2) {
+        bad(c, field, "transfers between GPUs need a job of at least 2 GPUs (podTemplate.requests)");
+        return;
+    }
+    struct trace_xfer *x = arena_alloc(&c->t->arena, sizeof *x * (size_t)(n ? n : 1));
+    const cJSON *e;
+    int i = 0;
+    cJSON_ArrayForEach(e, l)
+    {
+        char f[96];
+        snprintf(f, sizeof f, "%s[%d]", field, i);
+        if (!cJSON_IsObject(e)) {
+            bad(c, f, "expected {from, to, GBps}, found %s", json_kind(e));
+            i++;
+            continue;
+        }
+        const cJSON *from = cJSON_GetObjectItemCaseSensitive(e, "from"), *to = cJSON_GetObjectItemCaseSensitive(e, "to");
+        int before = c->errors;
+        double gbps = num(c, e, "GBps", f, 0, 0, 1e6);
+        bool whole = cJSON_IsNumber(from) && cJSON_IsNumber(to) && from->valuedouble >= 0 && to->valuedouble >= 0 &&
+                     from->valuedouble < j->gpus && to->valuedouble < j->gpus &&
+                     from->valuedouble == floor(from->valuedouble) && to->valuedouble == floor(to->valuedouble);
+        if (!whole || from->valuedouble == to->valuedouble)
+            bad(c, f, "from and to must be two different GPUs of the job: whole numbers 0..%d", j->gpus - 1);
+        else if (c->errors == before && !(gbps > 0))
+            bad(c, f, "GBps must be a number above 0 (GB/s the transfer asks for)");
+        else
+            x[i] = (struct trace_xfer){(int)from->valuedouble, (int)to->valuedouble, gbps};
+        i++;
+    }
+    j->xfer = x;
+    j->nxfer = n;
+}
+
 static void job_record(struct ctx *c, const cJSON *r, int seq)
 {
     struct trace *t = c->t;
@@ -377,6 +428,7 @@ static void job_record(struct ctx *c, const cJSON *r, int seq)
     j.mem_int = clamp01(num(c, prof, "memoryIntensity", "workloadProfile.memoryIntensity", j.mem_int, -1e9, 1e9));
     j.io_int = clamp01(num(c, prof, "ioIntensity", "workloadProfile.ioIntensity", j.io_int, -1e9, 1e9));
     j.feed = clamp01(num(c, prof, "cpuFeedIntensityGpu", "workloadProfile.cpuFeedIntensityGpu", j.feed, -1e9, 1e9));
+    transfers(c, prof, &j);
     if (c->errors != before)
         return;
     if (t->njobs == c->jobs_cap) {

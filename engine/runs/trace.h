@@ -22,6 +22,15 @@ enum job_class { JOB_STANDARD = 0, JOB_PERFORMANCE = 1, JOB_NCLASSES = 2 };
  * gpu.intel.com/i915 or gpu.intel.com/xe; the bare key gpu means nvidia.com/gpu). */
 enum gpu_req { GPU_REQ_NONE = 0, GPU_REQ_NVIDIA, GPU_REQ_AMD, GPU_REQ_INTEL };
 
+/* A steady peer transfer between two of a job's GPUs while it runs
+ * (workloadProfile.gpuPeerTransfers): from and to index the GPUs the job holds, in the order
+ * placement gave them (0 .. gpus-1). */
+struct trace_xfer {
+    int from, to;
+    double gbps;
+};
+#define TRACE_MAX_XFER 240 /* every ordered pair of 16 GPUs */
+
 struct trace_job {
     const char *id, *workload_id, *workload_type, *pod_role, *ns;
     int line;              /* where it was read */
@@ -39,6 +48,8 @@ struct trace_job {
     int gpu_class;         /* enum phys_gpu_class (physics_gpu.h) */
     const char *cpu_class_name, *gpu_class_name;
     double u_cpu, u_gpu, mem_int, io_int, feed; /* workloadProfile, defaults by class */
+    const struct trace_xfer *xfer; /* workloadProfile.gpuPeerTransfers (in the arena) */
+    int nxfer;
 };
 
 struct trace_workload {

@@ -98,6 +98,9 @@ struct node_telemetry {
     double platform_power_w;
     uint64_t platform_energy_uj;
     double cpu_util, memory_intensity, ambient_c;
+    /* the DVFS throttle agents set: 100 × (1 − the mean over the CPUs of the frequency ceiling their
+     * cpufreq limits allow, over the hardware maximum; phys_cpu_dvfs_throttle_pct) */
+    double cpu_throttle_pct;
     const char *cpu_class;
     /* GPUs (none: ngpus 0); node_power_w and node_energy_uj include them */
     int ngpus;
@@ -131,6 +134,7 @@ struct telemetry {
 };
 
 #define TICK_BUCKETS 12
+#define ENGINE_HTTP_STATS 4096
 extern const double tick_bucket_le[TICK_BUCKETS];
 
 struct engine {
@@ -148,7 +152,10 @@ struct engine {
     _Atomic uint64_t ticks, overruns;
     _Atomic uint64_t tick_bucket[TICK_BUCKETS + 1];
     _Atomic uint64_t tick_sum_ns;
-    _Atomic uint64_t requests[12]; /* per HTTP route (http.c checks it has room) */
+    /* HTTP requests by route, method and status, and their latency histogram by route and method:
+     * laid out and named by engine/telemetry/http.c (which checks they fit); the tick never
+     * touches them */
+    _Atomic uint64_t http_stats[ENGINE_HTTP_STATS];
     /* workers */
     pthread_t *threads;
     pthread_barrier_t start, done;

@@ -283,10 +283,6 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
             c.v.nsub = (uint32_t)((pub.until_ns - pub.grid_ns) / PHYS_SUBSTEP_NS);
             break;
         }
-        case BK_CPUINFO_MAX:
-            snprintf(text, sizeof text, "%lld\n", (long long)phys_cpu_cpuinfo_max_khz(&n->params, &n->state));
-            node_text_value(&c.v, text);
-            break;
         case BK_HSMP_POWER:
             snprintf(text, sizeof text, "%lld\n", (long long)(n->state.pkg[b->pkg].power_w * 1000) * 1000);
             node_text_value(&c.v, text);

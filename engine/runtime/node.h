@@ -188,6 +188,9 @@ struct node {
                                   * ('\n'-terminated lines: a damaged segment rendered again);
                                   * engine_start takes it. NULL: nothing */
     struct node_write_note last_write; /* written by the node's tick, read by fill_telemetry */
+    /* POST /control answers to this node by action (engine/telemetry/http.c counts and names them;
+     * the tick never touches them) */
+    _Atomic uint64_t controls[4];
     /* Called on the node's worker at every tick after the step and the agents' writes, before
      * the next interval begins: it may set load and gload for that interval (a workload run
      * does, engine/runs). NULL: the load stays as it is. */

@@ -96,7 +96,7 @@ void node_resume_writes(struct node *n)
         char tmp[SEG_TEXT_MAX + 1], out[SEG_TEXT_MAX + 1];
         size_t len, olen = 0;
         bool changes = false;
-        const char *t = seg_read(&n->seg, e, now, tmp, &len);
+        const char *t = seg_read_stored(&n->seg, e, now, tmp, &len); /* the request, not a cap (segment.h "Turbo") */
         uint32_t v = n->seg.entries[e].value;
         const struct seg_value *dflt = &node_img_values(n->t)[v];
         if (t && len == dflt->len && !memcmp(t, dflt->a.text, len)) {

@@ -240,7 +240,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
             n->counters[n->ncounters++] = v;
         if (k == BK_CUR_FREQ)
             n->freq_values[n->nfreq++] = v;
-        if (k == BK_ENERGY || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
+        if (k == BK_ENERGY || k == BK_HSMP_POWER || k == BK_GPU ||
             k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_FAULTS || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
             k == BK_MEM_USED || k == BK_PKG_TEMP)
             n->svalues[n->nsvalues++] = v;

@@ -323,6 +323,12 @@ uint32_t segb_slot_dir(struct seg_builder *b, const char *parent, uint32_t k, ui
     return id;
 }
 
+void segb_flag(struct seg_builder *b, uint32_t id, uint8_t flag)
+{
+    if (id < b->n && b->e[id].kind == SEG_FILE)
+        b->e[id].flags |= flag;
+}
+
 void segb_own(struct seg_builder *b, const char *dir)
 {
     uint32_t id = segb_find(b, dir);

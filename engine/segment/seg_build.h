@@ -26,6 +26,8 @@ uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wra
 /* A SEG_V_LINE value (segment.h): a time line outside the ledger, 0 until published. */
 uint32_t segb_value_line(struct seg_builder *b);
 uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words);
+/* Sets SEG_F_TURBO or SEG_F_CEIL (segment.h "Turbo") on file id. */
+void segb_flag(struct seg_builder *b, uint32_t id, uint8_t flag);
 /* Marks a directory (when present) as owned by the node: SEG_F_OWNED. */
 void segb_own(struct seg_builder *b, const char *dir);
 /* Records that the node does not have dir, whatever the host has there: SEG_F_ABSENT. */

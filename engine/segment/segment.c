@@ -834,7 +834,60 @@ uint64_t seg_resume_total(bool have_ledger, uint64_t ledger_uj, const struct seg
     return total < SEG_TOTAL_MAX ? total : SEG_TOTAL_MAX;
 }
 
+/* The decimal number a text starts with (0 when none; saturated, never wrapping). */
+static uint64_t text_u64(const char *t, size_t n, bool *ok)
+{
+    uint64_t v = 0;
+    size_t i = 0;
+    for (; i < n && t[i] >= '0' && t[i] <= '9'; i++)
+        v = v > (UINT64_MAX - 9) / 10 ? UINT64_MAX : v * 10 + (uint64_t)(t[i] - '0');
+    *ok = i > 0;
+    return v;
+}
+
+static const char *read_entry(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, size_t *len, int hops);
+
+/* A SEG_F_TURBO file's text ("Turbo" in segment.h): param a or b by its switch. */
+static size_t turbo_text(struct seg *s, uint32_t param, int64_t now_ns, char *tmp)
+{
+    if (param >= s->n_params)
+        return 0;
+    struct seg_param p = s->params[param]; /* one copy: the static file is shared */
+    char sw[SEG_TEXT_MAX];
+    size_t n = 0;
+    const char *t = p.related < s->n_entries ? read_entry(s, p.related, now_ns, sw, &n, 0) : NULL;
+    bool num;
+    uint64_t v = t ? text_u64(t, n, &num) : 0;
+    bool off = t && num && (p.c ? v != 0 : v == 0);
+    return put_u64(tmp, (uint64_t)(off ? p.b : p.a));
+}
+
+/* A SEG_F_CEIL file's text lowered to what its param's related entry shows, if that is less. */
+static size_t ceil_text(struct seg *s, uint32_t param, int64_t now_ns, char *tmp, size_t len, int hops)
+{
+    if (param >= s->n_params)
+        return len;
+    uint32_t rel = s->params[param].related;
+    char ct[SEG_TEXT_MAX];
+    size_t cn = 0;
+    const char *c = rel < s->n_entries ? read_entry(s, rel, now_ns, ct, &cn, hops - 1) : NULL;
+    bool own_ok, ceil_ok;
+    uint64_t own = text_u64(tmp, len, &own_ok), cap = c ? text_u64(c, cn, &ceil_ok) : 0;
+    return c && own_ok && ceil_ok && cap < own ? put_u64(tmp, cap) : len;
+}
+
 const char *seg_read(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, size_t *len)
+{
+    return read_entry(s, entry, now_ns, tmp, len, SEG_CEIL_HOPS);
+}
+
+const char *seg_read_stored(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, size_t *len)
+{
+    return read_entry(s, entry, now_ns, tmp, len, 0);
+}
+
+/* seg_read with at most hops SEG_F_CEIL caps followed (0: none). */
+static const char *read_entry(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, size_t *len, int hops)
 {
     uint64_t faults = atomic_load_explicit(&guard_faults, memory_order_relaxed);
     if (faults && seg_faulted(s) && seg_revalidate(s)) {
@@ -846,11 +899,13 @@ const char *seg_read(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, s
         return tmp;
     /* Each field of the (shared) entry read once, and bounded before it is used. */
     const struct seg_entry *e = &s->entries[entry];
-    uint8_t kind = e->kind, cls = e->cls;
-    uint32_t value = e->value, slot = e->slot, toff = e->text_off, tlen = e->text_len;
+    uint8_t kind = e->kind, cls = e->cls, flags = e->flags;
+    uint32_t value = e->value, slot = e->slot, toff = e->text_off, tlen = e->text_len, param = e->param;
     const char *out = tmp;
     if (kind != SEG_FILE) {
         /* nothing to show */
+    } else if (cls == SEG_S && (flags & SEG_F_TURBO)) {
+        *len = turbo_text(s, param, now_ns, tmp);
     } else if (cls == SEG_R || value == SEG_NONE) {
         if (toff <= s->strings_size && tlen <= s->strings_size - toff) {
             *len = tlen;
@@ -875,6 +930,8 @@ const char *seg_read(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, s
                 memcpy(tmp, v.a.text, l);
                 *len = l;
             }
+            if ((flags & SEG_F_CEIL) && hops > 0)
+                *len = ceil_text(s, param, now_ns, tmp, *len, hops);
         } else {
             size_t l = v.len < SEG_TEXT_MAX ? v.len : SEG_TEXT_MAX;
             memcpy(tmp, v.text, l);

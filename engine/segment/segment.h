@@ -180,6 +180,20 @@
  * proc/<SEG_SLOT_MARK>k (pattern SEG_SLOT_MARK alone: the directory is named by the pid its value
  * holds) with its own task/<SEG_SLOT_MARK>0 holding the same value.
  *
+ * Turbo (a policy's cpufreq limits as the driver shows them the moment the turbo switch moves,
+ * docs/whole-node.md "cpufreq"): two file flags that seg_read applies, so every reader sees them
+ * at once, not at the engine's next tick.
+ *   SEG_F_TURBO on an S file (cpuinfo_max_freq): shows the decimal param a (kHz, turbo on) or b
+ *     (turbo off) and a newline, by the current text of the switch, param's `related` (an A file,
+ *     its slot if newer: cpufreq/boost where c = 0, "1" = on; intel_pstate/no_turbo where c = 1,
+ *     "1" = off); a switch that is not a number reads as on.
+ *   SEG_F_CEIL on an A file (scaling_max_freq, scaling_min_freq): shows the smaller of its own
+ *     number and the number its param's `related` entry shows (the policy's cpuinfo_max_freq,
+ *     its scaling_max_freq), at most SEG_CEIL_HOPS entries deep. The text stored stays the
+ *     written request (seg_read_stored), as the kernel keeps a frequency QoS request and clamps
+ *     policy->max into cpuinfo_min..cpuinfo_max at every update: turbo back on, the request
+ *     shows again.
+ *
  * Views: an S file whose `validator` is non-zero is computed at read time from several values
  * (/proc/stat, /proc/meminfo, cpuidle times, per-core temperatures, cpuinfo's MHz): its kind and
  * inputs are in seg_view.h; seg_read does not compute it (its text is seg_view_render's).
@@ -206,7 +220,9 @@
  * seg_view.h) and their SEG_V_LINE values; a reader of 5 would show those files empty. */
 /* 7: the static part moved out of the node's file into a static file per layout ("Files" above);
  * the header lost its entries, strings and params offsets (they are the static header's). */
-#define SEG_VERSION 7u
+/* 8: the file flags SEG_F_TURBO and SEG_F_CEIL ("Turbo" above); a reader of 7 would show a
+ * policy's limits at turbo on whatever the switch says. */
+#define SEG_VERSION 8u
 #define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
 #define SEG_READ_MAX 4096       /* sysfs shows at most a page */
 #define SEG_NONE UINT32_MAX
@@ -234,6 +250,10 @@ enum seg_vtype { SEG_V_TEXT = 1, SEG_V_COUNTER = 2, SEG_V_LINE = 3 };
 /* A directory with slot children, named SEG_SLOT_MARK "0", SEG_SLOT_MARK "1", ... */
 #define SEG_F_SLOTS 8
 #define SEG_SLOT_MARK '\x01'
+/* A file that follows a turbo switch, or is capped by another file ("Turbo" above). */
+#define SEG_F_TURBO 16
+#define SEG_F_CEIL 32
+#define SEG_CEIL_HOPS 4
 #define SEG_SLOT_NAME_MAX 200 /* longest name a pattern expands to */
 
 struct seg_header {
@@ -472,6 +492,9 @@ bool seg_entry_present(const struct seg *s, uint32_t entry);
  * counter before returning. tmp must hold SEG_TEXT_MAX bytes. Returns NULL (length 0) when the
  * segment lost pages under the reader (truncated): the caller answers EIO. */
 const char *seg_read(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, size_t *len);
+/* seg_read without the SEG_F_CEIL caps: an A file's text as stored (its slot if newer, else the
+ * snapshot), the request the engine re-applies when it resumes a node. */
+const char *seg_read_stored(struct seg *s, uint32_t entry, int64_t now_ns, char *tmp, size_t *len);
 /* A counter value at time now_ns: (start_uj + acc) in uJ, and its shown count or uJ in *shown.
  * now_ns = INT64_MAX gives its horizon. */
 uint64_t seg_counter_total(const struct seg_value *v, int64_t substep_ns, int64_t now_ns, uint64_t *shown);

@@ -24,6 +24,7 @@
  * libmicrohttpd daemon around them: budget, timeouts, auth, TLS, the log's rate limit. */
 #include "http.h"
 #include "http_runs.h"
+#include "http_stats.h"
 
 #include "engine.h"
 #include "events.h"
@@ -70,12 +71,6 @@ struct http {
     atomic_uint open;    /* connections now open */
 };
 
-enum route { R_TELEMETRY, R_CONTROL, R_DEBUG, R_METRICS, R_HEALTH, R_EXPORTERS, R_REDFISH, R_PAGE, R_OTHER, R_NROUTES };
-static const char *const route_names[R_NROUTES] = {"telemetry", "control", "debug",   "metrics", "healthz",
-                                                   "exporters", "redfish", "page",    "other"};
-_Static_assert(R_NROUTES <= sizeof ((struct engine *)0)->requests / sizeof ((struct engine *)0)->requests[0],
-               "engine.requests counts every route");
-
 /* The routes, matched in this order (a path equal to path, or with prefix, starting with it):
  * http_route classifies a request by this table, and the 404 lists each row's shown with the run
  * API's (http_runs_routes), so a route cannot be served without being listed. docs/http-api.md
@@ -85,26 +80,24 @@ enum handler { H_TELEMETRY, H_CONTROL, H_PAGE, H_NODES, H_CLUSTER, H_HISTORY, H_
 static const struct route_row {
     const char *path;
     bool prefix;
-    enum route counter; /* joulie_sim_requests_total{route} */
     enum handler h;
     const char *shown; /* in the 404's list; NULL: another spelling of a listed route */
 } route_table[] = {
-    {"/telemetry/", true, R_TELEMETRY, H_TELEMETRY, "GET /telemetry/<node>"},
-    {"/control/", true, R_CONTROL, H_CONTROL, "POST /control/<node>"},
-    {"/", false, R_PAGE, H_PAGE, "GET /"},
-    {"/ui/", true, R_PAGE, H_PAGE, "GET /ui/<file>"},
-    {"/debug/nodes", false, R_DEBUG, H_NODES, "GET /debug/nodes"},
-    {"/debug/cluster", false, R_DEBUG, H_CLUSTER, "GET /debug/cluster"},
-    {"/debug/history", false, R_DEBUG, H_HISTORY, "GET /debug/history"},
-    {"/debug/events", false, R_DEBUG, H_EVENTS, "GET /debug/events"},
-    {"/debug/energy", false, R_DEBUG, H_ENERGY, "GET /debug/energy"},
-    {"/debug/", true, R_DEBUG, H_NONE, NULL}, /* no such route, counted as debug */
-    {"/metrics", false, R_METRICS, H_METRICS, "GET /metrics"},
-    {"/exporters/", true, R_EXPORTERS, H_EXPORTERS, "GET /exporters/<format>/<node>/metrics"},
-    {"/exporters", false, R_EXPORTERS, H_EXPORTERS, "GET /exporters"},
-    {"/healthz", false, R_HEALTH, H_HEALTH, "GET /healthz"},
-    {"/redfish/", true, R_REDFISH, H_REDFISH, "GET /redfish/v1/..."},
-    {"/redfish", false, R_REDFISH, H_REDFISH, NULL},
+    {"/telemetry/", true, H_TELEMETRY, "GET /telemetry/<node>"},
+    {"/control/", true, H_CONTROL, "POST /control/<node>"},
+    {"/", false, H_PAGE, "GET /"},
+    {"/ui/", true, H_PAGE, "GET /ui/<file>"},
+    {"/debug/nodes", false, H_NODES, "GET /debug/nodes"},
+    {"/debug/cluster", false, H_CLUSTER, "GET /debug/cluster"},
+    {"/debug/history", false, H_HISTORY, "GET /debug/history"},
+    {"/debug/events", false, H_EVENTS, "GET /debug/events"},
+    {"/debug/energy", false, H_ENERGY, "GET /debug/energy"},
+    {"/metrics", false, H_METRICS, "GET /metrics"},
+    {"/exporters/", true, H_EXPORTERS, "GET /exporters/<format>/<node>/metrics"},
+    {"/exporters", false, H_EXPORTERS, "GET /exporters"},
+    {"/healthz", false, H_HEALTH, "GET /healthz"},
+    {"/redfish/", true, H_REDFISH, "GET /redfish/v1/..."},
+    {"/redfish", false, H_REDFISH, NULL},
 };
 
 static const struct route_row *route_of(const char *url)
@@ -122,12 +115,12 @@ struct buf {
     size_t len, cap;
 };
 
-static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(struct buf *b, const char *fmt, ...)
+static void vbprintf(struct buf *b, const char *fmt, va_list ap0) __attribute__((format(printf, 2, 0)));
+static void vbprintf(struct buf *b, const char *fmt, va_list ap0)
 {
     va_list ap;
     for (;;) {
-        va_start(ap, fmt);
+        va_copy(ap, ap0);
         int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
         va_end(ap);
         if (n < 0)
@@ -145,6 +138,25 @@ static void bprintf(struct buf *b, const char *fmt, ...)
         b->p = np;
         b->cap = cap;
     }
+}
+
+static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(struct buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vbprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+/* bprintf as http_stats_metrics prints (ctx: the struct buf) */
+static void bprintf_ctx(void *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf_ctx(void *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vbprintf(ctx, fmt, ap);
+    va_end(ap);
 }
 
 /* A route's answer, before it becomes an MHD response (so the routes run without a socket:
@@ -244,6 +256,10 @@ static cJSON *telemetry_json(const struct node_telemetry *t, int64_t wall_ns)
     cJSON_AddNumberToObject(cpu, "utilization", t->cpu_util);
     cJSON_AddNumberToObject(cpu, "memoryIntensity", t->memory_intensity);
     cJSON_AddStringToObject(cpu, "workClass", t->cpu_class);
+    cJSON_AddNumberToObject(cpu, "throttlePct", t->cpu_throttle_pct);
+    /* the physics has no thermal throttling (physics_cpu.h: temperature follows power, never the
+     * reverse), so none of it: the seed's 0..100 share of the throttle temperature range */
+    cJSON_AddNumberToObject(cpu, "thermalThrottlePct", 0);
     double temp = 0, cap = 0;
     bool capped = false;
     cJSON *pk = cJSON_AddArrayToObject(o, "packages");
@@ -321,11 +337,7 @@ static void metrics(const struct engine *e, const struct otlp *otlp, const struc
                "joulie_sim_emulate_tick_overruns_total %llu\n", (unsigned long long)atomic_load(&e->overruns));
     bprintf(b, "# HELP joulie_sim_emulate_nodes Emulated nodes.\n# TYPE joulie_sim_emulate_nodes gauge\n"
                "joulie_sim_emulate_nodes %d\n", e->nnodes);
-    bprintf(b, "# HELP joulie_sim_requests_total HTTP requests served, by route.\n"
-               "# TYPE joulie_sim_requests_total counter\n");
-    for (int r = 0; r < R_NROUTES; r++)
-        bprintf(b, "joulie_sim_requests_total{route=\"%s\"} %llu\n", route_names[r],
-                (unsigned long long)atomic_load(&e->requests[r]));
+    http_stats_metrics(e, bprintf_ctx, b); /* requests and /control (http_stats.c) */
     bprintf(b, "# HELP joulie_sim_events_total joulie.sim.* events emitted.\n# TYPE joulie_sim_events_total counter\n"
                "joulie_sim_events_total %llu\n", (unsigned long long)events_total(e->events));
     bprintf(b, "# HELP joulie_sim_otlp_dropped_batches_total OTLP batches dropped while the collector was behind or down.\n"
@@ -433,6 +445,11 @@ static void metrics_seed_extra(const struct engine *e, const struct telemetry *t
         if (n->npkgs && k == n->npkgs)
             bprintf(b, "joulie_sim_node_cap_watts{node=\"%s\"} %.6f\n", n->name, cap);
     }
+    bprintf(b, "# HELP joulie_sim_node_throttle_pct DVFS throttle the node's cpufreq limits impose: 100 x (1 - the "
+               "mean frequency ceiling of its CPUs over the hardware maximum).\n"
+               "# TYPE joulie_sim_node_throttle_pct gauge\n");
+    for (int i = 0; i < t->n; i++)
+        bprintf(b, "joulie_sim_node_throttle_pct{node=\"%s\"} %.6f\n", t->nodes[i].name, t->nodes[i].cpu_throttle_pct);
     bprintf(b, "# HELP joulie_sim_node_freq_scale Running frequency of package 0 over the hardware maximum.\n"
                "# TYPE joulie_sim_node_freq_scale gauge\n");
     for (int i = 0; i < t->n; i++) {
@@ -460,12 +477,11 @@ static const struct node_telemetry *find(const struct telemetry *t, const char *
 }
 
 void http_route(struct engine *e, const struct otlp *otlp, const char *method, const char *url,
-                http_arg_fn *arg, void *arg_ctx, struct http_reply *rep)
+                const char *req_body, size_t req_len, http_arg_fn *arg, void *arg_ctx, struct http_reply *rep)
 {
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     const struct route_row *row = route_of(url);
     enum handler h = row ? row->h : H_NONE;
-    atomic_fetch_add(&e->requests[row ? row->counter : R_OTHER], 1);
     rcu_read_lock();
     const struct telemetry *t = rcu_dereference(e->telemetry);
     if (h == H_NONE) {
@@ -481,11 +497,14 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
             send_json(rep, 200, telemetry_json(nt, t->wall_ns));
     } else if (h == H_CONTROL) {
         const char *name = url + 9;
+        const struct node_telemetry *nt = find(t, name);
         if (strcmp(method, "POST"))
             json_error(rep, 405, "method not allowed: use POST", NULL, "POST");
-        else if (!find(t, name))
+        else if (!nt)
             json_error(rep, 404, "no such node in the cluster spec (see /debug/nodes)", name, NULL);
         else {
+            /* the seed's action, counted as blocked (joulie_sim_controls_total, _control_actions_total) */
+            http_stats_control(e, (int)(nt - t->nodes), http_control_action_of(req_body, req_len));
             cJSON *o = cJSON_CreateObject();
             cJSON_AddBoolToObject(o, "ok", false);
             cJSON_AddStringToObject(o, "result", "blocked");
@@ -683,6 +702,29 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
     return MHD_http_unescape(s);
 }
 
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A POST /control's body, kept to read the seed's action from (its first CONTROL_BODY_MAX bytes;
+ * the rest is read and dropped). The request's state points at it with the low bit set (heap
+ * pointers are aligned): that tells it from the run API's body and from (void *)1, "headers
+ * seen, nothing kept". */
+#define CONTROL_BODY_MAX 4096
+struct control_body {
+    size_t len;
+    char p[CONTROL_BODY_MAX];
+};
+
+static struct control_body *control_body_of(void *state)
+{
+    uintptr_t v = (uintptr_t)state;
+    return v != 1 && (v & 1) ? (struct control_body *)(v & ~(uintptr_t)1) : NULL;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **state)
 {
@@ -693,12 +735,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                    NULL);
         return rep.body ? queue(c, &rep, false) : MHD_NO;
     }
+    int64_t t0 = mono_ns();
     if (!*state) { /* RFC 9112 section 6.3: conflicting Content-Length headers are an unrecoverable
                     * framing error, answered 400 and the connection closed */
         struct clen cl = {0};
         MHD_get_connection_values(c, MHD_HEADER_KIND, count_clen, &cl);
         if (cl.conflict) {
-            atomic_fetch_add(&h->e->requests[R_OTHER], 1);
             json_error(&rep, 400, "conflicting Content-Length headers: the request's length is ambiguous "
                        "(RFC 9112 section 6.3); send one", NULL, NULL);
             if (!rep.body)
@@ -712,30 +754,54 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             MHD_add_response_header(r, "Connection", "close");
             enum MHD_Result ret = MHD_queue_response(c, 400, r);
             MHD_destroy_response(r);
+            http_stats_observe(h->e, http_route_of(url), method, 400, mono_ns() - t0);
             return ret;
         }
     }
     /* checked on the first call, with the headers, before any body is read: /healthz stays open
      * (liveness probes carry no credentials); every other route, the run API's too, needs them */
     if (!*state && h->user && strcmp(url, "/healthz") && !authorized(h, c)) {
-        atomic_fetch_add(&h->e->requests[R_OTHER], 1);
         json_error(&rep, 401, "authentication required (HTTP basic auth; see --http-auth-file)", NULL, NULL);
         if (!rep.body)
             return MHD_NO;
-        return queue(c, &rep, true);
+        enum MHD_Result ret = queue(c, &rep, true);
+        http_stats_observe(h->e, http_route_of(url), method, 401, mono_ns() - t0);
+        return ret;
     }
-    if (http_runs_route(url)) /* the run API collects its own body (http_runs.c) */
-        return http_runs_handle(c, url, method, upload, upload_size, state);
+    if (http_runs_route(url)) { /* the run API collects its own body (http_runs.c) */
+        enum MHD_Result ret = http_runs_handle(c, url, method, upload, upload_size, state);
+        /* counted at the call that queued its answer */
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+        if (ci && ci->http_status)
+            http_stats_observe(h->e, http_route_of(url), method, ci->http_status, mono_ns() - t0);
+        return ret;
+    }
     if (!*state) { /* first call: headers only; a body (if any) follows */
-        *state = (void *)1;
+        struct control_body *cb = !strncmp(url, "/control/", 9) && !strcmp(method, "POST") ? malloc(sizeof *cb) : NULL;
+        if (cb)
+            cb->len = 0;
+        *state = cb ? (void *)((uintptr_t)cb | 1) : (void *)1;
         return MHD_YES;
     }
-    if (*upload_size) {
-        *upload_size = 0; /* the routes take no body: discard it */
+    struct control_body *cb = control_body_of(*state);
+    if (*upload_size) { /* the other routes take no body: discarded */
+        size_t n = cb && *upload_size < CONTROL_BODY_MAX - cb->len ? *upload_size : cb ? CONTROL_BODY_MAX - cb->len : 0;
+        if (n)
+            memcpy(cb->p + cb->len, upload, n);
+        if (cb)
+            cb->len += n;
+        *upload_size = 0;
         return MHD_YES;
     }
-    http_route(h->e, h->otlp, method, url, mhd_arg, c, &rep);
-    return rep.body ? queue(c, &rep, false) : MHD_NO;
+    http_route(h->e, h->otlp, method, url, cb ? cb->p : NULL, cb ? cb->len : 0, mhd_arg, c, &rep);
+    free(cb);
+    *state = (void *)1;
+    if (!rep.body)
+        return MHD_NO;
+    unsigned code = rep.code;
+    enum MHD_Result ret = queue(c, &rep, false);
+    http_stats_observe(h->e, http_route_of(url), method, code, mono_ns() - t0);
+    return ret;
 }
 
 /* libmicrohttpd's own messages (a client that reset or timed out, a failed accept): at most
@@ -772,11 +838,14 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, soc
 }
 
 /* A request that ends without its last call (the client went away mid-body, a timeout): the
- * run API's collected body is freed here; the other routes keep no state (*state is 1). */
+ * run API's collected body, or a /control body, is freed here; the other routes keep no state
+ * (*state is 1). */
 static void on_completed(void *cls, struct MHD_Connection *c, void **state, enum MHD_RequestTerminationCode toe)
 {
     (void)cls, (void)c, (void)toe;
-    if (*state && *state != (void *)1)
+    if (control_body_of(*state))
+        free(control_body_of(*state));
+    else if (*state && *state != (void *)1)
         http_runs_abandon(*state);
     *state = NULL;
 }

@@ -45,7 +45,8 @@ const char *http_url(const struct http *h);
 void http_stop(struct http *h);
 
 /* One request through the routes, without a socket (the MHD handler and the fuzz target).
- * arg(arg_ctx, key) gives a query argument or NULL. The reply's body is malloc'd, and the
+ * body[0..body_len) is the request's body (NULL: none; only /control reads it, for the seed's
+ * action). arg(arg_ctx, key) gives a query argument or NULL. The reply's body is malloc'd, and the
  * caller frees it (NULL: out of memory), unless persistent: then it is a file embedded in the
  * binary (the page), never freed. */
 struct http_reply {
@@ -57,7 +58,7 @@ struct http_reply {
     int retry_after; /* > 0: a Retry-After header (a Redfish service that is unavailable) */
 };
 typedef const char *http_arg_fn(void *arg_ctx, const char *key);
-void http_route(struct engine *e, const struct otlp *otlp, const char *method, const char *url, http_arg_fn *arg,
-                void *arg_ctx, struct http_reply *rep);
+void http_route(struct engine *e, const struct otlp *otlp, const char *method, const char *url, const char *body,
+                size_t body_len, http_arg_fn *arg, void *arg_ctx, struct http_reply *rep);
 
 #endif

@@ -53,8 +53,16 @@ static const char *node_amd_library(const char *path)
     return lib && *lib == '/' ? lib : NULL;
 }
 
-/* -O2 whatever the build type: the pass-through must compile to a jump (a sibling call). */
-EXPORT __attribute__((optimize("O2", "optimize-sibling-calls"))) void *dlopen(const char *file, int mode)
+/* The pass-through must compile to a jump (a sibling call) whatever the build type: gcc's -O2 for
+ * this function, clang's musttail (clang has no optimize attribute). */
+#ifdef __clang__
+#define SIBLING_CALLS
+#define TAIL_CALL __attribute__((musttail))
+#else
+#define SIBLING_CALLS __attribute__((optimize("O2", "optimize-sibling-calls")))
+#define TAIL_CALL
+#endif
+EXPORT SIBLING_CALLS void *dlopen(const char *file, int mode)
 {
     refused_pending = false;
     struct seg *s = emu_seg();
@@ -68,7 +76,7 @@ EXPORT __attribute__((optimize("O2", "optimize-sibling-calls"))) void *dlopen(co
         else if ((lib = node_amd_library(file)))
             file = lib;
     }
-    return REAL(dlopen)(file, mode);
+    TAIL_CALL return REAL(dlopen)(file, mode);
 }
 
 EXPORT char *dlerror(void)

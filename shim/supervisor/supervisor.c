@@ -138,7 +138,7 @@ static int build_filter(struct sock_fprog *prog, char *err, size_t len)
         struct scmp_arg_cmp fd = SCMP_CMP(fd_calls[i].arg, SCMP_CMP_MASKED_EQ, SV_FD_MASK, SV_FD_LO);
         if (fd_calls[i].cmd >= 0)
             rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 2, fd,
-                                  SCMP_CMP(1, SCMP_CMP_EQ, (scmp_datum_t)fd_calls[i].cmd));
+                                  SCMP_CMP(1, SCMP_CMP_EQ, (scmp_datum_t)fd_calls[i].cmd, 0));
         else
             rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 1, fd);
     }

@@ -274,7 +274,7 @@ if serve_start "$url" "$tmp/h.err" --spec "$spec" --root "$tmp/rh" --addr "127.0
     python3 -c 'import json,sys; d=json.loads(sys.argv[1]); sys.exit(0 if d["state"]=="running" and d["jobs"]["running"]==1 and d["timeSec"]>=1.5 and d["energyJoules"]["standard"]>0 else 1)' "$r" && ok || bad "GET run: $r"
     m=$(curl -s "$url/metrics")
     grep -q '^joulie_sim_job_submitted_total{class="standard"} 1$' <<<"$m" && grep -q '^joulie_sim_node_running_pods{node="eco-0"} 1$' <<<"$m" &&
-        grep -q '^joulie_sim_node_class_info{node="gpu-0",class="gpu"} 1$' <<<"$m" && ok || bad "metrics during the run: $(grep joulie_sim_job <<<"$m")"
+        grep -q '^joulie_sim_node_class_info{node="gpu-0",class="nvidia-h100-sxm-8gpu"} 1$' <<<"$m" && ok || bad "metrics during the run: $(grep joulie_sim_job <<<"$m")"
     curl -s "$url/runs/nope" -w ' %{http_code}' | grep -q ' 404$' && ok || bad "GET unknown run"
     curl -s -X DELETE "$url/runs/$id" -w ' %{http_code}' | grep -q ' 405$' && ok || bad "DELETE run"
     r=$(curl -s -X POST "$url/runs/$id/stop" -w ' %{http_code}')
@@ -296,6 +296,33 @@ if serve_start "$url" "$tmp/h.err" --spec "$spec" --root "$tmp/rh" --addr "127.0
     r=$(curl -s -w ' %{http_code}' -X POST -d '{"tracePath":"nonexistent.jsonl"}' "$url/runs")
     [[ "$r" == *' 404' ]] && grep -qF 'nonexistent.jsonl: no such file in the trace directory' <<<"$r" && ok \
         || bad "missing tracePath: $r"
+    # A job's GPU peer transfers (workloadProfile.gpuPeerTransfers) count where baseLoad's do: its
+    # first GPU sends 100 GB/s to its second (within the H100 SXM's 450 GB/s link: all of it goes),
+    # so over the node's GPUs the received and sent bytes grow at 100 GB/s, on one GPU each.
+    printf '%s\n' '{"type":"job","jobId":"ring","podTemplate":{"requests":{"cpu":"1","nvidia.com/gpu":"2"}},"work":{"cpuUnits":1e9,"gpuUnits":1e9},"workloadProfile":{"gpuPeerTransfers":[{"from":0,"to":1,"GBps":100}]}}' >"$tmp/ring.jsonl"
+    r=$(curl -s -w ' %{http_code}' -X POST --data-binary @"$tmp/ring.jsonl" "$url/runs")
+    id3=$(sed -n 's/.*"runId":"\([^"]*\)".*/\1/p' <<<"$r")
+    [[ "$r" == *' 201' ]] && ok || bad "POST ring: $r"
+    peers() { for g in 0 1 2 3 4 5 6 7; do echo state/nvml/gpu$g/peer_rx_bytes state/nvml/gpu$g/peer_tx_bytes; done; }
+    for _ in $(seq 100); do curl -s "$url/runs/$id3" | grep -q '"running":1' && break; sleep 0.1; done
+    sleep 1.2 # a tick after the placement: the transfer runs over the intervals read below
+    p1=$("$hwemu" cat --root "$tmp/rh" --node gpu-0 $(peers)); t1=$(date +%s.%N)
+    sleep 4
+    p2=$("$hwemu" cat --root "$tmp/rh" --node gpu-0 $(peers)); t2=$(date +%s.%N)
+    python3 - "$p1" "$p2" "$t1" "$t2" <<'PY' && ok || bad "ring's peer transfer: $p1 / $p2"
+import sys
+a = [int(x) for x in sys.argv[1].split()]; b = [int(x) for x in sys.argv[2].split()]
+dt = float(sys.argv[4]) - float(sys.argv[3])
+d = [y - x for x, y in zip(a, b)]
+rx, tx = d[0::2], d[1::2]
+# one GPU receives what another sends, 100 GB/s; the files move at each 1 s tick, so 4 s of
+# reads see 3 to 5 ticks' worth: 0.6..1.4 of the rate
+ok = (sum(1 for v in rx if v > 0) == 1 and sum(1 for v in tx if v > 0) == 1 and abs(max(rx) - max(tx)) <= 2
+      and 0.6 < max(rx) / 100e9 / dt < 1.4 and rx.index(max(rx)) != tx.index(max(tx)))
+print(rx, tx, max(rx) / 1e9 / dt)
+sys.exit(0 if ok else 1)
+PY
+    curl -s -X POST "$url/runs/$id3/stop" -w ' %{http_code}' | grep -q ' 200$' && ok || bad "stop ring"
     kill $pid; wait $pid; pid=
 else
     bad "serve for the API did not start: $(cat "$tmp/h.err")"

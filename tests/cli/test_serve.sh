@@ -84,6 +84,37 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$url/telemetry/intel-0")
 [ "$code" = 405 ] && ok || bad "POST telemetry: $code"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$url/control/intel-0")
 [ "$code" = 405 ] && ok || bad "GET control: $code"
+# The seed's request and control metrics (docs/telemetry.md "/metrics"; the seed's names and
+# labels: simulator/cmd/simulator/main.go): every request above by route, method and status, and
+# each POST /control by node and the action its body names (no body, or an action the seed does
+# not know: "other"), all blocked (409).
+for body in '{"action":"rapl.set_power_cap_watts","capWatts":100,"throttlePct":-1}' '{"action":"cpu.overclock"}'; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' -d "$body" "$url/control/intel-0")
+    [ "$code" = 409 ] && ok || bad "control with $body: $code"
+done
+# intel_pstate's max_perf_pct at 50 holds every CPU at half the 3.9 GHz maximum: a DVFS throttle of
+# 100 x (1 - 1.95/3.9) = 50 % once the next tick applied it
+"$hwemu" write "${R[@]}" /sys/devices/system/cpu/intel_pstate/max_perf_pct 50 && ok || bad "max_perf_pct"
+for _ in $(seq 50); do
+    curl -s "$url/metrics" >"$root/metrics"
+    grep -q '^joulie_sim_node_throttle_pct{node="intel-0"} 50.000000$' "$root/metrics" && break
+    sleep 0.1
+done
+m() { grep -qxF "$1" "$root/metrics" && ok || bad "/metrics has no line $1: $(grep "${1%%\{*}" "$root/metrics" | head -20)"; }
+m 'joulie_sim_requests_total{route="control",method="POST",status="409"} 3'
+m 'joulie_sim_requests_total{route="control",method="GET",status="405"} 1'
+m 'joulie_sim_requests_total{route="telemetry",method="GET",status="404"} 1'
+m 'joulie_sim_requests_total{route="telemetry",method="POST",status="405"} 1'
+m 'joulie_sim_request_duration_seconds_count{route="control",method="POST"} 3'
+m 'joulie_sim_request_duration_seconds_bucket{route="control",method="POST",le="+Inf"} 3'
+m 'joulie_sim_controls_total{node="intel-0",action="rapl.set_power_cap_watts"} 1'
+m 'joulie_sim_controls_total{node="intel-0",action="other"} 2'
+m 'joulie_sim_control_actions_total{node="intel-0",action="rapl.set_power_cap_watts",result="blocked"} 1'
+m 'joulie_sim_control_actions_total{node="intel-0",action="other",result="blocked"} 2'
+m 'joulie_sim_node_throttle_pct{node="intel-0"} 50.000000'
+m 'joulie_sim_node_throttle_pct{node="vm-0"} 0.000000'
+t=$(curl -s "$url/telemetry/intel-0" | json '(d["cpu"]["throttlePct"], d["cpu"]["thermalThrottlePct"])')
+[ "$t" = "(50, 0)" ] && ok || bad "telemetry cpu throttles: $t"
 ctype=$(curl -s -o "$root/metrics" -w '%{content_type}' "$url/metrics")
 [ "$ctype" = "text/plain; version=0.0.4; charset=utf-8" ] && ok || bad "metrics content type: $ctype"
 grep -q '^joulie_sim_emulate_tick_duration_seconds_count [1-9]' "$root/metrics" && ok || bad "tick histogram"

@@ -1,6 +1,7 @@
 /* fuzz_http: the engine's HTTP routes (engine/telemetry/http.c, http_route) on hostile
  * requests, without a socket. The input is "METHOD\nURL\nNODE-ARGUMENT": any bytes, split at
- * the first two newlines (a missing part is empty; NODE absent means no ?node= argument).
+ * the first two newlines (a missing part is empty; NODE absent means no ?node= argument; NODE
+ * is also the request's body, which POST /control reads its action from).
  * The engine serves one node of every builtin profile. Checked: no crash, a status code from
  * 200 to 599, a body (routes never answer with nothing) of the length said. */
 #include "fuzz_engine.h"
@@ -38,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         url = buf + size;
     }
     struct http_reply rep = {0};
-    http_route(eng, NULL, method, url, node_arg, node, &rep);
+    http_route(eng, NULL, method, url, node, node ? strlen(node) : 0, node_arg, node, &rep);
     if (rep.code < 200 || rep.code > 599 || !rep.body || !rep.type || strlen(rep.type) == 0)
         __builtin_trap();
     if (!rep.persistent)

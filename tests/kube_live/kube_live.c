@@ -18,6 +18,7 @@
 
 static int failures;
 
+static void check(int cond, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void check(int cond, const char *name, const char *fmt, ...)
 {
     if (cond) {

@@ -295,12 +295,57 @@ static void test_per_cpu_load(void **st)
     free(load);
 }
 
+/* workloadProfile.gpuPeerTransfers: the job's GPU ordinals, mapped at run time to the node's GPUs
+ * the job holds; a pair named twice (here, and by two lines) sums. */
+static void test_peer_transfers(void **st)
+{
+    (void)st;
+    struct trace t;
+    struct diag d = {0};
+    assert_int_equal(parse(&t, "{\"type\":\"job\",\"jobId\":\"ar\",\"podTemplate\":{\"requests\":{\"nvidia.com/gpu\":\"3\"}},"
+                               "\"workloadProfile\":{\"gpuPeerTransfers\":[{\"from\":0,\"to\":1,\"GBps\":100},"
+                               "{\"from\":1,\"to\":2,\"GBps\":50},{\"from\":0,\"to\":1,\"GBps\":25}]}}\n", &d), 0);
+    const struct trace_job *tj = &t.jobs[0];
+    assert_int_equal(tj->nxfer, 3);
+    assert_true(tj->xfer[1].from == 1 && tj->xfer[1].to == 2 && tj->xfer[1].gbps == 50);
+    struct run_job j = {.t = tj, .gpus = {2, 5, 6}, .ngpus = 3, .cpus = (int[]){0}};
+    int on_node[1] = {0};
+    unsigned char pkg_of[1] = {0};
+    struct run_node rn = {.ncpus = 1, .npkgs = 1, .ngpus = 8, .cpu_pkg = pkg_of, .jobs = on_node, .njobs = 1};
+    struct run r = {.jobs = &j, .njobs = 1, .nodes = &rn, .nnodes = 1};
+    struct phys_load *load = calloc(1, sizeof *load);
+    struct phys_gpu_load *gl = calloc(1, sizeof *gl);
+    run_node_load(&r, 0, load, gl);
+    assert_int_equal(gl->nxfer, 2);
+    assert_true(gl->xfer[0].from == 2 && gl->xfer[0].to == 5 && gl->xfer[0].gbps == 125);
+    assert_true(gl->xfer[1].from == 5 && gl->xfer[1].to == 6 && gl->xfer[1].gbps == 50);
+    free(load);
+    free(gl);
+    trace_free(&t);
+    /* every problem at its line: a GPU past the job's, the same GPU twice, no GBps, no GPUs */
+    assert_int_equal(parse(&t, "{\"type\":\"job\",\"jobId\":\"a\",\"podTemplate\":{\"requests\":{\"gpu\":\"2\"}},"
+                               "\"workloadProfile\":{\"gpuPeerTransfers\":[{\"from\":0,\"to\":2,\"GBps\":1},"
+                               "{\"from\":1,\"to\":1,\"GBps\":1},{\"from\":0,\"to\":1}]}}\n"
+                               "{\"type\":\"job\",\"jobId\":\"b\",\"workloadProfile\":{\"gpuPeerTransfers\":"
+                               "[{\"from\":0,\"to\":1,\"GBps\":1}]}}\n", &d), -1);
+    assert_int_equal(d.count, 4);
+    assert_string_equal(d.msgs[0], "t.jsonl:1: workloadProfile.gpuPeerTransfers[0]: from and to must be two different "
+                                   "GPUs of the job: whole numbers 0..1");
+    assert_string_equal(d.msgs[1], "t.jsonl:1: workloadProfile.gpuPeerTransfers[1]: from and to must be two different "
+                                   "GPUs of the job: whole numbers 0..1");
+    assert_string_equal(d.msgs[2], "t.jsonl:1: workloadProfile.gpuPeerTransfers[2]: GBps must be a number above 0 "
+                                   "(GB/s the transfer asks for)");
+    assert_string_equal(d.msgs[3], "t.jsonl:2: workloadProfile.gpuPeerTransfers: transfers between GPUs need a job "
+                                   "of at least 2 GPUs (podTemplate.requests)");
+    diag_free(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_v1_defaults),  cmocka_unit_test(test_v2_fields), cmocka_unit_test(test_errors_leave_nothing),
         cmocka_unit_test(test_quantities),   cmocka_unit_test(test_placement), cmocka_unit_test(test_throughput),
-        cmocka_unit_test(test_generator),    cmocka_unit_test(test_per_cpu_load),
+        cmocka_unit_test(test_generator),    cmocka_unit_test(test_per_cpu_load), cmocka_unit_test(test_peer_transfers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
