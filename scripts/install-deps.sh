@@ -10,7 +10,7 @@ packages=(
   powercap-utils linux-cpupower python3-psutil prometheus-node-exporter lm-sensors tlp
   msr-tools ipmitool freeipmi-tools python3-venv tmux librust-nvml-wrapper-dev chromium
   clang-14 libclang-rt-14-dev openssl util-linux
-  pciutils hwloc numactl rocm-smi gdb gnuplot-nox
+  pciutils hwloc numactl rocm-smi gdb gnuplot-nox sysfsutils
 )
 missing=()
 for p in "${packages[@]}"; do

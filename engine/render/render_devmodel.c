@@ -1,5 +1,5 @@
 /* render_devmodel: the entries the driver core adds to every device directory, whatever its
- * class or bus (docs/whole-node.md "The driver model"; sysfs-abi §1.6):
+ * class or bus (docs/whole-node.md "The driver model"; sysfs §1.6):
  *   subsystem  symlink to the device's class or bus (drivers/base/core.c
  *              device_add_class_symlinks, bus_add_device)
  *   uevent     0644, the KEY=VALUE lines of dev_uevent and the class's or bus's uevent callback
