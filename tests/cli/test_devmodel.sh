@@ -94,6 +94,17 @@ venv=$build/codecarbon-venv
 [ -f "$venv/.ready" ] || { bad "cannot install codecarbon into $venv: $(tail -5 "$tmp/pip.log")"; finish; }
 # key JSON KEY: one value of codecarbon_truth.py's object
 key() { /usr/bin/python3 -c 'import json, sys; print(json.loads(sys.argv[1]).get(sys.argv[2]))' "$1" "$2" 2>/dev/null; }
+# CodeCarbon treats two counters within 1 J of each other at its first read, and again over the
+# interval, as one meter read twice and drops the second (codecarbon/core/rapl.py
+# find_mirrored_counters, SEQUENTIAL_READ_TOLERANCE_KWH). A fresh node's packages both count
+# from 0 J and the 8260's part-to-part spread makes them part by only ~0.17 J/s, as two packages
+# just after power-on would: wait until each node's packages differ by more than 2 J.
+for _ in $(seq 240); do
+    curl -sf "$url/debug/energy" | /usr/bin/python3 -c 'import json, sys
+nodes = {n["node"]: [p["energyJoules"] for p in n["packages"]] for n in json.load(sys.stdin)["nodes"]}
+sys.exit(0 if all(abs(nodes[n][0] - nodes[n][1]) > 2 for n in ("clx-0", "gnr-0", "genoa-0")) else 1)' && break
+    sleep 0.25
+done
 # every CPU family by the preload route, the Intel node by the seccomp route too
 for run in preload:clx preload:gnr preload:genoa seccomp:clx; do
     route=${run%:*} node=${run#*:}
