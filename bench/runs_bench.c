@@ -110,7 +110,7 @@ int main(int argc, char **argv)
     }
     struct diag d = {0};
     char id[64];
-    if (runs_submit_path(m, trace, id, sizeof id, &d)) {
+    if (runs_submit_path(m, trace, NULL, id, sizeof id, &d)) {
         diag_print(&d, stderr);
         return 1;
     }

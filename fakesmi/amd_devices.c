@@ -102,3 +102,44 @@ int amd_node_id(const struct amd_gpu *g)
     return g->index + 1;
 }
 
+
+uint64_t amd_serial(const struct amd_gpu *g)
+{
+    uint64_t serial = 14695981039346656037ull;
+    for (const char *p = g->bdf; *p; p++)
+        serial = (serial ^ (unsigned char)*p) * 1099511628211ull;
+    return serial;
+}
+
+void amd_uuid(const struct amd_gpu *g, char out[static 37])
+{
+    char did_text[16];
+    long long did = 0;
+    uint64_t serial = amd_serial(g);
+    if (amd_dev_read(g, "device", did_text, sizeof did_text))
+        did = strtoll(did_text, NULL, 0);
+    snprintf(out, 37, "%02x%02x%04x-0000-1000-80%02x-%04x%08x", (unsigned)(serial >> 56), 0xffu,
+             (unsigned)(did & 0xffff), (unsigned)(serial >> 48 & 0xff), (unsigned)(serial >> 32 & 0xffff),
+             (unsigned)(serial & 0xffffffff));
+}
+
+int amd_dpm_levels(const struct amd_gpu *g, const char *clk, unsigned *mhz, int max, int *current)
+{
+    char attr[32], table[1024];
+    snprintf(attr, sizeof attr, "pp_dpm_%s", clk);
+    if (!amd_dev_read(g, attr, table, sizeof table))
+        return -1;
+    int n = 0;
+    *current = -1;
+    for (const char *line = table; *line && n < max;) {
+        size_t len = strcspn(line, "\n");
+        const char *colon = memchr(line, ':', len);
+        if (colon) {
+            if (memchr(line, '*', len))
+                *current = n;
+            mhz[n++] = (unsigned)strtoul(colon + 1, NULL, 10);
+        }
+        line += len + (line[len] == '\n');
+    }
+    return n;
+}

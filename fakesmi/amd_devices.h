@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* One AMD GPU. Paths are node-relative. */
 struct amd_gpu {
@@ -36,5 +37,16 @@ bool amd_power_uw(const struct amd_gpu *g, long long *uw, bool *current);
 unsigned amd_kfd_id(const struct amd_gpu *g);
 /* The KFD topology node both tools show: synthetic, index + 1 (one CPU node first). */
 int amd_node_id(const struct amd_gpu *g);
+/* The GPU's ASIC serial (amd-smi's asic_serial, sysfs unique_id on the real machine):
+ * synthetic, the 64-bit FNV-1a hash of the PCI address. */
+uint64_t amd_serial(const struct amd_gpu *g);
+/* The GPU's UUID as amdsmi_uuid_gen builds it from the serial and the PCI device id: serial
+ * byte 7, the function 0xff and the device id, then version 1, the variant with serial byte 6,
+ * and serial bytes 0-5 ("abff74a1-0000-1000-80d1-3c23a9580558"). out holds 37 bytes. */
+void amd_uuid(const struct amd_gpu *g, char out[static 37]);
+/* The levels of the GPU's pp_dpm_<clk> table ("sclk", "mclk") in MHz, in the file's order, into
+ * mhz (at most max); *current is the index of the level marked '*' (-1 when none is).
+ * Returns the number of levels, -1 when the GPU has no such table. */
+int amd_dpm_levels(const struct amd_gpu *g, const char *clk, unsigned *mhz, int max, int *current);
 
 #endif

@@ -345,18 +345,8 @@ static int select_gpus(const struct py_opt *o)
 
 static void list_gpu(const struct amd_gpu *g)
 {
-    char did_text[16], uuid[40];
-    long long did = 0;
-    uint64_t serial = 14695981039346656037ull; /* synthetic ASIC serial: FNV-1a of the address */
-    for (const char *p = g->bdf; *p; p++)
-        serial = (serial ^ (unsigned char)*p) * 1099511628211ull;
-    if (amd_dev_read(g, "device", did_text, sizeof did_text))
-        did = strtoll(did_text, NULL, 0);
-    /* amdsmi_uuid_gen: serial byte 7, the function 0xff and the device id, then version 1, the
-     * variant with serial byte 6, and serial bytes 0-5 */
-    snprintf(uuid, sizeof uuid, "%02x%02x%04x-0000-1000-80%02x-%04x%08x", (unsigned)(serial >> 56), 0xffu,
-             (unsigned)(did & 0xffff), (unsigned)(serial >> 48 & 0xff), (unsigned)(serial >> 32 & 0xffff),
-             (unsigned)(serial & 0xffffffff));
+    char uuid[37];
+    amd_uuid(g, uuid);
     gpu_begin(g);
     em_str("bdf", g->bdf[0] ? g->bdf : "N/A");
     em_str("uuid", uuid);

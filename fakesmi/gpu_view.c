@@ -1,5 +1,6 @@
 /* gpu_view: the node's segment as fakesmi sees it; see gpu_view.h. */
 #include "gpu_view.h"
+#include "seg_faults.h"
 
 #include "seg_attr.h"
 #include "segment.h"
@@ -69,6 +70,12 @@ int gv_readf(char *buf, size_t cap, const char *fmt, ...)
     vsnprintf(path, sizeof path, fmt, ap);
     va_end(ap);
     return gv_read(path, buf, cap);
+}
+
+uint32_t gv_lost_gpus(void)
+{
+    struct seg_faults f;
+    return the_seg.h && seg_faults_read(&the_seg, &f) ? f.gpu_lost : 0;
 }
 
 bool gv_exists(const char *path)

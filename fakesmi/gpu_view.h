@@ -7,6 +7,7 @@
 #ifndef HWEMU_FAKESMI_GPU_VIEW_H
 #define HWEMU_FAKESMI_GPU_VIEW_H
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 /* Opens the node: 0, or -1 with a message in err (which variable to set, which file is
@@ -21,6 +22,8 @@ int gv_read(const char *path, char *buf, size_t cap);
 int gv_readf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Does a node-relative path exist (file, directory or link)? */
 bool gv_exists(const char *path);
+/* The GPUs that fell off the bus (state/faults, engine/segment/seg_faults.h), a bit each. */
+uint32_t gv_lost_gpus(void);
 /* gv_read parsed as a decimal integer; false when missing or not a number (a token). */
 bool gv_read_ll(const char *path, long long *out);
 /* Writes text (a newline is added when missing) to an A file: 0, or the errno the write got

@@ -473,6 +473,11 @@ static bool all_digits(const char *p)
 
 /* Does one -i id name GPU g: its index, UUID (any case), serial or PCI bus id (any spelling)? */
 /* Does id name GPU g: 1 yes, 0 no, -1 an id with a ':' that is no PCI bus id. */
+/* What the real 535 tool prints after a handle lookup fails with NVML_ERROR_GPU_IS_LOST (the
+ * string of nvmlErrorString(15) and its advice; faults.md §1.4, and the real tool on the node's
+ * NVML, tests/cli/test_faults.sh). */
+#define GPU_LOST_TEXT "GPU is lost.  Reboot the system to recover this GPU"
+
 static int id_matches(const char *id, int g)
 {
     char t[96];
@@ -517,8 +522,16 @@ static int select_gpus(const char *list, struct nv_sel *s)
             fputs("Failed to parse device string on command line", nv_out);
             return 255;
         }
+        bool by_index = true;
+        for (int k = 0; k < nid; k++)
+            by_index = by_index && all_digits(ids[k]);
+        uint32_t lost = gv_lost_gpus();
         for (int g = 0; g < s->total; g++)
             for (int k = 0; k < nid; k++) {
+                if (!by_index && ((lost >> g) & 1)) { /* the real tool takes every handle to compare */
+                    fprintf(nv_out, "Problem with GPU %d: %s\n\n\n", g, GPU_LOST_TEXT);
+                    return 255;
+                }
                 int m = id_matches(ids[k], g);
                 if (m < 0) {
                     fprintf(nv_out, "Problem with GPU %d: Invalid PCI bus id format. Try format "
@@ -541,9 +554,29 @@ static int select_gpus(const char *list, struct nv_sel *s)
 static int list_gpus(const struct nv_sel *s)
 {
     char name[160], uuid[96];
+    uint32_t lost = gv_lost_gpus();
     for (int k = 0; k < s->n; k++)
-        fprintf(nv_out, "GPU %d: %s (UUID: %s)\n", s->gpu[k], nv_read(s->gpu[k], "name", name, sizeof name),
-                nv_read(s->gpu[k], "uuid", uuid, sizeof uuid));
+        if ((lost >> s->gpu[k]) & 1)
+            fprintf(nv_out, "Unable to determine the device handle for gpu %d: %s\n\n\n", s->gpu[k], GPU_LOST_TEXT);
+        else
+            fprintf(nv_out, "GPU %d: %s (UUID: %s)\n", s->gpu[k], nv_read(s->gpu[k], "name", name, sizeof name),
+                    nv_read(s->gpu[k], "uuid", uuid, sizeof uuid));
+    for (int k = 0; k < s->n; k++)
+        if ((lost >> s->gpu[k]) & 1)
+            return 15; /* NVML_ERROR_GPU_IS_LOST, the documented code (faults.md §1.4) */
+    return 0;
+}
+
+/* A selected GPU that fell off the bus stops every other command at its handle, as the real
+ * 535 tool does on the node's NVML (tests/cli/test_faults.sh): the first one, in order. */
+static int lost_handle(const struct nv_sel *s)
+{
+    uint32_t lost = gv_lost_gpus();
+    for (int k = 0; k < s->n; k++)
+        if ((lost >> s->gpu[k]) & 1) {
+            fprintf(nv_out, "Unable to determine the device handle for GPU%d: %s\n\n\n", s->gpu[k], GPU_LOST_TEXT);
+            return 15;
+        }
     return 0;
 }
 
@@ -674,6 +707,8 @@ static int run(const char *val[O_COUNT])
         goto out;
     if (val[O_LIST])
         rc = list_gpus(&sel);
+    else if (!val[O_QUERY_APPS] && (rc = lost_handle(&sel)))
+        ;
     else if (val[O_QUERY_APPS])
         rc = query_apps(val[O_QUERY_APPS], fmt);
     else if (cols)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fetches Debian's real nvidia-smi (non-free, 535.x) and nvtop (contrib) into DIR without
-# touching the system's apt configuration: a temporary sources list and apt state under DIR,
+# touching the system's apt configuration: scripts/debian-nonfree.list and apt state under DIR,
 # `apt-get download`, `dpkg -x`. Only the two tools are unpacked; NVIDIA's libnvidia-ml is never
 # fetched (the node's NVML, libhwemu-nvml.so, replaces it under `hwemu exec`).
 #   scripts/fetch-nvidia-smi.sh DIR
@@ -19,16 +19,12 @@ flock 9
 [ -x "$smi" ] && [ -x "$nvtop" ] && exit 0
 
 apt=$dir/apt
+list=$(cd "$(dirname "$0")" && pwd)/debian-nonfree.list
 mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/debs"
-cat >"$apt/sources.list" <<LIST
-deb http://deb.debian.org/debian bookworm main contrib non-free
-deb http://deb.debian.org/debian bookworm-updates main contrib non-free
-deb http://deb.debian.org/debian-security bookworm-security main contrib non-free
-LIST
-opts=(-o Dir::Etc::sourcelist="$apt/sources.list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$apt/lists"
+opts=(-o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- -o Dir::State::Lists="$apt/lists"
       -o Dir::Cache="$apt/cache" -o APT::Sandbox::User=root -q)
 if ! apt-get "${opts[@]}" update >"$apt/update.log" 2>&1; then
-    echo "fetch-nvidia-smi: apt-get update with $apt/sources.list failed:" >&2
+    echo "fetch-nvidia-smi: apt-get update with $list failed:" >&2
     tail -5 "$apt/update.log" >&2
     exit 1
 fi

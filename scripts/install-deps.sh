@@ -8,9 +8,9 @@ packages=(
   libcmocka-dev
   python3 python3-yaml curl prometheus
   powercap-utils linux-cpupower python3-psutil prometheus-node-exporter lm-sensors tlp
-  msr-tools ipmitool freeipmi-tools python3-venv tmux librust-nvml-wrapper-dev chromium
+  msr-tools likwid ipmitool freeipmi-tools python3-venv tmux librust-nvml-wrapper-dev chromium
   clang-14 libclang-rt-14-dev openssl util-linux
-  pciutils hwloc numactl rocm-smi gdb gnuplot-nox sysfsutils
+  pciutils hwloc numactl rocm-smi gdb gnuplot-nox busybox-static sysfsutils
 )
 missing=()
 for p in "${packages[@]}"; do

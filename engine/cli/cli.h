@@ -45,6 +45,12 @@ int cmd_exec(int argc, char **argv);
 int cmd_agents(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+/* `hwemu runs merge`: the shards' run directories of one run made one (engine/runs/run_merge.h). */
+int cmd_runs(int argc, char **argv);
+/* `hwemu fault add|list|clear`: a running engine's fault schedule over its HTTP API. */
+int cmd_fault(int argc, char **argv);
+/* `hwemu report`: one HTML report of run directories (engine/telemetry/report.h). */
+int cmd_report(int argc, char **argv);
 /* --speed / SIM_SPEED: "max" or 1..1e6; 0 or -1 when invalid. */
 int cli_parse_speed(const char *text, double *speed);
 /* --batch N (SIM_BATCH_TICKS): 1..1000000 ticks into *ticks; 0, or -1 for anything else. */

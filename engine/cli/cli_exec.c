@@ -8,9 +8,12 @@
  *                installs (state/tools/<tool>), and only those
  *   LD_LIBRARY_PATH  <root>/<node>.lib first: on a node with NVIDIA GPUs (state/nvml), the
  *                names libnvidia-ml.so.1 and libnvidia-ml.so link to libhwemu-nvml.so, the
- *                node's NVML (fakesmi/nvml/README.md); on other nodes the directory is empty
- *   HWEMU_NVML   <root>/<node>.lib/libnvidia-ml.so.1 on an NVIDIA node: the shim loads it for a
- *                dlopen of libnvidia-ml.so* by an absolute path (shim/preload/wrap_dl.c)
+ *                node's NVML (fakesmi/nvml/README.md); on a node with AMD GPUs (state/amdgpu)
+ *                libamd_smi.so(.26) and librocm_smi64.so(.7, .6, .5) link to libhwemu-amdsmi.so
+ *                and libhwemu-rocmsmi.so (fakesmi/amdsmi/README.md); on other nodes it is empty
+ *   HWEMU_NVML, HWEMU_AMDSMI, HWEMU_ROCMSMI   the first of those names in <root>/<node>.lib
+ *                where the node has the library: the shim loads it for a dlopen of the vendor's
+ *                library by an absolute path (shim/preload/wrap_dl.c)
  * and then takes one of two routes (shim/supervisor/supervisor.h): preload replaces itself with CMD, so
  * CMD's exit status is hwemu's; seccomp runs CMD under the seccomp supervisor (for programs
  * that bypass libc: Go, static binaries) and exits as CMD did. auto (the default) reads CMD's
@@ -35,8 +38,9 @@ static const char help[] =
     "Runs CMD against node NAME of a running `hwemu serve`: CMD and every program it starts see\n"
     "the node's /sys (and /host-sys) powercap, cpufreq, hwmon, PCI and DRM files and its\n"
     "/proc/cpuinfo, read and written as on the real machine, and the node's GPU tools (nvidia-smi,\n"
-    "rocm-smi, amd-smi: links to fakesmi) first on PATH, and on a node with NVIDIA GPUs its NVML\n"
-    "library (libnvidia-ml.so.1: libhwemu-nvml.so) first on LD_LIBRARY_PATH. The exit status is\n"
+    "rocm-smi, amd-smi: links to fakesmi) first on PATH, and its GPU libraries first on\n"
+    "LD_LIBRARY_PATH: NVML (libnvidia-ml.so.1) on a node with NVIDIA GPUs, AMD SMI and ROCm SMI\n"
+    "(libamd_smi.so, librocm_smi64.so) on one with AMD GPUs. The exit status is\n"
     "CMD's (127: not found, 126: not executable).\n"
     "\n"
     "Options:\n"
@@ -117,36 +121,74 @@ static int link_tools(const struct seg *s, const char *bin)
     return 0;
 }
 
-/* <root>/<node>.lib holds the node's NVML: libnvidia-ml.so.1 and libnvidia-ml.so linking to
- * libhwemu-nvml.so when the node has NVIDIA GPUs (state/nvml), nothing otherwise. Sets nvml to
- * the library's path there ("" on other nodes). Returns 0, or -1 with a message on stderr. */
-static int link_nvml(const struct seg *s, const char *lib, char *nvml, size_t len)
+/* One of the node's vendor libraries: the names clients load it by, the hwemu library they link to,
+ * the variable that names that library's path when it is elsewhere, and the segment directory
+ * that says the node has the vendor's GPUs. */
+struct node_lib {
+    const char *state;             /* "state/nvml": the node has the vendor's GPUs */
+    const char *so, *so_var;       /* libhwemu-nvml.so, HWEMU_NVML_LIBRARY */
+    const char *what;              /* for the message: "the node's NVML" */
+    const char *names[5];          /* the links in <root>/<node>.lib, the first one named to the shim */
+};
+
+static const struct node_lib node_libs[] = {
+    {"state/nvml", "libhwemu-nvml.so", "HWEMU_NVML_LIBRARY", "the node's NVML", {"libnvidia-ml.so.1", "libnvidia-ml.so"}},
+    {"state/amdgpu", "libhwemu-amdsmi.so", "HWEMU_AMDSMI_LIBRARY", "the node's AMD SMI",
+     {"libamd_smi.so", "libamd_smi.so.26"}},
+    {"state/amdgpu", "libhwemu-rocmsmi.so", "HWEMU_ROCMSMI_LIBRARY", "the node's ROCm SMI",
+     {"librocm_smi64.so", "librocm_smi64.so.7", "librocm_smi64.so.6", "librocm_smi64.so.5"}},
+};
+#define N_NODE_LIBS (sizeof node_libs / sizeof node_libs[0])
+
+/* Makes link point to target (a new link renamed over the old one: a program loading it
+ * meanwhile never misses it). 0, or -1 with a message on stderr. */
+static int relink(const char *target, const char *link)
 {
-    static const char *const names[] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
-    bool nvidia = seg_lookup(s, "state/nvml", 10) != SEG_NONE;
-    char so[PATH_MAX], link[PATH_MAX], tmp[PATH_MAX + 32];
-    nvml[0] = 0;
-    if (nvidia && find_beside("libhwemu-nvml.so", "HWEMU_NVML_LIBRARY", so, sizeof so)) {
-        fprintf(stderr, "hwemu exec: libhwemu-nvml.so (the node's NVML) is neither next to the hwemu binary nor in "
-                "../lib/hwemu; set HWEMU_NVML_LIBRARY to its path\n");
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.%d", link, (int)getpid());
+    unlink(tmp);
+    if (symlink(target, tmp) || rename(tmp, link)) {
+        fprintf(stderr, "hwemu exec: cannot link %s to %s: %s\n", link, target, strerror(errno));
+        unlink(tmp);
         return -1;
     }
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(link, sizeof link, "%s/%s", lib, names[i]);
-        if (!nvidia) {
-            unlink(link);
-            continue;
-        }
-        snprintf(tmp, sizeof tmp, "%s.%d", link, (int)getpid());
-        unlink(tmp);
-        if (symlink(so, tmp) || rename(tmp, link)) {
-            fprintf(stderr, "hwemu exec: cannot link %s to %s: %s\n", link, so, strerror(errno));
-            unlink(tmp);
+    return 0;
+}
+
+/* <root>/<node>.lib holds the node's vendor libraries: on a node with NVIDIA GPUs (state/nvml)
+ * libnvidia-ml.so.1 and libnvidia-ml.so linking to libhwemu-nvml.so; on one with AMD GPUs
+ * (state/amdgpu) libamd_smi.so(.26) linking to libhwemu-amdsmi.so, librocm_smi64.so(.7, .6, .5)
+ * to libhwemu-rocmsmi.so, and lib -> . (so that the directory serves as a ROCM_PATH: ROCm's
+ * clients look in $ROCM_PATH/lib); nothing of a vendor the node lacks. Sets path[k] to library
+ * k's first name there ("" when the node lacks it). Returns 0, or -1 with a message on stderr. */
+static int link_libs(const struct seg *s, const char *lib, char path[N_NODE_LIBS][PATH_MAX])
+{
+    bool amd = seg_lookup(s, "state/amdgpu", 12) != SEG_NONE;
+    char so[PATH_MAX], link[PATH_MAX];
+    for (size_t k = 0; k < N_NODE_LIBS; k++) {
+        const struct node_lib *nl = &node_libs[k];
+        bool has = seg_lookup(s, nl->state, strlen(nl->state)) != SEG_NONE;
+        path[k][0] = 0;
+        if (has && find_beside(nl->so, nl->so_var, so, sizeof so)) {
+            fprintf(stderr, "hwemu exec: %s (%s) is neither next to the hwemu binary nor in ../lib/hwemu; set %s "
+                    "to its path\n", nl->so, nl->what, nl->so_var);
             return -1;
         }
+        for (size_t i = 0; i < sizeof nl->names / sizeof nl->names[0] && nl->names[i]; i++) {
+            snprintf(link, sizeof link, "%s/%s", lib, nl->names[i]);
+            if (!has)
+                unlink(link);
+            else if (relink(so, link))
+                return -1;
+        }
+        if (has)
+            snprintf(path[k], PATH_MAX, "%s", nl->names[0]);
     }
-    if (nvidia)
-        snprintf(nvml, len, "%s/%s", lib, names[0]);
+    snprintf(link, sizeof link, "%s/lib", lib);
+    if (!amd)
+        unlink(link);
+    else if (relink(".", link))
+        return -1;
     return 0;
 }
 
@@ -197,11 +239,11 @@ int cmd_exec(int argc, char **argv)
     snprintf(bin, sizeof bin, "%s/%s.bin", root, node);
     mkdir(bin, 0755);
     int linked = link_tools(&s, bin);
-    char lib[PATH_MAX], nvml[PATH_MAX];
+    char lib[PATH_MAX], libs_in[N_NODE_LIBS][PATH_MAX];
     snprintf(lib, sizeof lib, "%s/%s.lib", root, node);
     mkdir(lib, 0755);
     if (!linked)
-        linked = link_nvml(&s, lib, nvml, sizeof nvml);
+        linked = link_libs(&s, lib, libs_in);
     seg_close(&s);
     if (linked)
         return EXIT_INVALID;
@@ -234,12 +276,15 @@ int cmd_exec(int argc, char **argv)
     setenv("HWEMU_ROOT", abs_root, 1);
     setenv("PATH", newpath, 1);
     setenv("LD_LIBRARY_PATH", libs, 1);
-    if (nvml[0]) {
-        char abs_nvml[PATH_MAX + 32];
-        snprintf(abs_nvml, sizeof abs_nvml, "%s/libnvidia-ml.so.1", abs_lib);
-        setenv("HWEMU_NVML", abs_nvml, 1);
-    } else {
-        unsetenv("HWEMU_NVML");
+    /* the shim's answer to a dlopen of each library by an absolute path (shim/preload/wrap_dl.c) */
+    static const char *const shim_vars[N_NODE_LIBS] = {"HWEMU_NVML", "HWEMU_AMDSMI", "HWEMU_ROCMSMI"};
+    for (size_t k = 0; k < N_NODE_LIBS; k++) {
+        char abs_so[2 * PATH_MAX + 2];
+        snprintf(abs_so, sizeof abs_so, "%s/%s", abs_lib, libs_in[k]);
+        if (libs_in[k][0])
+            setenv(shim_vars[k], abs_so, 1);
+        else
+            unsetenv(shim_vars[k]);
     }
     unsetenv("HWEMU_SEGMENT");
     /* hwloc's x86 backend asks the host's CPUID for the topology, which is not the node's:

@@ -1,7 +1,9 @@
 /* cli_run: `hwemu run --spec S --trace T`: one workload run to its end on a cluster spec,
- * without HTTP, then its summary on stdout. The nodes' segments live under the root as with
+ * without HTTP, then its summary on stdout: readable, or its status JSON with --json (on a
+ * terminal, its progress meanwhile: cli_run_show.c). The nodes' segments live under the root as with
  * `hwemu serve` (agents can run against them meanwhile, and a later serve resumes them). */
 #include "cli.h"
+#include "cli_run_show.h"
 #include "diag.h"
 #include "duration.h"
 #include "engine.h"
@@ -20,14 +22,17 @@
 
 static const char help[] =
     "Usage: hwemu run --trace FILE|DIR [--spec FILE] [--profiles-dir DIR] [--root DIR] [--runs-dir DIR]\n"
-    "                 [--tick DURATION] [--workers N] [--speed N|max] [--batch N]\n"
+    "                 [--tick DURATION] [--workers N] [--speed N|max] [--batch N] [--course-interval D]\n"
+    "                 [--json]\n"
     "\n"
     "Runs one workload trace on the cluster spec's nodes to its end (every job completed or\n"
-    "stalled) and prints the run's summary (JSON); a run the engine was stopped in the middle of\n"
-    "(its state.json in the runs directory) resumes instead. Outputs go to the runs directory\n"
-    "<runs-dir>/<runId>/: trace.jsonl, jobs.jsonl, summary.json. SIGTERM or SIGINT suspends the\n"
-    "run (its state.json kept) and the same command resumes it. Exit 0 when every job completed,\n"
-    "1 when the trace is invalid or a job stalled, 2 on a usage error, 3 when it was suspended.\n"
+    "stalled) and prints the run's summary (readable; --json: its status JSON); on a terminal its\n"
+    "progress meanwhile on stderr (emulated time, jobs by state, energy, time left). A run the\n"
+    "engine was stopped in the middle of (its state.json in the runs directory) resumes instead.\n"
+    "Outputs go to the runs directory <runs-dir>/<runId>/: trace.jsonl, jobs.jsonl, course.jsonl,\n"
+    "summary.json. SIGTERM or SIGINT suspends the run (its state.json kept) and the same command\n"
+    "resumes it. Exit 0 when every job completed, 1 when the trace is invalid or a job stalled, 2 on\n"
+    "a usage error, 3 when it was suspended.\n"
     "\n"
     "Options (each also read from the environment variable shown):\n"
     "  --trace FILE|DIR    the trace (SIM_WORKLOAD_TRACE_PATH); a directory: its *.jsonl in name order\n"
@@ -43,6 +48,9 @@ static const char help[] =
     "  --batch N           at --speed max: a node steps and publishes once per N ticks, and in\n"
     "                      between only when its load or limits change (SIM_BATCH_TICKS); default 300, 1: every tick\n"
     "  --base-speed-per-core X   work units per core-second (SIM_BASE_SPEED_PER_CORE); default 1\n"
+    "  --json              print the run's status object (JSON) at the end instead of the readable summary\n"
+    "  --course-interval D emulated time between the lines of the run's course.jsonl\n"
+    "                      (SIM_RUN_COURSE_INTERVAL); default 60s\n"
     "SIM_RUN_CHECKPOINT_INTERVAL: the least wall time between the run's checkpoints (default 30s).\n";
 
 static struct engine eng;
@@ -79,19 +87,34 @@ int cli_parse_batch(const char *text, int *ticks)
     return 0;
 }
 
+/* The run's end on stdout: its status object s (--json), else the readable summary. */
+static void print_summary(const char *dir, const char *id, const cJSON *s, bool json)
+{
+    if (!json) {
+        run_show_summary(stdout, dir, id, s);
+        return;
+    }
+    char *text = s ? cJSON_Print(s) : NULL;
+    if (text)
+        printf("%s\n", text);
+    free(text);
+}
+
 int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"trace", 1, 0, 'T'}, {"spec", 1, 0, 's'}, {"profiles-dir", 1, 0, 'p'}, {"root", 1, 0, 'r'},
         {"runs-dir", 1, 0, 'R'}, {"tick", 1, 0, 't'}, {"workers", 1, 0, 'w'}, {"speed", 1, 0, 'S'},
-        {"base-speed-per-core", 1, 0, 'b'}, {"batch", 1, 0, 'B'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"base-speed-per-core", 1, 0, 'b'}, {"batch", 1, 0, 'B'}, {"json", 0, 0, 'j'}, {"course-interval", 1, 0, 'C'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     struct engine_config cfg = {.spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
                                 .root = cli_env("SIM_HWEMU_ROOT")};
     const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH"), *runs_dir = cli_env("SIM_RUNS_DIR");
     const char *tick = cli_env("SIM_EMULATE_TICK"), *workers = cli_env("SIM_EMULATE_WORKERS");
     const char *tick_from = "SIM_EMULATE_TICK", *workers_from = "SIM_EMULATE_WORKERS";
     const char *speed = cli_env("SIM_SPEED"), *bspeed = cli_env("SIM_BASE_SPEED_PER_CORE");
-    const char *batch = cli_env("SIM_BATCH_TICKS");
+    const char *batch = cli_env("SIM_BATCH_TICKS"), *course = cli_env("SIM_RUN_COURSE_INTERVAL");
+    const char *course_from = "SIM_RUN_COURSE_INTERVAL";
+    bool json = false;
     int c;
     opterr = 0;
     optind = 1;
@@ -107,6 +130,8 @@ int cmd_run(int argc, char **argv)
         case 'S': speed = optarg; break;
         case 'b': bspeed = optarg; break;
         case 'B': batch = optarg; break;
+        case 'j': json = true; break;
+        case 'C': course = optarg, course_from = "--course-interval"; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_usage_error("run", "unknown option or missing value: %s", argv[optind - 1]);
         }
@@ -125,6 +150,9 @@ int cmd_run(int argc, char **argv)
         return cli_usage_error("run", "--speed \"%s\" is not a speed: a number from 1 to 1000000, or max", speed);
     if (batch && cli_parse_batch(batch, &cfg.batch_ticks))
         return cli_usage_error("run", "--batch \"%s\" is not a number of ticks from 1 to 1000000", batch);
+    int64_t course_ns = 0;
+    if (course && (!duration_parse(course, &course_ns) || course_ns <= 0))
+        return cli_usage_error("run", "%s \"%s\" is not a duration (60s, 5m)", course_from, course);
     double base = 1;
     if (bspeed) {
         char *end;
@@ -152,18 +180,23 @@ int cmd_run(int argc, char **argv)
         return EXIT_INVALID;
     }
     run_otlp_attach(m); /* the run's OTLP files */
+    runs_set_course_interval(m, course_ns);
+    char *dir = strdup(runs_path(m)); /* for the summary, after runs_detach */
+    if (!dir)
+        abort();
     struct diag d = {0};
     char id[64];
     int rc = 0;
     if (runs_active_id(m, id, sizeof id)) /* this root's runs directory had a run in the middle: it goes on */
         fprintf(stderr, "hwemu run: run %s resumed; the trace %s is not started\n", id, trace);
     else
-        rc = runs_submit_path(m, trace, id, sizeof id, &d);
+        rc = runs_submit_path(m, trace, NULL, id, sizeof id, &d);
     if (rc) {
         diag_print(&d, stderr);
         fprintf(stderr, "hwemu run: the trace was not started (%d problem%s); nothing ran\n", d.count,
                 d.count == 1 ? "" : "s");
         diag_free(&d);
+        free(dir);
         runs_detach(m);
         run_otlp_close();
         engine_stop(&eng);
@@ -175,32 +208,36 @@ int cmd_run(int argc, char **argv)
     fprintf(stderr, "hwemu run: %s on %d nodes from %s; tick %.3f s, speed %s\n", id, eng.nnodes,
             cfg.spec_path ? cfg.spec_path : "builtin specs/smoke.yaml", (double)cfg.tick_ns / 1e9,
             speed ? speed : "1");
+    struct run_show show;
+    run_show_start(&show);
     if (cfg.speed == ENGINE_SPEED_MAX) {
-        while (!eng.stop && runs_busy(m))
+        while (!eng.stop && runs_busy(m)) {
             engine_tick(&eng);
+            run_show_tick(&show, m);
+        }
     } else {
         int64_t period = (int64_t)((double)cfg.tick_ns / (cfg.speed > 1 ? cfg.speed : 1));
         while (!eng.stop && runs_busy(m)) {
             struct timespec ts = {.tv_sec = period / 1000000000, .tv_nsec = period % 1000000000};
             nanosleep(&ts, NULL);
             engine_tick(&eng);
+            run_show_tick(&show, m);
         }
     }
+    run_show_end(&show);
     if (eng.stop && runs_busy(m)) {
         /* interrupted: the run is suspended (docs/runs.md "Restarts"), and the same command resumes
          * it; its status says so */
         cJSON *s = runs_get_json(m, id);
         bool kept = runs_detach(m);
-        run_otlp_close();
-        engine_stop(&eng);
         if (s) {
             cJSON_ReplaceItemInObjectCaseSensitive(s, "state", cJSON_CreateString(kept ? "suspended" : "stopped"));
-            char *text = cJSON_Print(s);
-            if (text)
-                printf("%s\n", text);
-            free(text);
+            print_summary(dir, id, s, json);
             cJSON_Delete(s);
         }
+        free(dir);
+        run_otlp_close();
+        engine_stop(&eng);
         if (kept)
             fprintf(stderr, "hwemu run: %s suspended; the same command (the same --root or --runs-dir) resumes it\n",
                     id);
@@ -210,11 +247,9 @@ int cmd_run(int argc, char **argv)
     }
     const char *state = runs_state(m, id);
     cJSON *s = runs_get_json(m, id);
-    char *text = s ? cJSON_Print(s) : NULL;
-    if (text)
-        printf("%s\n", text);
-    free(text);
+    print_summary(dir, id, s, json);
     cJSON_Delete(s);
+    free(dir);
     bool ok = state && !strcmp(state, "completed");
     if (!ok)
         fprintf(stderr, "hwemu run: %s ended %s (see jobs.jsonl: each stalled job says why)\n", id,

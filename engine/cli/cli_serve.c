@@ -69,14 +69,19 @@ static const char help[] =
     "                       (SIM_KUBECONFIG): FILE's current context, or incluster: the pod's service\n"
     "                       account (KUBERNETES_SERVICE_HOST/PORT, /var/run/secrets/kubernetes.io/\n"
     "                       serviceaccount); labels set on the Nodes reach the engine as PUT\n"
-    "                       /nodes/<n>/labels does; without --shard, a run's jobs become batch/v1 Jobs\n"
-    "                       that the cluster's scheduler places (docs/kubernetes.md). Default: no cluster\n"
+    "                       /nodes/<n>/labels does; a run's jobs become batch/v1 Jobs that the cluster's\n"
+    "                       scheduler places; with --shard, each shard runs the pods bound to its nodes\n"
+    "                       (give every shard the same trace; `hwemu runs merge` makes their run\n"
+    "                       directories one: docs/kubernetes.md \"Sharding\"). Default: no cluster\n"
     "  -h, --help           this text\n"
     "\n"
-    "Workload runs (docs/runs.md): POST /runs, GET /runs[/<runId>], POST /runs/<runId>/stop; a trace in\n"
-    "SIM_WORKLOAD_TRACE_PATH starts at startup; outputs under SIM_RUNS_DIR (default <root>/runs); a run\n"
-    "checkpoints every 300 ticks, at most every SIM_RUN_CHECKPOINT_INTERVAL (default 30s), and resumes\n"
-    "at the next start after a stop or a crash.\n";
+    "Workload runs (docs/runs.md): POST /runs[?key=KEY], GET /runs[/<runId>], POST /runs/<runId>/stop; a\n"
+    "trace in SIM_WORKLOAD_TRACE_PATH starts at startup, with the run key SIM_RUN_KEY (the key naming the\n"
+    "run's Kubernetes Jobs; by default on a shard a hash of the trace, the spec's name and the work\n"
+    "rate); outputs under SIM_RUNS_DIR (default <root>/runs); a run checkpoints every 300 ticks, at\n"
+    "most every SIM_RUN_CHECKPOINT_INTERVAL (default 30s), and resumes at the next start after a stop\n"
+    "or a crash; SIM_RUN_COURSE_INTERVAL (default 60s): the emulated time between the lines of a\n"
+    "run's course.jsonl.\n";
 
 static struct engine eng;
 
@@ -285,6 +290,13 @@ int cmd_serve(int argc, char **argv)
         return cli_usage_error("serve", "SIM_RUN_CHECKPOINT_INTERVAL \"%s\" is not a duration (30s, 500ms)",
                                ckpt_text);
     }
+    int64_t course_ns = 0; /* each run's course.jsonl interval (engine/runs/run_course.h) */
+    const char *course = cli_env("SIM_RUN_COURSE_INTERVAL");
+    if (course && (!duration_parse(course, &course_ns) || course_ns <= 0)) {
+        otlp_detach(&eng, otlp);
+        engine_stop(&eng);
+        return cli_usage_error("serve", "SIM_RUN_COURSE_INTERVAL \"%s\" is not a duration (60s, 5m)", course);
+    }
     struct runs *runs = runs_attach(&eng, cli_env("SIM_RUNS_DIR"), base_speed, ckpt, err, sizeof err);
     if (!runs) {
         fprintf(stderr, "hwemu serve: %s\n", err);
@@ -293,14 +305,16 @@ int cmd_serve(int argc, char **argv)
         return EXIT_INVALID;
     }
     run_otlp_attach(runs); /* the runs' OTLP files */
+    runs_set_course_interval(runs, course_ns);
     const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH");
+    const char *run_key = cli_env("SIM_RUN_KEY");
     if (trace && runs_busy(runs)) /* a run this engine stopped in the middle of resumed: not again */
         fprintf(stderr, "hwemu serve: a resumed run is active; SIM_WORKLOAD_TRACE_PATH=%s is not started again\n",
                 trace);
     else if (trace) {
         struct diag d = {0};
         char id[64];
-        int rc = runs_submit_path(runs, trace, id, sizeof id, &d);
+        int rc = runs_submit_path(runs, trace, run_key, id, sizeof id, &d);
         if (rc) {
             diag_print(&d, stderr);
             fprintf(stderr, "hwemu serve: SIM_WORKLOAD_TRACE_PATH=%s was not started (%d problem%s)\n", trace,
@@ -355,14 +369,10 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "hwemu serve: kubernetes: registering and keeping the Nodes at %s\n",
                 cluster_describe(cluster));
         /* runs through the real scheduler: before the first tick, so a run submitted or resumed
-         * above is placed by it from its start */
-        if (cfg.shard_count > 1)
-            /* every shard would make the run's Jobs under its own run id, and a shard's run would
-             * wait for the jobs bound to the others' nodes (docs/kubernetes.md "Sharding") */
-            fprintf(stderr, "hwemu serve: kubernetes: shard %d/%d: runs use the standalone placement on this "
-                    "shard's nodes (runs through the scheduler need one unsharded engine)\n", cfg.shard_index,
-                    cfg.shard_count);
-        else if (!(pods = cluster_pods_attach(&eng, kubeconfig, err, sizeof err)))
+         * above is placed by it from its start; on a shard too: every shard makes the same Jobs
+         * under the run key and runs the pods bound to its own nodes (docs/kubernetes.md
+         * "Sharding") */
+        if (!(pods = cluster_pods_attach(&eng, kubeconfig, err, sizeof err)))
             fprintf(stderr, "hwemu serve: kubernetes: %s; runs use the standalone placement\n", err);
         else
             runs_set_placer(runs, cluster_pods_placer(pods));

@@ -40,27 +40,33 @@
 /* a job index of a pod's sim.joulie.io/job-indices above this is not one of ours (no table that large is made) */
 #define TRACE_MAX_JOBS_INDEX 10000000
 
-enum req_kind { REQ_CREATE, REQ_COMPLETE, REQ_DELETE };
+enum req_kind { REQ_CREATE, REQ_COMPLETE, REQ_DELETE, REQ_LIST };
 
 struct req {
     struct req *next;
     enum req_kind kind;
-    char run_id[64];
-    char *path;     /* POST (create), PATCH (complete) or DELETE */
+    char run_id[64]; /* the run's key (run_key): what its Jobs and pods are labelled with */
+    char *path;     /* POST (create), PATCH (complete), DELETE or GET (list) */
     cJSON *body;
     char what[128]; /* for messages: "Job sim-x-1234abcd (job x)" */
     int64_t due;    /* CLOCK_MONOTONIC ns */
     int backoff_ms;
 };
 
+/* A job whose pod another shard's node runs (a sharded engine): bound there, then finished. */
+enum away { AWAY_NO = 0, AWAY_BOUND, AWAY_DONE };
+
 struct pjob {
     int node;   /* engine node index its pod is bound to, -1 */
+    int away;   /* enum away */
+    bool done;  /* the job's work is done here: its pod is to be annotated complete */
+    bool annotated; /* ... and that was asked for, for the pod named here */
     char *ns, *pod;
 };
 
 struct prun {
     struct prun *next;
-    char id[64];
+    char id[64];       /* the run key */
     struct pjob *jobs;
     int n;
     int *first;        /* per job of the run: the first job of its group (its Job's name); NULL
@@ -83,6 +89,7 @@ struct cluster_pods {
     struct prun *runs;         /* the tables, newest first */
     struct req *reqs;          /* to make, oldest first */
     struct req **reqs_tail;    /* where the next goes: a push is O(1) on the tick thread */
+    bool sharded;              /* the engine is one shard of several (--shard) */
     /* this thread's own */
     char said_run[64];         /* the run whose start was said */
     bool troubled;
@@ -184,12 +191,29 @@ static void push(struct cluster_pods *p, struct req *r)
 
 /* ---- the placer (tick thread, runs' lock held) ------------------------------------------ */
 
-/* The run's table, grouped (mu held). */
+/* The run's table, grouped (mu held). On a sharded engine, its first making asks for the run's
+ * pods as they are now: another shard may have run some of them to their end before this
+ * shard's run began, and the watch makes no table for a finished pod of a run it does not know
+ * (nor shows that pod again). */
 static struct prun *run_table(struct cluster_pods *p, const struct run *r)
 {
-    struct prun *t = table(p, r->id, r->njobs, true);
-    if (!t->first)
-        group(t, r);
+    struct prun *t = table(p, run_key(r), r->njobs, true);
+    if (t->first)
+        return t;
+    group(t, r);
+    if (p->sharded) {
+        struct req *q = calloc(1, sizeof *q);
+        char *sel = NULL, *esc = NULL;
+        if (!q || asprintf(&sel, "%s=%s", CLUSTER_POD_RUN_KEY, run_key(r)) < 0 || !(esc = kube_escape(sel)) ||
+            asprintf(&q->path, "/api/v1/pods?labelSelector=%s", esc) < 0)
+            abort();
+        free(sel);
+        free(esc);
+        q->kind = REQ_LIST;
+        snprintf(q->run_id, sizeof q->run_id, "%s", run_key(r));
+        snprintf(q->what, sizeof q->what, "the pods of run key %s", run_key(r));
+        push(p, q);
+    }
     return t;
 }
 
@@ -218,11 +242,11 @@ static void request_group(struct cluster_pods *p, const struct run *r, int f)
     if (!q)
         abort();
     q->kind = REQ_CREATE;
-    snprintf(q->run_id, sizeof q->run_id, "%s", r->id);
-    q->body = cluster_job_json(r->id, index, members, n, p->e->spec.name);
+    snprintf(q->run_id, sizeof q->run_id, "%s", run_key(r));
+    q->body = cluster_job_json(run_key(r), index, members, n, p->e->spec.name);
     q->path = kube_path("batch/v1", ft->ns, "jobs", NULL);
     char name[64];
-    cluster_job_name(r->id, ft->id, name, sizeof name);
+    cluster_job_name(run_key(r), ft->id, name, sizeof name);
     snprintf(q->what, sizeof q->what, "Job %s/%s (job %.48s%s)", ft->ns, name, ft->id, n > 1 ? " and its group" : "");
     free(index);
     free(members);
@@ -248,8 +272,13 @@ static int pl_bound(void *ctx, const struct run *r, const struct run_job *j)
     int i = -1;
     pthread_mutex_lock(&p->mu);
     const struct prun *t = run_table(p, r);
-    if (j->index < t->n)
-        i = t->jobs[j->index].node;
+    if (j->index < t->n) {
+        const struct pjob *pj = &t->jobs[j->index];
+        i = pj->node >= 0           ? pj->node
+            : pj->away == AWAY_DONE ? RUN_PLACER_ELSEWHERE_DONE
+            : pj->away              ? RUN_PLACER_ELSEWHERE
+                                    : RUN_PLACER_NOT_BOUND;
+    }
     int f = t->first[j->index];
     bool made = t->made[f];
     pthread_mutex_unlock(&p->mu);
@@ -258,24 +287,35 @@ static int pl_bound(void *ctx, const struct run *r, const struct run_job *j)
     return i;
 }
 
+/* Asks for pod pj's annotation sim.joulie.io/complete (mu held; the pod known). */
+static void annotate(struct cluster_pods *p, struct pjob *pj, const char *key)
+{
+    struct req *q = calloc(1, sizeof *q);
+    if (!q)
+        abort();
+    q->kind = REQ_COMPLETE;
+    snprintf(q->run_id, sizeof q->run_id, "%s", key);
+    q->path = kube_path("v1", pj->ns, "pods", pj->pod);
+    q->body = cJSON_CreateObject();
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(q->body, "metadata"), "annotations"),
+                            CLUSTER_POD_COMPLETE_KEY, "true");
+    snprintf(q->what, sizeof q->what, "pod %s/%.60s (run key %.40s)", pj->ns, pj->pod, key);
+    push(p, q);
+    pj->annotated = true;
+}
+
+/* The job's pod is annotated now, or as soon as the watch shows it: a job running when the
+ * engine stopped may end at the restart's first ticks, before the watch's first list. */
 static void pl_done(void *ctx, const struct run *r, const struct run_job *j)
 {
     struct cluster_pods *p = ctx;
     pthread_mutex_lock(&p->mu);
-    const struct prun *t = run_table(p, r);
-    const struct pjob *pj = j->index < t->n ? &t->jobs[j->index] : NULL;
-    if (pj && pj->pod) {
-        struct req *q = calloc(1, sizeof *q);
-        if (!q)
-            abort();
-        q->kind = REQ_COMPLETE;
-        snprintf(q->run_id, sizeof q->run_id, "%s", r->id);
-        q->path = kube_path("v1", pj->ns, "pods", pj->pod);
-        q->body = cJSON_CreateObject();
-        cJSON_AddStringToObject(cJSON_AddObjectToObject(cJSON_AddObjectToObject(q->body, "metadata"), "annotations"),
-                                CLUSTER_POD_COMPLETE_KEY, "true");
-        snprintf(q->what, sizeof q->what, "pod %s/%s (job %.48s)", pj->ns, pj->pod, j->t->id);
-        push(p, q);
+    struct prun *t = run_table(p, r);
+    struct pjob *pj = j->index < t->n ? &t->jobs[j->index] : NULL;
+    if (pj) {
+        pj->done = true;
+        if (pj->pod)
+            annotate(p, pj, run_key(r));
     }
     pthread_mutex_unlock(&p->mu);
     kube_queue_wake(p->q);
@@ -286,24 +326,26 @@ static void pl_end(void *ctx, const struct run *r)
     struct cluster_pods *p = ctx;
     /* A run that ended (not one suspended, which resumes with its pods) takes away the Jobs of
      * the groups that did not complete whole: a stalled job's Pending pod, a stopped run's
-     * running ones. Completed Jobs stay, as Kubernetes keeps them, for whoever reads the cluster. */
+     * running ones. Completed Jobs stay, as Kubernetes keeps them, for whoever reads the cluster.
+     * On a shard, a job another shard runs (elsewhere) is that shard's business: a group is taken
+     * away here only for a job of it that is neither completed here nor elsewhere. */
     bool ended = r->state != RUN_RUNNING && r->state != RUN_SUSPENDED;
     pthread_mutex_lock(&p->mu);
     const int *first = run_table(p, r)->first;
     for (int k = 0; ended && k < r->next_submit; k++) { /* submitted: in submit order, so the first ones */
         const struct run_job *j = &r->jobs[k];
-        bool whole = true; /* every job of its group (k first) completed */
+        bool whole = true; /* every job of its group (k first) completed, here or on another shard */
         for (int m = k; first[k] == k && m < r->next_submit && r->jobs[m].t->submit_s == j->t->submit_s; m++)
-            whole &= first[m] != k || r->jobs[m].state == JS_COMPLETED;
+            whole &= first[m] != k || r->jobs[m].state == JS_COMPLETED || r->jobs[m].state == JS_ELSEWHERE;
         if (first[k] != k || whole)
             continue;
         char name[64];
-        cluster_job_name(r->id, j->t->id, name, sizeof name);
+        cluster_job_name(run_key(r), j->t->id, name, sizeof name);
         struct req *q = calloc(1, sizeof *q);
         if (!q)
             abort();
         q->kind = REQ_DELETE;
-        snprintf(q->run_id, sizeof q->run_id, "%s", r->id);
+        snprintf(q->run_id, sizeof q->run_id, "%s", run_key(r));
         char *base = kube_path("batch/v1", j->t->ns, "jobs", name);
         if (!base || asprintf(&q->path, "%s?propagationPolicy=Background", base) < 0)
             abort();
@@ -312,10 +354,10 @@ static void pl_end(void *ctx, const struct run *r)
                  job_state_names[j->state]);
         push(p, q);
     }
-    table_drop(p, r->id);
+    table_drop(p, run_key(r));
     /* Jobs of it not yet made are not made: nothing would run them (completions still go out) */
     for (struct req **t = &p->reqs; *t;) {
-        if ((*t)->kind == REQ_CREATE && !strcmp((*t)->run_id, r->id)) {
+        if ((*t)->kind == REQ_CREATE && !strcmp((*t)->run_id, run_key(r))) {
             struct req *d = *t;
             *t = d->next;
             req_free(d);
@@ -366,6 +408,7 @@ static void on_pod(struct cluster_pods *p, const cJSON *pod, bool gone)
         return;
     const char *phase = str_at(pod, "status", "phase");
     bool live = !gone && phase && (!strcmp(phase, "Pending") || !strcmp(phase, "Running"));
+    bool finished = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
     struct prun *t = table(p, run->valuestring, (int)k + 1, live); /* a finished pod of an unknown run: none */
     if (!t)
         return;
@@ -373,6 +416,8 @@ static void on_pod(struct cluster_pods *p, const cJSON *pod, bool gone)
     bool deleting = str_at(pod, "metadata", "deletionTimestamp") != NULL;
     if (gone || deleting) { /* the Job controller may make another: its events will say where */
         if (pj->pod && !strcmp(pj->pod, name)) {
+            if (pj->away) /* its Job was taken away there: nothing runs it any more */
+                pj->away = AWAY_DONE;
             free(pj->pod);
             free(pj->ns);
             pj->pod = pj->ns = NULL;
@@ -387,9 +432,20 @@ static void on_pod(struct cluster_pods *p, const cJSON *pod, bool gone)
         pj->ns = strdup(ns);
         if (!pj->pod || !pj->ns)
             abort();
+        pj->node = -1;
+        pj->away = AWAY_NO;
+        pj->annotated = false;
     }
+    if (pj->done && !pj->annotated && !finished) /* its job ended before its pod was seen */
+        annotate(p, pj, t->id);
+    /* A pod's binding and its end never go back (a list on a sharded engine may be answered
+     * after newer watch events were seen): an older state of the same pod changes nothing. */
     const char *node = str_at(pod, "spec", "nodeName");
-    pj->node = node ? engine_find(p->e, node) : -1; /* a node of another shard: -1, not ours to run */
+    if (!node)
+        return;
+    pj->node = engine_find(p->e, node); /* a node of another shard: -1, not ours to run */
+    if (pj->node < 0 && p->sharded)
+        pj->away = finished || pj->away == AWAY_DONE ? AWAY_DONE : AWAY_BOUND;
 }
 
 static void on_event(struct cluster_pods *p, struct kube_event *ev)
@@ -443,9 +499,19 @@ static void make_requests(struct cluster_pods *p)
             continue;
         }
         char err[1024];
+        cJSON *pods = NULL;
         long st = r->kind == REQ_CREATE   ? kube_create(p->kc, r->path, r->body, NULL, err, sizeof err)
                   : r->kind == REQ_DELETE ? kube_delete(p->kc, r->path, err, sizeof err)
+                  : r->kind == REQ_LIST   ? kube_get(p->kc, r->path, &pods, err, sizeof err)
                                           : kube_patch(p->kc, r->path, KUBE_PATCH_MERGE, r->body, NULL, err, sizeof err);
+        if (st == 0 && pods) { /* the run's pods as they are now, into its table */
+            const cJSON *it;
+            pthread_mutex_lock(&p->mu);
+            cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(pods, "items"))
+                on_pod(p, it, false);
+            pthread_mutex_unlock(&p->mu);
+        }
+        cJSON_Delete(pods);
         if (st == 0 || (r->kind == REQ_CREATE && st == 409) || (r->kind != REQ_CREATE && st == 404)) {
             if (r->kind == REQ_CREATE) {
                 if (strcmp(p->said_run, r->run_id)) {
@@ -524,6 +590,7 @@ struct cluster_pods *cluster_pods_attach(struct engine *e, const char *kubeconfi
     p->reqs_tail = &p->reqs;
     p->placer = (struct run_placer){.name = "kubernetes", .ctx = p, .submit = pl_submit, .bound = pl_bound,
                                     .done = pl_done, .end = pl_end};
+    p->sharded = e->cfg.shard_count > 1;
     char *sel = kube_escape(CLUSTER_POD_PART_OF_KEY "=" CLUSTER_POD_PART_OF), *query = NULL;
     if (!sel || asprintf(&query, "labelSelector=%s", sel) < 0)
         abort();

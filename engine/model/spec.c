@@ -2,6 +2,7 @@
 #include "spec.h"
 
 #include "diag.h"
+#include "fault.h"
 #include "profile.h"
 #include "k8s.h"
 #include "profile_validate.h"
@@ -28,7 +29,8 @@ struct sctx {
 
 static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec", NULL};
 static const char *const metadata_keys[] = {"name", "labels", "annotations", NULL};
-static const char *const spec_keys[] = {"defaults", "facility", "jobCgroups", "pools", NULL};
+static const char *const spec_keys[] = {"defaults", "facility", "jobCgroups", "pools", "sensors", "faults", NULL};
+static const char *const sensors_keys[] = {"noise", NULL};
 static const char *const cgroups_keys[] = {"manager", "maxJobsPerNode", NULL};
 const char *const cgroup_manager_names[3] = {"slurm", "kubernetes", "none"};
 static const char *const defaults_keys[] = {"kwok", "labels", "baseLoad", NULL};
@@ -42,6 +44,8 @@ static const char *const transfer_keys[] = {"from", "to", "GBps", NULL};
 static const char *const cpu_classes[] = {"cpu.compute_bound", "cpu.memory_bound", "cpu.io_bound", "cpu.mixed", NULL};
 static const char *const gpu_classes[] = {"gpu.compute_bound", "gpu.memory_bound", "gpu.bandwidth_bound",
                                           "gpu.mixed", NULL};
+
+static void load_faults(struct sctx *c, const struct yt_node *n);
 
 static void join(const char *const *words, char *buf, size_t len)
 {
@@ -562,7 +566,59 @@ int spec_load(struct cluster_spec *s, const char *file, const char *text, size_t
         if (!c.errors)
             expand(&c, pools);
     }
+    s->sensor_noise = true;
+    const struct yt_node *sens = want_map(&c, yt_get(spec, "sensors"), "spec", "sensors");
+    if (sens) {
+        check_keys(&c, sens, sensors_keys, "spec", "sensors");
+        const struct yt_node *no = yt_get(sens, "noise");
+        if (no && !yt_bool(no, &s->sensor_noise))
+            SERR(&c, no, "spec.sensors: noise: expected true or false, got \"%s\"", yt_str(no) ? no->text : "a mapping");
+    }
+    load_faults(&c, yt_get(spec, "faults"));
     return c.errors || d->count > before ? -1 : 0;
+}
+
+/* spec.faults: each a fault (fault.h) whose nodes and pools are the spec's. */
+static void load_faults(struct sctx *c, const struct yt_node *n)
+{
+    struct cluster_spec *s = c->s;
+    if (!n || yt_is_null(n))
+        return;
+    if (n->kind != YT_SEQ) {
+        SERR(c, n, "spec.faults: expected a list of faults ({kind, device, nodes, atSec, durationSec, params}), got a %s",
+             yt_kind_name(n->kind));
+        return;
+    }
+    s->faults = arena_alloc(&s->arena, sizeof *s->faults * (size_t)(n->n ? n->n : 1));
+    for (int i = 0; i < n->n; i++) {
+        char where[32];
+        snprintf(where, sizeof where, "spec.faults[%d]", i);
+        struct fault_def *f = &s->faults[s->nfaults];
+        bool parsed = fault_parse(f, &s->arena, n->vals[i], where, NULL, c->d);
+        if (!parsed)
+            c->errors++;
+        const struct yt_node *names = yt_get(n->vals[i], "nodes");
+        for (int k = 0; k < f->nnodes; k++)
+            if (!spec_find_node(s, f->nodes[k]))
+                SERR(c, names && names->kind == YT_SEQ && k < names->n ? names->vals[k] : names,
+                     "%s: nodes: no node \"%s\" in this spec (nodes are <prefix>-<index> of its pools)", where,
+                     f->nodes[k]);
+        const struct yt_node *pn = yt_get(n->vals[i], "pools");
+        for (int k = 0; k < f->npools; k++) {
+            bool found = false;
+            for (int p = 0; p < s->npools && !found; p++)
+                found = s->pools[p].name && !strcmp(s->pools[p].name, f->pools[k]);
+            if (!found)
+                SERR(c, pn && pn->kind == YT_SEQ && k < pn->n ? pn->vals[k] : pn,
+                     "%s: pools: no pool \"%s\" in this spec", where, f->pools[k]);
+        }
+        for (int k = 0; k < s->nfaults; k++)
+            if (f->id[0] && !strcmp(s->faults[k].id, f->id))
+                SERR(c, yt_get(n->vals[i], "id"), "%s: id: \"%s\" was already used by spec.faults[%d]: ids are unique",
+                     where, f->id, k);
+        if (parsed)
+            s->nfaults++;
+    }
 }
 
 void spec_free(struct cluster_spec *s)

@@ -10,6 +10,10 @@
  *                  cgroup v2 tree a node shows for the jobs of a workload run (render_cgroup.c)
  *   spec.pools[]   name, profile, count, prefix (= name), startIndex (0), rack, coolingZone,
  *                  labels, baseLoad (overrides the defaults field by field), overrides
+ *   spec.sensors   noise (true): sensors measure with the noise real ones have (false: exact,
+ *                  for tests that compare a reading with the truth; docs/faults.md "Sensors")
+ *   spec.faults[]  the fault schedule the engine starts with (fault.h, docs/faults.md); its nodes
+ *                  and pools must be the spec's
  * Pool p yields nodes <prefix>-<startIndex> ... <prefix>-<startIndex+count-1>. */
 #ifndef HWEMU_SPEC_H
 #define HWEMU_SPEC_H
@@ -18,6 +22,7 @@
 #include <stdbool.h>
 
 struct diag;
+struct fault_def;
 struct profile;
 struct profile_set;
 struct yt_node;
@@ -83,6 +88,9 @@ struct cluster_spec {
     int npools;
     struct spec_node *nodes;
     int nnodes;
+    bool sensor_noise;             /* spec.sensors.noise (default true): measurements with noise */
+    struct fault_def *faults;      /* spec.faults, in the spec's order */
+    int nfaults;
 };
 
 /* 0 on success; -1 with every problem in d. `file` names the spec in messages. */

@@ -699,6 +699,10 @@ unsigned phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cp
         if (hsmp_present(p, k) && (double)ps->hsmp_cap_uw / 1e6 < req)
             req = (double)ps->hsmp_cap_uw / 1e6;
 
+        if (ps->limits_ignored)
+            cap = HUGE_VAL;
+        if (ps->fault_cap_w > 0 && ps->fault_cap_w < cap)
+            cap = ps->fault_cap_w;
         double power = nat, f_eff = f_max_run;
         bool capped = false;
         if (nat > cap) {

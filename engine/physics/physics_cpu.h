@@ -219,7 +219,11 @@ struct phys_pkg_state {
     int32_t rapl_enabled;
     int32_t ncpus;    /* logical CPUs in the package */
     int32_t capped;   /* the interval's power is set by a cap */
-    int32_t reserved;
+    int32_t limits_ignored; /* a fault (limit-ignored, docs/faults.md): the limits read back as
+                             * written but none is enforced from the next interval */
+    double fault_cap_w;     /* > 0: the power the platform's firmware holds the package at (set by the
+                             * runtime from a fault, docs/faults.md: PROCHOT at TjMax under a cooling
+                             * fault, the node manager's share of a lost PSU's budget); 0: none */
 
     /* dynamics, every substep */
     double freq_khz;       /* mean running frequency of the package's CPUs */

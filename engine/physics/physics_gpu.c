@@ -55,6 +55,8 @@ static double target_of(const struct phys_gpu_params *p, const struct phys_gpu *
     if (p->vendor == PHYS_GPU_INTEL && g->limit_w <= 0) /* 0 turns PL1 off */
         return p->natural_max_w > p->max_w ? p->natural_max_w : p->max_w;
     double t = g->limit_w;
+    if (g->limit_ignored)
+        t = p->max_w;
     if (t < p->min_w)
         t = p->min_w;
     if (t > p->max_w)
@@ -208,6 +210,8 @@ void phys_gpu_begin_interval(const struct phys_gpu_params *p, struct phys_gpu_st
         double sc = gpu_scale(p, i), idle_w = p->idle_w * sc;
         double pclock = sc * (p->idle_w + (natural - p->idle_w) * ratio * ratio);
         g->target_w = target_of(p, g);
+        if (g->brake_w > 0 && g->brake_w < g->target_w) /* the brake acts at once */
+            g->target_w = g->enforced_w = g->brake_w;
         /* The held power: the mean, over the interval, of what the settling limit allows. */
         double sum = 0, span = interval_ns > 0 ? (double)interval_ns : 1e9;
         for (int k = 0; k < HELD_SLICES; k++) {

@@ -16,6 +16,8 @@
  *   clock ceiling  the graphics clock is held at or below the lock's maximum and the
  *                  smMaxByMem ceiling of the locked memory clock; the dynamic power scales
  *                  with the square of the clock ratio (ours)
+ *   faults         a power brake is a limit in force at once (no settling); an ignored
+ *                  limit settles toward the maximum instead (docs/faults.md)
  *   limit          enforced settles toward the written limit (clamped to [min, max]) with
  *                  tau = capSettleTauMS: e(t) = target + (e0 - target) * exp(-t / tau), and
  *                  is the target once within 0.5 W of it (ours: the controller then holds it)
@@ -88,6 +90,11 @@ struct phys_gpu {
      * against the power limit, which wins, so the physics needs only the maxima */
     int lock_gfx_max, lock_mem_max;
     bool persistence;
+    /* faults (docs/faults.md), set by the runtime: the board's power brake holds the GPU at
+     * brake_w from the next interval (0: none), and limit_ignored enforces no limit (its
+     * maximum) whatever limit_w reads */
+    double brake_w;
+    bool limit_ignored;
     /* physics */
     double enforced_w;        /* settled limit */
     double target_w;          /* what enforced settles toward this interval */

@@ -36,6 +36,7 @@ enum bind_kind {
     BK_GPU_IDENT,    /* S: per-node identity zone (enum gpu_quantity) of GPU pkg, set at open */
     BK_GPU_SET,      /* A: setting zone (enum gpu_setting) of GPU pkg */
     BK_PLATFORM,     /* S: state/platform/power, the node's power and its statistics */
+    BK_FAULTS,       /* S: state/faults, the faults striking the node (node.h node_faults_text) */
     BK_PM_COUNTER,   /* S: a Cray pm_counters file: zone = enum pm_file, pkg = accelerator
                       * (PM_FRESHNESS: pkg = raw_scan_hz, 1..255) */
     BK_ELAPSED,      /* S counter: the node's elapsed time (seg_view.h units), republished every tick */
@@ -51,6 +52,9 @@ enum bind_kind {
                       * cpu (render_cpufreq.c, published by runtime/node_cfstats.c): zone 0 the time in
                       * a table entry, zone 1 a transition count; pkg = the table's entries */
     BK_CF_RESET,     /* A: cpufreq/stats/reset of the policy whose first CPU index is cpu */
+    BK_CPU_CYCLES,   /* S counter: the clock cycles CPU index cpu ran while busy (its busy time at its
+                      * running frequency: IA32_APERF), republished when either changes
+                      * (runtime/node_cycles.c), in the ledger */
     /* job cgroup slot `cpu` (render_cgroup.c; published by runtime/node_unit.c) */
     BK_UNIT_ID,      /* S: the slot's id (zone 0), its container's id (zone 1); empty: absent */
     BK_UNIT_CPU,     /* S counter: the unit's CPU time (seg_view.h time units), in the ledger */
@@ -76,7 +80,7 @@ enum gpu_quantity {
     GQ_ENFORCED_MW, GQ_DRAW_MW, GQ_INSTANT_MW, GQ_UTIL_GPU, GQ_UTIL_MEM, GQ_TEMP_C, GQ_TEMP_MEM_C, GQ_PSTATE,
     GQ_CLK_GFX, GQ_CLK_SM, GQ_CLK_MEM, GQ_CLK_VIDEO, GQ_REASONS, GQ_PEER_RX, GQ_PEER_TX, GQ_MEM_USED_MIB,
     GQ_HWMON_AVG_UW, GQ_HWMON_INPUT_UW, GQ_TEMP_EDGE_MC, GQ_TEMP_JUNCTION_MC, GQ_TEMP_HBM_MC, GQ_SCLK_HZ,
-    GQ_BUSY_PCT, GQ_VRAM_USED_B, GQ_PP_SCLK, GQ_PP_MCLK,
+    GQ_BUSY_PCT, GQ_VRAM_USED_B, GQ_PP_SCLK, GQ_PP_MCLK, GQ_XID, GQ_ECC,
     GQ_UUID, GQ_SERIAL, /* identity */
 };
 

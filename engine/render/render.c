@@ -1,7 +1,8 @@
 /* render: every file of one node, in the order the kernel would have them: the node root's
  * cpuinfo and state/, then the topology (render_topology.c), the CPU vulnerabilities
  * (render_vulns.c), powercap, cpufreq, HSMP, the PCI
- * devices and GPUs, MSR devices and the platform (BMC, pm_counters), and last /proc/modules naming
+ * devices and GPUs, the platform (BMC, pm_counters), coretemp, cpuidle, the MSR devices (their
+ * registers read the counters and temperatures rendered before them), and last /proc/modules naming
  * their drivers. The value table lives in layout.c. */
 #include "render.h"
 #include "render_cpuinfo.h"
@@ -42,6 +43,9 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     segb_dir(l->b, "sys/devices/virtual/powercap", 0755);
     segb_dir(l->b, "sys/devices/system/cpu/cpufreq", 0755);
     segb_dir(l->b, "sys/class/hwmon", 0755);
+    /* /dev: the node's devices, then the host's but for the classes the node alone answers for
+     * (shim/emu/emu_hide.h), whatever devices this node has */
+    segb_dir(l->b, "dev", 0755);
     render_topology(l, tree);
     render_vulnerabilities(l, tree);
     render_powercap(l, tree, p);
@@ -51,10 +55,10 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_cpuinfo_entry(l, tree, p->cpu_policy, p->cpu_pkg_n); /* after proc: its busy counters */
     render_cpufreq_stats(l, tree, p);
     render_gpus(l, tree, p, g);
-    render_msr(l, tree, p);
     render_platform(l, tree, g);
     render_coretemp(l, tree, p); /* after every other hwmon device: it takes the next free numbers */
     render_cpuidle(l, tree, p);
+    render_msr(l, tree, p); /* after coretemp and proc: it reads their temperatures and busy counters */
     render_cgroup(l, p, cg);
     render_jobproc(l, p, cg);
     render_kept_counters(l, p); /* after every energy_uj file */

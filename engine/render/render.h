@@ -24,7 +24,8 @@ void render_jobproc(struct node_layout *l, const struct phys_cpu_params *p, cons
 void render_powercap(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
-/* /dev/cpu/<n>/msr (after powercap and cpufreq: its registers name their files). */
+/* /dev/cpu/<n>/msr (after powercap, cpufreq, proc and coretemp: its registers name their files,
+ * busy counters and temperatures). */
 void render_msr(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 /* state/platform/power, /dev/ipmi0 and, when the profile declares them, Cray pm_counters. */
 void render_platform(struct node_layout *l, const struct yt_node *tree, const struct phys_gpu_params *g);
@@ -37,6 +38,9 @@ void render_proc(struct node_layout *l, const struct yt_node *tree, const struct
 void render_coretemp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 /* cpuidle of every CPU (render_cpuidle.c; after render_proc, whose counters it reads). */
 void render_cpuidle(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+/* The share of a CPU's idle time, in permille, its cpuidle files give the core C6 states (C6,
+ * C6P: what MSR_CORE_C6_RESIDENCY counts); 0 when the node has no such state. */
+int render_cpuidle_c6_permille(const struct yt_node *tree);
 /* /proc/modules: the drivers of the devices rendered so far (render_modules.c; call it last). */
 void render_modules(struct node_layout *l, const struct yt_node *tree);
 /* The logical CPUs the physics runs and /proc/stat shows (0 without a CPU topology). */

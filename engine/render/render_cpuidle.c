@@ -53,18 +53,38 @@ static void put(struct seg_builder *b, const char *dir, const char *file, uint16
     segb_static(b, path, mode, text, strlen(text));
 }
 
-void render_cpuidle(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p)
+/* The state table of the node's processor (NULL: no cpuidle files) and its driver. */
+static const struct idle_state *table_of(const struct yt_node *tree, const char **driver)
 {
     if (prof_bool(tree, "cpu.hypervisor", false))
-        return;
+        return NULL;
     const char *vendor = prof_str(tree, "cpu.vendorID", "");
     long long family = prof_int(tree, "cpu.family", 0), model = prof_int(tree, "cpu.model", 0);
-    const struct idle_state *st = NULL;
-    const char *driver = "intel_idle";
+    *driver = "intel_idle";
     if (!strcmp(vendor, "GenuineIntel") && family == 6)
-        st = model == 85 ? skx : model == 143 || model == 207 ? spr : model == 173 ? gnr : NULL;
-    else if (!strcmp(vendor, "AuthenticAMD") && (family == 0x19 || family == 0x1a))
-        st = epyc, driver = "acpi_idle";
+        return model == 85 ? skx : model == 143 || model == 207 ? spr : model == 173 ? gnr : NULL;
+    if (!strcmp(vendor, "AuthenticAMD") && (family == 0x19 || family == 0x1a)) {
+        *driver = "acpi_idle";
+        return epyc;
+    }
+    return NULL;
+}
+
+int render_cpuidle_c6_permille(const struct yt_node *tree)
+{
+    const char *driver;
+    const struct idle_state *st = table_of(tree, &driver);
+    int sum = 0;
+    for (int k = 0; st && st[k].name; k++)
+        if (!strncmp(st[k].name, "C6", 2))
+            sum += st[k].share_permille;
+    return sum;
+}
+
+void render_cpuidle(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p)
+{
+    const char *driver;
+    const struct idle_state *st = table_of(tree, &driver);
     int n = render_proc_ncpus(p);
     uint32_t elapsed = segb_value_of(l->b, segb_find(l->b, "proc/stat"));
     if (!st || n == 0 || elapsed == SEG_NONE)

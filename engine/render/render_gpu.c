@@ -93,7 +93,7 @@ static void nvml_gpu(struct node_layout *l, const struct yt_node *gp, const stru
                  {"clocks_graphics_mhz", GQ_CLK_GFX}, {"clocks_sm_mhz", GQ_CLK_SM},
                  {"clocks_memory_mhz", GQ_CLK_MEM}, {"clocks_video_mhz", GQ_CLK_VIDEO},
                  {"clocks_event_reasons", GQ_REASONS}, {"peer_rx_bytes", GQ_PEER_RX}, {"peer_tx_bytes", GQ_PEER_TX},
-                 {"memory_used_mib", GQ_MEM_USED_MIB}};
+                 {"memory_used_mib", GQ_MEM_USED_MIB}, {"xid", GQ_XID}, {"ecc_errors", GQ_ECC}};
     for (size_t k = 0; k < sizeof svals / sizeof svals[0]; k++) {
         snprintf(path, sizeof path, "%s/%s", dir, svals[k].file);
         gpu_value(l, path, "0\n", i, svals[k].q);

@@ -1,28 +1,74 @@
 /* render_msr: the node's /dev/cpu/<n>/msr devices (segment.h "Devices", seg_msr.h), one per
- * logical CPU, each naming its package's register list. The registers are what the profile's
- * facts imply, never invented:
- *   Intel (vendorID GenuineIntel) with a powercap package zone (any control type):
+ * logical CPU: each names its CPU's register list, which continues in its package's. The
+ * registers are what the profile's facts and the physics imply; a value no fact gives is
+ * marked assumed (docs/interfaces.md "MSR devices" lists them with their sources).
+ *   Intel (vendorID GenuineIntel), per CPU:
+ *     0x10  IA32_TIME_STAMP_COUNTER the node's elapsed time at the TSC's clock: the rate of the
+ *                                 RDTSC the reader executes (the host's, seg_msr_tsc_khz), which
+ *                                 no emulation changes, so the register and the instruction agree
+ *     0xE7  IA32_MPERF            the CPU's busy time at the TSC's clock (it counts in C0 only,
+ *                                 at the TSC's rate), so MPERF/TSC is the node's busy share
+ *     0xE8  IA32_APERF            the CPU's busy cycles at its running frequency (BK_CPU_CYCLES,
+ *                                 runtime/node_cycles.c), so APERF/MPERF is the running/base ratio
+ *     0x19C IA32_THERM_STATUS     the core's coretemp temperature below TjMax (100 °C, as
+ *                                 render_coretemp assumes), 0x19B its interrupt register (0)
+ *     0x3FD MSR_CORE_C6_RESIDENCY the idle time the core's threads share, in the share the
+ *                                 cpuidle files give C6 (render_cpuidle), at the TSC's clock
+ *                                 (residencies "count at the same frequency as the TSC");
+ *                                 0x3FC/0x3FE (C3, C7: no such state on these Xeons) read 0
+ *   Intel, per package:
+ *     0x8B  IA32_BIOS_SIGN_ID     cpu.microcode in 63:32
+ *     0x34  MSR_SMI_COUNT         0 (no system management interrupts are modelled)
+ *     0xCE  MSR_PLATFORM_INFO     15:8 base ratio, 47:40 the lowest ratio (cpuinfo_min), of 100 MHz
+ *     0xE2  PKG_CST_CONFIG_CONTROL package C-state limit C6 (2, assumed: the deepest state the
+ *                                 residency registers count)
+ *     0x1A0 IA32_MISC_ENABLE      0x850089: fast strings, TCC, performance monitoring, EIST,
+ *                                 MONITOR/MWAIT, xTPR (assumed, a Xeon's firmware default)
+ *     0x1A2 MSR_TEMPERATURE_TARGET TjMax 100 in 23:16
+ *     0x1AD MSR_TURBO_RATIO_LIMIT every byte the top turbo ratio (cpuinfo_max: assumed, the
+ *                                 profile gives no per-core-count limits)
+ *     0x1B0 IA32_ENERGY_PERF_BIAS 6 (normal, the kernel's default)
+ *     0x648-0x64C CONFIG_TDP     nominal = the base ratio, no other level, control and turbo
+ *                                 activation 0 (assumed: the profile names no TDP levels)
+ *     0x1A4 MISC_FEATURE_CONTROL 0 (every prefetcher on), 0x1AA MISC_PWR_MGMT 0, 0x1FC POWER_CTL 2 (C1E on), 0x1AE TURBO_RATIO_LIMIT1 group sizes
+ *                                 1, 2, 4, 8, 12, 16, 20, 24 cores (assumed)
+ *     with cpufreq.hwp: 0x770 PM_ENABLE 1, 0x771 HWP_CAPABILITIES (highest = top turbo ratio,
+ *                                 guaranteed = base, efficient and lowest = cpuinfo_min),
+ *                                 0x772/0x774 HWP_REQUEST(_PKG) min lowest, max highest, EPP
+ *                                 0x80 (assumed: the policy's EPP is not followed), 0x773, 0x777 0
+ *     0x198/0x199 PERF_STATUS/CTL the package's scaling_cur_freq as a ratio in 15:8
+ *     0x1B1 PACKAGE_THERM_STATUS  the package temperature below TjMax; 0x1B2 its interrupt (0)
+ *     0x60D/0x3F9 PKG C2/C6 RESIDENCY the idle time all the package's CPUs share (the least of
+ *                                 theirs), split as the cores' C6 share (PC6) and the rest (PC2);
+ *                                 PC3, PC7, PC8-10 and the interrupt response time limits
+ *                                 0x60A-0x60C (not valid) read 0
+ *     with a powercap package zone (any control type):
  *     0x606 MSR_RAPL_POWER_UNIT   PU = log2(1 W / powerUnitUW), ESU = log2(1 J / energyUnitNJ),
  *                                 TU = 10 (976 us, the unit render_powercap's windows use)
  *                                 (Intel SDM Vol. 3B §14.9.1)
  *     0x611 MSR_PKG_ENERGY_STATUS the package zone's energy counter (the energy_uj file's)
- *     0x619 MSR_DRAM_ENERGY_STATUS the dram sub-zone's counter, when the zone has one
+ *     0x619 MSR_DRAM_ENERGY_STATUS the dram sub-zone's counter, when the zone has one, else 0
+ *     0x639 MSR_PP0_ENERGY_STATUS the core sub-zone's counter, when the zone has one, else 0
+ *                                 (a server without a core zone: "Reads return 0", Haswell-E SDM)
  *     0x614 MSR_PKG_POWER_INFO    14:0 the long_term constraint's maxPowerUW (the kernel shows
  *                                 THERMAL_SPEC_POWER there), 46:32 the short_term one's
  *                                 (MAX_POWER), min power and max window 0 (not in the profile)
  *     0x610 MSR_PKG_POWER_LIMIT   composed from the constraint files, written through them
- *     0x198 IA32_PERF_STATUS      the package's running frequency (its scaling_cur_freq value)
- *                                 as a ratio of 100 MHz in bits 15:8, when cpufreq is rendered
- *   AMD (AuthenticAMD) with a powercap package zone:
+ *     0x601, 0x613, 0x618, 0x61B, 0x61C, 0x638, 0x63A, 0x63B, 0x640-0x642 (perf status, DRAM limit and
+ *                                 info, PP0/PP1 limits, policies, PP1 energy, the VR current
+ *                                 limit) read 0: no throttled time, limit or graphics domain
+ *                                 is modelled
+ *   AMD (AuthenticAMD), per CPU: 0x10, 0xE7/0xC00000E7 MPERF, 0xE8/0xC00000E8 APERF as above;
+ *   per package: 0x8B, and with a powercap package zone:
  *     0xC0010299 RAPL_PWR_UNIT    ESU from energyUnitNJ, TU 10, PU 0 (AMD's registers report
  *                                 energy only: amd/amd_energy issue #9)
  *     0xC001029B PKG_ENERGY_STAT  the package zone's counter
  *     0xC001029A CORE_ENERGY_STAT the core sub-zone's counter divided by coresPerSocket: the
  *                                 physics models the package's core domain, not single cores,
  *                                 so each core shows an equal share (docs/interfaces.md)
- *   A hypervisor node (cpu.hypervisor) or one without a package zone has the devices but no
- *   registers: every read is EIO, as RAPL MSRs fault under KVM.
- * Never touches the physics; reads the builder only to find the files it refers to. */
+ *   A hypervisor node (cpu.hypervisor) has the devices but no registers: every read is EIO, as
+ *   these MSRs fault under KVM.
+ * Never touches the physics; reads the builder only to find the files and values it refers to. */
 #include "params.h"
 #include "profile.h"
 #include "render.h"
@@ -37,6 +83,7 @@
 
 #define DEV "sys/devices/virtual/powercap"
 #define TIME_UNIT_US 976 /* 2^-10 s, as render_powercap's window validator uses */
+#define TJMAX_C 100       /* render_coretemp's (assumed) */
 
 /* The value bound to kind/zone/pkg (the first), or SEG_NONE. */
 static uint32_t bound(const struct node_layout *l, uint8_t kind, int zone, int pkg)
@@ -105,79 +152,219 @@ static void add_word(const struct node_layout *l, char *words, size_t len, const
     snprintf(words + used, len - used, "%s%s", used ? " " : "", segb_find(l->b, path) != SEG_NONE ? path : "-");
 }
 
+
 static void reg(struct seg_builder *b, uint32_t msr, int kind, long long c, long long d, const char *words)
 {
     segb_param(b, (struct seg_param){.a = msr, .b = kind, .c = c, .d = d, .related = SEG_NONE}, words);
 }
 
+static uint32_t reg_line(struct seg_builder *b, uint32_t msr, int kind, uint32_t elapsed, uint32_t line, long long d,
+                         const char *words)
+{
+    return segb_param(b, (struct seg_param){.a = msr, .b = kind, .c = (long long)((uint64_t)line << 32 | elapsed), .d = d,
+                                            .related = SEG_NONE}, words);
+}
+
+/* The list's END, continuing in list next (SEG_NONE: none). */
+static uint32_t end(struct seg_builder *b, uint32_t next)
+{
+    return segb_param(b, (struct seg_param){.b = SEG_MSR_END, .c = next != SEG_NONE ? next : 0, .d = next != SEG_NONE,
+                                            .related = SEG_NONE}, NULL);
+}
+
+struct msr_node {
+    const struct node_layout *l;
+    const struct yt_node *tree;
+    const struct phys_cpu_params *p;
+    struct cpuinfo_cpu *cpus;
+    int ncpu;
+    bool intel;
+    long long base_khz, c6_permille;
+    uint32_t elapsed, busy0;   /* value indices, SEG_NONE: no /proc/stat counters */
+};
+
+/* The positions of the CPUs of socket k (and core c when c >= 0), space-separated, into w. */
+static void positions(const struct msr_node *m, int k, int c, char *w, size_t len)
+{
+    size_t used = 0;
+    w[0] = 0;
+    for (int i = 0; i < m->ncpu && used + 12 < len; i++)
+        if (m->cpus[i].socket == k && (c < 0 || m->cpus[i].core == c))
+            used += (size_t)snprintf(w + used, len - used, "%s%d", used ? " " : "", i);
+}
+
+/* The RAPL registers of package k (zone z in dir). */
+static void rapl_regs(struct node_layout *l, const struct msr_node *m, int k, const struct yt_node *z, const char *dir)
+{
+    struct seg_builder *b = l->b;
+    long long unit_nj = prof_int(z, "energyUnitNJ", 0), unit_uw = prof_int(z, "powerUnitUW", 0);
+    int esu = log2_near(1e9 / (double)(unit_nj > 0 ? unit_nj : 1000)) & 0x1F;
+    int pu = unit_uw > 0 ? log2_near(1e6 / (double)unit_uw) & 0xF : 0;
+    uint32_t pkg_ctr = bound(l, BK_ENERGY, PHYS_ZONE_PACKAGE, k), core = bound(l, BK_ENERGY, PHYS_ZONE_CORE, k);
+    if (!m->intel) {
+        reg(b, MSR_AMD_RAPL_POWER_UNIT, SEG_MSR_CONST, esu << 8 | 10 << 16, 0, NULL);
+        reg(b, MSR_AMD_PKG_ENERGY_STATUS, SEG_MSR_ENERGY, pkg_ctr, 1, NULL);
+        long long cores = prof_int(m->tree, "cpu.coresPerSocket", 1);
+        if (core != SEG_NONE)
+            reg(b, MSR_AMD_CORE_ENERGY_STATUS, SEG_MSR_ENERGY, core, cores > 1 ? cores : 1, NULL);
+        return;
+    }
+    reg(b, MSR_RAPL_POWER_UNIT, SEG_MSR_CONST, pu | esu << 8 | 10 << 16, 0, NULL);
+    reg(b, MSR_PKG_ENERGY_STATUS, SEG_MSR_ENERGY, pkg_ctr, 1, NULL);
+    uint32_t dram = bound(l, BK_ENERGY, PHYS_ZONE_DRAM, k);
+    if (dram != SEG_NONE)
+        reg(b, MSR_DRAM_ENERGY_STATUS, SEG_MSR_ENERGY, dram, 1, NULL);
+    else
+        reg(b, MSR_DRAM_ENERGY_STATUS, SEG_MSR_CONST, 0, 0, NULL);
+    if (core != SEG_NONE)
+        reg(b, MSR_PP0_ENERGY_STATUS, SEG_MSR_ENERGY, core, 1, NULL);
+    else
+        reg(b, MSR_PP0_ENERGY_STATUS, SEG_MSR_CONST, 0, 0, NULL);
+    static const uint32_t zero[] = {MSR_VR_CURRENT_CONFIG, MSR_PKG_PERF_STATUS, MSR_DRAM_POWER_LIMIT, MSR_DRAM_PERF_STATUS, MSR_DRAM_POWER_INFO,
+                                    MSR_PP0_POWER_LIMIT, MSR_PP0_POLICY,       MSR_PP0_PERF_STATUS,  MSR_PP1_POWER_LIMIT,
+                                    MSR_PP1_ENERGY_STATUS, MSR_PP1_POLICY};
+    for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
+        reg(b, zero[i], SEG_MSR_CONST, 0, 0, NULL);
+    int pl1 = constraint_of(z, "long_term"), pl2 = constraint_of(z, "short_term");
+    if (unit_uw > 0 && pl1 >= 0) {
+        long long tdp = constraint_num(z, pl1, "maxPowerUW") / unit_uw;
+        long long mx = constraint_num(z, pl2, "maxPowerUW") / unit_uw;
+        reg(b, MSR_PKG_POWER_INFO, SEG_MSR_CONST, (tdp & 0x7FFF) | (mx & 0x7FFF) << 32, 0, NULL);
+        char words[3200] = "";
+        add_word(l, words, sizeof words, dir, pl1, "power_limit_uw");
+        add_word(l, words, sizeof words, dir, pl1, "time_window_us");
+        add_word(l, words, sizeof words, dir, pl2, "power_limit_uw");
+        add_word(l, words, sizeof words, dir, pl2, "time_window_us");
+        add_word(l, words, sizeof words, dir, -1, "enabled");
+        reg(b, MSR_PKG_POWER_LIMIT, SEG_MSR_LIMIT, unit_uw, TIME_UNIT_US, words);
+    }
+}
+
+/* Package k's list: its first param, or SEG_NONE when it has no registers. */
+static uint32_t package_list(struct node_layout *l, const struct msr_node *m, int k)
+{
+    struct seg_builder *b = l->b;
+    int sockets = m->p->sockets > 0 ? m->p->sockets : 1, dies = m->p->dies_per_pkg > 0 ? m->p->dies_per_pkg : 1;
+    char dir[512], w[4096];
+    const struct yt_node *z = package_zone(m->tree, k, sockets, dies, dir, sizeof dir);
+    uint32_t first = segb_param(b, (struct seg_param){.a = MSR_IA32_UCODE_REV, .b = SEG_MSR_CONST,
+                                                      .c = (long long)(strtoull(prof_str(m->tree, "cpu.microcode", "0"), NULL, 0) << 32),
+                                                      .related = SEG_NONE}, NULL);
+    if (m->intel) {
+        long long base = m->base_khz / 100000, low = m->p->cpuinfo_min_khz / 100000, top = m->p->cpuinfo_max_khz / 100000;
+        reg(b, MSR_PLATFORM_INFO, SEG_MSR_CONST, (base & 0xFF) << 8 | (low & 0xFF) << 40, 0, NULL);
+        reg(b, MSR_PKG_CST_CONFIG_CONTROL, SEG_MSR_CONST, 2, 0, NULL);
+        reg(b, MSR_SMI_COUNT, SEG_MSR_CONST, 0, 0, NULL);
+        reg(b, MSR_IA32_MISC_ENABLE, SEG_MSR_CONST, 0x850089, 0, NULL);
+        reg(b, MSR_TEMPERATURE_TARGET, SEG_MSR_CONST, TJMAX_C << 16, 0, NULL);
+        reg(b, MSR_TURBO_RATIO_LIMIT, SEG_MSR_CONST, (long long)((top & 0xFF) * UINT64_C(0x0101010101010101)), 0, NULL);
+        reg(b, MSR_IA32_ENERGY_PERF_BIAS, SEG_MSR_CONST, 6, 0, NULL);
+        reg(b, MSR_MISC_PWR_MGMT, SEG_MSR_CONST, 0, 0, NULL);
+        reg(b, MSR_MISC_FEATURE_CONTROL, SEG_MSR_CONST, 0, 0, NULL);
+        reg(b, MSR_TURBO_RATIO_LIMIT1, SEG_MSR_CONST, (long long)UINT64_C(0x1814100C08040201), 0, NULL);
+        reg(b, MSR_POWER_CTL, SEG_MSR_CONST, 2, 0, NULL);
+        reg(b, MSR_CONFIG_TDP_NOMINAL, SEG_MSR_CONST, base & 0xFF, 0, NULL);
+        reg(b, MSR_CONFIG_TDP_LEVEL_1, SEG_MSR_CONST, 0, 0, NULL);
+        reg(b, MSR_CONFIG_TDP_LEVEL_2, SEG_MSR_CONST, 0, 0, NULL);
+        reg(b, MSR_CONFIG_TDP_CONTROL, SEG_MSR_CONST, 0, 0, NULL);
+        reg(b, MSR_TURBO_ACTIVATION_RATIO, SEG_MSR_CONST, 0, 0, NULL);
+        if (prof_bool(yt_get(m->tree, "cpufreq"), "hwp", false)) { /* render_cpufreq's HWP */
+            reg(b, MSR_PM_ENABLE, SEG_MSR_CONST, 1, 0, NULL);
+            reg(b, MSR_HWP_CAPABILITIES, SEG_MSR_CONST, (top & 0xFF) | (base & 0xFF) << 8 | (low & 0xFF) << 16 | (low & 0xFF) << 24,
+                0, NULL);
+            long long req = (low & 0xFF) | (top & 0xFF) << 8 | 0x80LL << 24;
+            reg(b, MSR_HWP_REQUEST_PKG, SEG_MSR_CONST, req, 0, NULL);
+            reg(b, MSR_HWP_REQUEST, SEG_MSR_CONST, req, 0, NULL);
+            reg(b, MSR_HWP_INTERRUPT, SEG_MSR_CONST, 0, 0, NULL);
+            reg(b, MSR_HWP_STATUS, SEG_MSR_CONST, 0, 0, NULL);
+        }
+        uint32_t freq = bound(l, BK_CUR_FREQ, -1, k);
+        if (freq != SEG_NONE) {
+            reg(b, MSR_IA32_PERF_STATUS, SEG_MSR_RATIO, freq, 100000, NULL);
+            reg(b, MSR_IA32_PERF_CTL, SEG_MSR_RATIO, freq, 100000, NULL);
+        }
+        uint32_t temp = bound(l, BK_PKG_TEMP, -1, k);
+        if (temp != SEG_NONE)
+            reg(b, MSR_IA32_PACKAGE_THERM_STATUS, SEG_MSR_THERM, temp, TJMAX_C, NULL);
+        reg(b, MSR_IA32_PACKAGE_THERM_INTERRUPT, SEG_MSR_CONST, 0, 0, NULL);
+        if (m->elapsed != SEG_NONE) {
+            positions(m, k, -1, w, sizeof w);
+            reg_line(b, MSR_PKG_C2_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, 1000 - m->c6_permille, w);
+            reg_line(b, MSR_PKG_C6_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, m->c6_permille, w);
+            static const uint32_t zero[] = {MSR_PKG_C3_RESIDENCY, MSR_PKG_C7_RESIDENCY, MSR_PKG_C8_RESIDENCY,
+                                            MSR_PKG_C9_RESIDENCY, MSR_PKG_C10_RESIDENCY, MSR_PKGC3_IRTL,
+                                            MSR_PKGC6_IRTL,       MSR_PKGC7_IRTL};
+            for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
+                reg(b, zero[i], SEG_MSR_CONST, 0, 0, NULL);
+        }
+    }
+    if (z && bound(l, BK_ENERGY, PHYS_ZONE_PACKAGE, k) != SEG_NONE)
+        rapl_regs(l, m, k, z, dir);
+    end(b, SEG_NONE);
+    return first;
+}
+
+/* CPU position i's list, continuing in its package's (pkg_list). */
+static uint32_t cpu_list(struct node_layout *l, const struct msr_node *m, int i, uint32_t pkg_list)
+{
+    struct seg_builder *b = l->b;
+    uint32_t first = SEG_NONE;
+    if (m->elapsed != SEG_NONE) {
+        uint32_t cyc = layout_counter_ex(l, 1000, 64, false,
+                                         (struct binding){.kind = BK_CPU_CYCLES, .cpu = (uint16_t)i});
+        first = reg_line(b, MSR_IA32_TSC, SEG_MSR_TIME, m->elapsed, m->elapsed, 0, NULL);
+        reg_line(b, MSR_IA32_MPERF, SEG_MSR_TIME, m->elapsed, m->busy0 + (uint32_t)i, 0, NULL);
+        reg_line(b, MSR_IA32_APERF, SEG_MSR_CYCLES, m->elapsed, cyc, 0, NULL);
+        if (!m->intel) {
+            reg_line(b, MSR_AMD_MPERF_RO, SEG_MSR_TIME, m->elapsed, m->busy0 + (uint32_t)i, 0, NULL);
+            reg_line(b, MSR_AMD_APERF_RO, SEG_MSR_CYCLES, m->elapsed, cyc, 0, NULL);
+        } else {
+            char w[64];
+            int k = m->cpus[i].socket;
+            positions(m, k, m->cpus[i].core, w, sizeof w);
+            reg_line(b, MSR_CORE_C6_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, m->c6_permille, w);
+            reg(b, MSR_CORE_C3_RESIDENCY, SEG_MSR_CONST, 0, 0, NULL);
+            reg(b, MSR_CORE_C7_RESIDENCY, SEG_MSR_CONST, 0, 0, NULL);
+            uint32_t temp = bound(l, BK_PKG_TEMP, -1, k);
+            int core = m->cpus[i].core;
+            if (temp != SEG_NONE) /* render_coretemp's spread of core c below its package */
+                reg(b, MSR_IA32_THERM_STATUS, SEG_MSR_THERM, temp, TJMAX_C | (long long)(core * 7 % 5 * 500) << 8, NULL);
+            reg(b, MSR_IA32_THERM_INTERRUPT, SEG_MSR_CONST, 0, 0, NULL);
+        }
+    }
+    uint32_t e = end(b, pkg_list);
+    return first != SEG_NONE ? first : e;
+}
+
 void render_msr(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p)
 {
-    struct cpuinfo_cpu *cpus = NULL;
-    int ncpu = cpuinfo_cpus(tree, &cpus);
-    if (ncpu <= 0) {
-        free(cpus);
+    struct msr_node m = {.l = l, .tree = tree, .p = p};
+    m.ncpu = cpuinfo_cpus(tree, &m.cpus);
+    if (m.ncpu <= 0) {
+        free(m.cpus);
         return;
     }
     struct seg_builder *b = l->b;
     segb_dir(b, "dev/cpu", 0755);
-    int sockets = p->sockets > 0 ? p->sockets : 1, dies = p->dies_per_pkg > 0 ? p->dies_per_pkg : 1;
-    bool intel = !strcmp(prof_str(tree, "cpu.vendorID", ""), "GenuineIntel");
+    int sockets = p->sockets > 0 ? p->sockets : 1;
+    m.intel = !strcmp(prof_str(tree, "cpu.vendorID", ""), "GenuineIntel");
     bool amd = !strcmp(prof_str(tree, "cpu.vendorID", ""), "AuthenticAMD");
     bool hyper = prof_bool(tree, "cpu.hypervisor", false);
-    long long cores = prof_int(tree, "cpu.coresPerSocket", 1);
+    m.base_khz = p->base_khz > 0 ? p->base_khz : p->cpuinfo_max_khz;
+    m.c6_permille = render_cpuidle_c6_permille(tree);
+    m.elapsed = bound(l, BK_ELAPSED, -1, 0);
+    m.busy0 = bound(l, BK_CPU_BUSY, -1, 0);
+    if (m.busy0 == SEG_NONE || render_proc_ncpus(p) < m.ncpu)
+        m.elapsed = SEG_NONE; /* the registers of time need every CPU's busy counter */
     uint32_t list[PHYS_MAX_PKGS];
-    for (int k = 0; k < sockets && k < PHYS_MAX_PKGS; k++) {
-        char dir[512];
-        const struct yt_node *z = hyper ? NULL : package_zone(tree, k, sockets, dies, dir, sizeof dir);
-        /* Registers, then the END that closes the list; the list starts at the first of them. */
-        list[k] = SEG_NONE;
-        uint32_t pkg_ctr = bound(l, BK_ENERGY, PHYS_ZONE_PACKAGE, k);
-        if (z && pkg_ctr != SEG_NONE && (intel || amd)) {
-            long long unit_nj = prof_int(z, "energyUnitNJ", 0), unit_uw = prof_int(z, "powerUnitUW", 0);
-            int esu = log2_near(1e9 / (double)(unit_nj > 0 ? unit_nj : 1000)) & 0x1F;
-            int pu = unit_uw > 0 ? log2_near(1e6 / (double)unit_uw) & 0xF : 0;
-            uint32_t at = segb_param(b, (struct seg_param){.a = intel ? MSR_RAPL_POWER_UNIT : MSR_AMD_RAPL_POWER_UNIT,
-                                                           .b = SEG_MSR_CONST,
-                                                           .c = (intel ? pu : 0) | esu << 8 | 10 << 16,
-                                                           .related = SEG_NONE}, NULL);
-            list[k] = at;
-            if (intel) {
-                reg(b, MSR_PKG_ENERGY_STATUS, SEG_MSR_ENERGY, pkg_ctr, 1, NULL);
-                uint32_t dram = bound(l, BK_ENERGY, PHYS_ZONE_DRAM, k);
-                if (dram != SEG_NONE)
-                    reg(b, MSR_DRAM_ENERGY_STATUS, SEG_MSR_ENERGY, dram, 1, NULL);
-                int pl1 = constraint_of(z, "long_term"), pl2 = constraint_of(z, "short_term");
-                if (unit_uw > 0 && pl1 >= 0) {
-                    long long tdp = constraint_num(z, pl1, "maxPowerUW") / unit_uw;
-                    long long mx = constraint_num(z, pl2, "maxPowerUW") / unit_uw;
-                    reg(b, MSR_PKG_POWER_INFO, SEG_MSR_CONST, (tdp & 0x7FFF) | (mx & 0x7FFF) << 32, 0, NULL);
-                    char words[3200] = "";
-                    add_word(l, words, sizeof words, dir, pl1, "power_limit_uw");
-                    add_word(l, words, sizeof words, dir, pl1, "time_window_us");
-                    add_word(l, words, sizeof words, dir, pl2, "power_limit_uw");
-                    add_word(l, words, sizeof words, dir, pl2, "time_window_us");
-                    add_word(l, words, sizeof words, dir, -1, "enabled");
-                    reg(b, MSR_PKG_POWER_LIMIT, SEG_MSR_LIMIT, unit_uw, TIME_UNIT_US, words);
-                }
-                uint32_t freq = bound(l, BK_CUR_FREQ, -1, k);
-                if (freq != SEG_NONE)
-                    reg(b, MSR_IA32_PERF_STATUS, SEG_MSR_RATIO, freq, 100000, NULL);
-            } else {
-                reg(b, MSR_AMD_PKG_ENERGY_STATUS, SEG_MSR_ENERGY, pkg_ctr, 1, NULL);
-                uint32_t core = bound(l, BK_ENERGY, PHYS_ZONE_CORE, k);
-                if (core != SEG_NONE)
-                    reg(b, MSR_AMD_CORE_ENERGY_STATUS, SEG_MSR_ENERGY, core, cores > 1 ? cores : 1, NULL);
-            }
-        }
-        uint32_t end = segb_param(b, (struct seg_param){.b = SEG_MSR_END, .related = SEG_NONE}, NULL);
-        if (list[k] == SEG_NONE)
-            list[k] = end; /* an empty list: every address is EIO */
-    }
-    for (int i = 0; i < ncpu; i++) {
+    for (int k = 0; k < sockets && k < PHYS_MAX_PKGS; k++)
+        list[k] = hyper || !(m.intel || amd) ? SEG_NONE : package_list(l, &m, k);
+    for (int i = 0; i < m.ncpu; i++) {
         char path[64];
-        int k = cpus[i].socket < PHYS_MAX_PKGS && cpus[i].socket < sockets ? cpus[i].socket : 0;
-        snprintf(path, sizeof path, "dev/cpu/%d/msr", cpus[i].id);
-        segb_device(b, path, 0600, SEG_M, list[k]);
+        int k = m.cpus[i].socket < PHYS_MAX_PKGS && m.cpus[i].socket < sockets ? m.cpus[i].socket : 0;
+        uint32_t first = hyper || !(m.intel || amd) ? end(b, SEG_NONE) : cpu_list(l, &m, i, list[k]);
+        snprintf(path, sizeof path, "dev/cpu/%d/msr", m.cpus[i].id);
+        segb_device(b, path, 0600, SEG_M, first);
     }
-    free(cpus);
+    free(m.cpus);
 }

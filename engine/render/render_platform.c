@@ -2,6 +2,8 @@
  * one node power the engine publishes (the figure /telemetry calls nodePowerWatts: packages,
  * DRAM, GPUs and the rest of the platform):
  *   state/platform/power     S "<current> <min> <max> <avg> <period_ms>\n" (segment.h "Devices")
+ *   state/faults             S the faults striking the node now, as the segment's readers act on
+ *                            them (engine/runtime/node.h node_faults_text, docs/faults.md)
  *   dev/ipmi0                the OpenIPMI device (class I, c 0600) of a bare-metal node: the
  *                            shim's BMC answers DCMI Get Power Reading from state/platform/power.
  *                            A hypervisor node (cpu.hypervisor) has no BMC and no device.
@@ -73,6 +75,8 @@ void render_platform(struct node_layout *l, const struct yt_node *tree, const st
 {
     uint32_t v = layout_value(l, "0.0 0.0 0.0 0.0 0\n", (struct binding){.kind = BK_PLATFORM});
     segb_dynamic(l->b, "state/platform/power", 0444, SEG_S, v, SV_NONE, SEG_NONE);
+    v = layout_value(l, "\n", (struct binding){.kind = BK_FAULTS});
+    segb_dynamic(l->b, "state/faults", 0444, SEG_S, v, SV_NONE, SEG_NONE);
     if (!prof_bool(tree, "cpu.hypervisor", false))
         segb_device(l->b, "dev/ipmi0", 0600, SEG_I, SEG_NONE);
     if (yt_get(tree, "crayPmCounters"))

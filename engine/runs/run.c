@@ -29,7 +29,8 @@
 #include <string.h>
 #include <time.h>
 
-const char *const job_state_names[JS_NSTATES] = {"pending", "waiting", "running", "completed", "stalled"};
+const char *const job_state_names[JS_NSTATES] = {"pending", "waiting", "running", "completed", "stalled",
+                                                 "elsewhere"};
 const char *const run_state_names[RUN_NSTATES] = {"running", "completed", "stalled", "stopped", "failed", "suspended"};
 const char *const job_class_names[JOB_NCLASSES] = {"standard", "performance"};
 const double run_completion_le[RUN_COMPLETION_BUCKETS] = {10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200,
@@ -81,13 +82,50 @@ double run_gpu_throughput(double r, int cls, double mem)
 
 /* ---- creation and stall checks ---------------------------------------------------------- */
 
-static const char *label_of(const struct engine *e, int node, const char *key)
+static const char *pool_label(const struct engine *e, int pool, const char *key)
 {
-    const struct spec_pool *p = &e->spec.pools[e->spec.nodes[node].pool];
+    const struct spec_pool *p = &e->spec.pools[pool];
     const struct yt_node *v = p->labels ? yt_get(p->labels, key) : NULL;
     if (!v && e->spec.default_labels)
         v = yt_get(e->spec.default_labels, key);
     return v ? yt_str(v) : NULL;
+}
+
+static const char *label_of(const struct engine *e, int node, const char *key)
+{
+    return pool_label(e, e->spec.nodes[node].pool, key);
+}
+
+static const int vendor_map[] = {GPU_REQ_NONE, GPU_REQ_NVIDIA, GPU_REQ_AMD, GPU_REQ_INTEL};
+
+/* Every node of the whole spec as placement sees it empty, for the stall checks of a sharded
+ * engine whose jobs the cluster places on any shard's node: the pools keep their whole counts
+ * (spec_keep_shard), and each pool's template (built on every shard) has its nodes' CPUs and
+ * GPUs. No job cgroup slot limit: a slot only delays a job, as the scheduler does not count
+ * them. Its count in n. */
+static struct place_node *spec_cands(const struct engine *e, int *n)
+{
+    int total = 0;
+    for (int p = 0; p < e->spec.npools; p++)
+        total += (int)e->spec.pools[p].count;
+    struct place_node *c = calloc((size_t)(total ? total : 1), sizeof *c);
+    if (!c)
+        abort();
+    int k = 0;
+    for (int p = 0; p < e->spec.npools; p++) {
+        const struct spec_pool *pool = &e->spec.pools[p];
+        const struct node_template *t = &e->templates[p];
+        int cpus = t->params.cpus > 0 ? t->params.cpus : 1;
+        int gpus = t->gparams.vendor == PHYS_GPU_NONE ? 0 : t->gparams.count;
+        const char *pp = pool_label(e, p, "joulie.io/power-profile");
+        for (long long m = 0; m < pool->count; m++)
+            c[k++] = (struct place_node){.name = pool->prefix, .total_cpus = cpus, .free_cpus = cpus,
+                                         .total_gpus = gpus, .free_gpus = gpus,
+                                         .gpu_vendor = vendor_map[t->gparams.vendor & 3],
+                                         .eco = pp && !strcmp(pp, "eco")};
+    }
+    *n = k;
+    return c;
 }
 
 static struct place_request request_of(const struct trace_job *t)
@@ -108,16 +146,16 @@ static void refresh_cands(struct run *r)
     }
 }
 
-/* Places the gang (or one job) on cands as if from empty, for the feasibility check; restores. */
-static bool fits_empty(struct run *r, const int *jobs, int n)
+/* Places the gang (or one job) on the candidates c (nc of them) as if from empty, for the
+ * feasibility check; restores. */
+static bool fits_empty(struct run *r, struct place_node *c, int nc, const int *jobs, int n)
 {
-    struct place_node *c = r->cands;
     bool ok = true;
     int *where = malloc(sizeof *where * (size_t)n);
     int k = 0;
     for (; k < n; k++) {
         struct place_request q = request_of(r->jobs[jobs[k]].t);
-        int i = place_choose(c, r->nnodes, &q, 0);
+        int i = place_choose(c, nc, &q, 0);
         if (i < 0) {
             ok = false;
             break;
@@ -149,12 +187,16 @@ static void stall(struct run *r, struct run_job *j, const char *why)
         r->on_job(r->ctx, r, j);
 }
 
-struct run *run_create(struct engine *e, struct trace *t, const char *id, double base_speed)
+struct run *run_create(struct engine *e, struct trace *t, const char *id, double base_speed,
+                       const struct run_placer *placer)
 {
     struct run *r = calloc(1, sizeof *r);
     if (!r)
         abort();
     snprintf(r->id, sizeof r->id, "%s", id);
+    r->placer = placer;
+    r->shard_index = e->cfg.shard_count > 1 ? e->cfg.shard_index : 0;
+    r->shard_count = e->cfg.shard_count > 1 ? e->cfg.shard_count : 1;
     r->e = e;
     r->trace = *t;
     memset(t, 0, sizeof *t);
@@ -177,7 +219,6 @@ struct run *run_create(struct engine *e, struct trace *t, const char *id, double
         r->peak_w += nd->params.max_pkg_w * nd->state.npkgs;
         r->peak_w += nd->gparams.vendor != PHYS_GPU_NONE ? nd->gparams.max_w * nd->gparams.count : 0;
     }
-    static const int vendor_map[] = {GPU_REQ_NONE, GPU_REQ_NVIDIA, GPU_REQ_AMD, GPU_REQ_INTEL};
     r->pool_cpu_pkg = calloc((size_t)(e->spec.npools ? e->spec.npools : 1), sizeof *r->pool_cpu_pkg);
     for (int i = 0; i < r->nnodes; i++) {
         const struct node *n = &e->nodes[i];
@@ -244,6 +285,11 @@ struct run *run_create(struct engine *e, struct trace *t, const char *id, double
         G->jobs[G->n++] = k;
         j->gang = g;
     }
+    /* judged against the nodes that may run the jobs: this engine's, or with a placer on a
+     * sharded engine every shard's (a shard without GPU nodes must not stall the GPU jobs) */
+    int nc = r->nnodes;
+    struct place_node *whole = placer && run_sharded(r) ? spec_cands(e, &nc) : NULL;
+    struct place_node *c = whole ? whole : r->cands;
     for (int g = 0; g < r->ngangs; g++) {
         struct run_gang *G = &r->gangs[g];
         const struct trace_workload *w = trace_workload_find(&r->trace, G->workload_id);
@@ -251,7 +297,7 @@ struct run *run_create(struct engine *e, struct trace *t, const char *id, double
         const char *why = NULL;
         if (G->n < G->expected)
             why = "its gang can never run whole: the workload record lists more pods than the trace has job records";
-        else if (!fits_empty(r, G->jobs, G->n))
+        else if (!fits_empty(r, c, nc, G->jobs, G->n))
             why = "its gang can never run whole: no placement of all its pods fits the cluster even when empty";
         for (int k = 0; why && k < G->n; k++)
             stall(r, &r->jobs[G->jobs[k]], why);
@@ -262,14 +308,15 @@ struct run *run_create(struct engine *e, struct trace *t, const char *id, double
             continue;
         struct place_request q = request_of(j->t);
         bool any = false;
-        for (int i = 0; i < r->nnodes && !any; i++)
-            any = place_could_fit(&r->cands[i], &q);
+        for (int i = 0; i < nc && !any; i++)
+            any = place_could_fit(&c[i], &q);
         if (!any)
             stall(r, j, j->t->gpus ? "no node can ever hold its request (logical CPUs, GPUs of its vendor, or a "
                                      "performance job and only eco nodes)"
                                    : "no node can ever hold its request (logical CPUs, or a performance job and "
                                      "only eco nodes)");
     }
+    free(whole);
     return r;
 }
 
@@ -424,10 +471,40 @@ static bool room_for(const struct run *r, int i, const struct trace_job *t)
     return !t->gpus || (c->gpu_vendor == t->gpu_vendor && t->gpus <= c->free_gpus);
 }
 
+/* Job j's pod was bound to another shard's node (RUN_PLACER_ELSEWHERE, or _DONE when its pod
+ * there has finished): that shard runs it; here it ends as elsewhere, and the run waits for its
+ * pod to finish before it ends, so that every shard's run spans the whole run. */
+static void go_elsewhere(struct run *r, struct run_job *j, int b)
+{
+    r->count[j->state]--;
+    j->state = JS_ELSEWHERE;
+    r->count[JS_ELSEWHERE]++;
+    j->away_open = b != RUN_PLACER_ELSEWHERE_DONE;
+    r->away_open += j->away_open;
+    if (r->on_job)
+        r->on_job(r->ctx, r, j);
+}
+
+/* The elsewhere jobs whose pods have finished since (a placer on a sharded engine). */
+static void close_away(struct run *r)
+{
+    for (int k = 0; r->away_open > 0 && k < r->njobs; k++) {
+        struct run_job *j = &r->jobs[k];
+        if (j->state == JS_ELSEWHERE && j->away_open &&
+            r->placer->bound(r->placer->ctx, r, j) == RUN_PLACER_ELSEWHERE_DONE) {
+            j->away_open = false;
+            r->away_open--;
+        }
+    }
+}
+
 /* Placement by a placer (run_placer.h): a waiting job starts on the node its pod is bound to; a
  * gang starts when every pod of it is bound and every one fits (the original's rule: a gang's
  * jobs advance only when all of them run). Eco and draining marks are the scheduler's business
- * here (the pods' affinity): a pod bound before its node became eco still runs there. */
+ * here (the pods' affinity): a pod bound before its node became eco still runs there. On a
+ * sharded engine, a job bound to another shard's node is elsewhere (go_elsewhere); a gang's
+ * members bound elsewhere count as running for its start (each shard starts its own members
+ * once every pod of the gang is bound). */
 static void place_bound(struct run *r)
 {
     refresh_cands(r);
@@ -444,28 +521,39 @@ static void place_bound(struct run *r)
             for (; G->submitted == G->n && k < G->n; k++) {
                 const struct run_job *g = &r->jobs[G->jobs[k]];
                 int i = r->placer->bound(r->placer->ctx, r, g);
+                where[k] = i;
+                if (i <= RUN_PLACER_ELSEWHERE)
+                    continue; /* another shard runs it */
                 if (i < 0 || i >= r->nnodes || !room_for(r, i, g->t))
                     break;
                 r->cands[i].free_cpus -= g->t->cpus; /* tentative: the next member sees it taken */
                 r->cands[i].free_gpus -= g->t->gpus;
                 r->cands[i].jobs++;
-                where[k] = i;
             }
             placed = G->submitted == G->n && k == G->n;
             for (int m = 0; m < k; m++) {
+                if (where[m] < 0)
+                    continue;
                 const struct trace_job *t = r->jobs[G->jobs[m]].t;
                 r->cands[where[m]].free_cpus += t->cpus;
                 r->cands[where[m]].free_gpus += t->gpus;
                 r->cands[where[m]].jobs--;
             }
-            for (int m = 0; placed && m < G->n; m++)
-                hold(r, &r->jobs[G->jobs[m]], where[m]);
+            for (int m = 0; placed && m < G->n; m++) {
+                if (where[m] >= 0)
+                    hold(r, &r->jobs[G->jobs[m]], where[m]);
+                else
+                    go_elsewhere(r, &r->jobs[G->jobs[m]], where[m]);
+            }
             G->placed = placed;
             free(where);
         } else {
             int i = r->placer->bound(r->placer->ctx, r, j);
             if (i >= 0 && i < r->nnodes && room_for(r, i, j->t)) {
                 hold(r, j, i);
+                placed = true;
+            } else if (i <= RUN_PLACER_ELSEWHERE) {
+                go_elsewhere(r, j, i);
                 placed = true;
             }
         }
@@ -526,6 +614,8 @@ void run_before(struct run *r, struct engine *e)
         if (j->gang >= 0)
             r->gangs[j->gang].submitted++;
     }
+    if (r->placer && r->away_open)
+        close_away(r);
     if (!r->nqueue)
         return;
     if (r->placer) {
@@ -695,6 +785,9 @@ static void progress(struct run *r, int i, struct node *nd, double dt, int64_t t
             double cap_impact = 1 - (1 - cap) * t->sens_gpu;
             gpu_rate = (t->gpus > 0.1 ? t->gpus : 0.1) * r->base_speed * gm * feed * cap_impact;
         }
+        for (int g = 0; g < j->ngpus; g++)
+            if ((nd->gpu_lost_held >> j->gpus[g]) & 1) /* its GPU was off the bus: it waited (docs/faults.md) */
+                cpu_rate = gpu_rate = 0;
         for (int64_t s = 0; s < ticks && (j->cpu_left > 0 || j->gpu_left > 0); s++) {
             j->cpu_left -= cpu_rate * dt;
             if (t->gpus && j->gpu_left > 0)
@@ -841,7 +934,8 @@ void run_after(struct run *r, struct engine *e)
             r->state = r->end_state;
         return;
     }
-    if (r->count[JS_COMPLETED] + r->count[JS_STALLED] == r->njobs) {
+    /* ended here: completed, stalled, or run by another shard whose pod has finished there */
+    if (r->count[JS_COMPLETED] + r->count[JS_STALLED] + r->count[JS_ELSEWHERE] == r->njobs && !r->away_open) {
         r->ending = true;
         r->end_state = r->count[JS_STALLED] ? RUN_STALLED : RUN_COMPLETED;
     }

@@ -42,7 +42,9 @@
 struct engine;
 struct node;
 
-enum job_state { JS_PENDING = 0, JS_WAITING, JS_RUNNING, JS_COMPLETED, JS_STALLED, JS_NSTATES };
+/* elsewhere: on a sharded engine with a placer, the job's pod was bound to another shard's node:
+ * that shard runs it (docs/kubernetes.md "Sharding"); an ended state here, like completed */
+enum job_state { JS_PENDING = 0, JS_WAITING, JS_RUNNING, JS_COMPLETED, JS_STALLED, JS_ELSEWHERE, JS_NSTATES };
 /* failed: a run directory the engine found with no usable state (runs.c lists it); suspended:
  * the engine stopped in the middle of the run, which resumes at its next start */
 enum run_state { RUN_RUNNING = 0, RUN_COMPLETED, RUN_STALLED, RUN_STOPPED, RUN_FAILED, RUN_SUSPENDED, RUN_NSTATES };
@@ -67,6 +69,7 @@ struct run_job {
     int64_t submit_ns, start_ns, end_ns; /* emulated ns since the run's start; -1: not yet */
     uint64_t energy_uj[EP_N];
     const char *stall_reason;
+    bool away_open;  /* elsewhere, and its pod there has not finished yet */
 };
 
 struct run_gang {
@@ -107,6 +110,11 @@ struct run_node {
 
 struct run {
     char id[64];
+    /* the run key (docs/kubernetes.md "Sharding"): what names the run's Jobs and labels their
+     * pods, the same on every shard of one run; "" for an unsharded run without one: its id */
+    char key[64];
+    int shard_index, shard_count;    /* the engine's --shard (count 1: unsharded) */
+    int away_open;                   /* elsewhere jobs whose pods have not finished */
     struct engine *e;
     struct trace trace;
     struct run_job *jobs;
@@ -157,9 +165,22 @@ extern const double run_completion_le[RUN_COMPLETION_BUCKETS];
 
 /* A run of trace t (taken over) on e's nodes, not yet started. Jobs that can never run (no
  * node could ever hold the request; a gang that cannot fit whole on the empty cluster or has
- * fewer job records than its workload's pods) are stalled from the start. base_speed: work
- * units per core-second (SIM_BASE_SPEED_PER_CORE, 1). */
-struct run *run_create(struct engine *e, struct trace *t, const char *id, double base_speed);
+ * fewer job records than its workload's pods) are stalled from the start: judged against the
+ * engine's nodes, or, on a sharded engine with a placer (the whole cluster places the jobs),
+ * against every node of the spec. base_speed: work units per core-second
+ * (SIM_BASE_SPEED_PER_CORE, 1). placer: as runs_set_placer's (NULL: standalone). */
+struct run *run_create(struct engine *e, struct trace *t, const char *id, double base_speed,
+                       const struct run_placer *placer);
+/* What names the run's Jobs and labels their pods: its key, else its id. */
+static inline const char *run_key(const struct run *r)
+{
+    return r->key[0] ? r->key : r->id;
+}
+/* Whether the run's engine is one shard of several. */
+static inline bool run_sharded(const struct run *r)
+{
+    return r->shard_count > 1;
+}
 void run_free(struct run *r);
 /* Engine hooks (engine_hooks): see the tick protocol above. */
 void run_before(struct run *r, struct engine *e);

@@ -33,6 +33,8 @@ cJSON *run_checkpoint_json(const struct run *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "runId", r->id);
+    if (r->key[0]) /* the Jobs' names go on with it */
+        cJSON_AddStringToObject(o, "runKey", r->key);
     cJSON_AddNumberToObject(o, "version", 1);
     cJSON_AddNumberToObject(o, "nodes", r->nnodes);
     cJSON_AddNumberToObject(o, "jobCount", r->njobs);
@@ -151,6 +153,7 @@ int run_checkpoint_apply(struct run *r, const cJSON *o, const char *path, bool c
         ok = false;
     int k = 0;
     memset(r->count, 0, sizeof r->count);
+    r->away_open = 0;
     r->nqueue = 0;
     const cJSON *job_list = ok ? jobs : NULL;
     cJSON_ArrayForEach(x, job_list)
@@ -181,6 +184,8 @@ int run_checkpoint_apply(struct run *r, const cJSON *o, const char *path, bool c
         r->count[j->state]++;
         if (j->state == JS_WAITING)
             r->queue[r->nqueue++] = j->index;
+        j->away_open = j->state == JS_ELSEWHERE; /* the placer says again whether its pod finished */
+        r->away_open += j->away_open;
         const cJSON *cpus = cJSON_GetObjectItem(x, "cpus");
         if (!cpus)
             continue;
@@ -225,7 +230,7 @@ int run_checkpoint_apply(struct run *r, const cJSON *o, const char *path, bool c
         for (int m = 0; m < G->n; m++) {
             int s = r->jobs[G->jobs[m]].state;
             G->submitted += s != JS_PENDING && s != JS_STALLED;
-            G->placed |= s == JS_RUNNING || s == JS_COMPLETED;
+            G->placed |= s == JS_RUNNING || s == JS_COMPLETED || s == JS_ELSEWHERE;
         }
     }
     const cJSON *nodes = cJSON_GetObjectItem(o, "nodeState");
@@ -263,6 +268,9 @@ int run_checkpoint_apply(struct run *r, const cJSON *o, const char *path, bool c
         snprintf(err, errlen, "%s: %s; remove it (the run's other files stay) to start afresh", path, why);
         return -1;
     }
+    const cJSON *key = cJSON_GetObjectItem(o, "runKey");
+    if (cJSON_IsString(key))
+        snprintf(r->key, sizeof r->key, "%s", key->valuestring);
     r->resumed = true;
     r->resume_crash = crash;
     r->resume_tick = r->ticks > 0; /* a state of before the first tick is a fresh start */

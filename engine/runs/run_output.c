@@ -84,8 +84,31 @@ int run_output_reopen(struct run_output *o, int runs_dfd, const char *runs_dir, 
     return 0;
 }
 
+void run_output_fault(struct run_output *o, const char *line)
+{
+    if (!o->dir)
+        return;
+    if (!o->faults_made) {
+        char err[512];
+        if (line_file_resume(&o->faults, o->dfd, o->dir, "faults.jsonl", -1, err, sizeof err)) {
+            fprintf(stderr, "hwemu: %s\n", err);
+            return;
+        }
+        o->faults_made = true;
+    }
+    line_file_put(&o->faults, line);
+}
+
+static void close_faults(struct run_output *o)
+{
+    if (o->faults_made)
+        line_file_close(&o->faults);
+    o->faults_made = false;
+}
+
 void run_output_suspend(struct run_output *o)
 {
+    close_faults(o);
     line_file_close(&o->jobs);
     if (o->dfd >= 0)
         close(o->dfd);
@@ -99,6 +122,25 @@ void run_output_suspend(struct run_output *o)
 static double secs(int64_t ns)
 {
     return ns < 0 ? -1 : (double)ns / 1e9;
+}
+
+/* A sharded run's outputs say which shard wrote them ("1/3") and what placed the jobs; an
+ * unsharded run's say neither (as before shards ran runs: docs/runs.md "Repeatability"). */
+static void add_shard(cJSON *x, const struct run *r, bool placement)
+{
+    if (!run_sharded(r))
+        return;
+    char sh[32];
+    snprintf(sh, sizeof sh, "%d/%d", r->shard_index, r->shard_count);
+    cJSON_AddStringToObject(x, "shard", sh);
+    if (placement)
+        cJSON_AddStringToObject(x, "placement", run_placement_name(r));
+}
+
+/* The job states a status counts: "elsewhere" only on a sharded engine. */
+static int nstates(const struct run *r)
+{
+    return run_sharded(r) ? JS_NSTATES : JS_ELSEWHERE;
 }
 
 void run_output_job(struct run_output *o, const struct engine *e, const struct run *r, const struct run_job *j)
@@ -118,6 +160,7 @@ void run_output_job(struct run_output *o, const struct engine *e, const struct r
         cJSON_AddStringToObject(x, "node", e->nodes[j->node].name);
     else
         cJSON_AddNullToObject(x, "node");
+    add_shard(x, r, true);
     char cg[160];
     run_cgroup_path(r, j, cg, sizeof cg);
     if (*cg) { /* where the job's cgroup was, and the CPU time its cpu.stat counted */
@@ -161,6 +204,9 @@ cJSON *run_status_json(const struct engine *e, const struct run *r)
 {
     cJSON *x = cJSON_CreateObject();
     cJSON_AddStringToObject(x, "runId", r->id);
+    if (r->key[0])
+        cJSON_AddStringToObject(x, "runKey", r->key);
+    add_shard(x, r, false);
     cJSON_AddStringToObject(x, "state", run_state_names[r->state]);
     cJSON_AddStringToObject(x, "trace", r->trace.path ? r->trace.path : "");
     cJSON_AddStringToObject(x, "placement", run_placement_name(r)); /* standalone or kubernetes */
@@ -168,7 +214,7 @@ cJSON *run_status_json(const struct engine *e, const struct run *r)
     cJSON_AddNumberToObject(x, "ticks", (double)r->ticks);
     cJSON *js = cJSON_AddObjectToObject(x, "jobs");
     cJSON_AddNumberToObject(js, "total", r->njobs);
-    for (int s = 0; s < JS_NSTATES; s++)
+    for (int s = 0; s < nstates(r); s++)
         cJSON_AddNumberToObject(js, job_state_names[s], r->count[s]);
     uint64_t cls[JOB_NCLASSES], idle, nodes;
     run_energy(r, cls, &idle, &nodes);
@@ -191,11 +237,12 @@ int run_output_close(struct run_output *o, const struct engine *e, const struct 
     if (!o->dir)
         return 0;
     for (int k = 0; k < r->njobs; k++) /* what did not end: waiting, running at a stop */
-        if (r->jobs[k].state != JS_COMPLETED && r->jobs[k].state != JS_STALLED)
+        if (r->jobs[k].state != JS_COMPLETED && r->jobs[k].state != JS_STALLED && r->jobs[k].state != JS_ELSEWHERE)
             run_output_job(o, e, r, &r->jobs[k]);
     uint64_t failures = o->jobs.failures;
     int last_err = o->jobs.err;
     int lost = line_file_close(&o->jobs);
+    close_faults(o);
     cJSON *x = run_status_json(e, r);
     if (o->resumes && cJSON_GetArraySize(o->resumes))
         cJSON_AddItemReferenceToObject(x, "resumes", o->resumes);
@@ -218,7 +265,7 @@ int run_output_close(struct run_output *o, const struct engine *e, const struct 
         for (int k = 0; k < r->njobs; k++)
             if (r->jobs[k].t->cls == c)
                 n[r->jobs[k].state]++;
-        for (int s = 0; s < JS_NSTATES; s++)
+        for (int s = 0; s < nstates(r); s++)
             cJSON_AddNumberToObject(o2, job_state_names[s], n[s]);
     }
     cJSON *nodes = cJSON_AddArrayToObject(x, "nodes");

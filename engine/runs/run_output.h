@@ -1,6 +1,7 @@
 /* run_output: what a run leaves in SIM_RUNS_DIR/<runId>/: trace.jsonl (the input as given),
  * jobs.jsonl (one line per job when it ends: completed or stalled, and at the run's end the
- * rest), summary.json (at the end; docs/runs.md "Outputs" lists the fields). Files are made and
+ * rest), summary.json (at the end; docs/runs.md "Outputs" lists the fields), faults.jsonl (a
+ * line per start and end of a fault while the run went, when one did). Files are made and
  * written by run_files.h (no symbolic link followed, whole lines, summary.json replaced whole).
  * Never: run state changes, reporting write errors (runs.c reads jobs.err and says so). */
 #ifndef HWEMU_RUN_OUTPUT_H
@@ -20,6 +21,8 @@ struct run_output {
     char *dir;               /* the run's directory as messages name it; NULL: closed */
     int dfd;                 /* the run's directory, held open */
     struct line_file jobs;
+    struct line_file faults; /* faults.jsonl, made at the first fault line */
+    bool faults_made;
     struct cJSON *resumes;   /* [{"at", "fromSec", "after"}]: each resume of the run */
 };
 
@@ -34,6 +37,9 @@ int run_output_open(struct run_output *o, int runs_dfd, const char *runs_dir, co
  * lines that were waiting then queued again. 0, or -1 with a message. */
 int run_output_reopen(struct run_output *o, int runs_dfd, const char *runs_dir, const char *name, off_t jobs_len,
                       const struct cJSON *waiting, char *err, size_t errlen);
+/* A line of faults.jsonl (engine/runs/faults.c), made at the first one, so a run no fault
+ * touched has none; a resumed run appends to it. */
+void run_output_fault(struct run_output *o, const char *line);
 void run_output_job(struct run_output *o, const struct engine *e, const struct run *r, const struct run_job *j);
 /* The run's status object (GET /runs/<id>, summary.json's base). */
 struct cJSON *run_status_json(const struct engine *e, const struct run *r);

@@ -4,8 +4,11 @@
 #include "diag.h"
 #include "engine.h"
 #include "events.h"
+#include "fault.h"
+#include "faults.h"
 #include "run.h"
 #include "run_checkpoint.h"
+#include "run_course.h"
 #include "run_labels.h"
 #include "run_files.h"
 #include "run_output.h"
@@ -47,6 +50,8 @@ struct runs {
     bool claimed;                  /* a submission is making claim_id's directory: others get EBUSY */
     char claim_id[64];
     struct run_output out;
+    struct run_course course;      /* the active run's course.jsonl (run_course.h) */
+    int64_t course_ns;             /* its interval (runs_set_course_interval; 0: the default) */
     bool announced;                /* the stalled-at-start jobs' events are out */
     int checkpoint_errors;
     int64_t checkpoint_mono;       /* CLOCK_MONOTONIC of the last periodic checkpoint */
@@ -57,6 +62,7 @@ struct runs {
     struct runs_tap tap;
     const struct run_placer *placer; /* NULL: standalone placement (runs_set_placer) */
     struct run_label_map *labels;  /* per node: set at run time (run_labels.h); NULL until the first */
+    struct faults *faults;         /* the fault schedule (faults.h): the spec's, the runs', the requests' */
     struct past *past;
     int npast;
     unsigned seq;
@@ -97,6 +103,10 @@ static void on_job(void *ctx, struct run *r, struct run_job *j)
 {
     struct runs *m = ctx;
     struct engine *e = m->e;
+    if (j->state == JS_ELSEWHERE) { /* another shard runs it: its line here says so, its events are that shard's */
+        run_output_job(&m->out, e, r, j);
+        return;
+    }
     const char *node = j->node >= 0 ? e->nodes[j->node].name : ""; /* a job stalled before placement has none */
     const char *ev = j->state == JS_RUNNING ? "joulie.sim.job.started"
                      : j->state == JS_COMPLETED ? "joulie.sim.job.completed" : "joulie.sim.job.stalled";
@@ -119,6 +129,8 @@ static void on_job(void *ctx, struct run *r, struct run_job *j)
 }
 
 static void lock_caller(struct runs *m);
+static void add_trace_faults(struct runs *m, const struct run *r);
+static bool label_name_ok(const char *s, size_t n);
 
 /* A new or resumed run sees the eco labels set at run time. */
 static void apply_labels(struct runs *m, struct run *r)
@@ -195,14 +207,17 @@ static void add_u64(cJSON *o, const char *k, uint64_t v)
 /* Writes r's state.json (run_checkpoint.h) with the lengths of its outputs: jobs.jsonl's whole
  * lines and the lines a full disk holds back, the tap's files, the resumes so far. suspended:
  * the engine stops here (not a periodic checkpoint a crash may follow). 0, or -1 with err. */
-static int write_state(struct runs *m, struct run *r, struct run_output *out, bool suspended, char *err, size_t errlen)
+static int write_state(struct runs *m, struct run *r, struct run_output *out, struct run_course *course,
+                       bool suspended, char *err, size_t errlen)
 {
     cJSON *o = run_checkpoint_json(r);
     line_file_flush(&out->jobs);
+    line_file_flush(&course->f);
     /* what the outputs held at the last resume and nobody updates (a tap not attached yet) stays */
     cJSON *outs = m->resume_outputs ? cJSON_Duplicate(m->resume_outputs, true) : cJSON_CreateObject();
     cJSON_AddItemToObject(o, "outputs", outs);
     add_u64(outs, "jobs.jsonl", (uint64_t)out->jobs.len);
+    add_u64(outs, "course.jsonl", (uint64_t)course->f.len); /* a line a full disk holds back is not kept */
     cJSON *wait = cJSON_AddArrayToObject(o, "waiting");
     for (int k = 0; k < out->jobs.npending; k++) {
         size_t n = strlen(out->jobs.pending[k]);
@@ -232,7 +247,7 @@ static int write_state(struct runs *m, struct run *r, struct run_output *out, bo
 static void checkpoint(struct runs *m)
 {
     char err[4400];
-    if (write_state(m, m->active, &m->out, false, err, sizeof err)) {
+    if (write_state(m, m->active, &m->out, &m->course, false, err, sizeof err)) {
         if (!m->checkpoint_errors++)
             fprintf(stderr, "hwemu: run %s: %s (the run resumes from its last checkpoint after a crash)\n",
                     m->active->id, err);
@@ -281,6 +296,7 @@ static void finish(struct runs *m)
     int dfd = m->out.dfd >= 0 ? dup(m->out.dfd) : -1;
     char err[4400];
     cJSON *resumes = m->out.resumes ? cJSON_Duplicate(m->out.resumes, true) : NULL;
+    run_course_close(&m->course, m->e, r, true);
     int rc = run_output_close(&m->out, m->e, r, err, sizeof err);
     if (rc)
         fprintf(stderr, "hwemu: run %s: %s\n", r->id, err);
@@ -334,11 +350,14 @@ static void before(void *ctx, struct engine *e)
         sched_yield();
     pthread_mutex_lock(&m->lock); /* held until after(): a status read sees whole ticks */
     struct run *r = m->active;
-    if (!r)
+    if (!r) {
+        faults_tick(m->faults, NULL, NULL);
         return;
+    }
     uint64_t before_sub[JOB_NCLASSES];
     memcpy(before_sub, r->submitted, sizeof before_sub);
     run_before(r, e);
+    faults_tick(m->faults, r, &m->out);
     if (!m->announced) {
         m->announced = true;
         for (int k = 0; k < r->njobs; k++)
@@ -360,6 +379,7 @@ static void after(void *ctx, struct engine *e)
             finish(m);
         } else if (!rebase_tick) {
             watch_output(m);
+            run_course_tick(&m->course, e, r);
             if (r->ticks % RUNS_METRICS_TICKS == 0)
                 tap_metrics(m, false);
             /* for a restart after a crash (after the metrics: the checkpoint holds this tick's
@@ -445,17 +465,28 @@ static int resume_one(struct runs *m, const char *name, char *err, size_t errlen
     diag_free(&dg);
     free(trace);
     bool crash = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "suspended"));
-    struct run *r = run_create(m->e, &t, name, m->base_speed);
+    /* no placer yet (runs_set_placer comes after the attach): the checkpoint gives every job's
+     * state, stalls included */
+    struct run *r = run_create(m->e, &t, name, m->base_speed, NULL);
     const cJSON *outs = cJSON_GetObjectItemCaseSensitive(o, "outputs");
     uint64_t jobs_len = 0;
     const cJSON *jl = cJSON_GetObjectItemCaseSensitive(outs, "jobs.jsonl");
     if (jl && cJSON_IsString(jl))
         jobs_len = strtoull(jl->valuestring, NULL, 10);
+    /* a state.json of before course.jsonl: it starts empty */
+    const cJSON *cl = cJSON_GetObjectItemCaseSensitive(outs, "course.jsonl");
+    off_t course_len = cJSON_IsString(cl) ? (off_t)strtoull(cl->valuestring, NULL, 10) : 0;
     struct run_output out;
     if (run_checkpoint_apply(r, o, path, crash, err, errlen) ||
         /* a state.json of an engine before outputs were cut back: jobs.jsonl is kept as it is */
         run_output_reopen(&out, m->dfd, m->dir, name, outs ? (off_t)jobs_len : -1,
                           cJSON_GetObjectItemCaseSensitive(o, "waiting"), err, errlen)) {
+        run_free(r);
+        cJSON_Delete(o);
+        return -1;
+    }
+    if (run_course_resume(&m->course, out.dfd, out.dir, m->e, m->course_ns, course_len, err, errlen)) {
+        run_output_suspend(&out);
         run_free(r);
         cJSON_Delete(o);
         return -1;
@@ -480,6 +511,7 @@ static int resume_one(struct runs *m, const char *name, char *err, size_t errlen
     r->ctx = m;
     r->placer = m->placer;
     apply_labels(m, r);
+    add_trace_faults(m, r);
     m->active = r;
     m->out = out;
     /* a checkpoint of before the first tick: the stalled-at-start jobs are still to be said */
@@ -558,6 +590,45 @@ static void resume(struct runs *m)
     free(names);
 }
 
+static void spec_labels(const struct runs *m, int i, const struct yt_node *maps[2]);
+
+/* The fault schedule's view of a node's labels: the run-time ones over the spec's. */
+static bool node_has_label(void *ctx, int i, const char *key, const char *value)
+{
+    struct runs *m = ctx;
+    const struct run_label *l = m->labels ? run_labels_get(&m->labels[i], key) : NULL;
+    if (l)
+        return l->value && !strcmp(l->value, value);
+    const struct yt_node *maps[2];
+    spec_labels(m, i, maps);
+    for (int k = 1; k >= 0; k--) {
+        const struct yt_node *v = maps[k] ? yt_get(maps[k], key) : NULL;
+        if (v)
+            return yt_str(v) && !strcmp(yt_str(v), value);
+    }
+    return false;
+}
+
+/* A fault's event: to the event log and, during a run, the run's tap (as a job's). */
+static void fault_event(void *ctx, const char *node, const char *name, cJSON *attrs)
+{
+    struct runs *m = ctx;
+    if (m->active && m->tap.event && m->out.dir)
+        m->tap.event(m->tap.ctx, m->out.dir, m->out.dfd, m->e->tick_wall, node, name, attrs);
+    events_emit(m->e->events, m->e->tick_wall, node, name, attrs);
+}
+
+/* The faults of run r's trace, scheduled from its start (the lock held). */
+static void add_trace_faults(struct runs *m, const struct run *r)
+{
+    for (int k = 0; k < r->trace.nfaults; k++) {
+        char id[FAULT_ID_MAX];
+        if (faults_add(m->faults, &r->trace.faults[k], FS_TRACE, r->id, id, sizeof id))
+            fprintf(stderr, "hwemu: run %s: %s:%d: fault id \"%s\" is already scheduled: that fault is left out\n",
+                    r->id, r->trace.path, r->trace.faults[k].line, r->trace.faults[k].id);
+    }
+}
+
 struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_speed, int64_t checkpoint_ns, char *err,
                          size_t errlen)
 {
@@ -579,10 +650,19 @@ struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_spe
     m->dir = dir;
     m->dfd = dfd;
     m->out.dfd = -1;
+    m->course.f.fd = -1;
     m->base_speed = base_speed;
     m->checkpoint_ns = checkpoint_ns > 0 ? checkpoint_ns : RUN_CHECKPOINT_MIN_WALL_S * 1000000000LL;
     m->checkpoint_mono = mono_now();
     m->completed = calloc((size_t)(e->nnodes ? e->nnodes : 1) * JOB_NCLASSES, sizeof *m->completed);
+    const struct faults_host host = {.ctx = m, .has_label = node_has_label, .emit = fault_event};
+    m->faults = faults_new(e, &host);
+    if (!m->faults)
+        abort();
+    for (int k = 0; k < e->spec.nfaults; k++) {
+        char id[FAULT_ID_MAX];
+        faults_add(m->faults, &e->spec.faults[k], FS_SPEC, NULL, id, sizeof id); /* ids unique: spec.c checked */
+    }
     e->hooks = (struct engine_hooks){.ctx = m, .before = before, .after = after};
     resume(m);
     return m;
@@ -607,10 +687,11 @@ bool runs_detach(struct runs *m)
         /* the engine stops: the run is suspended and the next start on this runs directory
          * resumes it; if its state cannot be kept, it ends as stopped with its outputs */
         char err[4400];
-        if (m->out.dir && !write_state(m, r, &m->out, true, err, sizeof err)) {
+        if (m->out.dir && !write_state(m, r, &m->out, &m->course, true, err, sizeof err)) {
             fprintf(stderr, "hwemu: run %s suspended at %.3f s; a restart on this root resumes it\n", r->id,
                     (double)r->now_ns / 1e9);
             tap_metrics(m, true);
+            run_course_close(&m->course, m->e, r, false);
             run_output_suspend(&m->out);
             if (r->placer)
                 r->placer->end(r->placer->ctx, r);
@@ -632,6 +713,7 @@ bool runs_detach(struct runs *m)
         free(m->past[i].status);
     free(m->past);
     free(m->completed);
+    faults_free(m->faults);
     free(m->dir);
     cJSON_Delete(m->resume_outputs);
     if (m->dfd >= 0)
@@ -649,9 +731,52 @@ static void unclaim(struct runs *m)
     pthread_mutex_unlock(&m->lock);
 }
 
-int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet, char *id,
-                size_t idlen, struct diag *d)
+/* The run key a sharded engine gives a run submitted without one: "t-" and 16 hex digits of an
+ * FNV-1a 64 hash of the trace's bytes, the spec's name and the work rate, so that every shard
+ * given the same trace, spec and options names the same Jobs (docs/kubernetes.md "Sharding"). */
+static void default_key(const struct runs *m, const char *text, size_t len, char *key, size_t cap)
 {
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+    char more[512];
+    int n = snprintf(more, sizeof more, "%c%s%c%.17g", 0, m->e->spec.name ? m->e->spec.name : "", 0, m->base_speed);
+    for (int i = 0; i < n && i < (int)sizeof more - 1; i++)
+        h = (h ^ (unsigned char)more[i]) * 1099511628211ull;
+    snprintf(key, cap, "t-%016" PRIx64, h);
+}
+
+int runs_key_check(const char *key, char *err, size_t errlen)
+{
+    if (!label_name_ok(key, strlen(key))) {
+        snprintf(err, errlen, "\"%.80s\" is not a run key: 1 to 63 characters of [A-Za-z0-9._-] starting and "
+                 "ending alphanumeric (it labels the run's pods: sim.joulie.io/run)", key);
+        return EINVAL;
+    }
+    return 0;
+}
+
+/* A submission that failed after its directory was made leaves nothing behind: its files, the
+ * directory and the claim go. */
+static void discard(struct runs *m, struct run_output *out, const char *rid)
+{
+    line_file_close(&out->jobs);
+    unlinkat(out->dfd, "course.jsonl", 0);
+    unlinkat(out->dfd, "jobs.jsonl", 0);
+    unlinkat(out->dfd, "trace.jsonl", 0);
+    run_output_suspend(out);
+    unlinkat(m->dfd, rid, AT_REMOVEDIR);
+    unclaim(m);
+}
+
+int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet,
+                const char *key, char *id, size_t idlen, struct diag *d)
+{
+    char kerr[256];
+    if (key && runs_key_check(key, kerr, sizeof kerr)) {
+        diag_add(d, NULL, "%s", kerr);
+        return EINVAL;
+    }
     lock_caller(m);
     if (m->active || m->claimed) {
         snprintf(id, idlen, "%s", m->active ? m->active->id : m->claim_id);
@@ -699,22 +824,29 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, seq);
         pthread_mutex_unlock(&m->lock);
     }
-    struct run *r = run_create(m->e, &t, rid, m->base_speed);
+    struct run_course course;
+    if (run_course_open(&course, out.dfd, out.dir, m->e, m->course_ns, err, sizeof err)) {
+        diag_add(d, NULL, "%s", err);
+        trace_free(&t);
+        discard(m, &out, rid);
+        return EIO;
+    }
+    struct run *r = run_create(m->e, &t, rid, m->base_speed, m->placer);
+    if (key)
+        snprintf(r->key, sizeof r->key, "%s", key);
+    else if (run_sharded(r))
+        default_key(m, text, len, r->key, sizeof r->key);
     /* the first checkpoint, before the run is announced: a crash from here on resumes it */
     lock_caller(m);
     cJSON_Delete(m->resume_outputs);
     m->resume_outputs = NULL;
-    int rc = write_state(m, r, &out, false, err, sizeof err);
+    int rc = write_state(m, r, &out, &course, false, err, sizeof err);
     pthread_mutex_unlock(&m->lock);
     if (rc) {
         diag_add(d, NULL, "%s", err);
+        run_course_close(&course, m->e, r, false);
         run_free(r);
-        line_file_close(&out.jobs);
-        unlinkat(out.dfd, "jobs.jsonl", 0);
-        unlinkat(out.dfd, "trace.jsonl", 0);
-        run_output_suspend(&out);
-        unlinkat(m->dfd, rid, AT_REMOVEDIR);
-        unclaim(m);
+        discard(m, &out, rid);
         return EIO;
     }
     lock_caller(m);
@@ -722,8 +854,10 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     r->ctx = m;
     r->placer = m->placer;
     apply_labels(m, r);
+    add_trace_faults(m, r);
     m->active = r;
     m->out = out;
+    m->course = course;
     m->announced = false;
     m->claimed = false;
     m->output_err = 0;
@@ -734,7 +868,7 @@ int runs_submit(struct runs *m, const char *label, const char *text, size_t len,
     return 0;
 }
 
-int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, struct diag *d)
+int runs_submit_path(struct runs *m, const char *path, const char *key, char *id, size_t idlen, struct diag *d)
 {
     struct trace t;
     char *raw = NULL;
@@ -743,7 +877,7 @@ int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, s
         return EINVAL;
     unsigned mode = t.mode;
     trace_free(&t);
-    int rc = runs_submit(m, path, raw, len, mode, false, id, idlen, d);
+    int rc = runs_submit(m, path, raw, len, mode, false, key, id, idlen, d);
     free(raw);
     return rc;
 }
@@ -819,6 +953,36 @@ bool runs_busy(struct runs *m)
     bool b = m->active != NULL;
     pthread_mutex_unlock(&m->lock);
     return b;
+}
+
+bool runs_progress(struct runs *m, struct runs_progress *p)
+{
+    lock_caller(m);
+    const struct run *r = m->active;
+    if (r) {
+        uint64_t cls[JOB_NCLASSES], idle, nodes;
+        run_energy(r, cls, &idle, &nodes);
+        *p = (struct runs_progress){.time_s = (double)r->now_ns / 1e9, .total = r->njobs,
+                                    .waiting = r->count[JS_PENDING] + r->count[JS_WAITING],
+                                    .running = r->count[JS_RUNNING],
+                                    .completed = r->count[JS_COMPLETED] + r->count[JS_ELSEWHERE],
+                                    .stalled = r->count[JS_STALLED], .energy_j = (double)nodes / 1e6};
+    }
+    pthread_mutex_unlock(&m->lock);
+    return r != NULL;
+}
+
+void runs_set_course_interval(struct runs *m, int64_t interval_ns)
+{
+    lock_caller(m);
+    m->course_ns = interval_ns;
+    m->course.interval_ns = interval_ns > 0 ? interval_ns : RUN_COURSE_INTERVAL_S * 1000000000LL;
+    pthread_mutex_unlock(&m->lock);
+}
+
+const char *runs_path(const struct runs *m)
+{
+    return m->dir;
 }
 
 const char *runs_state(struct runs *m, const char *id)
@@ -1008,4 +1172,44 @@ char *runs_metrics_text(struct runs *m)
                 e->spec.pools[e->spec.nodes[i].pool].name);
     pthread_mutex_unlock(&m->lock);
     return t.p;
+}
+
+int runs_fault_add(struct runs *m, const struct fault_def *f, char *id, size_t idlen, char *err, size_t errlen)
+{
+    for (int k = 0; k < f->nnodes; k++)
+        if (engine_find(m->e, f->nodes[k]) < 0) {
+            snprintf(err, errlen, "nodes: no node \"%s\" in this engine (GET /debug/nodes lists them)", f->nodes[k]);
+            return EINVAL;
+        }
+    for (int k = 0; k < f->npools; k++) {
+        bool found = false;
+        for (int p = 0; p < m->e->spec.npools && !found; p++)
+            found = m->e->spec.pools[p].name && !strcmp(m->e->spec.pools[p].name, f->pools[k]);
+        if (!found) {
+            snprintf(err, errlen, "pools: no pool \"%s\" in this engine's spec", f->pools[k]);
+            return EINVAL;
+        }
+    }
+    lock_caller(m);
+    int rc = faults_add(m->faults, f, FS_REQUEST, NULL, id, idlen);
+    pthread_mutex_unlock(&m->lock);
+    if (rc == EEXIST)
+        snprintf(err, errlen, "id: \"%s\" is already scheduled (GET /faults lists them; give another id)", f->id);
+    return rc;
+}
+
+int runs_fault_clear(struct runs *m, const char *id)
+{
+    lock_caller(m);
+    int rc = faults_clear(m->faults, id);
+    pthread_mutex_unlock(&m->lock);
+    return rc;
+}
+
+cJSON *runs_faults_json(struct runs *m, const char *id)
+{
+    lock_caller(m);
+    cJSON *o = id ? faults_get_json(m->faults, id) : faults_list_json(m->faults);
+    pthread_mutex_unlock(&m->lock);
+    return o;
 }

@@ -68,13 +68,18 @@ struct runs *runs_attach(struct engine *e, const char *runs_dir, double base_spe
 bool runs_detach(struct runs *m);
 /* A new run of the trace text (label names it in messages and the status). mode: the source's
  * permission bits, which the run's copy of the trace keeps (run_output.h); quiet: messages never
- * show the trace's values (trace_parse_quiet). 0 with its id; EBUSY while another is active (id:
- * that one); EINVAL with the problems in d; EIO when the output directory cannot be written
- * (message in d). It starts at the next tick. */
-int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet, char *id,
-                size_t idlen, struct diag *d);
+ * show the trace's values (trace_parse_quiet). key: the run key that names its Jobs (run.h;
+ * docs/kubernetes.md "Sharding"), checked by runs_key_check; NULL: on a sharded engine a hash
+ * of the trace, the spec's name and the work rate, else none (the run id names them). 0 with
+ * its id; EBUSY while another is active (id: that one); EINVAL with the problems in d (a bad
+ * key too); EIO when the output directory cannot be written (message in d). It starts at the
+ * next tick. */
+int runs_submit(struct runs *m, const char *label, const char *text, size_t len, unsigned mode, bool quiet,
+                const char *key, char *id, size_t idlen, struct diag *d);
 /* The same from a file or directory of *.jsonl (its mode kept, messages with values). */
-int runs_submit_path(struct runs *m, const char *path, char *id, size_t idlen, struct diag *d);
+int runs_submit_path(struct runs *m, const char *path, const char *key, char *id, size_t idlen, struct diag *d);
+/* Whether key can be a run key (a Kubernetes label value, not empty): 0, or EINVAL with a message. */
+int runs_key_check(const char *key, char *err, size_t errlen);
 /* Stops the run at the next tick: 0; ENOENT no such run; EALREADY it has ended. */
 int runs_stop(struct runs *m, const char *id);
 /* Status objects (caller deletes): every run, and one (NULL: no such run). A run directory the
@@ -87,6 +92,19 @@ struct cJSON *runs_get_json(struct runs *m, const char *id);
 bool runs_active_id(struct runs *m, char *id, size_t idlen);
 /* True while a run is submitted or active. */
 bool runs_busy(struct runs *m);
+/* Where the active run is (for a progress line): false when there is none. Reads nothing from
+ * disk and writes no checkpoint (unlike runs_get_json). */
+struct runs_progress {
+    double time_s;                 /* emulated time since the run's start */
+    int total, waiting, running, completed, stalled; /* waiting: pending or queued; completed: or elsewhere */
+    double energy_j;               /* the nodes' energy so far */
+};
+bool runs_progress(struct runs *m, struct runs_progress *p);
+/* The emulated time between the lines of a run's course.jsonl (SIM_RUN_COURSE_INTERVAL; 0: 60 s),
+ * for the active run too (run_course.h). */
+void runs_set_course_interval(struct runs *m, int64_t interval_ns);
+/* The runs directory (SIM_RUNS_DIR or <root>/runs): a run's outputs are in <it>/<runId>/. */
+const char *runs_path(const struct runs *m);
 /* The state of the run (its enum run_state name), or NULL. */
 const char *runs_state(struct runs *m, const char *id);
 /* Sets a node's labels at run time (PUT /nodes/<node>/labels), all or none: an edit's value
@@ -101,6 +119,14 @@ int runs_set_labels(struct runs *m, const char *node, const struct run_label_edi
 int runs_label_check(const char *key, const char *value, char *err, size_t errlen);
 /* The node's labels now (the spec's, with the run-time ones over them), or NULL: no such node. */
 struct cJSON *runs_node_labels_json(struct runs *m, const char *node);
+/* The fault schedule (faults.h, docs/faults.md). runs_fault_add schedules a request's fault
+ * (its atSec from the engine's first tick; none: the next tick): 0 with its id; EEXIST an id
+ * already scheduled, EINVAL a node or pool the engine does not have (the message in err). runs_fault_clear ends one at the next tick: 0, ENOENT, EALREADY ended.
+ * runs_faults_json: every fault (id NULL) or one (NULL: no such fault); caller deletes. */
+struct fault_def;
+int runs_fault_add(struct runs *m, const struct fault_def *f, char *id, size_t idlen, char *err, size_t errlen);
+int runs_fault_clear(struct runs *m, const char *id);
+struct cJSON *runs_faults_json(struct runs *m, const char *id);
 /* Prometheus text of the run metrics (malloc'd). */
 char *runs_metrics_text(struct runs *m);
 

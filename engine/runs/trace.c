@@ -5,9 +5,11 @@
 #include "trace.h"
 
 #include "diag.h"
+#include "fault.h"
 #include "jsontext.h"
 #include "physics_cpu.h"
 #include "physics_gpu.h"
+#include "ytree.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -70,7 +72,7 @@ struct ctx {
     const char *file;
     int line;
     int errors;
-    int jobs_cap, wl_cap;
+    int jobs_cap, wl_cap, faults_cap;
     bool quiet; /* messages never show the trace's values (trace_parse_quiet) */
 };
 
@@ -379,6 +381,46 @@ static int by_id(const void *a, const void *b)
     return strcmp((*(const struct trace_job *const *)a)->id, (*(const struct trace_job *const *)b)->id);
 }
 
+/* Every node of a record's tree on line (a JSON line parsed as YAML is its line 1). */
+static void at_line(struct yt_node *n, int line)
+{
+    n->line = line;
+    for (int i = 0; i < n->n; i++) {
+        if (n->kind == YT_MAP)
+            at_line(n->keys[i], line);
+        at_line(n->vals[i], line);
+    }
+}
+
+/* A type: fault record (fault.h), parsed again as YAML so that its messages carry a column. */
+static void fault_record(struct ctx *c, const char *line, size_t n)
+{
+    struct trace *t = c->t;
+    struct diag fd = {0};
+    bool empty = false;
+    struct yt_node *root = yt_parse(&t->arena, c->file, line, n, &fd, &empty);
+    if (root)
+        at_line(root, c->line);
+    if (t->nfaults == c->faults_cap) {
+        c->faults_cap = c->faults_cap ? c->faults_cap * 2 : 8;
+        t->faults = realloc(t->faults, sizeof *t->faults * (size_t)c->faults_cap);
+        if (!t->faults)
+            abort();
+    }
+    static const char *const ignore[] = {"type", "schemaVersion", NULL};
+    if (root && fault_parse(&t->faults[t->nfaults], &t->arena, root, "fault", ignore, &fd)) {
+        t->nfaults++;
+    } else if (c->quiet) { /* the messages show values: only where */
+        bad(c, "fault", "an invalid fault record (%d problems; validate the trace with `hwemu trace validate` where "
+            "it can be read)", fd.count ? fd.count : 1);
+    } else {
+        for (int i = 0; i < fd.count; i++)
+            diag_add(c->d, NULL, "%s", fd.msgs[i]);
+        c->errors += fd.count ? fd.count : 1;
+    }
+    diag_free(&fd);
+}
+
 const struct trace_workload *trace_workload_find(const struct trace *t, const char *id)
 {
     for (int i = 0; i < t->nworkloads; i++)
@@ -451,11 +493,13 @@ static int parse(struct trace *t, const char *file, const char *text, size_t len
                 cJSON_IsString(sv) ? " \"" : "", cJSON_IsString(sv) ? val(&c, sv->valuestring) : "",
                 cJSON_IsString(sv) ? "\"" : "");
         else if (ty && !cJSON_IsString(ty))
-            bad(&c, "type", "expected a string (\"job\" or \"workload\"), found %s", json_kind(ty));
+            bad(&c, "type", "expected a string (\"job\", \"workload\" or \"fault\"), found %s", json_kind(ty));
         else if (ty && !strcmp(ty->valuestring, "job"))
             job_record(&c, r, seq++);
         else if (ty && !strcmp(ty->valuestring, "workload"))
             workload_record(&c, r);
+        else if (ty && !strcmp(ty->valuestring, "fault"))
+            fault_record(&c, line, n);
         else
             t->ignored++; /* the original ignores records of other types, and untyped ones */
         cJSON_Delete(r);
@@ -612,6 +656,7 @@ void trace_free(struct trace *t)
 {
     free(t->jobs);
     free(t->workloads);
+    free(t->faults);
     arena_free(&t->arena);
     memset(t, 0, sizeof *t);
 }

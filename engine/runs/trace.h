@@ -1,6 +1,7 @@
 /* trace: a Joulie workload trace (JSON Lines) read into jobs, with every field's default.
  *
- * Owns: the record format (schema v1 and v2, `type: job` and `type: workload` records; the
+ * Owns: the record format (schema v1 and v2, `type: job`, `type: workload` and `type: fault`
+ * records (a fault as engine/model/fault.h reads it, its atSec from the run's start); the
  * fields, their types and defaults are documented in docs/runs.md "Trace format"), its
  * validation with file:line messages naming the field and what was expected, and the order
  * jobs are submitted in (stable by submitTimeOffsetSec).
@@ -14,6 +15,7 @@
 #include <stddef.h>
 
 struct diag;
+struct fault_def;
 
 enum job_class { JOB_STANDARD = 0, JOB_PERFORMANCE = 1, JOB_NCLASSES = 2 };
 /* What a GPU request asks for; the key names the vendor (nvidia.com/gpu, amd.com/gpu,
@@ -53,6 +55,8 @@ struct trace {
     int njobs;
     struct trace_workload *workloads;
     int nworkloads;
+    struct fault_def *faults; /* type: fault records, in the file's order */
+    int nfaults;
     int ignored;           /* records of other types */
     unsigned mode;         /* permission bits of the file(s) read (several: ANDed); 0644 for text */
 };

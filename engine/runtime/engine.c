@@ -129,7 +129,7 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
     for (int k = 0; k < t->ngpus; k++) {
         const struct phys_gpu *g = &n->gstate.g[k];
         t->gpu_power_w[k] = g->power_w;
-        t->gpu_draw_w[k] = gp->vendor == PHYS_GPU_AMD ? g->avg_amd_w : g->draw_w;
+        t->gpu_draw_w[k] = node_gpu_draw_w(n, k);
         t->gpu_limit_w[k] = g->limit_w;
         t->gpu_enforced_w[k] = g->enforced_w;
         t->gpu_temp_c[k] = g->temp_c;
@@ -141,6 +141,7 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
         t->node_energy_uj += t->gpu_energy_uj[k];
     }
     t->last_write = n->last_write;
+    t->redfish_retry_s = n->faults.redfish_retry_s;
 }
 
 /* The cluster's totals, from a snapshot the workers filled. */
@@ -436,9 +437,8 @@ static double gib(uint64_t b)
 
 /* What every node of the spec needs (docs/robustness.md "Capacity"): its private memory (the
  * node, two telemetry snapshots, its per-file arrays: about ENGINE_NODE_ARRAY_BYTES a binding)
- * against MemAvailable, a descriptor (the soft limit raised up to the hard one), and its segment
- * in the root (the template's size; a segment already
- * there of this node counts as space it will reuse) against the root's free space. 0, or -1
+ * against MemAvailable, and its segment in the root (the template's size; a segment already there
+ * of this node counts as space it will reuse) against the root's free space. 0, or -1
  * with one message naming the need, what there is and the remedy. */
 static int check_capacity(const struct engine *e, const char *root, uint64_t debug_free, char *err, size_t errlen)
 {
@@ -456,21 +456,6 @@ static int check_capacity(const struct engine *e, const char *root, uint64_t deb
                  "(MemAvailable): start fewer nodes (split the spec across engines, each with its own --root) or "
                  "free memory", e->nnodes, gib(mem), gib(avail));
         return -1;
-    }
-    /* each node keeps its segment open, each layout its static file */
-    rlim_t fds = (rlim_t)e->nnodes + (rlim_t)e->spec.npools + 64;
-    struct rlimit rl;
-    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < fds) {
-        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= fds + 256 ? fds + 256 : rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-        getrlimit(RLIMIT_NOFILE, &rl);
-        if (rl.rlim_cur < fds) {
-            snprintf(err, errlen, "%d nodes need %llu file descriptors (one segment each) and the limit is %llu "
-                     "(ulimit -n; hard limit %llu): raise it (ulimit -Hn, systemd LimitNOFILE=) or start fewer "
-                     "nodes", e->nnodes, (unsigned long long)fds, (unsigned long long)rl.rlim_cur,
-                     (unsigned long long)rl.rlim_max);
-            return -1;
-        }
     }
     struct statvfs vfs;
     if (statvfs(root, &vfs))
@@ -581,21 +566,18 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         const struct spec_pool *p = &e->spec.pools[sn->pool];
         struct phys_load load = base_load(p);
         struct phys_gpu_load gload = gpu_load(p);
-        if (node_open(&e->nodes[i], &e->templates[sn->pool], cfg->root, sn->name, &load, &gload, cfg->tick_ns, err,
-                      sizeof err)) {
+        if (node_open(&e->nodes[i], &e->templates[sn->pool], cfg->root, sn->name, &load, &gload, cfg->tick_ns,
+                      shared, err, sizeof err)) {
             if (failed++ < ENGINE_FAILS_SHOWN) /* the rest are counted below */
                 say(e, "%s", err);
         } else {
             struct node *nd = &e->nodes[i];
-            if (nd->said) { /* a damaged segment it rendered again */
+            if (nd->said) { /* a damaged segment it rendered again, a mode it could not set */
                 say(e, "%.*s", (int)strlen(nd->said) - 1, nd->said);
                 free(nd->said);
                 nd->said = NULL;
             }
             e->resumed += e->nodes[i].resumed;
-            /* a setgid root shares the segments with its group's agents (docs/security.md) */
-            if (shared && fchmod(e->nodes[i].seg.fd, 0660))
-                say(e, "node %s: cannot make its segment group-writable: %s", sn->name, strerror(errno));
         }
         if (cfg->progress)
             cfg->progress(cfg->progress_ctx, i + 1, e->nnodes, e->resumed);
@@ -611,6 +593,8 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         say(e, "%d node%s had no segment in %s (%s%s) and start%s from zero while %d resumed: a segment removed "
             "while the engine was down takes its counters with it", fresh, fresh == 1 ? "" : "s", cfg->root,
             first_fresh, fresh > 1 ? ", ..." : "", fresh == 1 ? "s" : "", e->resumed);
+    for (int i = 0; i < e->nnodes; i++) /* docs/faults.md "Sensors" */
+        e->nodes[i].sensor_noise = e->spec.sensor_noise;
     e->start_seconds = (double)(now_of(CLOCK_MONOTONIC) - t0) / 1e9;
     if (failed) {
         say(e, "%d node%s could not start%s; nothing was changed for the others", failed, failed == 1 ? "" : "s",

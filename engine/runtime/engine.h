@@ -114,6 +114,7 @@ struct node_telemetry {
     bool gpu_capped[PHYS_GPU_MAX];        /* the limit holds the power below what the clocks would draw */
     double gpu_power_total_w;
     struct node_write_note last_write; /* the last agent write's event (event NULL: none yet) */
+    int redfish_retry_s;               /* > 0: its Redfish is unavailable (node_faults) */
 };
 
 struct telemetry {

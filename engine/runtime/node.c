@@ -25,6 +25,7 @@ void node_rebase(struct node *n, int64_t now_mono)
     }
     n->freq_dirty = n->busy_dirty = true;
     node_cfstats_republish(n);
+    node_cycles_republish(n);
 }
 
 void node_wake(struct node *n, int64_t mono)
@@ -259,6 +260,13 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
             ch[(*nch)++] = c;
             continue;
         }
+        /* a frozen RAPL counter (docs/faults.md rapl-freeze): its last line runs to its horizon,
+         * the next tick's time, and stands there; the first publication after the fault puts the
+         * truth back (the counter jumps up to it, never down) */
+        if (b->kind == BK_ENERGY && b->pkg < 32 &&
+            (((n->faults.rapl_frozen_pkg >> b->pkg) & 1 && (b->zone == PHYS_ZONE_PACKAGE || b->zone == PHYS_ZONE_CORE)) ||
+             ((n->faults.rapl_frozen_dram >> b->pkg) & 1 && b->zone == PHYS_ZONE_DRAM)))
+            continue;
         struct node_change c = {.value = v, .v = cur[v]};
         switch (b->kind) {
         case BK_ENERGY: {
@@ -290,6 +298,10 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
         case BK_PLATFORM:
             snprintf(text, sizeof text, "%.1f %.1f %.1f %.1f %lld\n", n->power.current_w, n->power.min_w,
                      n->power.max_w, node_power_avg_w(n), (long long)node_power_period_ms(n));
+            node_text_value(&c.v, text);
+            break;
+        case BK_FAULTS:
+            node_faults_text(&n->faults, text, sizeof text);
             node_text_value(&c.v, text);
             break;
         case BK_PM_COUNTER:
@@ -532,6 +544,8 @@ static void write_ledger(struct node *n, int64_t now_wall)
             n->totals[k] = n->cstart[v] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
         else if (b->kind == BK_UNIT_CPU)
             n->totals[k] = node_unit_total_us(n, v, until_sub);
+        else if (b->kind == BK_CPU_CYCLES)
+            n->totals[k] = node_cycles_total(n, v, until_sub);
         else
             n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
                                                     : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
@@ -539,10 +553,61 @@ static void write_ledger(struct node *n, int64_t now_wall)
     seg_ledger_write(&n->seg, ++n->ledger_seq, n->totals, now_wall);
 }
 
+void node_faults_text(const struct node_faults *f, char *buf, size_t len)
+{
+    char t[2 * SEG_TEXT_MAX] = "";
+    int u = 0;
+    if (f->gpu_lost)
+        u += snprintf(t + u, sizeof t - (size_t)u, "gl=%x ", (unsigned)f->gpu_lost);
+    if (f->bmc)
+        u += snprintf(t + u, sizeof t - (size_t)u, "bmc=%c%d ", f->bmc, f->bmc_delay_ms);
+    if (f->hwmon_err > 0)
+        u += snprintf(t + u, sizeof t - (size_t)u, "hw=%d ", f->hwmon_err);
+    if (f->write_err > 0)
+        u += snprintf(t + u, sizeof t - (size_t)u, "wr=%d ", f->write_err);
+    if (f->pkg_locked)
+        u += snprintf(t + u, sizeof t - (size_t)u, "lk=%x ", (unsigned)f->pkg_locked);
+    if (u > 0)
+        t[u - 1] = 0; /* the last space */
+    snprintf(buf, len, "%s\n", t);
+}
+
+#define NODE_TJMAX_C 100.0
+/* The faults' inputs to the physics of the interval that begins now (node_faults). */
+static void apply_faults(struct node *n, double ambient_c)
+{
+    const struct node_faults *f = &n->faults;
+    /* A package at TjMax (100 °C, render_coretemp.c's crit) is held there by PROCHOT: its power
+     * at most what keeps it there in this ambient, the steady state of the physics' thermal
+     * model (ambient + c_per_w * P). Only under a cooling fault: healthy nodes never get near. */
+    double cpw = n->params.thermal_c_per_w > 0 ? n->params.thermal_c_per_w : 0.125;
+    double cap = f->inlet_c != 0 ? (NODE_TJMAX_C - ambient_c) / cpw : INFINITY;
+    /* A lost PSU (psu-loss): the node must stay within what the others deliver. Ours, as a node
+     * manager does it: the GPUs braked to their minimum (psu-loss sets the brake), the rest of
+     * the platform and DRAM as they draw, the packages sharing what is left. */
+    if (f->psu_w > 0 && n->state.npkgs > 0) {
+        double gpus = n->gparams.vendor == PHYS_GPU_NONE ? 0 : n->gparams.count * n->gparams.min_w;
+        double share = (f->psu_w - gpus - n->params.platform_other_w - n->params.dram_w_per_socket * n->state.npkgs) /
+                       n->state.npkgs;
+        cap = share < cap ? share : cap;
+    }
+    for (int k = 0; k < n->state.npkgs && k < PHYS_MAX_PKGS; k++) {
+        n->state.pkg[k].limits_ignored = (f->pkg_limits_ignored >> k) & 1;
+        n->state.pkg[k].fault_cap_w = isfinite(cap) ? (cap > 1 ? cap : 1) : 0;
+    }
+    for (int g = 0; g < n->gparams.count && g < PHYS_GPU_MAX; g++) {
+        n->gstate.g[g].limit_ignored = (f->gpu_limits_ignored >> g) & 1;
+        n->gstate.g[g].brake_w = !((f->gpu_brake >> g) & 1) ? 0
+                                 : f->gpu_brake_w[g] > 0   ? f->gpu_brake_w[g]
+                                                           : n->gparams.min_w;
+    }
+}
+
 void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
                struct event_log *log)
 {
     node_check_health(n, now_wall, log);
+    ambient_c += n->faults.inlet_c;
     int64_t dt = (now_mono - n->mono_origin) - n->state.now_ns;
     n->freq_dirty |= phys_cpu_step(&n->params, &n->state, &n->load, ambient_c, dt);
     phys_gpu_step(&n->gparams, &n->gstate, ambient_c, n->state.now_ns);
@@ -556,6 +621,8 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
     reset_idle_limits(n, ch, &nch, now_wall, log);
     if (n->load_hook)
         n->load_hook(n->load_ctx, n);
+    apply_faults(n, ambient_c);
+    n->gpu_lost_held = n->faults.gpu_lost;
     unsigned began = phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     n->freq_dirty |= (began & PHYS_BEGAN_FREQ_CEILING) != 0;
     n->busy_dirty |= (began & PHYS_BEGAN_BUSY_LINES) != 0;
@@ -567,6 +634,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
     collect_s_values(n, ch, &nch, n->horizon_ns, now_wall);
     collect_freq_values(n, ch, &nch);
     collect_busy_lines(n, ch, &nch);
+    node_cycles_collect(n, ch, &nch);
     node_cfstats_collect(n, ch, &nch);
     node_units_collect(n, ch, &nch, n->horizon_ns);
     node_publish(n, ch, nch, now_mono);

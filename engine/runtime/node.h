@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct spec_pool;
 struct yt_node;
@@ -102,6 +103,32 @@ struct node_unit_info {
     const char *name;             /* the job's name for its process's cmdline (truncated), or NULL */
 };
 
+/* The faults striking a node now (docs/faults.md): set on the tick thread between ticks by the
+ * fault schedule (engine/runs/faults.c), applied by the node's tick: the physics' inputs (the
+ * inlet, GPU brakes, ignored limits) and state/faults, the text the readers of the segment
+ * (NVML, the shim's BMC, hwmon and write paths) act on (node_faults_text). All zero: healthy. */
+struct node_faults {
+    uint32_t gpu_lost;           /* bit g: GPU g fell off the bus */
+    uint32_t gpu_brake;          /* bit g: GPU g's power brake is on, at gpu_brake_w[g] (0: its minimum limit) */
+    double gpu_brake_w[PHYS_GPU_MAX];
+    uint32_t pkg_limits_ignored; /* bit k: package k's limits are not enforced */
+    uint32_t gpu_limits_ignored; /* bit g: GPU g's */
+    char bmc;                    /* 0; 't': IPMI answers cc 0xC3 after bmc_delay_ms; 's': right, after it */
+    int bmc_delay_ms;
+    int redfish_retry_s;         /* > 0: Redfish answers 503 with this Retry-After */
+    int hwmon_err;               /* > 0: hwmon value reads fail with this errno */
+    int write_err;               /* > 0: agents' writes fail with this errno */
+    double inlet_c;              /* the inlet's rise over the cooling zone's ambient */
+    uint32_t rapl_frozen_pkg;    /* bit k: package k's package and core energy counters stop updating */
+    uint32_t rapl_frozen_dram;   /* bit k: its DRAM energy counter */
+    uint32_t pkg_locked;         /* bit k: package k's RAPL limits are locked */
+    double psu_w;                /* > 0: a lost PSU leaves the node this much power */
+};
+/* state/faults's text for f ("gl=<hex> bmc=t<ms> hw=<errno> wr=<errno> lk=<hex>\n", the words of
+ * the faults on, "\n" when none; engine/segment/seg_faults.h) into buf (SEG_TEXT_MAX: at most
+ * 36 bytes with every word). */
+void node_faults_text(const struct node_faults *f, char *buf, size_t len);
+
 /* One node as the engine holds it. */
 struct node {
     const char *name, *profile;
@@ -114,7 +141,9 @@ struct node {
     struct phys_gpu_params gparams;
     struct phys_gpu_state gstate;
     struct phys_gpu_load gload;
-    struct seg seg;
+    struct seg seg;              /* mapped; its descriptor closed once opened (seg.fd -1) */
+    dev_t seg_dev;               /* the segment file's identity, to tell it from another put at */
+    ino_t seg_ino;               /* its path (node_repair.c) */
     const struct binding *binds; /* per value (the template's) */
     uint32_t nvalues;
     uint32_t *slot_entry;        /* per slot: its entry */
@@ -148,6 +177,7 @@ struct node {
     } power;
     int64_t tick_ns;
     bool resumed;
+    bool sensor_noise;           /* its sensors measure with noise (spec.sensors.noise, default true) */
     /* health (node_repair.c "Damage"): checked every tick, the file itself every few */
     uint32_t ticks;
     uint32_t damaged;            /* damage seen since the start (repairs made) */
@@ -163,6 +193,16 @@ struct node {
      * does, engine/runs). NULL: the load stays as it is. */
     void (*load_hook)(void *ctx, struct node *n);
     void *load_ctx;
+    struct node_faults faults;     /* the faults striking it (written between ticks only) */
+    /* per GPU: its Xid errors and ECC counts since the engine started (what a fault raised:
+     * gpu-lost, gpu-xid, gpu-ecc-*), published as state/nvml/gpu<i>/xid and ecc_errors */
+    struct node_gpu_errors {
+        uint32_t xid_seq;
+        int xid;
+        uint64_t ecc_corrected, ecc_uncorrected;
+    } gpu_err[PHYS_GPU_MAX];
+    uint32_t gpu_lost_held;        /* the GPUs lost over the interval the next tick ends (what the
+                                    * load hook accounts then: faults as they were when it began) */
     /* --speed max batches (engine.h batch_ticks): the node is stepped at the first tick at or
      * after this emulated time (CLOCK_MONOTONIC based, like the tick's). The engine sets it to
      * its next batch before each step; the load hook, or the run's tick-thread hooks, bring it
@@ -188,6 +228,15 @@ struct node {
     uint32_t cf_v0, cf_nv;         /* the values cf_base and cf_since cover: cf_v0 .. cf_v0 + cf_nv - 1 */
     uint64_t *cf_base;             /* per value: ns of a stat line up to its last stop (counts x 1000) */
     uint64_t *cf_since;            /* per value: the substep its entry became current, UINT64_MAX: not */
+    /* the CPUs' busy-cycle lines (node_cycles.c) */
+    struct node_cyc {
+        uint32_t v;                /* its BK_CPU_CYCLES value */
+        uint16_t cpu;              /* CPU index */
+        bool shown;                /* the segment shows this line */
+        uint64_t base, base_sub;   /* cycles (this engine's) at grid boundary base_sub */
+        uint64_t rate;             /* cycles per substep, UINT64_MAX: before the first tick */
+    } *cyc;
+    uint32_t ncyc;
 };
 
 /* Job cgroups (node_unit.c, docs/interfaces.md "Job cgroups"); called on the node's worker
@@ -204,11 +253,14 @@ uint64_t node_unit_cpu_ns(const struct node *n, int k);
 /* Creates <root>/<name>.seg from the template or, when it exists and was rendered from the
  * same template, resumes it (a damaged one is rendered again, its counters salvaged: see
  * node_repair.c "Damage"). n must be zeroed memory (calloc): the parts a node does not use are
- * left untouched, unfaulted. Returns 0, or an errno with a message naming the node and the remedy
- * in err. A damage it found and repaired is in n->said (it prints nothing). */
+ * left untouched, unfaulted. group_shared: make the file group-writable (a setgid root shared
+ * with its group's agents, docs/security.md). The node keeps the file mapped and holds no
+ * descriptor for it (an engine's node count is bounded by memory, not RLIMIT_NOFILE). Returns 0,
+ * or an errno with a message naming the node and the remedy in err. A damage it found and
+ * repaired, or a mode it could not set, is in n->said (it prints nothing). */
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
-              const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
-              size_t errlen);
+              const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, bool group_shared,
+              char *err, size_t errlen);
 void node_close(struct node *n);
 /* One tick at now_mono: step to it, drain agent writes (events to log), begin the next
  * interval at load, publish, write the ledger. until_mono is the earliest the next tick can
@@ -231,6 +283,11 @@ void node_wake(struct node *n, int64_t mono);
 bool node_settling(const struct node *n);
 /* An agent wrote to the node's files (a slot store or an event) since its last tick. */
 bool node_has_writes(const struct node *n);
+/* What GPU k's vendor tools report as its power (NVML's power.draw, amdgpu's power1_average), W:
+ * the physics' window mean, with NVML's measurement noise unless the spec asks for exact sensors
+ * (spec.sensors.noise false; docs/faults.md "Sensors"). The truth is its held power and energy. */
+#define NODE_NVML_NOISE_W 1.0
+double node_gpu_draw_w(const struct node *n, int k);
 /* The node's power now, W: packages, DRAM, GPUs and the rest of the platform (the figure
  * /telemetry's nodePowerWatts and the BMC interfaces show). */
 double node_power_w(const struct node *n);

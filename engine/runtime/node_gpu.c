@@ -39,6 +39,21 @@ static uint64_t ident_bits(const char *node, int gpu, uint64_t salt)
     return x ^ (x >> 31);
 }
 
+double node_gpu_draw_w(const struct node *n, int k)
+{
+    const struct phys_gpu *g = &n->gstate.g[k];
+    if (n->gparams.vendor == PHYS_GPU_AMD)
+        return g->avg_amd_w;
+    if (!n->sensor_noise || n->gparams.vendor != PHYS_GPU_NVIDIA)
+        return g->draw_w;
+    /* NVML's power reading is "accurate to within +/- 5 watts" (nvidia-smi(1), power.draw): a
+     * measurement, not the truth. Ours: triangular noise of +/- NODE_NVML_NOISE_W, new at each
+     * publication, a function of the node, the GPU and the physics time (repeatable). */
+    uint64_t x = ident_bits(n->name, k, UINT64_C(0x6e6f697365) ^ n->state.substeps);
+    double a = (double)(x >> 40) / 16777216.0, b = (double)(x & 0xffffff) / 16777216.0;
+    return g->draw_w + NODE_NVML_NOISE_W * (a + b - 1);
+}
+
 bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_t len)
 {
     const struct phys_gpu_params *p = &n->gparams;
@@ -50,7 +65,12 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
     bool busy = u > 0;
     switch (b->zone) {
     case GQ_ENFORCED_MW: snprintf(t, len, "%lld\n", llround(g->enforced_w * 1000)); break;
-    case GQ_DRAW_MW: snprintf(t, len, "%lld\n", mw(g->draw_w)); break;
+    case GQ_DRAW_MW: snprintf(t, len, "%lld\n", mw(node_gpu_draw_w(n, b->pkg))); break;
+    case GQ_XID: snprintf(t, len, "%u %d\n", n->gpu_err[b->pkg].xid_seq, n->gpu_err[b->pkg].xid); break;
+    case GQ_ECC:
+        snprintf(t, len, "%llu %llu\n", (unsigned long long)n->gpu_err[b->pkg].ecc_corrected,
+                 (unsigned long long)n->gpu_err[b->pkg].ecc_uncorrected);
+        break;
     case GQ_INSTANT_MW: snprintf(t, len, "%lld\n", mw(g->instant_w)); break;
     case GQ_UTIL_GPU:
     case GQ_BUSY_PCT: snprintf(t, len, "%ld\n", lround(100 * u)); break;
@@ -65,7 +85,13 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
     case GQ_CLK_VIDEO:
         snprintf(t, len, "%d\n", p->gfx_max > 0 ? (int)((long long)p->video_max * g->gfx_mhz / p->gfx_max) : 0);
         break;
-    case GQ_REASONS: snprintf(t, len, "0x%016llX\n", (busy ? 0ULL : 0x1ULL) | (g->capped ? 0x4ULL : 0ULL)); break;
+    case GQ_REASONS: {
+        /* a power brake (a fault) is nvmlClocksEventReasonHwPowerBrakeSlowdown 0x80, not the SW
+         * power cap (NVML header) */
+        bool braked = g->brake_w > 0 && g->enforced_w <= g->brake_w + 0.5;
+        snprintf(t, len, "0x%016llX\n", (busy ? 0ULL : 0x1ULL) | (braked ? 0x80ULL : g->capped ? 0x4ULL : 0ULL));
+        break;
+    }
     case GQ_PEER_RX: snprintf(t, len, "%.0f\n", floor(g->rx_bytes)); break;
     case GQ_PEER_TX: snprintf(t, len, "%.0f\n", floor(g->tx_bytes)); break;
     case GQ_MEM_USED_MIB: {

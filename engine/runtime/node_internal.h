@@ -3,7 +3,8 @@
  * (node_open.c) does a first tick (node.c), which begins with the damage checks
  * (node_repair.c); all three use the agents' settings applied (node_apply.c) and the
  * publication (node_publish.c), which use only the GPU texts (node_gpu.c), job cgroup slots
- * (node_unit.c) and cpufreq/stats lines (node_cfstats.c) a tick publishes. node.h is the
+ * (node_unit.c), cpufreq/stats lines (node_cfstats.c) and busy-cycle lines (node_cycles.c) a
+ * tick publishes. node.h is the
  * public side (the engine, the runs, the telemetry). */
 #ifndef HWEMU_NODE_INTERNAL_H
 #define HWEMU_NODE_INTERNAL_H
@@ -64,6 +65,8 @@ void node_expected_header(const struct node *n, struct seg_header *h);
 void node_report_damage(struct node *n, unsigned kind, const char *what, const char *action, int64_t now_wall,
                         struct event_log *log);
 void node_check_health(struct node *n, int64_t now_wall, struct event_log *log);
+/* Adds one line (ending in a newline) to what node_open has to say (n->said). */
+void node_said_add(struct node *n, const char *line, size_t len);
 
 /* The text of a GPU value (BK_GPU, BK_GPU_IDENT) now: false for other bindings. */
 bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_t len);
@@ -94,5 +97,14 @@ void node_cfstats_freq(struct node *n, uint16_t cpu, int64_t khz);
 void node_cfstats_republish(struct node *n);
 void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch);
 void node_cfstats_resume(struct node *n);
+
+/* Busy-cycle lines (node_cycles.c): the lines from the bindings (at open), every line again at
+ * the next tick (node_rebase), this tick's lines appended to ch (at most one a CPU), and a line's
+ * total in thousands of cycles at substep until_sub for the ledger (v: its BK_CPU_CYCLES value). */
+void node_cycles_init(struct node *n);
+void node_cycles_free(struct node *n);
+void node_cycles_republish(struct node *n);
+void node_cycles_collect(struct node *n, struct node_change *ch, uint32_t *nch);
+uint64_t node_cycles_total(const struct node *n, uint32_t v, uint64_t until_sub);
 
 #endif

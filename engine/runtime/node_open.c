@@ -57,7 +57,7 @@ static void resume_counters(struct node *n, struct phys_cpu_params *p, const uin
             n->gstate.g[b->pkg < PHYS_GPU_MAX ? b->pkg : 0].start_uj = (int64_t)totals[k];
             continue;
         }
-        if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY || b->kind == BK_UNIT_CPU) {
+        if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY || b->kind == BK_UNIT_CPU || b->kind == BK_CPU_CYCLES) {
             /* time counters: the ledger holds them at their horizon (write_ledger), and the
              * busy lines' open-ended nsub makes seg_resume_total keep the ledger's value */
             n->cstart[n->counters[k]] = totals[k];
@@ -154,6 +154,29 @@ static int open_existing(struct node *n, char *err, size_t errlen, char *why, si
     return -1;
 }
 
+/* The segment is mapped: its mode set (group_shared), its identity kept for the health checks
+ * (node_repair.c), its descriptor closed. Non-zero, with err set, when its identity cannot be
+ * read. */
+static int release_fd(struct node *n, bool group_shared, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(n->seg.fd, &st) != 0) {
+        snprintf(err, errlen, "node %s: cannot read what its segment %s is: %s", n->name, n->path, strerror(errno));
+        return -1;
+    }
+    n->seg_dev = st.st_dev;
+    n->seg_ino = st.st_ino;
+    if (group_shared && fchmod(n->seg.fd, 0660)) {
+        char line[600];
+        int len = snprintf(line, sizeof line, "node %s: cannot make its segment %s group-writable: %s\n", n->name,
+                           n->path, strerror(errno));
+        node_said_add(n, line, len < (int)sizeof line ? (size_t)len : sizeof line - 1);
+    }
+    close(n->seg.fd);
+    n->seg.fd = -1;
+    return 0;
+}
+
 /* Everything node_open allocates for a node besides its segment: freed by a failed open and by
  * node_close alike (one list, so a new array cannot be left out of either). */
 static void free_arrays(struct node *n)
@@ -168,11 +191,12 @@ static void free_arrays(struct node *n)
         *arrays[i] = NULL;
     }
     node_cfstats_free(n);
+    node_cycles_free(n);
 }
 
 int node_open(struct node *n, const struct node_template *t, const char *root, const char *name,
-              const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, char *err,
-              size_t errlen)
+              const struct phys_load *load, const struct phys_gpu_load *gload, int64_t tick_ns, bool group_shared,
+              char *err, size_t errlen)
 {
     /* n is zeroed memory (node.h): not cleared again, so that the pages of what this node does
      * not use (CPUs and GPUs past its own) are never touched */
@@ -212,12 +236,12 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     for (uint32_t v = 0; v < n->nvalues; v++) {
         uint8_t k = n->binds[v].kind;
         if (k == BK_ENERGY || k == BK_ENERGY_KEPT || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY ||
-            k == BK_UNIT_CPU)
+            k == BK_UNIT_CPU || k == BK_CPU_CYCLES)
             n->counters[n->ncounters++] = v;
         if (k == BK_CUR_FREQ)
             n->freq_values[n->nfreq++] = v;
         if (k == BK_ENERGY || k == BK_CPUINFO_MAX || k == BK_HSMP_POWER || k == BK_GPU ||
-            k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
+            k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_FAULTS || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
             k == BK_MEM_USED || k == BK_PKG_TEMP)
             n->svalues[n->nsvalues++] = v;
         if (k == BK_CPU_BUSY && n->binds[v].cpu == n->nbusy)
@@ -225,6 +249,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     }
     node_units_init(n);
     node_cfstats_init(n);
+    node_cycles_init(n);
     for (uint32_t v = 0; v <= n->nvalues; v++) {
         n->shown[v] = -1; /* nothing shown yet: the first tick publishes every value */
         n->busy_shown[v] = UINT64_MAX;
@@ -262,6 +287,11 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
             seg_close(&n->seg);
         free_arrays(n);
         return rc;
+    }
+    if (release_fd(n, group_shared, err, errlen)) {
+        seg_close(&n->seg);
+        free_arrays(n);
+        return EIO;
     }
     n->seg.h->tick_ns = tick_ns;
     n->seg.h->engine_pid = (uint32_t)getpid();

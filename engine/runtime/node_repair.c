@@ -3,8 +3,8 @@
  *
  * Damage (docs/robustness.md): the engine's view of a segment is private. Its geometry, entries,
  * strings and params are the template image's; it never reads an index or a count from the
- * file. Each tick it compares the file's header with the image, and every 8th tick it fstat()s
- * the file. The static file a layout's nodes share (segment.h "Files") is checked by one of
+ * file. Each tick it compares the file's header with the image, and every 8th tick it lstat()s
+ * the file's path (the node holds no descriptor: node.h) against the identity it opened. The static file a layout's nodes share (segment.h "Files") is checked by one of
  * them (struct node_static's checker): its bytes against the image every tick, its path and size
  * every 8th. What it finds, it reports (one line per kind and node: on stderr while the engine
  * runs, in the node's said while it opens, which engine_start returns; and a
@@ -48,6 +48,17 @@ static const char *damage_name(unsigned kind)
     }
 }
 
+void node_said_add(struct node *n, const char *line, size_t len)
+{
+    size_t had = n->said ? strlen(n->said) : 0;
+    char *said = realloc(n->said, had + len + 1);
+    if (!said)
+        abort();
+    memcpy(said + had, line, len);
+    said[had + len] = 0;
+    n->said = said;
+}
+
 /* One report of a damage found and what was done about file (the node's segment, or the static
  * file it shares, reported by the node that checks it): an event each time (when the log is at
  * hand), one line per kind: in node.said while the node opens (engine_start returns it), else on
@@ -66,12 +77,7 @@ static void report_file(struct node *n, unsigned kind, const char *file, const c
             line[len - 1] = '\n';
         }
         if (n->opening) { /* engine_start hands it to the command that started the engine */
-            size_t had = n->said ? strlen(n->said) : 0;
-            char *said = realloc(n->said, had + (size_t)len + 1);
-            if (!said)
-                abort();
-            memcpy(said + had, line, (size_t)len + 1);
-            n->said = said;
+            node_said_add(n, line, (size_t)len);
         } else {
             /* a running node's repair, on its worker: said as it happens, under the program's
              * name (the engine runs under `hwemu serve` or `hwemu run`) */
@@ -138,9 +144,20 @@ static void repair_shrunk(struct node *n, off_t had, int64_t now_wall, struct ev
     struct seg *s = &n->seg;
     char what[160];
     snprintf(what, sizeof what, "the file shrank to %lld of %zu bytes", (long long)had, s->size);
-    int rc = ftruncate(s->fd, (off_t)s->size) ? errno : posix_fallocate(s->fd, 0, (off_t)s->size);
+    /* the node holds no descriptor: the file at its path, if it is still the node's */
+    struct stat fs;
+    int fd = open(n->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC), rc = fd < 0 ? errno : 0;
+    if (!rc && (fstat(fd, &fs) != 0 || fs.st_ino != n->seg_ino || fs.st_dev != n->seg_dev))
+        rc = ESTALE; /* replaced since the check: the next file tick puts a new one in place */
     if (!rc)
+        rc = ftruncate(fd, (off_t)s->size) ? errno : posix_fallocate(fd, 0, (off_t)s->size);
+    if (!rc) {
+        s->fd = fd;
         rc = seg_revalidate(s);
+        s->fd = -1;
+    }
+    if (fd >= 0)
+        close(fd);
     if (rc) {
         char action[200];
         snprintf(action, sizeof action, "cannot restore it (%s): its readers get EIO until there is room on the "
@@ -201,8 +218,12 @@ static void repair_deleted(struct node *n, const char *how, int64_t now_wall, st
         return;
     }
     munmap(fresh.base, fresh.map_size);
-    close(cur->fd);
-    cur->fd = fresh.fd;
+    struct stat fs;
+    if (fstat(fresh.fd, &fs) == 0) {
+        n->seg_dev = fs.st_dev;
+        n->seg_ino = fs.st_ino;
+    }
+    close(fresh.fd);
     node_report_damage(n, DMG_DELETED, how,
            "put a new file in place with the node's state (counters and settings continue); agents that had the "
            "old one open keep its last values until they open the node again",
@@ -265,14 +286,15 @@ void node_check_health(struct node *n, int64_t now_wall, struct event_log *log)
     /* the file: every 8th tick, or at once when the guard caught a SIGBUS in it */
     bool file_tick = (n->ticks++ & 7) == 0;
     if (seg_faulted(s) || file_tick) {
-        struct stat st, ps;
-        if (fstat(s->fd, &st) == 0) {
-            if (st.st_nlink == 0)
-                repair_deleted(n, "the file was deleted under the running engine", now_wall, log);
-            else if (stat(n->path, &ps) != 0 || ps.st_ino != st.st_ino || ps.st_dev != st.st_dev)
-                repair_deleted(n, "another file was put at its path", now_wall, log);
-            else if (st.st_size < (off_t)s->size || seg_faulted(s))
-                repair_shrunk(n, st.st_size, now_wall, log);
+        /* by its path (the node holds no descriptor), against the identity it had */
+        struct stat ps;
+        if (lstat(n->path, &ps) != 0) {
+            if (errno == ENOENT)
+                repair_deleted(n, "the file was deleted (or moved away) under the running engine", now_wall, log);
+        } else if (ps.st_ino != n->seg_ino || ps.st_dev != n->seg_dev) {
+            repair_deleted(n, "another file was put at its path", now_wall, log);
+        } else if (ps.st_size < (off_t)s->size || seg_faulted(s)) {
+            repair_shrunk(n, ps.st_size, now_wall, log);
         }
     }
     struct seg_header h;

@@ -75,6 +75,9 @@
  *     persistence_mode               A  "1" enabled, "0" disabled (SV_BOOL01)
  *     clocks_event_reasons           S  "0x%016llX" bitmask: 0x1 idle, 0x4 SW power cap
  *     peer_rx_bytes, peer_tx_bytes   S  bytes received from / sent to the node's other GPUs
+ *     xid                            S  "<seq> <xid>": the GPU's Xid errors since the engine started
+ *                                       (seq, 0: none) and the last one's number (docs/faults.md)
+ *     ecc_errors                     S  "<corrected> <uncorrected>": its memory errors since then
  *   dev/nvidiactl                    R  empty, mode 0666 (agents only stat it)
  *
  * AMD (gpus.vendor amd): amdgpu as the kernel shows it (sysfs §9), card n = the DRM

@@ -2,6 +2,7 @@
  * One store function per validator (the table `stores`), as sysfs pairs each attribute's show
  * with its store; each cites what it imitates in the reference (sysfs §N marks: docs/sources.md). */
 #include "seg_attr.h"
+#include "seg_faults.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -580,7 +581,13 @@ int seg_attr_write(struct seg *s, uint32_t entry, const char *buf, size_t len, i
     char out[SEG_TEXT_MAX];
     size_t olen = 0;
     bool changes = false;
-    if (e->cls == SEG_A)
+    struct seg_faults f;
+    bool faulty = e->cls == SEG_A && seg_faults_read(s, &f);
+    if (faulty && f.write_err > 0)
+        err = f.write_err; /* refused by the firmware for a while (docs/faults.md write-refused) */
+    else if (faulty && (err = seg_faults_locked_errno(f.pkg_locked, seg_path(s, entry))))
+        ; /* a locked RAPL limit (limit-locked) */
+    else if (e->cls == SEG_A)
         err = seg_attr_store(s, entry, buf, n, now, out, &olen, &changes);
     if (!err && changes)
         seg_slot_store(s, entry, out, olen, now);

@@ -83,7 +83,8 @@ int seg_attr_store(struct seg *s, uint32_t entry, const char *buf, size_t len, i
 
 /* One write call as a writer makes it (the shim, the supervisor, fakesmi): an A file's write is
  * decided by seg_attr_store and, when taken, stored in its slot; R and S files with a write bit
- * take the write and change nothing. Either way one event naming pid. Returns 0 or the errno. */
+ * take the write and change nothing. Either way one event naming pid. Returns 0 or the errno;
+ * while a write-refused fault is on (seg_faults.h), an A file's errno is the fault's. */
 int seg_attr_write(struct seg *s, uint32_t entry, const char *buf, size_t len, int pid);
 
 /* The kernel's parsers, exposed for the physics side and the tests. 0 or EINVAL/ERANGE. */

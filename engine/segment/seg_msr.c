@@ -2,10 +2,14 @@
 #include "seg_msr.h"
 
 #include "seg_attr.h"
+#include "seg_view_common.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <x86intrin.h>
 
 int seg_msr_cpu(const struct seg *s, uint32_t entry)
 {
@@ -20,8 +24,8 @@ int seg_msr_cpu(const struct seg *s, uint32_t entry)
     return cpu;
 }
 
-/* The register param of msr in entry's list, or NULL. The list is untrusted: bounded by the
- * param table. */
+/* The register param of msr in entry's list (the CPU's, then the package's its END names), or
+ * NULL. The list is untrusted: bounded by the param table, one continuation followed. */
 static const struct seg_param *find_reg(const struct seg *s, uint32_t entry, uint32_t msr)
 {
     if (entry >= s->n_entries)
@@ -29,9 +33,15 @@ static const struct seg_param *find_reg(const struct seg *s, uint32_t entry, uin
     const struct seg_entry *e = &s->entries[entry];
     if (e->cls != SEG_M || e->param == SEG_NONE)
         return NULL;
-    for (uint32_t i = e->param; i < s->n_params && s->params[i].b != SEG_MSR_END; i++)
-        if ((uint64_t)s->params[i].a == msr)
-            return &s->params[i];
+    uint32_t i = e->param;
+    for (int list = 0; list < 2; list++) {
+        for (; i < s->n_params && s->params[i].b != SEG_MSR_END; i++)
+            if ((uint64_t)s->params[i].a == msr)
+                return &s->params[i];
+        if (i >= s->n_params || s->params[i].d != 1 || s->params[i].c < 0 || s->params[i].c > UINT32_MAX)
+            return NULL;
+        i = (uint32_t)s->params[i].c;
+    }
     return NULL;
 }
 
@@ -118,6 +128,141 @@ static uint64_t limit_read(struct seg *s, const struct seg_param *p, int64_t now
     return v;
 }
 
+static int64_t raw_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* One (TSC, ns) pair: the clock read between two RDTSCs, the tightest of 16 tries (a pair a
+ * preemption split is wide), the TSC taken as their middle. */
+static void tsc_pair(uint64_t *tsc, int64_t *ns)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 16; i++) {
+        uint64_t a = __rdtsc();
+        int64_t t = raw_now();
+        uint64_t b = __rdtsc();
+        if (b - a < best) {
+            best = b - a;
+            *tsc = a + (b - a) / 2;
+            *ns = t;
+        }
+    }
+}
+
+uint64_t seg_msr_tsc_khz(void)
+{
+    static _Atomic uint64_t khz;
+    uint64_t k = atomic_load_explicit(&khz, memory_order_relaxed);
+    if (k)
+        return k;
+    uint64_t c0, c1;
+    int64_t t0, t1;
+    tsc_pair(&c0, &t0);
+    do
+        tsc_pair(&c1, &t1);
+    while (t1 - t0 < 20000000);
+    k = (uint64_t)((unsigned __int128)(c1 - c0) * 1000000 / (uint64_t)(t1 - t0));
+    atomic_store_explicit(&khz, k ? k : 1, memory_order_relaxed);
+    return k ? k : 1;
+}
+
+/* The time registers (segment.h "Devices": TIME, CYCLES, IDLE), read from one latch generation
+ * as the seg_view.h views read their lines: every line at the elapsed counter's capped time. */
+struct msr_lines {
+    uint32_t elapsed, line, busy0; /* value indices */
+    int64_t now_ns, substep;
+    const char *cpus;              /* IDLE: the CPU positions, space-separated */
+    uint64_t elapsed_ns, line_at;  /* out: the elapsed ns; TIME/CYCLES: the line; IDLE: the least idle ns */
+};
+
+static void lines_read(const struct seg_value *copy, void *ctx)
+{
+    struct msr_lines *m = ctx;
+    const struct seg_value *ev = &copy[m->elapsed];
+    struct line el = line_of(ev);
+    int64_t t = capped_at_horizon(ev, m->now_ns, m->substep);
+    m->elapsed_ns = line_at(&el, t, m->substep);
+    if (!m->cpus) {
+        struct line l = line_of(&copy[m->line]);
+        m->line_at = line_at(&l, t, m->substep);
+        return;
+    }
+    uint64_t least = m->elapsed_ns;
+    for (const char *w = m->cpus; *w;) {
+        uint64_t i = 0;
+        for (; *w >= '0' && *w <= '9'; w++)
+            i = i * 10 + (uint64_t)(*w - '0');
+        while (*w == ' ')
+            w++;
+        struct line b = line_of(&copy[m->busy0 + i]);
+        uint64_t busy = line_at(&b, t, m->substep);
+        uint64_t idle = busy < m->elapsed_ns ? m->elapsed_ns - busy : 0;
+        if (idle < least)
+            least = idle;
+    }
+    m->line_at = least;
+}
+
+/* Whether the CPU positions in words are all lines after busy0 (the list is untrusted). */
+static bool cpus_valid(const struct seg *s, const char *w, uint32_t busy0)
+{
+    for (; *w; w++) {
+        if (*w == ' ')
+            continue;
+        uint64_t i = 0;
+        for (; *w >= '0' && *w <= '9' && i < s->n_values; w++)
+            i = i * 10 + (uint64_t)(*w - '0');
+        if (i >= s->n_values - busy0 || (*w && *w != ' '))
+            return false;
+        if (!*w)
+            break;
+    }
+    return true;
+}
+
+static int time_read(struct seg *s, const struct seg_param *p, int64_t now_ns, uint64_t *val)
+{
+    uint32_t nv = s->n_values, elapsed = (uint32_t)((uint64_t)p->c & 0xFFFFFFFFu), line = (uint32_t)((uint64_t)p->c >> 32);
+    if (p->c < 0 || elapsed >= nv || line >= nv || p->d < 0)
+        return EIO;
+    struct msr_lines m = {.elapsed = elapsed, .line = line, .busy0 = line, .now_ns = now_ns,
+                          .substep = s->substep_ns > 0 ? s->substep_ns : 1000000};
+    uint64_t khz = (uint64_t)p->d, share = 1000;
+    if (p->b == SEG_MSR_IDLE) {
+        if (p->words_off == SEG_NONE || p->words_off >= s->strings_size ||
+            !memchr(s->strings + p->words_off, 0, s->strings_size - p->words_off) ||
+            !cpus_valid(s, s->strings + p->words_off, line))
+            return EIO;
+        m.cpus = s->strings + p->words_off;
+        khz = (uint64_t)p->d >> 16;
+        share = (uint64_t)p->d & 0xFFFF;
+    }
+    if (khz == 0)
+        khz = seg_msr_tsc_khz(); /* the TSC's clock: the reader's RDTSC rate */
+    view_latched(s, lines_read, &m);
+    if (p->b == SEG_MSR_CYCLES)
+        *val = m.line_at;
+    else if (p->b == SEG_MSR_TIME) /* a busy line capped at the elapsed time, as the views cap it */
+        *val = (uint64_t)((unsigned __int128)(m.line_at < m.elapsed_ns ? m.line_at : m.elapsed_ns) * khz / 1000000);
+    else
+        *val = (uint64_t)((unsigned __int128)m.line_at * khz * share / 1000 / 1000000);
+    return 0;
+}
+
+/* IA32_THERM_STATUS / IA32_PACKAGE_THERM_STATUS (Intel SDM Vol. 3B §15.8.5.2). */
+static uint64_t therm_read(const struct seg *s, const struct seg_param *p)
+{
+    int64_t tjmax = p->d & 0xFF, spread_mc = (p->d >> 8) & 0xFFFF;
+    int64_t mc = view_value_number(s, (uint32_t)p->c) - spread_mc;
+    int64_t c = mc > 0 ? mc / 1000 : 0;
+    int64_t below = tjmax - c;
+    below = below < 0 ? 0 : below > 0x7F ? 0x7F : below;
+    return UINT64_C(1) << 31 | UINT64_C(1) << 27 | (uint64_t)below << 16;
+}
+
 int seg_msr_read(struct seg *s, uint32_t entry, uint32_t msr, int64_t now_ns, uint64_t *val)
 {
     const struct seg_param *p = find_reg(s, entry, msr);
@@ -145,6 +290,15 @@ int seg_msr_read(struct seg *s, uint32_t entry, uint32_t msr, int64_t now_ns, ui
     }
     case SEG_MSR_LIMIT:
         *val = limit_read(s, p, now_ns);
+        return 0;
+    case SEG_MSR_TIME:
+    case SEG_MSR_CYCLES:
+    case SEG_MSR_IDLE:
+        return time_read(s, p, now_ns, val);
+    case SEG_MSR_THERM:
+        if (p->c < 0 || p->c >= s->n_values)
+            return EIO;
+        *val = therm_read(s, p);
         return 0;
     default:
         return EIO;

@@ -14,6 +14,64 @@
 #define HWEMU_SEG_MSR_H
 #include "segment.h"
 
+#define MSR_IA32_TSC 0x10u
+#define MSR_SMI_COUNT 0x34u
+#define MSR_IA32_UCODE_REV 0x8Bu
+#define MSR_PLATFORM_INFO 0xCEu
+#define MSR_PKG_CST_CONFIG_CONTROL 0xE2u
+#define MSR_IA32_MPERF 0xE7u
+#define MSR_IA32_APERF 0xE8u
+#define MSR_IA32_PERF_CTL 0x199u
+#define MSR_IA32_THERM_INTERRUPT 0x19Bu
+#define MSR_IA32_THERM_STATUS 0x19Cu
+#define MSR_IA32_MISC_ENABLE 0x1A0u
+#define MSR_TEMPERATURE_TARGET 0x1A2u
+#define MSR_TURBO_RATIO_LIMIT 0x1ADu
+#define MSR_MISC_FEATURE_CONTROL 0x1A4u
+#define MSR_MISC_PWR_MGMT 0x1AAu
+#define MSR_TURBO_RATIO_LIMIT1 0x1AEu
+#define MSR_POWER_CTL 0x1FCu
+#define MSR_VR_CURRENT_CONFIG 0x601u
+#define MSR_CONFIG_TDP_NOMINAL 0x648u
+#define MSR_CONFIG_TDP_LEVEL_1 0x649u
+#define MSR_CONFIG_TDP_LEVEL_2 0x64Au
+#define MSR_CONFIG_TDP_CONTROL 0x64Bu
+#define MSR_TURBO_ACTIVATION_RATIO 0x64Cu
+#define MSR_PM_ENABLE 0x770u
+#define MSR_HWP_CAPABILITIES 0x771u
+#define MSR_HWP_REQUEST_PKG 0x772u
+#define MSR_HWP_INTERRUPT 0x773u
+#define MSR_HWP_REQUEST 0x774u
+#define MSR_HWP_STATUS 0x777u
+#define MSR_IA32_ENERGY_PERF_BIAS 0x1B0u
+#define MSR_IA32_PACKAGE_THERM_STATUS 0x1B1u
+#define MSR_IA32_PACKAGE_THERM_INTERRUPT 0x1B2u
+#define MSR_PKG_C3_RESIDENCY 0x3F8u
+#define MSR_PKG_C6_RESIDENCY 0x3F9u
+#define MSR_PKG_C7_RESIDENCY 0x3FAu
+#define MSR_CORE_C3_RESIDENCY 0x3FCu
+#define MSR_CORE_C6_RESIDENCY 0x3FDu
+#define MSR_CORE_C7_RESIDENCY 0x3FEu
+#define MSR_PKG_C2_RESIDENCY 0x60Du
+#define MSR_PKGC3_IRTL 0x60Au
+#define MSR_PKGC6_IRTL 0x60Bu
+#define MSR_PKGC7_IRTL 0x60Cu
+#define MSR_PKG_C8_RESIDENCY 0x630u
+#define MSR_PKG_C9_RESIDENCY 0x631u
+#define MSR_PKG_C10_RESIDENCY 0x632u
+#define MSR_PKG_PERF_STATUS 0x613u
+#define MSR_DRAM_POWER_LIMIT 0x618u
+#define MSR_DRAM_PERF_STATUS 0x61Bu
+#define MSR_DRAM_POWER_INFO 0x61Cu
+#define MSR_PP0_POWER_LIMIT 0x638u
+#define MSR_PP0_ENERGY_STATUS 0x639u
+#define MSR_PP0_POLICY 0x63Au
+#define MSR_PP0_PERF_STATUS 0x63Bu
+#define MSR_PP1_POWER_LIMIT 0x640u
+#define MSR_PP1_ENERGY_STATUS 0x641u
+#define MSR_PP1_POLICY 0x642u
+#define MSR_AMD_MPERF_RO 0xC00000E7u
+#define MSR_AMD_APERF_RO 0xC00000E8u
 #define MSR_RAPL_POWER_UNIT 0x606u
 #define MSR_PKG_POWER_LIMIT 0x610u
 #define MSR_PKG_ENERGY_STATUS 0x611u
@@ -29,6 +87,11 @@ int seg_msr_read(struct seg *s, uint32_t entry, uint32_t msr, int64_t now_ns, ui
 /* A write of val to msr through M entry by pid: 0 (stored, or ignored under the lock bit) or EIO
  * (not writable here) or the errno a powercap validator gave (the same as the file write). */
 int seg_msr_write(struct seg *s, uint32_t entry, uint32_t msr, uint64_t val, int pid);
+/* The rate of the reader's RDTSC in kHz, measured once per process against CLOCK_MONOTONIC_RAW
+ * over 20 ms (each end the tightest of 16 RDTSC-clock-RDTSC reads, so a preemption does not
+ * skew it) (the TSC an agent reads with the instruction is the host's: the registers that count
+ * at the TSC's rate count at this one, so MPERF/TSC and residency/TSC are the node's shares). */
+uint64_t seg_msr_tsc_khz(void);
 /* The CPU number (the device's minor) of a dev/cpu/<n>/msr entry, or -1 for another entry. */
 int seg_msr_cpu(const struct seg *s, uint32_t entry);
 

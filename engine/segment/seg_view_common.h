@@ -6,7 +6,9 @@
  *
  * Everything here is static inline: /proc/stat (a 384-CPU one within 20 us, bench/README.md)
  * runs these in its inner loop, and a family file that includes this header calls nothing in
- * another view file (only the dispatcher calls into the families). */
+ * another view file (only the dispatcher calls into the families). seg_msr.c reads the MSR
+ * registers of time (TSC, MPERF, APERF, residencies) with the same latch and line helpers, so a
+ * register and /proc/stat show one busy time. */
 #ifndef HWEMU_SEG_VIEW_COMMON_H
 #define HWEMU_SEG_VIEW_COMMON_H
 #include "seg_view.h"

@@ -119,9 +119,11 @@
  * classes of their own; both are kind SEG_FILE, mode 0600, root-owned, as the kernel makes them:
  *   M  /dev/cpu/<n>/msr (c 202:<n>, arch/x86/kernel/msr.c): a read or write at file offset =
  *      MSR address, 8 bytes a register (u32 lo, u32 hi, little-endian). The entry's param is
- *      the first of its package's register params (struct seg_param, read as below), which
- *      follow one another and end with a param of b = SEG_MSR_END; every CPU of a package
- *      points at the same list, so package registers read the same on all of them:
+ *      the first of its CPU's register params (struct seg_param, read as below), which follow
+ *      one another and end with a param of b = SEG_MSR_END which, when its d is 1, continues
+ *      in its package's list at param c; that list ends with an END in turn (not followed
+ *      again); every CPU of a package continues in the same list, so package registers read
+ *      the same on all of them:
  *        a = MSR address, b = enum seg_msr_kind, c and d per kind, words = paths for LIMIT:
  *        CONST   the register holds c
  *        ENERGY  the count of counter value c (a SEG_V_COUNTER: the count a read of its file
@@ -134,6 +136,22 @@
  *                PL2 window, zone enabled; c = power unit uW, d = time unit us. A write is
  *                decoded and stored through those files' validators (seg_attr.h), so it is the
  *                same store, and the same event, as a write of constraint_N_power_limit_uw
+ *        TIME    a time counter at a clock: c = E | L << 32 (value indices); the ns of line L
+ *                (a seg_view.h time counter: the elapsed counter for the TSC, a CPU's busy
+ *                counter for MPERF) at the elapsed counter E's capped time, times d kHz / 10^6
+ *                (cycles of a d kHz clock that runs while the line does); d = 0: the reader's
+ *                TSC rate (seg_msr_tsc_khz), the clock the TSC and MPERF share
+ *        CYCLES  c = E | L << 32: the count of cycle line L (a BK_CPU_CYCLES counter: start +
+ *                acc in thousands, rem the rest) at E's capped time (APERF)
+ *        IDLE    a C-state residency, c = E | B << 32: the idle ns the CPUs named in words
+ *                (their positions: busy counter B + position, seg_view.h) all share, taken as
+ *                the least idle time among them (their idle periods assumed to overlap as far
+ *                as they can), times (d & 0xFFFF) / 1000 (the state's share of idle time), in
+ *                cycles of a (d >> 16) kHz clock (0: the reader's TSC rate, as TIME)
+ *        THERM   IA32_(PACKAGE_)THERM_STATUS of the package temperature text c (m°C): bit 31
+ *                valid, 30:27 resolution 1 °C, 22:16 the degrees below TjMax (d & 0xFF) of the
+ *                temperature less (d >> 8) m°C (a core's spread below its package), in whole
+ *                degrees as the coretemp view shows it
  *      seg_msr.h's seg_msr_read / seg_msr_write are its readers; any other address is EIO.
  *   I  /dev/ipmi0 (the OpenIPMI device): no content of its own. The shim answers its ioctls from
  *      state/platform/power (node power "<current> <min> <max> <avg> <period_ms>\n", W with one
@@ -196,7 +214,10 @@
 enum seg_kind { SEG_DIR = 1, SEG_FILE = 2, SEG_LINK = 3 };
 enum seg_class { SEG_R = 'R', SEG_S = 'S', SEG_A = 'A', SEG_M = 'M', SEG_I = 'I' };
 /* Register kinds of an M file's params (see "Devices" above). */
-enum seg_msr_kind { SEG_MSR_END = 0, SEG_MSR_CONST, SEG_MSR_ENERGY, SEG_MSR_RATIO, SEG_MSR_LIMIT };
+enum seg_msr_kind {
+    SEG_MSR_END = 0, SEG_MSR_CONST, SEG_MSR_ENERGY, SEG_MSR_RATIO, SEG_MSR_LIMIT,
+    SEG_MSR_TIME, SEG_MSR_CYCLES, SEG_MSR_IDLE, SEG_MSR_THERM,
+};
 #define SEG_MSR_MAJOR 202 /* Documentation/admin-guide/devices.txt: "202 char CPU model-specific registers" */
 /* SEG_V_LINE: a time line (seg_view.h units, read only by views) that no ledger holds: the
  * engine resumes it from the visible snapshot, bounded by the elapsed counter it resumed

@@ -111,6 +111,7 @@ static void reply_set(struct http_reply *r, unsigned code, const char *type, cha
     r->len = body ? len : 0;
     r->allow = allow;
     r->persistent = false;
+    r->retry_after = 0;
 }
 
 /* A file embedded in the binary: served from where it is, never copied or freed. */
@@ -444,11 +445,14 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
     } else if (r == R_REDFISH) { /* redfish.c */
         char *body = NULL;
         size_t len = 0;
-        unsigned code = get ? redfish_http(t, url, &body, &len) : 405;
-        if (code == 405)
+        int retry = 0;
+        unsigned code = get ? redfish_http(t, url, &body, &len, &retry) : 405;
+        if (code == 405) {
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
-        else
+        } else {
             reply_set(rep, code, "application/json", body, len, NULL);
+            rep->retry_after = retry;
+        }
     } else if (r == R_PAGE) {
         struct web_file f;
         if (!get)
@@ -578,6 +582,11 @@ static enum MHD_Result queue(struct MHD_Connection *c, const struct http_reply *
         MHD_add_response_header(r, "Cache-Control", "no-cache");
     if (rep->allow)
         MHD_add_response_header(r, "Allow", rep->allow);
+    if (rep->retry_after > 0) {
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", rep->retry_after);
+        MHD_add_response_header(r, "Retry-After", ra);
+    }
     enum MHD_Result ret = challenge ? MHD_queue_basic_auth_fail_response(c, "hwemu", r)
                                     : MHD_queue_response(c, rep->code, r);
     MHD_destroy_response(r);

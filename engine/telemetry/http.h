@@ -46,6 +46,7 @@ struct http_reply {
     char *body;
     size_t len;
     bool persistent;
+    int retry_after; /* > 0: a Retry-After header (a Redfish service that is unavailable) */
 };
 typedef const char *http_arg_fn(void *arg_ctx, const char *key);
 void http_route(struct engine *e, const struct otlp *otlp, const char *method, const char *url, http_arg_fn *arg,

@@ -1,11 +1,14 @@
 /* http_runs: the run API; see http_runs.h. A body is collected up to HTTP_RUNS_MAX_BODY. */
 #include "http_runs.h"
 
+#include "arena.h"
 #include "diag.h"
+#include "fault.h"
 #include "jsontext.h"
 #include "run_labels.h"
 #include "runs.h"
 #include "trace_file.h"
+#include "ytree.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -36,9 +39,14 @@ static bool labels_route(const char *url)
     return !strncmp(url, "/nodes/", 7) && n > 14 && !strcmp(url + n - 7, "/labels") && !memchr(url + 7, '/', n - 14);
 }
 
+static bool faults_route(const char *url)
+{
+    return !strcmp(url, "/faults") || (!strncmp(url, "/faults/", 8) && url[8] && !strchr(url + 8, '/'));
+}
+
 bool http_runs_route(const char *url)
 {
-    return !strcmp(url, "/runs") || !strncmp(url, "/runs/", 6) || labels_route(url);
+    return !strcmp(url, "/runs") || !strncmp(url, "/runs/", 6) || labels_route(url) || faults_route(url);
 }
 
 char *http_runs_metrics(void)
@@ -125,6 +133,11 @@ static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
         return error(c, 413, "the trace is larger than 512 MiB: pass {\"tracePath\": \"...\"} instead", NULL);
     if (!b->len)
         return error(c, 400, "empty body: send the trace JSONL, or {\"tracePath\": \"<file or directory>\"}", NULL);
+    /* ?key=K: the run key every shard of a sharded run is given (docs/kubernetes.md "Sharding") */
+    const char *key = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "key");
+    char kerr[256];
+    if (key && runs_key_check(key, kerr, sizeof kerr))
+        return error(c, 400, kerr, NULL);
     struct diag d = {0};
     char id[64] = "";
     cJSON *holder = NULL;
@@ -143,10 +156,10 @@ static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
             return error(c, st == TRACE_FILE_REFUSED ? 403 : st == TRACE_FILE_MISSING ? 404
                             : st == TRACE_FILE_TOO_BIG ? 413 : 400, err, NULL);
         }
-        rc = runs_submit(the_runs, path, text, len, mode, true, id, sizeof id, &d);
+        rc = runs_submit(the_runs, path, text, len, mode, true, key, id, sizeof id, &d);
         free(text);
     } else {
-        rc = runs_submit(the_runs, "request body", b->p, b->len, 0644, false, id, sizeof id, &d);
+        rc = runs_submit(the_runs, "request body", b->p, b->len, 0644, false, key, id, sizeof id, &d);
     }
     cJSON_Delete(holder);
     cJSON *o = cJSON_CreateObject();
@@ -154,6 +167,11 @@ static enum MHD_Result submit(struct MHD_Connection *c, struct body *b)
     if (rc == 0) {
         cJSON_AddStringToObject(o, "runId", id);
         cJSON_AddStringToObject(o, "state", "running");
+        cJSON *st = runs_get_json(the_runs, id); /* a run key (given, or a sharded engine's) */
+        const cJSON *rk = cJSON_GetObjectItemCaseSensitive(st, "runKey");
+        if (cJSON_IsString(rk))
+            cJSON_AddStringToObject(o, "runKey", rk->valuestring);
+        cJSON_Delete(st);
     } else if (rc == EBUSY) {
         code = 409;
         char msg[256];
@@ -229,6 +247,77 @@ static enum MHD_Result labels(struct MHD_Connection *c, const char *url, const c
     return o ? reply(c, 200, o, NULL) : error(c, 404, "no such node in the cluster spec (see /debug/nodes)", NULL);
 }
 
+/* POST /faults: one fault (docs/faults.md) as a JSON object, read as YAML so that its problems
+ * say line and column; 201 with its id and state, 400 with the problems. */
+static enum MHD_Result fault_post(struct MHD_Connection *c, struct body *b)
+{
+    if (b->too_big)
+        return error(c, 413, "the fault is larger than 1 MiB", NULL);
+    if (!b->len || jsontext_nul_escape(b->p, b->len) >= 0 || memchr(b->p, 0, b->len))
+        return error(c, 400, "the body must be one fault as a JSON object: {\"kind\": \"gpu-lost\", \"nodes\": "
+                             "[\"node-0\"], \"device\": \"gpu0\"} (docs/faults.md)", NULL);
+    cJSON *probe = cJSON_ParseWithLength(b->p, b->len);
+    bool object = cJSON_IsObject(probe);
+    cJSON_Delete(probe);
+    if (!object)
+        return error(c, 400, "the body must be one fault as a JSON object: {\"kind\": \"gpu-lost\", \"nodes\": "
+                             "[\"node-0\"], \"device\": \"gpu0\"} (docs/faults.md)", NULL);
+    struct arena a = {0};
+    struct diag d = {0};
+    bool empty = false;
+    struct fault_def f;
+    struct yt_node *root = yt_parse(&a, "request", b->p, b->len, &d, &empty);
+    unsigned code = 201;
+    cJSON *o = cJSON_CreateObject();
+    char id[FAULT_ID_MAX] = "", msg[512] = "";
+    if (!root || !fault_parse(&f, &a, root, "fault", NULL, &d)) {
+        code = 400;
+        cJSON_AddStringToObject(o, "error", "the fault is invalid; nothing was scheduled");
+        add_problems(o, &d);
+    } else {
+        int rc = runs_fault_add(the_runs, &f, id, sizeof id, msg, sizeof msg);
+        if (rc) {
+            code = rc == EEXIST ? 409 : rc == EINVAL ? 400 : 500;
+            cJSON_AddStringToObject(o, "error", rc == ENOMEM ? "out of memory" : msg);
+        } else {
+            cJSON_Delete(o);
+            o = runs_faults_json(the_runs, id);
+        }
+    }
+    diag_free(&d);
+    arena_free(&a);
+    return reply(c, code, o ? o : cJSON_CreateObject(), NULL);
+}
+
+/* /faults and /faults/<id> */
+static enum MHD_Result faults(struct MHD_Connection *c, const char *url, const char *method, struct body *b)
+{
+    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    if (!url[7]) {
+        if (!strcmp(method, "POST"))
+            return fault_post(c, b);
+        if (get)
+            return reply(c, 200, runs_faults_json(the_runs, NULL), NULL);
+        return error(c, 405, "method not allowed: GET lists the faults, POST schedules one", "GET, HEAD, POST");
+    }
+    const char *id = url + 8;
+    if (get) {
+        cJSON *o = runs_faults_json(the_runs, id);
+        return o ? reply(c, 200, o, NULL) : error(c, 404, "no such fault (GET /faults lists them)", NULL);
+    }
+    if (strcmp(method, "DELETE"))
+        return error(c, 405, "method not allowed: GET shows the fault, DELETE clears it", "GET, HEAD, DELETE");
+    int rc = runs_fault_clear(the_runs, id);
+    if (rc == ENOENT)
+        return error(c, 404, "no such fault (GET /faults lists them)", NULL);
+    if (rc == EALREADY)
+        return error(c, 409, "the fault has already ended or been cleared", NULL);
+    cJSON *o = runs_faults_json(the_runs, id);
+    if (o)
+        cJSON_AddStringToObject(o, "clearing", "at the next tick");
+    return o ? reply(c, 200, o, NULL) : error(c, 404, "no such fault", NULL);
+}
+
 void http_runs_abandon(void *state)
 {
     struct body *b = state;
@@ -248,7 +337,7 @@ enum MHD_Result http_runs_handle(struct MHD_Connection *c, const char *url, cons
         return MHD_YES;
     }
     if (*upload_size) {
-        size_t max = labels_route(url) ? HTTP_LABELS_MAX_BODY : HTTP_RUNS_MAX_BODY;
+        size_t max = labels_route(url) || faults_route(url) ? HTTP_LABELS_MAX_BODY : HTTP_RUNS_MAX_BODY;
         if (!b->too_big && b->len + *upload_size <= max) {
             if (b->len + *upload_size + 1 > b->cap) {
                 size_t cap = (b->len + *upload_size + 1) * 2;
@@ -275,6 +364,8 @@ enum MHD_Result http_runs_handle(struct MHD_Connection *c, const char *url, cons
         ret = error(c, 503, "this engine has no run support", NULL);
     } else if (labels_route(url)) {
         ret = labels(c, url, method, b);
+    } else if (faults_route(url)) {
+        ret = faults(c, url, method, b);
     } else if (!*rest) { /* /runs */
         if (post)
             ret = submit(c, b);

@@ -7,6 +7,10 @@
  *   GET  /runs/<runId>         state running|completed|stalled|stopped, time, jobs by state,
  *                              energy by class so far
  *   POST /runs/<runId>/stop    stops it at the next tick (200 with its status)
+ *   POST /faults               body: one fault (docs/faults.md)            -> 201 with its status
+ *                              400 with the problems (file "request", line:col), 409 id taken
+ *   GET  /faults[/<id>]        every fault (pending, active, ended) or one
+ *   DELETE /faults/<id>        clears it at the next tick (a reset): 200, 404, 409 already ended
  * Never: run state itself (engine/runs/runs.h owns it). */
 #ifndef HWEMU_HTTP_RUNS_H
 #define HWEMU_HTTP_RUNS_H

@@ -20,7 +20,8 @@
  *                                                       and EnergykWh.Reading (node energy: psys +
  *                                                       GPUs, as pm_counters' energy)
  *   /redfish/v1/Chassis/<node>/PowerSubsystem           Status only (no power supplies emulated)
- * A trailing slash is accepted everywhere. Unknown resources: 404 with a Redfish error body
+ * A node struck by a redfish-unavailable fault (docs/faults.md) answers every resource under its
+ * chassis 503 with Retry-After. A trailing slash is accepted everywhere. Unknown resources: 404 with a Redfish error body
  * (Base.1.8.ResourceMissingAtURI). Not emulated: sessions and authentication (any request is
  * answered), Systems, Managers, Thermal, Sensors, PowerSupplies, writes (PATCH of a limit). */
 #include "redfish.h"
@@ -178,8 +179,33 @@ static unsigned missing(const char *url, char **body, size_t *len)
     return reply(o, 404, body, len);
 }
 
-unsigned redfish_http(const struct telemetry *t, const char *url, char **body, size_t *len)
+/* A node's BMC that is unavailable (docs/faults.md redfish-unavailable): 503 with Retry-After and
+ * the Base registry's ServiceTemporarilyUnavailable as bmcweb sends it (faults.md §7.2, §7.3). */
+static unsigned unavailable(int retry, char **body, size_t *len, int *retry_after)
 {
+    char msg[128], arg[16];
+    snprintf(msg, sizeof msg, "The service is temporarily unavailable.  Retry in %d seconds.", retry);
+    snprintf(arg, sizeof arg, "%d", retry);
+    cJSON *o = cJSON_CreateObject();
+    cJSON *e = cJSON_AddObjectToObject(o, "error");
+    cJSON_AddStringToObject(e, "code", "Base.1.8.ServiceTemporarilyUnavailable");
+    cJSON_AddStringToObject(e, "message", msg);
+    cJSON *x = cJSON_AddArrayToObject(e, "@Message.ExtendedInfo");
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "@odata.type", "#Message.v1_1_1.Message");
+    cJSON_AddStringToObject(m, "MessageId", "Base.1.8.ServiceTemporarilyUnavailable");
+    cJSON_AddStringToObject(m, "Message", msg);
+    cJSON_AddItemToObject(m, "MessageArgs", cJSON_CreateStringArray((const char *const[]){arg}, 1));
+    cJSON_AddStringToObject(m, "MessageSeverity", "Critical");
+    cJSON_AddStringToObject(m, "Resolution", "Wait for the indicated retry duration and retry the operation.");
+    cJSON_AddItemToArray(x, m);
+    *retry_after = retry;
+    return reply(o, 503, body, len);
+}
+
+unsigned redfish_http(const struct telemetry *t, const char *url, char **body, size_t *len, int *retry_after)
+{
+    *retry_after = 0;
     char path[512];
     size_t n = strlen(url);
     if (n >= sizeof path)
@@ -201,6 +227,8 @@ unsigned redfish_http(const struct telemetry *t, const char *url, char **body, s
         const struct node_telemetry *nt = &t->nodes[i];
         if (strlen(nt->name) != nl || strncmp(nt->name, name, nl))
             continue;
+        if (nt->redfish_retry_s > 0)
+            return unavailable(nt->redfish_retry_s, body, len, retry_after);
         if (!*sub)
             return reply(chassis(nt), 200, body, len);
         if (!strcmp(sub, "Power"))

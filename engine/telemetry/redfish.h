@@ -9,6 +9,6 @@ struct telemetry;
 /* Answers GET `url` (starting "/redfish") for the snapshot t, which the caller holds under
  * rcu_read_lock. Returns the HTTP status with a malloc'd JSON body (*body, *len; NULL on out of
  * memory). */
-unsigned redfish_http(const struct telemetry *t, const char *url, char **body, size_t *len);
+unsigned redfish_http(const struct telemetry *t, const char *url, char **body, size_t *len, int *retry_after);
 
 #endif

@@ -21,6 +21,7 @@ enum {
     NVML_ERROR_DRIVER_NOT_LOADED = 9,
     NVML_ERROR_TIMEOUT = 10,
     NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+    NVML_ERROR_GPU_IS_LOST = 15, /* faults.md §1.1: the GPU fell off the bus */
     NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
     NVML_ERROR_DEPRECATED = 26,
     NVML_ERROR_UNKNOWN = 999,
@@ -29,6 +30,18 @@ enum {
 typedef struct nvmlDevice_st *nvmlDevice_t;
 typedef struct nvmlEventSet_st *nvmlEventSet_t;
 typedef int nvmlEnableState_t;   /* 0 disabled, 1 enabled */
+
+/* NVML events (faults.md §2.2): the Xid event type and what nvmlEventSetWait_v2 fills; the v1
+ * nvmlEventSetWait fills only the first three fields (its struct predates the MIG ids). */
+#define NVML_EVENT_TYPE_XID 0x8ULL /* nvmlEventTypeXidCriticalError: eventData is the Xid */
+typedef struct {
+    nvmlDevice_t device;
+    unsigned long long eventType;
+    unsigned long long eventData;
+    unsigned int gpuInstanceId;     /* 0xFFFFFFFF: not a MIG instance */
+    unsigned int computeInstanceId;
+} nvmlEventData_t;
+_Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t as in nvml.h");
 typedef int nvmlClockType_t;     /* 0 graphics, 1 SM, 2 memory, 3 video */
 typedef int nvmlClockId_t;       /* 0 current, 1 app target, 2 app default, 3 customer boost max */
 typedef int nvmlPstates_t;       /* 0..15, 32 unknown */

@@ -38,6 +38,8 @@ NVML_API nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevi
         return NVML_ERROR_UNINITIALIZED;
     if (!device || index >= nv_count())
         return NVML_ERROR_INVALID_ARGUMENT;
+    if (nv_lost(index)) /* faults.md §1.2: handle lookup fails with 15 after Xid 79 */
+        return NVML_ERROR_GPU_IS_LOST;
     *device = nv_gpu(index);
     return NVML_SUCCESS;
 }
@@ -53,6 +55,8 @@ static nvmlReturn_t find_by(enum nv_file f, const char *text, bool nocase, nvmlD
     for (unsigned i = 0; i < nv_count(); i++) {
         char t[96];
         if (nv_text(nv_gpu(i), f, t, sizeof t) == NVML_SUCCESS && (nocase ? !strcasecmp(t, text) : !strcmp(t, text))) {
+            if (nv_lost(i))
+                return NVML_ERROR_GPU_IS_LOST;
             *device = nv_gpu(i);
             return NVML_SUCCESS;
         }
@@ -95,6 +99,8 @@ NVML_API nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvm
         char t[64];
         if (nv_text(nv_gpu(i), NF_PCI_BUS_ID, t, sizeof t) == NVML_SUCCESS && nv_parse_bus_id(t, have) &&
             !memcmp(want, have, 3 * sizeof want[0])) {
+            if (nv_lost(i))
+                return NVML_ERROR_GPU_IS_LOST;
             *device = nv_gpu(i);
             return NVML_SUCCESS;
         }
@@ -426,7 +432,15 @@ NVML_API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t dev, int errorTyp
                                                   unsigned long long *eccCounts)
 {
     CHECK(dev, eccCounts);
-    *eccCounts = 0;
+    if (errorType < 0 || errorType > 1 || counterType < 0 || counterType > 1)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    /* state/nvml/gpu<i>/ecc_errors "<corrected> <uncorrected>" since the engine started: the
+     * volatile and the aggregate counts alike (docs/faults.md gpu-ecc-*) */
+    char t[64];
+    unsigned long long c = 0, u = 0;
+    if (nv_text(dev, NF_ECC, t, sizeof t) == NVML_SUCCESS)
+        sscanf(t, "%llu %llu", &c, &u);
+    *eccCounts = errorType ? u : c;
     return NVML_SUCCESS;
 }
 

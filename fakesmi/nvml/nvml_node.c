@@ -1,5 +1,6 @@
 /* nvml_node: the node's segment behind the library; see nvml_node.h. */
 #include "nvml_node.h"
+#include "seg_faults.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -29,6 +30,7 @@ static const char *const file_names[NF_COUNT] = {
     [NF_MAX_VIDEO] = "clocks_max_video_mhz", [NF_SUPPORTED_CLOCKS] = "supported_clocks",
     [NF_LOCKED_GPU] = "locked_gpu_clocks", [NF_LOCKED_MEMORY] = "locked_memory_clocks",
     [NF_PERSISTENCE] = "persistence_mode", [NF_REASONS] = "clocks_event_reasons",
+    [NF_XID] = "xid", [NF_ECC] = "ecc_errors",
 };
 
 static struct seg the_seg;
@@ -168,6 +170,12 @@ struct nvmlDevice_st *nv_gpu(unsigned index)
     return index < n_gpus ? &gpus[index] : NULL;
 }
 
+bool nv_lost(unsigned index)
+{
+    struct seg_faults f;
+    return seg_faults_read(&the_seg, &f) && index < 32 && ((f.gpu_lost >> index) & 1);
+}
+
 nvmlReturn_t nv_check(nvmlDevice_t dev, const void *out)
 {
     if (!nv_ready())
@@ -175,6 +183,8 @@ nvmlReturn_t nv_check(nvmlDevice_t dev, const void *out)
     uintptr_t p = (uintptr_t)dev, lo = (uintptr_t)&gpus[0], hi = (uintptr_t)&gpus[n_gpus];
     if (p < lo || p >= hi || (p - lo) % sizeof gpus[0] || !out)
         return NVML_ERROR_INVALID_ARGUMENT;
+    if (nv_lost(dev->index)) /* fell off the bus (docs/faults.md): every call on it */
+        return NVML_ERROR_GPU_IS_LOST;
     return NVML_SUCCESS;
 }
 

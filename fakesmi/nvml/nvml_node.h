@@ -19,7 +19,7 @@ enum nv_file {
     NF_POWER_LIMIT, NF_POWER_ENFORCED, NF_POWER_DRAW, NF_POWER_INSTANT, NF_ENERGY, NF_UTIL_GPU,
     NF_UTIL_MEMORY, NF_TEMP_GPU, NF_TEMP_MEMORY, NF_PSTATE, NF_CLK_GRAPHICS, NF_CLK_SM, NF_CLK_MEMORY,
     NF_CLK_VIDEO, NF_MAX_GRAPHICS, NF_MAX_MEMORY, NF_MAX_VIDEO, NF_SUPPORTED_CLOCKS, NF_LOCKED_GPU,
-    NF_LOCKED_MEMORY, NF_PERSISTENCE, NF_REASONS, NF_COUNT
+    NF_LOCKED_MEMORY, NF_PERSISTENCE, NF_REASONS, NF_XID, NF_ECC, NF_COUNT
 };
 
 _Static_assert(NF_COUNT <= 64, "nvmlDevice_st.counters has a bit per file");
@@ -42,7 +42,10 @@ nvmlReturn_t nv_shutdown(void);
 bool nv_ready(void);
 unsigned nv_count(void);
 struct nvmlDevice_st *nv_gpu(unsigned index);
-/* The common checks of a device call: SUCCESS, UNINITIALIZED or INVALID_ARGUMENT. */
+/* Has GPU index fallen off the bus (state/faults, engine/segment/seg_faults.h)? */
+bool nv_lost(unsigned index);
+/* The common checks of a device call: SUCCESS, UNINITIALIZED, INVALID_ARGUMENT, or GPU_IS_LOST
+ * for a GPU that fell off the bus (docs/faults.md). */
 nvmlReturn_t nv_check(nvmlDevice_t dev, const void *out);
 /* Is the process running as a user without root (HWEMU_UNPRIVILEGED=1 at the last init)? */
 bool nv_unprivileged(void);

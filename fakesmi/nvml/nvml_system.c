@@ -1,6 +1,6 @@
 /* nvml_system: the library-wide entry points: init and shutdown, nvmlErrorString (the 535
  * library's strings), the system queries (driver, NVML and CUDA versions, process names) and
- * the event sets nvidia-smi creates for its table (they never deliver an event). */
+ * the event sets (Xid events a fault raises, docs/faults.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,11 +95,26 @@ NVML_API nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, uns
     return NVML_ERROR_NOT_FOUND;
 }
 
-/* Event sets: creatable (nvidia-smi's table and -q stop with "Internal NVML error" otherwise);
- * no event type can be registered, so a wait only times out. */
+/* Event sets (faults.md §2.2): Xid events only (nvmlEventTypeXidCriticalError). A GPU's Xids are
+ * its state/nvml/gpu<i>/xid, "<seq> <xid>" (a fault raises them: docs/faults.md); a set takes
+ * the ones after its registration, the last of them when several came between two waits. Any
+ * other type is NOT_SUPPORTED (the set stays usable, as the header says). */
+#define EVENT_GPUS 64
 struct nvmlEventSet_st {
-    int unused;
+    unsigned long long types[EVENT_GPUS]; /* registered types per GPU index */
+    unsigned long seen[EVENT_GPUS];       /* the Xid sequence delivered up to */
 };
+
+/* GPU g's Xid sequence and last Xid (0 0: none, or no file). */
+static unsigned long xid_now(const struct nvmlDevice_st *g, int *xid)
+{
+    char t[64];
+    unsigned long seq = 0;
+    *xid = 0;
+    if (nv_text(g, NF_XID, t, sizeof t) != NVML_SUCCESS || sscanf(t, "%lu %d", &seq, xid) != 2)
+        return 0;
+    return seq;
+}
 
 NVML_API nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
 {
@@ -122,7 +137,14 @@ NVML_API nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 NVML_API nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long long types, nvmlEventSet_t set)
 {
     nvmlReturn_t rc = nv_check(dev, set);
-    return rc ? rc : NVML_ERROR_NOT_SUPPORTED;
+    if (rc)
+        return rc;
+    if (types & ~NVML_EVENT_TYPE_XID || !types || dev->index >= EVENT_GPUS)
+        return NVML_ERROR_NOT_SUPPORTED;
+    int xid;
+    set->types[dev->index] |= types;
+    set->seen[dev->index] = xid_now(dev, &xid); /* events before the registration are not delivered */
+    return NVML_SUCCESS;
 }
 
 NVML_API nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t dev, unsigned long long *types)
@@ -130,22 +152,50 @@ NVML_API nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t dev, unsigne
     nvmlReturn_t rc = nv_check(dev, types);
     if (rc)
         return rc;
-    *types = 0;
+    *types = NVML_EVENT_TYPE_XID;
     return NVML_SUCCESS;
 }
 
-NVML_API nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, void *data, unsigned int timeoutms)
+/* A wait: at once when an Xid came on a registered GPU since the last delivery, else every
+ * 10 ms until timeoutms (TIMEOUT). v2 fills the whole nvmlEventData_t, v1 its first fields. */
+static nvmlReturn_t wait_event(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms, bool v2)
 {
     if (!nv_ready())
         return NVML_ERROR_UNINITIALIZED;
     if (!set || !data)
         return NVML_ERROR_INVALID_ARGUMENT;
-    struct timespec ts = {timeoutms / 1000, (long)(timeoutms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts))
-        ;
-    return NVML_ERROR_TIMEOUT;
+    for (unsigned waited = 0;; waited += 10) {
+        for (unsigned i = 0; i < nv_count() && i < EVENT_GPUS; i++) {
+            int xid;
+            unsigned long seq;
+            if (!(set->types[i] & NVML_EVENT_TYPE_XID) || (seq = xid_now(nv_gpu(i), &xid)) <= set->seen[i])
+                continue;
+            set->seen[i] = seq;
+            data->device = nv_gpu(i);
+            data->eventType = NVML_EVENT_TYPE_XID;
+            data->eventData = (unsigned long long)xid;
+            if (v2)
+                data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFFu;
+            return NVML_SUCCESS;
+        }
+        if (waited >= timeoutms)
+            return NVML_ERROR_TIMEOUT;
+        unsigned step = timeoutms - waited < 10 ? timeoutms - waited : 10;
+        struct timespec ts = {0, (long)step * 1000000};
+        while (nanosleep(&ts, &ts))
+            ;
+    }
 }
-NVML_ALIAS(nvmlEventSetWait, nvmlEventSetWait_v2);
+
+NVML_API nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms)
+{
+    return wait_event(set, data, timeoutms, true);
+}
+
+NVML_API nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms)
+{
+    return wait_event(set, data, timeoutms, false);
+}
 
 /* No GPU is excluded from the driver. */
 NVML_API nvmlReturn_t nvmlGetExcludedDeviceCount(unsigned int *count)

@@ -3,6 +3,7 @@
  * guarded by an atomic state so that any thread may race into it. */
 #include "emu.h"
 
+#include "emu_hide.h"
 #include "seg_attr.h"
 #include "seg_msr.h"
 
@@ -300,7 +301,7 @@ int emu_path(const char *path, bool follow, uint32_t *entry, enum emu_root *root
     if (!path)
         return EMU_PASS;
     if (path[0] == '/' && !(path[1] == 's' || path[1] == 'h' || path[1] == 'p' || path[1] == 'd'))
-        return EMU_PASS;
+        return emu_lib_hidden(emu_seg(), path) ? ENOENT : EMU_PASS; /* a driver library the node lacks */
     size_t n = strlen(path);
     if (path[0] == '/' && cache_get(path, n, follow, entry, root))
         return 0;
@@ -368,25 +369,26 @@ static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enu
         *root = EMU_ROOT_SYS;
         return resolve_in(s, rel, (size_t)n, follow, false, entry);
     }
-    if ((rest = under(abs, "/dev/cpu")) && seg_lookup(s, "dev/cpu", 7) != SEG_NONE) {
-        /* the node's MSR devices: the whole /dev/cpu is the node's (render_msr.c) */
-        int n = snprintf(rel, sizeof rel, "dev/cpu%s", rest);
+    if ((rest = under(abs, "/dev"))) {
+        /* /dev lists the node's devices, then the host's; a name of a device class the nodes
+         * emulate (emu_hide.h: nvidia*, dri, kfd, cpu, ipmi*, hsmp) is the node's or absent,
+         * whatever the host has; every other name is the host's */
+        const char *name = rest + strspn(rest, "/");
+        size_t nlen = strcspn(name, "/");
+        *root = EMU_ROOT_DEV;
+        if (!nlen) {
+            uint32_t e = seg_lookup(s, "dev", 3);
+            if (e == SEG_NONE)
+                return EMU_PASS;
+            *entry = e;
+            return 0;
+        }
+        if (!emu_dev_class(name, nlen))
+            return EMU_PASS;
+        int n = snprintf(rel, sizeof rel, "dev/%s", name);
         if (n < 0 || (size_t)n >= sizeof rel)
             return ENAMETOOLONG;
-        *root = EMU_ROOT_DEV;
         return resolve_in(s, rel, (size_t)n, follow, true, entry);
-    }
-    if (!strcmp(abs, "/dev/ipmi0")) { /* a bare-metal node's BMC; absent on a VM, whatever the host has */
-        *root = EMU_ROOT_DEV;
-        return resolve_in(s, "dev/ipmi0", 9, follow, false, entry);
-    }
-    if (!strcmp(abs, "/dev/nvidiactl")) { /* NVIDIA nodes have it; elsewhere it is the host's */
-        *root = EMU_ROOT_DEV;
-        uint32_t e = seg_lookup(s, "dev/nvidiactl", 13);
-        if (e == SEG_NONE)
-            return EMU_PASS;
-        *entry = e;
-        return 0;
     }
     if (!strcmp(abs, "/proc/cpuinfo")) {
         *root = EMU_ROOT_PROC;
@@ -415,7 +417,7 @@ static int emu_path_uncached(const char *path, bool follow, uint32_t *entry, enu
         *root = EMU_ROOT_PROC;
         return resolve_in(s, rel, (size_t)n, follow, false, entry);
     }
-    return EMU_PASS;
+    return emu_lib_hidden(s, abs) ? ENOENT : EMU_PASS;
 }
 
 int emu_path_at(uint32_t dir, enum emu_root root, const char *path, bool follow, uint32_t *entry)
@@ -427,9 +429,10 @@ int emu_path_at(uint32_t dir, enum emu_root root, const char *path, bool follow,
         enum emu_root r2;
         return emu_path(path, follow, entry, &r2);
     }
-    if (root == EMU_ROOT_PROC) {
-        /* /proc's names are mapped one by one (cpuinfo is not under proc/ in the segment): the
-         * agent's path of the same name, as emu_path maps it */
+    if (root == EMU_ROOT_PROC || root == EMU_ROOT_DEV) {
+        /* /proc's and /dev's names are mapped one by one (cpuinfo is not under proc/ in the
+         * segment; /dev's other names are the host's): the agent's path of the same name, as
+         * emu_path maps it */
         char abs[SEG_PATH_MAX + 16];
         int k = emu_agent_path(dir, root, abs, sizeof abs);
         if (k < 0 || (size_t)snprintf(abs + k, sizeof abs - (size_t)k, "/%s", path) >= sizeof abs - (size_t)k)

@@ -10,7 +10,12 @@
  *                                              other /proc path (self, host pids) is the host's
  *   /sys/fs/cgroup/.../cpuset.{cpus,mems}[.effective], cpuset.effective_{cpus,mems}
  *                          -> cgroup/cpuset.{cpus,mems}   whatever cgroup directory names them
- *   /dev/nvidiactl         -> dev/nvidiactl    on NVIDIA nodes (a character device 195:255)
+ *   /dev                   -> dev              listed with the host's entries after the node's
+ *   /dev/<class>[/...]     -> dev/<class>...   nvidia*, dri, kfd, cpu, ipmi*, hsmp: the node's
+ *                                              devices (nvidiactl 195:255, cpu/<n>/msr, ipmi0)
+ *                                              or absent, whatever the host has (emu_hide.h);
+ *                                              any other /dev path is the host's
+ *   a GPU driver library the node lacks, anywhere (emu_hide.h)       -> absent (ENOENT)
  *   /host-sys[/...]        -> sys[/...]        the whole tree is the node's (the Joulie mount)
  *   /sys/...               -> sys/...          the node's where it renders it: a path that
  *                                              resolves in the segment, or that lies under a

@@ -1,6 +1,8 @@
 /* emu_dir: listings of emulated directories; see emu_dir.h. */
 #include "emu_dir.h"
 
+#include "emu_hide.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +48,7 @@ void emu_dir_open(struct emu_listing *L, uint32_t dir, enum emu_root root)
     L->lo = bound(s, p, L->dlen, false);
     L->hi = bound(s, p, L->dlen, true);
     L->host_base = s->n_entries + 3;
-    L->overlay = (root == EMU_ROOT_SYS || root == EMU_ROOT_PROC) && !emu_owned(s, dir);
+    L->overlay = root != EMU_ROOT_HOST_SYS && !emu_owned(s, dir);
     L->next = 0;
     L->host_tried = false;
     L->host_fd = -1;
@@ -140,9 +142,20 @@ static uint64_t parent_ino(const struct seg *s, const struct emu_listing *L)
     return rc == 0 ? sx.stx_ino : 2;
 }
 
-static unsigned char kind_type(uint8_t kind)
+static unsigned char kind_type(uint8_t kind, enum emu_root root)
 {
-    return kind == SEG_DIR ? DT_DIR : kind == SEG_LINK ? DT_LNK : kind == SEG_FILE ? DT_REG : DT_UNKNOWN;
+    if (kind == SEG_FILE)
+        return root == EMU_ROOT_DEV ? DT_CHR : DT_REG; /* emu_stat's character devices */
+    return kind == SEG_DIR ? DT_DIR : kind == SEG_LINK ? DT_LNK : DT_UNKNOWN;
+}
+
+/* A host entry the listing leaves out: one the node has, or in /dev one of a device class the
+ * node alone answers for (emu_hide.h). */
+static bool host_hidden(const struct seg *s, const struct emu_listing *L, const char *name)
+{
+    if (L->root == EMU_ROOT_DEV && L->dlen == 3 && emu_dev_class(name, strlen(name)))
+        return true;
+    return node_has(s, L, name);
 }
 
 bool emu_dir_next(struct emu_listing *L, struct emu_dirent *out)
@@ -176,7 +189,7 @@ bool emu_dir_next(struct emu_listing *L, struct emu_dirent *out)
             if (len > NAME_MAX)
                 continue;
             L->next = i + 3;
-            *out = (struct emu_dirent){entry_ino(i, L->root), L->next, kind_type(e->kind), name, len};
+            *out = (struct emu_dirent){entry_ino(i, L->root), L->next, kind_type(e->kind, L->root), name, len};
             return true;
         }
         if (!L->overlay) {
@@ -189,7 +202,7 @@ bool emu_dir_next(struct emu_listing *L, struct emu_dirent *out)
     while ((d = host_entry(L, L->next - L->host_base))) {
         L->next++;
         const char *name = d->d_name;
-        if (!strcmp(name, ".") || !strcmp(name, "..") || node_has(s, L, name))
+        if (!strcmp(name, ".") || !strcmp(name, "..") || host_hidden(s, L, name))
             continue;
         *out = (struct emu_dirent){d->d_ino, L->next, d->d_type, name, strnlen(name, NAME_MAX)};
         return true;

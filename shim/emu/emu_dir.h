@@ -7,10 +7,12 @@
  * "<D>/" range whose parent is D; names the node does not have, SEG_F_ABSENT, are not listed;
  * a slot directory, SEG_F_SLOT, is listed under its current name and not at all while absent:
  * segment.h "Slots"),
- * with d_type DT_DIR/DT_REG/DT_LNK and d_ino as emu_stat gives it (".." of the node's top
+ * with d_type DT_DIR/DT_REG/DT_LNK (DT_CHR for a device) and d_ino as emu_stat gives it (".." of the node's top
  * directory is the host's "/"). A directory reached through /sys that the node does not own
  * (neither it nor an ancestor carries SEG_F_OWNED: /sys, /sys/class, /sys/devices/system/cpu,
- * ...), and /proc itself (the node's files and jobs, then the host's processes), then goes on with the host's entries of the same path, as the host gives them, minus
+ * ...), /proc itself (the node's files and jobs, then the host's processes) and /dev (the node's
+ * devices, then the host's minus the device classes the node alone answers for, emu_hide.h),
+ * then goes on with the host's entries of the same path, as the host gives them, minus
  * "." and ".." and the names the node has (a slot's by its current name); owned directories and everything under /host-sys
  * list the node's children only.
  *

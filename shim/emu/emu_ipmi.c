@@ -1,5 +1,6 @@
 /* emu_ipmi: the OpenIPMI ioctls and message layer; see emu_ipmi.h. */
 #include "emu_ipmi.h"
+#include "seg_faults.h"
 
 #include <errno.h>
 #include <sys/ioctl.h> /* _IOR and _IOWR, which linux/ipmi.h uses without including */
@@ -87,8 +88,17 @@ int emu_ipmi_send(struct ipmi_queue *q, struct seg *s, const uint8_t *addr, unsi
     m->addr[6] = ipmb ? 0 : lun;
     m->netfn = (uint8_t)(netfn + 1);
     m->cmd = cmd;
-    if (ipmb) {
-        m->data[0] = 0xC3; /* no IPMB device answers: the driver's timeout */
+    struct seg_faults f = {0};
+    if (!ipmb && seg_faults_read(s, &f) && f.bmc) {
+        /* a BMC that answers late, or not at all (docs/faults.md): the caller waits the delay in
+         * its send, then a timeout gets the completion code the message handler gives a request
+         * that timed out (faults.md §6.1: IPMI_TIMEOUT_COMPLETION_CODE) */
+        struct timespec ts = {.tv_sec = f.bmc_ms / 1000, .tv_nsec = (long)(f.bmc_ms % 1000) * 1000000};
+        while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+            ;
+    }
+    if (ipmb || (f.bmc == 't')) {
+        m->data[0] = 0xC3; /* no IPMB device answers, or the BMC timed out: the driver's timeout */
         m->len = 1;
     } else {
         m->len = (uint16_t)emu_bmc_answer(s, netfn, cmd, data, len, now_unix, m->data);

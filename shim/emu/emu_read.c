@@ -1,6 +1,7 @@
 /* emu_read: read and lseek answers on emulated files; see emu_read.h. */
 #include "emu_read.h"
 
+#include "seg_faults.h"
 #include "seg_view.h"
 
 #include <errno.h>
@@ -8,6 +9,9 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* View buffers: static (untouched pages cost nothing), claimed by compare-and-swap. A small one
@@ -52,6 +56,56 @@ void emu_show_release(struct emu_show *sh)
     sh->content = NULL;
 }
 
+/* What a lost GPU's PCI config space reads: all ones (faults.md §1.5, pci_user_read_config_*). */
+static const char all_ones[4096] = {[0 ... 4095] = (char)0xff};
+
+/* Is any fault on (state/faults holds more than its newline)? One latch read of a cached entry:
+ * the common case, no fault, costs no lookup. */
+static bool any_fault(struct seg *s)
+{
+    static _Atomic uint32_t cached = SEG_NONE - 1; /* SEG_NONE - 1: not looked up yet */
+    uint32_t e = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (e == SEG_NONE - 1) {
+        e = seg_lookup(s, "state/faults", 12);
+        atomic_store_explicit(&cached, e, memory_order_relaxed);
+    }
+    struct seg_value v;
+    return e < s->n_entries && seg_value_load(s, s->entries[e].value, &v) && v.type == SEG_V_TEXT && v.len > 1;
+}
+
+/* Does a fault change what a read of entry shows (seg_faults.h, docs/faults.md)? -errno for a
+ * hwmon file of a failing sensor (every file of an hwmon directory but its name, labels and
+ * links); 1 for the config space of a GPU that fell off the bus (all ones); else 0. */
+static int fault_read(struct seg *s, uint32_t entry)
+{
+    struct seg_faults f;
+    if (!any_fault(s) || !seg_faults_read(s, &f))
+        return 0;
+    const char *path = seg_path(s, entry);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t bl = strlen(base);
+    if (f.hwmon_err > 0 && strstr(path, "/hwmon/hwmon") && strcmp(base, "name") && strcmp(base, "uevent") &&
+        !(bl > 6 && !strcmp(base + bl - 6, "_label")))
+        return -f.hwmon_err;
+    if (f.gpu_lost && !strcmp(base, "config") && base - path >= 13) {
+        const char *bdf = base - 13; /* "0000:bb:dd.f/config" */
+        for (unsigned g = 0; g < 32; g++) {
+            if (!((f.gpu_lost >> g) & 1))
+                continue;
+            char p[48], tmp[SEG_TEXT_MAX];
+            size_t len = 0;
+            int n = snprintf(p, sizeof p, "state/nvml/gpu%u/pci_bus_id", g);
+            uint32_t e = seg_lookup(s, p, (size_t)n);
+            const char *t = e == SEG_NONE ? NULL : seg_read(s, e, seg_now_ns(), tmp, &len);
+            /* "00000000:13:00.0" against "0000:13:00.0": the bus, device and function */
+            if (t && len >= 7 && !strncasecmp(t + len - 7 - (t[len - 1] == '\n'), bdf + 5, 7))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 ssize_t emu_read_at(struct emu_show *sh, uint32_t entry, int flags, int64_t off, size_t n, const char **bytes)
 {
     struct seg *s = emu_seg();
@@ -69,7 +123,13 @@ ssize_t emu_read_at(struct emu_show *sh, uint32_t entry, int flags, int64_t off,
         return -EIO;
     if ((off == 0 || !sh->content) && !seg_entry_present(s, entry))
         return -ENODEV; /* under a job cgroup that is gone: kernfs answers a removed node so (fs/kernfs/file.c) */
-    if ((off == 0 || !sh->content) && seg_view_of(s, entry)) {
+    int fr = off == 0 || !sh->content ? fault_read(s, entry) : 0;
+    if (fr < 0)
+        return fr;
+    if (fr > 0) {
+        sh->content = all_ones;
+        sh->len = s->entries[entry].text_len < sizeof all_ones ? s->entries[entry].text_len : sizeof all_ones;
+    } else if ((off == 0 || !sh->content) && seg_view_of(s, entry)) {
         size_t bound = seg_view_bound(s, entry), cap;
         if (bound > EMU_VIEW_BIG_SIZE)
             return -ENOMEM;

@@ -3,6 +3,7 @@
 
 #include "fdtable.h"
 #include "real.h"
+#include "stream.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -100,7 +101,10 @@ int alias_make(int fd, int newfd, int flags)
         REAL(close)(m);
     a->entry = f->entry;
     a->root = f->root;
-    return fdt_dup(fd, 0, newfd, flags & O_CLOEXEC);
+    int rc = fdt_dup(fd, 0, newfd, flags & O_CLOEXEC);
+    if (rc >= 0)
+        stream_std_attach(newfd);
+    return rc;
 }
 
 void alias_flush(int fd)
@@ -109,6 +113,7 @@ void alias_flush(int fd)
     if (!a)
         return;
     int saved = errno;
+    stream_std_detach(fd);
     store(a);
     if (a->keep >= 0)
         REAL(close)(a->keep);
@@ -158,7 +163,8 @@ void alias_adopt(void)
         a->keep = REAL(fcntl)(fd, F_DUPFD_CLOEXEC, 100);
         int emu = fdt_open(entry, (enum emu_root)root, acc & O_ACCMODE);
         if (emu >= 0) {
-            fdt_dup(emu, 0, fd, false);
+            if (fdt_dup(emu, 0, fd, false) >= 0)
+                stream_std_attach(fd);
             fdt_close(emu);
         }
     }

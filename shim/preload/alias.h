@@ -1,14 +1,16 @@
 /* alias: an emulated file behind a low descriptor number that code outside the shim writes to.
  *
  * A shell redirection (`echo 50000000 > .../constraint_0_power_limit_uw`) opens the file,
- * dup2()s it onto 1 and lets the builtin or the exec'd program write through stdio, whose
- * write is glibc's internal one that no wrapper sees. So the low number is held by a memfd
- * named "hwemu:<entry>:<root>:<access mode>": what lands there is stored to the attribute (one store) when
- * the number is closed or replaced, when the process exits, or, in a program exec'd with the
- * number open, by that program's shim (it finds the memfd by name at start). A store the
- * attribute refuses cannot fail the write that is long gone: it is reported on stderr and as
- * a joulie.sim.write.rejected event. Writes through the wrapped write() are stored at once,
- * as for any emulated descriptor. */
+ * dup2()s it onto 1 and lets the builtin or the exec'd program write through stdio. So the
+ * low number is held by a memfd named "hwemu:<entry>:<root>:<access mode>", registered as the
+ * emulated description, and, for 0, 1 and 2, the standard stream of the number is pointed at
+ * a cookie stream on it (stream.h): writes through the wrapped write() and through stdio are
+ * stores at once, refused with the kernel's errno. A program exec'd with the number open finds
+ * the memfd by name at start and does the same. What still lands in the memfd (a raw system
+ * call, a stream the program made itself with glibc's internal calls) is stored to the
+ * attribute (one store) when the number is closed or replaced or the process exits; a store
+ * the attribute refuses then cannot fail the write that is long gone: it is reported on stderr
+ * and as a joulie.sim.write.rejected event. */
 #ifndef HWEMU_SHIM_ALIAS_H
 #define HWEMU_SHIM_ALIAS_H
 #include "emu.h"

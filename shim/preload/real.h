@@ -8,7 +8,9 @@
 #include <dirent.h>
 #include <ftw.h>
 #include <glob.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -139,6 +141,7 @@ struct statx;
     X(int, get_nprocs, (void))                                                                     \
     X(int, get_nprocs_conf, (void))                                                                \
     X(int, sched_getaffinity, (pid_t, size_t, void *))                                             \
+    X(int, sched_setaffinity, (pid_t, size_t, const void *))                                       \
     X(long, syscall, (long, ...))                                                                  \
     X(int, getloadavg, (double *, int))                                                            \
     /* stdio */                                                                                    \
@@ -148,7 +151,19 @@ struct statx;
     X(FILE *, freopen64, (const char *, const char *, FILE *))                                     \
     X(FILE *, fdopen, (int, const char *))                                                         \
     /* loading libraries */                                                                        \
-    X(void *, dlopen, (const char *, int))
+    X(void *, dlopen, (const char *, int))                                                         \
+    X(char *, dlerror, (void))                                                                     \
+    /* signals: SIGSEGV stays the CPUID emulation's (cpufault.c) */                                \
+    X(int, sigaction, (int, const struct sigaction *, struct sigaction *))                         \
+    X(__sighandler_t, signal, (int, __sighandler_t))                                               \
+    /* starting programs */                                                                        \
+    X(int, execve, (const char *, char *const[], char *const[]))                                   \
+    X(int, execvpe, (const char *, char *const[], char *const[]))                                  \
+    X(int, fexecve, (int, char *const[], char *const[]))                                           \
+    X(int, posix_spawn, (pid_t *, const char *, const posix_spawn_file_actions_t *,                \
+                         const posix_spawnattr_t *, char *const[], char *const[]))                 \
+    X(int, posix_spawnp, (pid_t *, const char *, const posix_spawn_file_actions_t *,               \
+                          const posix_spawnattr_t *, char *const[], char *const[]))
 
 #define SHIM_DECLARE(ret, name, args) extern ret(*real_##name) args;
 SHIM_SYMBOLS(SHIM_DECLARE)

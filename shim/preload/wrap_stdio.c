@@ -1,16 +1,10 @@
 /* wrap_stdio: FILE streams on emulated files.
  *
  * glibc's fopen opens, reads and writes through internal calls that no wrapper sees, so a
- * FILE on an emulated path must be built here: a fopencookie stream whose cookie holds the
- * emulated descriptor, with callbacks that go through the shim's exported read, write, lseek
- * and close, and so behave exactly as those calls do on the descriptor:
- *   read     a read at offset 0 computes the content again (rewind, fseek 0 re-read a value)
- *   write    one store per write call; the stream has a 4096-byte buffer, the kernel's page,
- *            so fprintf + fclose is one store, and a refused store makes fflush/fclose return
- *            EOF with the kernel's errno (libsensors takes its error from fclose)
- *   seek     lseek on the descriptor
- *   close    close of the descriptor
- * The stream's fileno() is the emulated descriptor, so fstat(fileno(f)) answers as sysfs.
+ * FILE on an emulated path must be built here: a cookie stream (stream.h) on the emulated
+ * descriptor, whose reads, writes (one store each, refused with the kernel's errno from
+ * fwrite, fflush or fclose), seeks and close behave exactly as the shim's calls on the
+ * descriptor do, and whose fileno() is that descriptor.
  *
  * Opening goes through the shim's exported open with the flags fopen would use ("w" is
  * O_WRONLY|O_CREAT|O_TRUNC, "a" O_WRONLY|O_CREAT|O_APPEND, "+" O_RDWR, "x" O_EXCL, "e"
@@ -25,6 +19,7 @@
 #include "fdtable.h"
 #include "procstatus.h"
 #include "real.h"
+#include "stream.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,78 +29,6 @@
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
-
-struct cookie {
-    int fd;                     /* the emulated descriptor the stream owns */
-    char buf[SEG_READ_MAX];     /* the stream's buffer: one page, one store */
-};
-
-/* The callbacks call the shim's exported read/write/lseek64/close, which handle emulated
- * descriptors (and are the kernel's for anything else). */
-static ssize_t cookie_read(void *c, char *buf, size_t n)
-{
-    return read(((struct cookie *)c)->fd, buf, n);
-}
-
-/* A buffer larger than a page reaches the kernel as successive writes, one store each, as
- * glibc's own file streams do; a short count would mark the stream in error. */
-static ssize_t cookie_write(void *c, const char *buf, size_t n)
-{
-    struct cookie *k = c;
-    size_t done = 0;
-    while (done < n) {
-        ssize_t w = write(k->fd, buf + done, n - done);
-        if (w < 0)
-            return done ? (ssize_t)done : -1;
-        if (w == 0)
-            break;
-        done += (size_t)w;
-    }
-    return (ssize_t)done;
-}
-
-static int cookie_seek(void *c, off64_t *pos, int whence)
-{
-    off64_t r = lseek64(((struct cookie *)c)->fd, *pos, whence);
-    if (r < 0)
-        return -1;
-    *pos = r;
-    return 0;
-}
-
-static int cookie_close(void *c)
-{
-    struct cookie *k = c;
-    int rc = close(k->fd);
-    int saved = errno; /* fclose reports a refused store's errno: keep it */
-    free(k);
-    errno = saved;
-    return rc;
-}
-
-/* A cookie stream owning emulated descriptor fd; NULL with errno (fd left open). */
-static FILE *cookie_stream(int fd, const char *mode)
-{
-    struct cookie *k = malloc(sizeof *k);
-    if (!k) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    k->fd = fd;
-    cookie_io_functions_t io = {
-        .read = cookie_read, .write = cookie_write, .seek = cookie_seek, .close = cookie_close};
-    FILE *fp = fopencookie(k, mode, io);
-    if (!fp) {
-        int saved = errno;
-        free(k);
-        errno = saved;
-        return NULL;
-    }
-    setvbuf(fp, k->buf, _IOFBF, sizeof k->buf);
-    /* fileno() gives the descriptor; glibc's cookie operations never use the number. */
-    fp->_fileno = fd;
-    return fp;
-}
 
 /* open(2) flags of an fopen mode: 0, or EINVAL. Parsing stops at ",ccs=", as glibc's does. */
 static int mode_flags(const char *mode, int *flags)
@@ -140,7 +63,7 @@ static FILE *emulated_fopen(const char *path, const char *mode)
     int fd = open(path, flags, 0666);
     if (fd < 0)
         return NULL;
-    FILE *fp = fdt_get(fd) ? cookie_stream(fd, mode) : REAL(fdopen)(fd, mode);
+    FILE *fp = fdt_get(fd) ? stream_open(fd, mode) : REAL(fdopen)(fd, mode);
     if (!fp) {
         int saved = errno;
         close(fd);
@@ -236,5 +159,5 @@ EXPORT FILE *fdopen(int fd, const char *mode)
         errno = EINVAL;
         return NULL;
     }
-    return cookie_stream(fd, mode);
+    return stream_open(fd, mode);
 }

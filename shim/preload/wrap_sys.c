@@ -3,7 +3,11 @@
  * nproc and most thread pools read) are the node's, as on the real machine (glibc reads the
  * host's /sys/devices/system/cpu with internal calls no wrapper sees). A process emulating a
  * node may run on any of its CPUs: the mask is every CPU of the node (its cpuN directories,
- * numbered 0 .. n-1). sched_setaffinity stays the host's (it pins real threads). libnuma asks the
+ * numbered 0 .. n-1). sched_setaffinity of the calling thread to a set of the node's CPUs succeeds
+ * and is what the thread's sched_getaffinity shows afterwards; the thread keeps running where the
+ * host runs it (a node has more CPUs than its host: turbostat "migrates" to each CPU whose MSRs it
+ * reads, and an MSR device answers from any host CPU). A mask with a CPU the node lacks fails
+ * EINVAL as the kernel's does; another process's affinity stays the host's. libnuma asks the
  * kernel itself, through syscall(SYS_sched_getaffinity, ...) (numa_sched_getaffinity, whose
  * result sizes every CPU mask it parses): syscall() answers that number as the kernel would,
  * with the cpumask size as the result, and passes every other number on. getloadavg(3), which
@@ -24,6 +28,7 @@
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
+#define SEG_MAX_CPUS_MASK 8192 /* the most CPUs a pinned mask holds */
 
 EXPORT long sysconf(int name)
 {
@@ -64,6 +69,12 @@ static long node_mask(int n, size_t size, void *mask)
     return (long)need;
 }
 
+/* The calling thread's mask as sched_setaffinity set it (bytes of CPU bits), set: one was set. */
+static __thread struct {
+    bool set;
+    unsigned char bits[(SEG_MAX_CPUS_MASK + 7) / 8];
+} pinned;
+
 EXPORT int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *mask)
 {
     int n = emu_ncpus();
@@ -72,7 +83,30 @@ EXPORT int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *mask)
     if (size >= ((size_t)n + 63) / 64 * 8)
         memset(mask, 0, size); /* glibc clears the rest of the caller's buffer */
     long rc = node_mask(n, size, mask);
+    if (rc > 0 && pinned.set && (pid == 0 || pid == gettid()))
+        memcpy(mask, pinned.bits, (size_t)rc);
     return rc < 0 ? shim_fail((int)-rc) : 0;
+}
+
+EXPORT int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *mask)
+{
+    int n = emu_ncpus();
+    if (n <= 0 || n > SEG_MAX_CPUS_MASK || !(pid == 0 || pid == gettid()))
+        return REAL(sched_setaffinity)(pid, size, mask);
+    const unsigned char *m = (const unsigned char *)mask;
+    bool any = false;
+    for (size_t i = 0; i < size * 8; i++)
+        if (m[i / 8] >> (i % 8) & 1) {
+            if ((int)i >= n)
+                return shim_fail(EINVAL); /* the kernel: no CPU of the mask is allowed */
+            any = true;
+        }
+    if (!any)
+        return shim_fail(EINVAL);
+    memset(pinned.bits, 0, sizeof pinned.bits);
+    memcpy(pinned.bits, m, size < sizeof pinned.bits ? size : sizeof pinned.bits);
+    pinned.set = true;
+    return 0;
 }
 
 /* syscall(2): six arguments are taken whatever the number, as glibc's own syscall() does. */

@@ -17,7 +17,8 @@
  *
  * The filter (libseccomp builds it, we load it: libseccomp 2.5 knows neither
  * WAIT_KILLABLE_RECV nor ADDFD): the file calls that name a path notify always (BPF cannot read
- * a string); the calls on a descriptor notify only when it is in the window (sv.h); everything
+ * a string); the calls on a descriptor notify only when it is in the window (sv.h), and writes
+ * also on the numbers below SV_LOW_FDS (a shell's redirections, sv.h); everything
  * else, and every other architecture (i386, x32), is allowed. no_new_privs is set only when the
  * kernel requires it (no CAP_SYS_ADMIN), so a root agent's set-uid helpers keep working.
  *
@@ -108,6 +109,8 @@ static const struct {
     /* not F_GETFL/F_SETFL: Go calls both on every file it opens, the kernel answers them */
     {"fcntl", 0, F_DUPFD}, {"fcntl", 0, F_DUPFD_CLOEXEC},
 };
+/* Writes that also notify on the numbers a shell redirects (sv.h, SV_LOW_FDS). */
+static const char *const low_write_calls[] = {"write", "pwrite64", "writev", "pwritev", "pwritev2"};
 
 /* Builds the filter's BPF with libseccomp. 0, or an errno with a message. */
 static int build_filter(struct sock_fprog *prog, char *err, size_t len)
@@ -138,6 +141,11 @@ static int build_filter(struct sock_fprog *prog, char *err, size_t len)
                                   SCMP_CMP(1, SCMP_CMP_EQ, (scmp_datum_t)fd_calls[i].cmd));
         else
             rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 1, fd);
+    }
+    for (size_t i = 0; !rc && i < sizeof low_write_calls / sizeof low_write_calls[0]; i++) {
+        int nr = seccomp_syscall_resolve_name(low_write_calls[i]);
+        if (nr != __NR_SCMP_ERROR && nr >= 0)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 1, SCMP_A0(SCMP_CMP_LT, SV_LOW_FDS));
     }
     int mfd = -1;
     if (!rc && (mfd = memfd_create("hwemu-bpf", MFD_CLOEXEC)) < 0)

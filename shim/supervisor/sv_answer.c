@@ -43,6 +43,7 @@
 #include "sv.h"
 
 #include "emu_dir.h"
+#include "emu_hide.h"
 #include "emu_ipmi.h"
 #include "emu_read.h"
 #include "emu_status.h"
@@ -496,6 +497,19 @@ static int64_t status_open(const struct sv_call *c, const struct loc *L, int fla
     return r;
 }
 
+/* NVIDIA's NVML opened by path on an NVIDIA node (ld.so searching for libnvidia-ml.so.1, or a
+ * dlopen naming the host's copy): the node's NVML, HWEMU_NVML, as the shim's dlopen gives it
+ * (emu_hide.h). SV_CONTINUE for any other path. */
+static int64_t nvml_open(const struct sv_call *c, struct loc *L, int flags)
+{
+    const char *abs = L->path[0] == '/' ? L->path : L->abs, *nvml = getenv("HWEMU_NVML");
+    if ((flags & (O_ACCMODE | O_CREAT | O_PATH)) != O_RDONLY || !nvml || nvml[0] != '/' || strlen(nvml) >= sizeof L->abs ||
+        !emu_lib_nvml(emu_seg(), abs))
+        return SV_CONTINUE;
+    strcpy(L->abs, nvml);
+    return host_open(c, L, flags, 0);
+}
+
 /* The shim's rules at open (emu_open_check), and ELOOP for a link under O_NOFOLLOW. */
 static int64_t a_open(const struct sv_call *c, int dirfd, uint64_t upath, int flags, unsigned mode)
 {
@@ -503,6 +517,9 @@ static int64_t a_open(const struct sv_call *c, int dirfd, uint64_t upath, int fl
     L.abs[0] = 0;
     bool follow = !(flags & O_NOFOLLOW);
     int rc = locate(c, dirfd, upath, follow, false, &L);
+    int64_t r;
+    if (rc == EMU_PASS && (r = nvml_open(c, &L, flags)) != SV_CONTINUE)
+        return r;
     if (rc == EMU_PASS)
         return status_open(c, &L, flags);
     if (rc == SV_HOST)

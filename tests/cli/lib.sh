@@ -11,6 +11,14 @@ finish() {
     [ "$fail" -eq 0 ]
     exit
 }
+# until_ok SECONDS CMD...: retries CMD (its output dropped) every 0.5 s until it succeeds; 1 after
+# SECONDS (a test may define its own, with another period)
+until_ok() {
+    local t=$1
+    shift
+    for _ in $(seq $((t * 2))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
+    return 1
+}
 # A TCP port on 127.0.0.1 that nothing listens on now (the kernel picks it), so tests that run
 # at the same time never collide.
 free_port() {
@@ -106,4 +114,36 @@ need_scaphandre() {
         exit 77
     fi
     [ $rc = 0 ] && [ -x "$scaph" ] || { bad "scripts/fetch-scaphandre.sh $1: $(cat "$2/fetch.err")"; finish; }
+}
+
+# nvml_venv BUILD LOG: nvidia-ml-py 12.535.161 (PyPI) in a venv of the build tree, BUILD/nvml-venv,
+# made once (a lock keeps tests that run at once from making it twice); pip's output in LOG.
+# Returns 1 when it could not be made.
+nvml_venv() {
+    (
+        flock 9
+        [ -f "$1/nvml-venv/.ready" ] && exit 0
+        python3 -m venv "$1/nvml-venv" && "$1/nvml-venv/bin/pip" install -q nvidia-ml-py==12.535.161 &&
+            touch "$1/nvml-venv/.ready"
+    ) 9>"$1/.nvml-venv.lock" >"$2" 2>&1
+    [ -f "$1/nvml-venv/.ready" ]
+}
+
+# cap_packages SPEC ROOT NODE UW ERRFILE: starts `$hwemu serve` on SPEC and ROOT, writes UW into
+# the node's package 0 and 1 PL1 files (constraint_0_power_limit_uw, as an agent would), waits a
+# tick for the physics to take it, and stops the engine: a run afterwards on ROOT runs under the
+# caps. Returns 1 (what went wrong in ERRFILE) when serve does not start or a write fails.
+cap_packages() {
+    local spec=$1 root=$2 node=$3 uw=$4 errfile=$5 port rc=0
+    port=$(free_port)
+    serve_start "http://127.0.0.1:$port" "$errfile" --spec "$spec" --root "$root" --addr "127.0.0.1:$port" || return 1
+    for z in 0 1; do
+        "$hwemu" write --node "$node" --root "$root" /sys/class/powercap/intel-rapl:$z/constraint_0_power_limit_uw "$uw" \
+            2>>"$errfile" || rc=1
+    done
+    sleep 1.5 # one tick applies it
+    kill $pid
+    wait $pid
+    pid=
+    return $rc
 }

@@ -53,9 +53,29 @@ khz=$(F intel-0 -- cat /sys/devices/system/cpu/cpufreq/policy0/scaling_cur_freq)
 ratio=$(F intel-0 -- rdmsr -p 0 -f 15:8 -d 0x198)
 thaw
 [ "$ratio" = $((khz / 100000)) ] && ok || bad "0x198 ratio $ratio vs scaling_cur_freq $khz"
+# The registers turbostat and likwid read (engine/render/render_msr.c). Microcode: cpu.microcode
+# 0x5000024 in 63:32; PLATFORM_INFO: base ratio 24 (2.40 GHz), lowest 10 (cpuinfo_min 1 GHz).
+[ "$(X intel-0 -- rdmsr 0x8b)" = 500002400000000 ] && ok || bad "0x8b: $(X intel-0 -- rdmsr 0x8b 2>&1)"
+[ "$(X intel-0 -- rdmsr -c 0xce)" = 0xa0000001800 ] && ok || bad "0xce: $(X intel-0 -- rdmsr -c 0xce 2>&1)"
+# With the engine frozen: PACKAGE_THERM_STATUS 22:16 = TjMax 100 - coretemp's package temperature;
+# MPERF/TSC = CPU 3's busy share (the spec's 0.6, as /proc/stat shows it); APERF/MPERF x the
+# TSC's rate (TSC / the node's uptime) = its mean frequency since the start, within the
+# profile's 1.0-3.9 GHz (tests/cli/test_msr_tools.sh compares it with the engine's in steady state).
+freeze
+set -- $(F intel-0 -- sh -c 'rdmsr -d -p 3 0x10; rdmsr -d -p 3 0xe7; rdmsr -d -p 3 0xe8; rdmsr -p 0 -f 22:16 -u 0x1b1
+    cat /sys/class/hwmon/hwmon0/temp1_input; cut -d" " -f1 /proc/uptime')
+thaw
+[ $(( 100 - $5 / 1000 )) = "$4" ] && ok || bad "0x1b1 readout $4 vs coretemp's package ${5} m°C"
+python3 -c "
+import sys
+tsc, mperf, aperf, up = int('$1'), int('$2'), int('$3'), float('$6')
+busy = mperf / tsc
+rate = tsc / up / 1e3  # kHz
+ok = abs(busy - 0.6) < 0.006 and 1e6 <= aperf / mperf * rate <= 3.9e6
+sys.exit(0 if ok else 1)" && ok || bad "CPU 3: TSC $1 MPERF $2 APERF $3 vs busy 0.6, 1.0-3.9 GHz, uptime $6"
 # A register the node lacks: EIO, which rdmsr reports with exit status 4.
-err=$(X intel-0 -- rdmsr 0x613 2>&1); rc=$?
-[ $rc = 4 ] && grep -q "cannot read MSR 0x00000613" <<<"$err" && ok || bad "0x613: rc=$rc $err"
+err=$(X intel-0 -- rdmsr 0x64d 2>&1); rc=$?
+[ $rc = 4 ] && grep -q "cannot read MSR 0x0000064d" <<<"$err" && ok || bad "0x64d: rc=$rc $err"
 err=$(X vm-0 -- rdmsr 0x606 2>&1); rc=$?
 [ $rc = 4 ] && ok || bad "a VM's RAPL registers should fault: rc=$rc $err"
 

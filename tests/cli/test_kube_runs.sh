@@ -32,13 +32,6 @@ trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 kube_need "$tmp"
 kube_start "$tmp/kube" || { bad "the control plane did not start (above)"; finish; }
 k() { "$kubectl" "$@"; }
-# until_ok SECONDS CMD...: retries CMD every 0.5 s until it succeeds; 1 after SECONDS
-until_ok() {
-    local t=$1
-    shift
-    for _ in $(seq $((t * 2))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
-    return 1
-}
 
 cat >"$tmp/spec.yaml" <<'EOF'
 apiVersion: sim.joulie.io/v1alpha1

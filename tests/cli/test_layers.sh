@@ -45,6 +45,7 @@ allowed = {
     "shim/supervisor":  ["shim/emu", "engine/segment"],
     "fakesmi":          ["engine/segment"],
     "fakesmi/nvml":     ["engine/segment"],
+    "fakesmi/amdsmi":   ["fakesmi", "engine/segment"],
 }
 home = {}  # header name -> folder
 for folder in allowed:

@@ -94,12 +94,7 @@ check_client() {
 
 # Python: nvidia-ml-py from PyPI, in a venv of the build tree (made once).
 venv=$build/nvml-venv
-(
-    flock 9
-    [ -f "$venv/.ready" ] && exit 0
-    python3 -m venv "$venv" && "$venv/bin/pip" install -q nvidia-ml-py==12.535.161 && touch "$venv/.ready"
-) 9>"$build/.nvml-venv.lock" >"$root/pip.log" 2>&1
-if [ -f "$venv/.ready" ]; then
+if nvml_venv "$build" "$root/pip.log"; then
     check_client pynvml "$venv/bin/python" tests/nvml/pynvml_client.py
     client pynvml l40s-0 "$venv/bin/python" tests/nvml/pynvml_client.py 0
     [ "$(key processes)" = "[]" ] && [ "$(key error_string_4)" = "Insufficient Permissions" ] &&

@@ -7,7 +7,7 @@
 # ambient of the facility and of each cooling zone, equal to the nodes' and /metrics' ambient,
 # and the IT power (the nodes' power summed, as /metrics has it) and energy (its rate is that
 # power); a 503 (with Retry-After) then 200 delivers the batch exactly once, a 400 is not
-# retried, write events arrive as log records on /v1/logs; on tests/specs/shim.yaml the AMD
+# retried, write events and a fault's start arrive as log records on /v1/logs; on tests/specs/shim.yaml the AMD
 # energy-only node (RAPL energy counters, no limits) exports its package energy and power, and
 # batches keep arriving about every interval while busy loops keep every CPU busy (the exporter
 # runs at nice 19); and a collector that is down costs bounded memory with the drops counted
@@ -50,6 +50,9 @@ json.dump(out, sys.stdout)
 EOF
 "$hwemu" write --root "$root/r" --node intel-0 /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw 100000000 &&
     ok || bad "write refused"
+# a fault's start is an event too (docs/faults.md): a log record of the node it struck
+"$hwemu" fault add --addr 127.0.0.1:$port --kind hwmon-error --node intel-0 --id otlp-fault >/dev/null &&
+    ok || bad "hwemu fault add"
 sleep 1
 
 # Every request decoded, with exactly application/json, the headers, one resource per measurable node.
@@ -163,6 +166,10 @@ assert hit, recs
 a = {x["key"]: x["value"] for x in hit[0]["attributes"]}
 assert a["file"]["stringValue"].endswith("intel-rapl:0/constraint_0_power_limit_uw") and a["written"]["stringValue"] == "100000000", a
 assert int(hit[0]["timeUnixNano"]) > 1.7e18 and hit[0]["eventName"] == "joulie.sim.write.accepted", hit[0]
+f = [lr for node, lr in recs if node == "intel-0" and lr["body"]["stringValue"] == "joulie.sim.fault.started"]
+assert f, "no joulie.sim.fault.started log record of intel-0"
+a = {x["key"]: x["value"] for x in f[0]["attributes"]}
+assert a["id"]["stringValue"] == "otlp-fault" and a["kind"]["stringValue"] == "hwmon-error", a
 EOF
 
 # 503 with Retry-After: 1, then 200: the same batch once more after about a second, never twice.

@@ -9,9 +9,10 @@
 #      every job that did not run across a resume after a crash has the clean run's energies to
 #      the microjoule, and one that did is within 20 J per such resume (the nodes' power settles
 #      again after a restart: measured up to 2.5 J; see docs/runs.md); summary.json counts every
-#      resume the engines said they made; each OTLP metrics point once, the clean run's values.
+#      resume the engines said they made; each OTLP metrics point once, the clean run's values;
+#      course.jsonl each line once, the clean run's times and job counts.
 #   B  SIGTERM suspends `hwemu run` (exit 3, state "suspended", state.json kept, no summary);
-#      the same command resumes it to the end, with the clean run's jobs.
+#      the same command resumes it to the end, with the clean run's jobs and course.jsonl.
 #   C  `hwemu serve`: GET /runs/<id>'s completed count never goes back across kill -9 restarts,
 #      and a run directory without a usable state is listed as failed with the reason.
 #   D  `hwemu serve` killed -9 as soon as POST /runs answered: the restart resumes that run.
@@ -28,7 +29,7 @@ export SIM_RUN_CHECKPOINT_INTERVAL=100ms # checkpoints every 300 ticks (docs/run
 "$hwemu" trace generate --jobs 24 --seed 7 --time-scale 4 --out "$tmp/trace.jsonl" 2>/dev/null ||
     { echo "FAIL: trace generate"; exit 1; }
 # --batch 1: every node steps every tick, so a run lasts long enough to be killed anywhere
-args=(run --spec "$spec" --trace "$tmp/trace.jsonl" --speed max --batch 1)
+args=(run --spec "$spec" --trace "$tmp/trace.jsonl" --speed max --batch 1 --json)
 
 # ---- the clean run --------------------------------------------------------------------------
 "$hwemu" "${args[@]}" --root "$tmp/clean" >"$tmp/clean.json" 2>"$tmp/clean.err" || { cat "$tmp/clean.err"; bad "clean run"; finish; }
@@ -104,6 +105,15 @@ def points(p):
     return out
 if points(clean + "/otlp/metrics.jsonl") != points(got + "/otlp/metrics.jsonl"):
     bad.append("otlp/metrics.jsonl: its points are not the clean run's, each once")
+# course.jsonl (engine/runs/run_course.c): whole lines, each interval's line once (nothing lost
+# or doubled across the resumes), the clean run's times and job counts (the jobs' times are the
+# clean run's, above); energies may differ by the resume gaps
+ca, cb = lines(clean + "/course.jsonl"), lines(got + "/course.jsonl")
+ta, tb = [c["timeSec"] for c in ca], [c["timeSec"] for c in cb]
+if tb != ta:
+    bad.append("course.jsonl: times %s... (%d lines), the clean run's %s... (%d)" % (tb[:4], len(tb), ta[:4], len(ta)))
+elif [c["jobs"] for c in cb] != [c["jobs"] for c in ca]:
+    bad.append("course.jsonl: jobs by state differ from the clean run's")
 for x in bad[:12]:
     print(x)
 print("resumes %d (after a crash at %s s), worst energy difference %d uJ" % (len(resumes), crash_at[:8], worst),
@@ -170,6 +180,10 @@ if not ok:
     print("B:", len(a), len(b))
 sys.exit(0 if ok else 1)
 EOF
+    # a suspension loses and doubles nothing of the course: the clean run's times and jobs by state
+    # in every line (energies move by the restart's settling, as in A)
+    diff <(jq -c '[.timeSec, .jobs]' "$clean/course.jsonl") <(jq -c '[.timeSec, .jobs]' "$d/course.jsonl") >"$tmp/B.course" &&
+        ok || bad "B: course.jsonl differs from the clean run's: $(head -5 "$tmp/B.course")"
 elif [ $rc -eq 0 ]; then
     echo "B: the run ended before the SIGTERM (machine too fast for this trace): nothing to check"
 else

@@ -3,7 +3,7 @@
 # tests/web): on a 1,000-node engine (tests/specs/web.yaml) no console errors, the node count and
 # cluster power shown are /debug/nodes', the chart draws, a write through the shim reaches the
 # event feed within two ticks (a refused one with its errno, a GPU cap reset too), the table
-# pages, sorts and filters; the screenshot is kept as
+# pages, sorts and filters, a fault scheduled with `hwemu fault add` shows in the faults panel; the screenshot is kept as
 # <build>/test-artifacts/web/page.png. Skips (exit 77) when chromium or node is missing, or when
 # the binary was built without the page. Usage: test_web.sh path/to/hwemu
 set -uo pipefail

@@ -1,7 +1,9 @@
 /* Unit tests of engine/segment/seg_msr.c: the registers of an MSR device (segment.h "Devices"):
  * EIO for an address the list lacks, constants, energy counts (and a per-core share), the
  * PKG_POWER_LIMIT composed from its powercap files and written through their validators, the
- * lock bit, and the window field encoding against the powercap window rounding (seg_attr.c). */
+ * lock bit, the window field encoding against the powercap window rounding (seg_attr.c), and a
+ * CPU's list continuing in its package's with the time registers (TSC, MPERF, APERF, a C-state
+ * residency over two CPUs) and a thermal status. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,7 +26,8 @@ static char path[256];
 
 struct fixture {
     struct seg s;
-    uint32_t ctr, msr, msr_locked;
+    uint32_t ctr, msr, msr_locked, msr_cpu;
+    uint32_t elapsed, busy0, busy1, cycles, temp; /* value indices */
 };
 
 static uint32_t entry(struct fixture *f, const char *p)
@@ -71,16 +74,48 @@ static int setup(void **st)
                                                        .related = SEG_NONE}, ZONE "/constraint_2_power_limit_uw - - - -");
     segb_param(b, (struct seg_param){.b = SEG_MSR_END, .related = SEG_NONE}, NULL);
     segb_device(b, "dev/cpu/1/msr", 0600, SEG_M, locked);
+    /* CPU 2: its own registers at a 1 GHz clock (counts = ns), then CPU 0's list */
+    f->elapsed = segb_value_counter(b, 1000, 64, false);
+    f->busy0 = segb_value_counter(b, 1000, 64, false);
+    f->busy1 = segb_value_counter(b, 1000, 64, false);
+    f->cycles = segb_value_counter(b, 1000, 64, false);
+    f->temp = segb_value_text(b, "45000\n");
+    long long e = f->elapsed;
+    uint32_t own = segb_param(b, (struct seg_param){.a = 0x10, .b = SEG_MSR_TIME, .c = e | (long long)f->elapsed << 32,
+                                                    .d = 1000000, .related = SEG_NONE}, NULL);
+    segb_param(b, (struct seg_param){.a = 0xE7, .b = SEG_MSR_TIME, .c = e | (long long)f->busy0 << 32, .d = 1000000,
+                                     .related = SEG_NONE}, NULL);
+    segb_param(b, (struct seg_param){.a = 0xE8, .b = SEG_MSR_CYCLES, .c = e | (long long)f->cycles << 32,
+                                     .related = SEG_NONE}, NULL);
+    segb_param(b, (struct seg_param){.a = 0x3FD, .b = SEG_MSR_IDLE, .c = e | (long long)f->busy0 << 32,
+                                     .d = 1000000LL << 16 | 500, .related = SEG_NONE}, "0 1");
+    segb_param(b, (struct seg_param){.a = 0x3F9, .b = SEG_MSR_IDLE, .c = e | (long long)f->busy0 << 32,
+                                     .d = 1000000LL << 16 | 500, .related = SEG_NONE}, "0 7");
+    segb_param(b, (struct seg_param){.a = 0x19C, .b = SEG_MSR_THERM, .c = f->temp, .d = 100 | 500 << 8,
+                                     .related = SEG_NONE}, NULL);
+    segb_param(b, (struct seg_param){.b = SEG_MSR_END, .c = first, .d = 1, .related = SEG_NONE}, NULL);
+    segb_device(b, "dev/cpu/2/msr", 0600, SEG_M, own);
     assert_int_equal(segb_errors(b, NULL), 0);
     int rc = seg_tmp_write(b, path, &f->s);
     f->msr = entry(f, "dev/cpu/0/msr");
     f->msr_locked = entry(f, "dev/cpu/1/msr");
+    f->msr_cpu = entry(f, "dev/cpu/2/msr");
     /* the counter at 1 J (16384 units and a bit), held there */
     seg_publish_begin(&f->s);
     for (int copy = 0; copy < 2; copy++) {
         struct seg_value *v = &seg_writable_copy(&f->s)[f->ctr];
         v->ctr.acc_uj = 1000100;
         v->ctr.t0_ns = seg_now_ns();
+        /* elapsed 10 ms; CPU 0 busy 4 ms, CPU 1 6 ms (in µs, seg_view.h units); 3000005 cycles;
+         * every line stands still (rate 0) */
+        static const uint64_t acc[4] = {10000, 4000, 6000, 3000};
+        uint32_t vi[4] = {f->elapsed, f->busy0, f->busy1, f->cycles};
+        for (int i = 0; i < 4; i++) {
+            struct seg_value *c = &seg_writable_copy(&f->s)[vi[i]];
+            c->ctr.acc_uj = acc[i];
+            c->ctr.rem_nj = i == 3 ? 5 : 0;
+            c->ctr.t0_ns = seg_now_ns();
+        }
         if (!copy)
             seg_publish_flip(&f->s);
     }
@@ -120,6 +155,33 @@ static void test_reads(void **st)
     /* PL1 1320 units enabled+clamp, window 2^10 units; PL2 1584 enabled+clamp, window 2^0 */
     assert_int_equal(seg_msr_read(&f->s, f->msr, 0x610, now, &v), 0);
     assert_int_equal(v, 0x0001863000158528ull);
+}
+
+static void test_cpu_list(void **st)
+{
+    struct fixture *f = *st;
+    uint64_t v = 0;
+    int64_t now = seg_now_ns();
+    /* the package's registers through the continuation; an address neither list has: EIO */
+    assert_int_equal(seg_msr_read(&f->s, f->msr_cpu, 0x606, now, &v), 0);
+    assert_int_equal(v, 0xA0E03);
+    assert_int_equal(seg_msr_read(&f->s, f->msr_cpu, 0x613, now, &v), EIO);
+    /* CPU 0's list has no continuation: CPU 2's own registers are not in it */
+    assert_int_equal(seg_msr_read(&f->s, f->msr, 0x10, now, &v), EIO);
+    assert_int_equal(seg_msr_read(&f->s, f->msr_cpu, 0x10, now, &v), 0);
+    assert_int_equal(v, 10000000);
+    assert_int_equal(seg_msr_read(&f->s, f->msr_cpu, 0xE7, now, &v), 0);
+    assert_int_equal(v, 4000000);
+    assert_int_equal(seg_msr_read(&f->s, f->msr_cpu, 0xE8, now, &v), 0);
+    assert_int_equal(v, 3000005);
+    /* idle 6 ms and 4 ms: the least, 4 ms, half of it in the state */
+    assert_int_equal(seg_msr_read(&f->s, f->msr_cpu, 0x3FD, now, &v), 0);
+    assert_int_equal(v, 2000000);
+    /* a CPU position past the values: EIO, not a read out of bounds */
+    assert_int_equal(seg_msr_read(&f->s, f->msr_cpu, 0x3F9, now, &v), EIO);
+    /* 45 °C less a 0.5 °C spread: 44 °C, 56 below TjMax 100, valid, resolution 1 */
+    assert_int_equal(seg_msr_read(&f->s, f->msr_cpu, 0x19C, now, &v), 0);
+    assert_int_equal(v, 0x88380000u);
 }
 
 static void test_limit_write(void **st)
@@ -165,6 +227,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cpu_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limit_write, setup, teardown),
         cmocka_unit_test(test_window_field),
     };

@@ -133,6 +133,16 @@ async function main() {
     check(row !== "", `the table's last agent write of ${node} is not the rejected write`);
     await page.fill("#filter", "");
 
+    // A hardware fault (hwemu fault add) shows in the faults panel, active, with its node.
+    await new Promise((resolve) => execFile(hwemu, ["fault", "add", "--addr", new URL(url).host, "--kind", "hwmon-error",
+      "--node", node, "--id", "page-fault"], { timeout: 10000 }, resolve));
+    const faultRow = await page.waitForFunction((n) => {
+      const tr = [...document.querySelectorAll("#fault-table tbody tr")].find((r) => r.textContent.includes("page-fault"));
+      return tr && !document.getElementById("faults").hidden && /hwmon-error/.test(tr.textContent) &&
+        tr.textContent.includes(n) && /active/.test(tr.textContent) && tr.textContent;
+    }, node, { timeout: 4 * tick * 1000 + 3000 }).then((h) => h.jsonValue(), () => "");
+    check(faultRow !== "", "the fault page-fault is not in the faults panel as active on its node");
+
     fs.mkdirSync(artifacts, { recursive: true });
     await page.waitForFunction(() => /of 1,000$/.test(document.getElementById("page-info").textContent), null, { timeout: 5000 });
     await page.screenshot({ path: path.join(artifacts, "page.png"), fullPage: true });

@@ -319,6 +319,29 @@
     state.runsShown = true;
   }
 
+  // --- hardware faults (GET /faults, docs/faults.md): shown once the engine has any ------------
+  async function pollFaults() {
+    const list = await getJSON("/faults");
+    const section = $("faults");
+    if (!Array.isArray(list) || !list.length) { section.hidden = true; return; }
+    const active = list.filter((f) => f.state === "active").length;
+    $("faults-count").textContent = `${fmt(active, 0)} active of ${fmt(list.length, 0)}`;
+    const num = (v) => (typeof v === "number" ? fmt(v, 1) : "");
+    const nodes = (f) => (Array.isArray(f.nodes) ? f.nodes : (f.select && f.select.nodes) || []);
+    $("fault-table").tBodies[0].innerHTML = list.slice().reverse().map((f) =>
+      `<tr class="${esc(f.state)}"><td>${esc(f.id)}</td><td>${esc(f.kind)}</td><td>${esc(f.device)}</td>` +
+      `<td>${esc(f.state)}</td><td>${esc(f.source)}${f.runId ? " " + esc(f.runId) : ""}</td>` +
+      `<td>${esc(nodes(f).slice(0, 8).join(", "))}${nodes(f).length > 8 ? ` (+${nodes(f).length - 8})` : ""}</td>` +
+      `<td class="n">${num(f.startedSec)}</td><td class="n">${num(f.endedSec)}</td><td>${esc(f.endReason || "")}</td></tr>`
+    ).join("");
+    section.hidden = false;
+  }
+
+  async function faultsLoop() {
+    try { await pollFaults(); } catch { $("faults").hidden = true; }
+    setTimeout(faultsLoop, Math.max(1000, state.tickSeconds * 1000));
+  }
+
   // --- the loop -------------------------------------------------------------------------------
   async function poll() {
     try {
@@ -346,4 +369,5 @@
   poll();
   eventsLoop();
   runsLoop();
+  faultsLoop();
 })();

@@ -1,0 +1,87 @@
+/* node_cycles: the busy-cycle lines of a node's CPUs (BK_CPU_CYCLES, what IA32_APERF shows:
+ * engine/render/render_msr.c, segment.h "Devices" CYCLES). A CPU's line counts the cycles it runs
+ * while busy: its busy ns per substep (the physics' busy line) times its running frequency (the
+ * kHz its scaling_cur_freq shows, held over the tick as that file holds it) / 10^6. Like a busy
+ * line it is open-ended and republished only when its rate changes (a new utilisation or
+ * frequency), rebased at that tick's grid boundary so it never goes back: cycles at substep s ≥
+ * base_sub are base + rate·(s - base_sub). Units as the time counters (seg_view.h): acc_uj
+ * thousands of cycles, rem_nj the rest, power_uw cycles per substep; the ledger holds the
+ * thousands at the freeze horizon, and a restart continues from them (node_open.c's
+ * resume_counters, like a busy counter). Never: allocation on the tick path, reading the segment. */
+#include "node_internal.h"
+
+#include <stdlib.h>
+
+void node_cycles_init(struct node *n)
+{
+    n->ncyc = 0;
+    for (uint32_t v = 0; v < n->nvalues; v++)
+        if (n->binds[v].kind == BK_CPU_CYCLES)
+            n->ncyc++;
+    if (!n->ncyc)
+        return;
+    n->cyc = calloc(n->ncyc, sizeof *n->cyc);
+    if (!n->cyc)
+        abort();
+    uint32_t k = 0;
+    for (uint32_t v = 0; v < n->nvalues; v++)
+        if (n->binds[v].kind == BK_CPU_CYCLES)
+            n->cyc[k++] = (struct node_cyc){.v = v, .cpu = n->binds[v].cpu, .rate = UINT64_MAX};
+}
+
+void node_cycles_free(struct node *n)
+{
+    free(n->cyc);
+    n->cyc = NULL;
+    n->ncyc = 0;
+}
+
+void node_cycles_republish(struct node *n)
+{
+    for (uint32_t k = 0; k < n->ncyc; k++)
+        n->cyc[k].shown = false;
+}
+
+/* Cycles of line c at substep sub. */
+static uint64_t cycles_at(const struct node_cyc *c, uint64_t sub)
+{
+    uint64_t rate = c->rate == UINT64_MAX ? 0 : c->rate;
+    return c->base + (sub > c->base_sub ? sub - c->base_sub : 0) * rate;
+}
+
+uint64_t node_cycles_total(const struct node *n, uint32_t v, uint64_t until_sub)
+{
+    for (uint32_t k = 0; k < n->ncyc; k++)
+        if (n->cyc[k].v == v)
+            return n->cstart[v] + cycles_at(&n->cyc[k], until_sub) / 1000;
+    return n->cstart[v];
+}
+
+void node_cycles_collect(struct node *n, struct node_change *ch, uint32_t *nch)
+{
+    const struct seg_value *cur = n->seg.copy[0];
+    uint64_t s = n->state.substeps;
+    for (uint32_t k = 0; k < n->ncyc; k++) {
+        struct node_cyc *c = &n->cyc[k];
+        int cpu = c->cpu < PHYS_MAX_CPUS ? c->cpu : 0;
+        int64_t khz = phys_cpu_cpu_freq_khz(&n->params, &n->state, cpu);
+        uint64_t rate = (uint64_t)n->state.cpu[cpu].busy_rate_ns * (uint64_t)(khz > 0 ? khz : 0) / 1000000;
+        if (rate != c->rate) {
+            c->base = cycles_at(c, s);
+            c->base_sub = s;
+            c->rate = rate;
+            c->shown = false;
+        }
+        if (c->shown)
+            continue;
+        c->shown = true;
+        struct node_change x = {.value = c->v, .v = cur[c->v]};
+        x.v.ctr.acc_uj = c->base / 1000;
+        x.v.ctr.rem_nj = (uint32_t)(c->base % 1000);
+        x.v.ctr.power_uw = c->rate;
+        x.v.ctr.start_uj = n->cstart[c->v];
+        x.v.ctr.t0_ns = n->mono_origin + (int64_t)c->base_sub * PHYS_SUBSTEP_NS;
+        x.v.nsub = UINT32_MAX;
+        ch[(*nch)++] = x;
+    }
+}

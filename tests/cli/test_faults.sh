@@ -1,0 +1,353 @@
+#!/usr/bin/env bash
+# Hardware faults (docs/faults.md), seen by programs no one here wrote:
+# A. a spec's and a trace's bad faults are errors at file:line:col, nothing started;
+# B. a GPU that falls off the bus (hwemu fault add): Debian's nvidia-smi 535
+#    (scripts/fetch-nvidia-smi.sh) on the node's NVML prints "Unable to determine the device
+#    handle ...: GPU is lost.  Reboot the system to recover this GPU" and exits 15 (the code
+#    NVIDIA documents for GPU_IS_LOST, faults.md §1.4), fakesmi's nvidia-smi prints the same
+#    bytes, nvidia-ml-py 12.535.161 raises NVMLError_GpuIsLost ("GPU is lost") through a handle
+#    it kept and for a new one, the PCI function's config space reads all ones (faults.md
+#    §1.5) while its vendor file keeps 0x10de; cleared (DELETE /faults/<id>), all is back;
+#    an uncorrected memory error is Xid 48 to a client waiting in nvmlEventSetWait and counts in
+#    nvmlDeviceGetTotalEccErrors;
+# C. a BMC that times out: ipmitool 1.8.19 prints "DCMI request failed because: Timeout (c3)"
+#    and FreeIPMI's ipmi-dcmi "message timeout" (faults.md §6.2, §6.3), both exit 1; a slow one
+#    answers right, after its delay;
+# D. a failing hwmon: lm-sensors' `sensors` prints "ERROR: Can't get value of subfeature
+#    temp1_input: I/O error" and N/A (faults.md §5.3), cat "Input/output error";
+# E. a capped node that ignores its cap: the package's power stays above the PL1 an agent wrote
+#    (read back as written), and the fault's event says limit-ignored; a lost PSU holds a node
+#    within what is left;
+# F. writes refused: a powercap write fails "No data available" (ENODATA, faults.md §4.3); a
+#    locked package limit refuses its constraint stores ENODATA and enabled ENOSYS; a
+#    RAPL counter that freezes stands still under a reader through the shim, then catches up;
+# G. Redfish 503 with Retry-After and the Base registry's message (faults.md §7.3);
+# H. a run with faults in its trace at --speed max: faults.jsonl names the jobs each touched,
+#    a job on the lost GPU stalls for the fault's duration, a cooling fault on a rack slows its
+#    jobs, and a second run gives the same jobs.jsonl and faults.jsonl byte for byte;
+# I. NVML's power reading measures with noise: a client that keeps only changing samples
+#    (nvidia-ml-py) measures an idle GPU's energy within 1 % of its energy counter; with
+#    spec.sensors.noise false the reading never changes.
+# Usage: test_faults.sh HWEMU_BINARY   (run from the source tree)
+set -u
+hwemu=$1
+. "$(dirname "$0")/lib.sh"
+build=$(cd "$(dirname "$hwemu")" && pwd)
+fakesmi=${HWEMU_FAKESMI:-$build/fakesmi}
+root=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$root"' EXIT
+
+# --- A. errors at file:line:col ---------------------------------------------------------------
+cat >"$root/bad.yaml" <<'EOF'
+apiVersion: sim.joulie.io/v1alpha1
+kind: ClusterSpec
+metadata: {name: bad}
+spec:
+  pools:
+  - {name: intel, profile: intel-xeon-2s-rapl, count: 1}
+  faults:
+  - {kind: gpu-lots, nodes: [intel-0]}
+  - {kind: bmc-timeout, device: gpu0}
+  - {kind: hwmon-error, nodes: [nope], params: {errno: EWHAT}}
+EOF
+out=$("$hwemu" clusterspec validate --spec "$root/bad.yaml" 2>&1)
+rc=$?
+want=('bad.yaml:8:12: spec.faults[0]: kind: unknown kind "gpu-lots"; did you mean "gpu-lost"?'
+      'bad.yaml:9:33: spec.faults[1]: device: bmc-timeout cannot strike gpu (expected bmc)'
+      'bad.yaml:10:56: spec.faults[2]: params.errno: "EWHAT" is not an errno hwemu knows'
+      'bad.yaml:10:33: spec.faults[2]: nodes: no node "nope" in this spec')
+[ $rc = 1 ] && ok || bad "a bad spec's faults: exit $rc, want 1"
+for w in "${want[@]}"; do grep -qF "$w" <<<"$out" && ok || bad "a bad spec's faults: no \"$w\" in: $out"; done
+printf '%s\n' '{"type":"job","jobId":"a"}' '{"type":"fault","kind":"gpu-lost","device":"gpu","durationSec":"x"}' \
+    >"$root/bad.jsonl"
+out=$("$hwemu" trace validate "$root/bad.jsonl" 2>&1)
+grep -qF 'bad.jsonl:2:64: fault: durationSec: expected a number, got "x"' <<<"$out" && ok ||
+    bad "a trace's bad fault record: $out"
+
+# --- the engine --------------------------------------------------------------------------------
+cat >"$root/spec.yaml" <<'EOF'
+apiVersion: sim.joulie.io/v1alpha1
+kind: ClusterSpec
+metadata: {name: faults}
+spec:
+  defaults:
+    baseLoad: {cpuUtil: 1.0, gpuUtil: 1.0, memoryIntensity: 0.2}
+  pools:
+  - {name: intel, profile: intel-xeon-2s-rapl, count: 3}
+  - {name: sxm, profile: nvidia-h100-sxm-8gpu, count: 1}
+  faults:
+  - {id: bmc-dead, kind: bmc-timeout, nodes: [intel-0], params: {delayMs: 300}}
+  - {id: bmc-late, kind: bmc-slow, nodes: [intel-2], params: {delayMs: 1500}}
+EOF
+port=$(free_port)
+url=http://127.0.0.1:$port
+serve_start $url "$root/serve.err" --spec "$root/spec.yaml" --root "$root/r" --addr 127.0.0.1:$port --tick 200ms ||
+    { bad "serve did not come up: $(cat "$root/serve.err")"; finish; }
+fault() { "$hwemu" fault "$1" --addr 127.0.0.1:$port "${@:2}"; }
+# state NODE: the node's state/faults until it holds WORD (5 s at most)
+wait_state() {
+    for _ in $(seq 50); do
+        "$hwemu" cat --root "$root/r" --node "$1" state/faults | grep -q -- "$2" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+on() { "$hwemu" exec --root "$root/r" --node "$@"; }
+
+# --- B. a GPU falls off the bus -----------------------------------------------------------------
+scripts/fetch-nvidia-smi.sh "$build/nvidia-tools" >"$root/fetch.log" 2>&1 ||
+    { bad "cannot fetch Debian's nvidia-smi (scripts/fetch-nvidia-smi.sh): $(tail -3 "$root/fetch.log")"; finish; }
+smi=$build/nvidia-tools/nvidia-smi/usr/lib/nvidia/current/nvidia-smi
+venv=$build/nvml-venv # nvidia-ml-py 12.535.161, as test_nvml_clients.sh has it
+nvml_venv "$build" "$root/pip.log" || { bad "cannot install nvidia-ml-py: $(tail -3 "$root/pip.log")"; finish; }
+bdf=$(on sxm-0 -- "$smi" -i 2 --query-gpu=pci.bus_id --format=csv,noheader | sed 's/^0000//')
+on sxm-0 -- "$venv/bin/python" tests/nvml/pynvml_lost.py 2 "$root/go" >"$root/pynvml.out" 2>&1 &
+# (a client that holds its handles across the fault)
+py=$!
+for _ in $(seq 100); do grep -q ready "$root/pynvml.out" && break; sleep 0.1; done
+fault add --kind gpu-lost --node sxm-0 --device gpu2 --id lost2 >/dev/null && ok || bad "hwemu fault add gpu-lost"
+wait_state sxm-0 gl=4 && ok || bad "state/faults of sxm-0 never said gl=4"
+touch "$root/go"
+wait $py
+py_out=$(cat "$root/pynvml.out")
+for w in "count=8" "kept_power_mw=err:NVMLError_GpuIsLost:GPU is lost" "kept_energy_mj=err:NVMLError_GpuIsLost:GPU is lost" \
+    "handle=err:NVMLError_GpuIsLost:GPU is lost"; do
+    grep -qxF "$w" <<<"$py_out" && ok || bad "nvidia-ml-py on a lost GPU: no $w in: $py_out"
+done
+grep -qE '^other_power_mw=[0-9]+$' <<<"$py_out" && ok || bad "nvidia-ml-py: another GPU's power: $py_out"
+lost_line='Unable to determine the device handle for GPU2: GPU is lost.  Reboot the system to recover this GPU'
+for args in "" "--query-gpu=index,power.draw --format=csv" "-q" "-L" "-i 3 --query-gpu=index --format=csv,noheader"; do
+    # shellcheck disable=SC2086 # args: options, split
+    on sxm-0 -- "$smi" $args >"$root/real.txt" 2>&1
+    r=$?
+    # shellcheck disable=SC2086
+    HWEMU_ROOT=$root/r HWEMU_NODE=sxm-0 "$fakesmi" nvidia-smi $args >"$root/fake.txt" 2>&1
+    f=$?
+    [ "$r" = "$f" ] && cmp -s "$root/real.txt" "$root/fake.txt" && ok ||
+        bad "nvidia-smi $args on a lost GPU: real (exit $r) and fakesmi (exit $f) differ: $(diff "$root/real.txt" "$root/fake.txt")"
+    case "$args" in
+    "-i 3"*) [ "$r" = 0 ] && [ "$(cat "$root/real.txt")" = 3 ] && ok || bad "real nvidia-smi -i 3 beside a lost GPU: exit $r" ;;
+    "-L") [ "$r" = 15 ] && grep -qxF 'Unable to determine the device handle for gpu 2: GPU is lost.  Reboot the system to recover this GPU' "$root/real.txt" &&
+        grep -q '^GPU 3: ' "$root/real.txt" && ok || bad "real nvidia-smi -L with GPU 2 lost (exit $r): $(cat "$root/real.txt")" ;;
+    *) [ "$r" = 15 ] && [ "$(head -1 "$root/real.txt")" = "$lost_line" ] && ok ||
+        bad "real nvidia-smi $args with GPU 2 lost: exit $r (want 15): $(cat "$root/real.txt")" ;;
+    esac
+done
+cfg=$(on sxm-0 -- od -An -tx1 -N8 "/sys/bus/pci/devices/$bdf/config" | tr -d ' \n')
+[ "$cfg" = ffffffffffffffff ] && ok || bad "the lost GPU's config space ($bdf): $cfg, want all ones"
+[ "$(on sxm-0 -- cat "/sys/bus/pci/devices/$bdf/vendor")" = 0x10de ] && ok || bad "the lost GPU's vendor file changed"
+curl -sf "$url/debug/events?node=sxm-0" | grep -q '"joulie.sim.fault.started".*"gpu-lost"' && ok ||
+    bad "no joulie.sim.fault.started event for the lost GPU"
+fault clear lost2 >/dev/null && ok || bad "hwemu fault clear lost2"
+for _ in $(seq 50); do on sxm-0 -- "$smi" -L >/dev/null 2>&1 && break; sleep 0.1; done
+on sxm-0 -- "$smi" --query-gpu=index --format=csv,noheader >"$root/real.txt" 2>&1 && [ "$(wc -l <"$root/real.txt")" = 8 ] &&
+    ok || bad "after the clear, nvidia-smi: $(cat "$root/real.txt")"
+curl -sf "$url/debug/events?node=sxm-0" | grep -q '"joulie.sim.fault.ended".*"endReason":"cleared"' && ok ||
+    bad "no joulie.sim.fault.ended event for the cleared fault"
+
+# --- B2. Xid and ECC: nvidia-ml-py waiting in nvmlEventSetWait gets Xid 48 when uncorrected memory
+# errors strike the GPU it registered, and nvmlDeviceGetTotalEccErrors counts them (faults.md
+# §2.1: Xid 48 accompanies a double-bit error) ----------------------------------------------------
+on sxm-0 -- "$venv/bin/python" tests/nvml/pynvml_events.py 3 >"$root/events.out" 2>&1 &
+py=$!
+for _ in $(seq 100); do grep -q ready "$root/events.out" && break; sleep 0.1; done
+fault add --kind gpu-ecc-uncorrected --node sxm-0 --device gpu3 --param count=2 >/dev/null
+wait $py
+ev=$(cat "$root/events.out")
+for w in supported=8 event_gpu=3 event_type=8 event_xid=48 ecc_corrected=0 ecc_uncorrected=2; do
+    grep -qxF "$w" <<<"$ev" && ok || bad "nvidia-ml-py's Xid event and ECC counts: no $w in: $ev"
+done
+
+# --- C. a BMC that times out, one that is slow --------------------------------------------------
+out=$(on intel-0 -- ipmitool dcmi power reading 2>&1)
+rc=$?
+[ $rc = 1 ] && grep -qF 'DCMI request failed because: Timeout (c3)' <<<"$out" && ok ||
+    bad "ipmitool dcmi power reading on a timing-out BMC: exit $rc: $out"
+out=$(on intel-0 -- ipmi-dcmi --get-system-power-statistics 2>&1)
+rc=$?
+[ $rc = 1 ] && [ "$out" = "ipmi_cmd_dcmi_get_power_reading: message timeout" ] && ok ||
+    bad "ipmi-dcmi on a timing-out BMC: exit $rc: $out"
+t0=$(date +%s%N)
+out=$(on intel-2 -- ipmi-dcmi --get-system-power-statistics 2>&1)
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ $rc = 0 ] && grep -q '^Current Power *: [0-9]* Watts' <<<"$out" && [ $ms -ge 1500 ] && ok ||
+    bad "ipmi-dcmi on a slow BMC: exit $rc after $ms ms (want 0 after 1500 ms or more): $out"
+out=$(on intel-1 -- ipmi-dcmi --get-system-power-statistics 2>&1) && ok || bad "ipmi-dcmi on a healthy BMC: $out"
+
+# --- D. a failing hwmon -------------------------------------------------------------------------
+fault add --kind hwmon-error --node intel-1 --id flaky >/dev/null && wait_state intel-1 hw=5 && ok ||
+    bad "hwmon-error never reached intel-1's state/faults"
+on intel-1 -- sensors >"$root/sensors.out" 2>"$root/sensors.err"
+grep -qxF "ERROR: Can't get value of subfeature temp1_input: I/O error" "$root/sensors.err" && ok ||
+    bad "sensors on a failing hwmon, stderr: $(head -3 "$root/sensors.err")"
+grep -q 'Package id 0: *N/A' "$root/sensors.out" && ok || bad "sensors on a failing hwmon, stdout: $(head -5 "$root/sensors.out")"
+out=$(on intel-1 -- cat /sys/class/hwmon/hwmon0/temp1_input 2>&1)
+[ "$out" = "cat: /sys/class/hwmon/hwmon0/temp1_input: Input/output error" ] && ok || bad "cat of a failing hwmon: $out"
+[ "$(on intel-1 -- cat /sys/class/hwmon/hwmon0/name)" = coretemp ] && ok || bad "a failing hwmon's name file failed too"
+fault clear flaky >/dev/null
+
+# --- E. a capped node that ignores its cap ------------------------------------------------------
+on intel-1 -- sh -c 'echo 60000000 > /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw' && ok ||
+    bad "writing a 60 W PL1 on intel-1"
+pkg0() { curl -sf "$url/telemetry/intel-1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["packages"][0]["powerWatts"])'; }
+for _ in $(seq 100); do awk -v p="$(pkg0)" 'BEGIN { exit !(p <= 60.5) }' && break; sleep 0.1; done
+p=$(pkg0)
+awk -v p="$p" 'BEGIN { exit !(p <= 60.5) }' && ok || bad "the 60 W cap never held: package 0 at $p W"
+fault add --kind limit-ignored --node intel-1 --device package0 --id deaf >/dev/null
+for _ in $(seq 100); do awk -v p="$(pkg0)" 'BEGIN { exit !(p > 100) }' && break; sleep 0.1; done
+p=$(pkg0)
+# the profile's package draws 156 W at full load uncapped (the cap above pulled it to 60 W)
+awk -v p="$p" 'BEGIN { exit !(p > 100) }' && ok || bad "a node ignoring its cap: package 0 at $p W, want above the 60 W limit"
+[ "$(on intel-1 -- cat /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw)" = 60000000 ] && ok ||
+    bad "the ignored limit does not read back as written"
+curl -sf "$url/debug/events?node=intel-1" | grep -q '"joulie.sim.fault.started".*"kind":"limit-ignored","device":"package0"' &&
+    ok || bad "no event saying intel-1's limit is ignored"
+fault clear deaf >/dev/null
+
+# a lost PSU leaves intel-2 250 W: its packages share what DRAM and the rest of the platform
+# leave (about 156 W each at full load before, the profile's; 328 W for the node)
+node_w() { curl -sf "$url/telemetry/intel-2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["nodePowerWatts"])'; }
+fault add --kind psu-loss --node intel-2 --param watts=250 --id psu >/dev/null
+for _ in $(seq 100); do awk -v p="$(node_w)" 'BEGIN { exit !(p <= 250.5) }' && break; sleep 0.1; done
+p=$(node_w)
+awk -v p="$p" 'BEGIN { exit !(p <= 250.5 && p > 200) }' && ok || bad "a node with a lost PSU: $p W, want at most 250 W"
+fault clear psu >/dev/null
+
+# --- F. writes refused --------------------------------------------------------------------------
+fault add --kind write-refused --node intel-1 --id busy >/dev/null && wait_state intel-1 wr=61 && ok ||
+    bad "write-refused never reached intel-1's state/faults"
+out=$(on intel-1 -- python3 -c 'import os; os.write(os.open("/sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw", os.O_WRONLY), b"70000000")' 2>&1)
+rc=$?
+[ $rc != 0 ] && grep -q 'OSError: \[Errno 61\] No data available' <<<"$out" && ok || bad "a refused write: exit $rc: $out"
+fault clear busy >/dev/null
+
+# a locked RAPL limit (faults.md §4.3): package 0's constraint store fails ENODATA, its enabled
+# store ENOSYS; package 1 is not locked
+fault add --kind limit-locked --node intel-1 --device package0 --id lock >/dev/null && wait_state intel-1 lk=1 && ok ||
+    bad "limit-locked never reached intel-1's state/faults"
+w() { on intel-1 -- python3 -c 'import os, sys; os.write(os.open(sys.argv[1], os.O_WRONLY), sys.argv[2].encode())' "$1" "$2" 2>&1; }
+out=$(w /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw 70000000)
+grep -q 'OSError: \[Errno 61\] No data available' <<<"$out" && ok || bad "a locked PL1 store: $out"
+out=$(w /sys/class/powercap/intel-rapl:0/enabled 1)
+grep -q 'OSError: \[Errno 38\] Function not implemented' <<<"$out" && ok || bad "a locked zone's enabled store: $out"
+out=$(w /sys/class/powercap/intel-rapl:1/constraint_0_power_limit_uw 150000000) && ok || bad "an unlocked package's store: $out"
+fault clear lock >/dev/null
+
+# --- F2. a RAPL counter that freezes: read through the shim, it stands still; package 1's runs;
+# at the end it catches up with the truth (never back) ------------------------------------------
+E0=/sys/class/powercap/intel-rapl:0/energy_uj E1=/sys/class/powercap/intel-rapl:1/energy_uj
+fault add --kind rapl-freeze --node intel-1 --device package0 --id frozen >/dev/null
+sleep 0.6 # the counter's last line runs to the next tick's time, then stands
+a0=$(on intel-1 -- cat $E0) a1=$(on intel-1 -- cat $E1)
+sleep 1
+b0=$(on intel-1 -- cat $E0) b1=$(on intel-1 -- cat $E1)
+[ "$a0" = "$b0" ] && [ "$b1" -gt "$a1" ] && ok || bad "a frozen package 0 counter: $a0 -> $b0 (want equal); package 1 $a1 -> $b1"
+fault clear frozen >/dev/null
+for _ in $(seq 50); do c0=$(on intel-1 -- cat $E0); [ "$c0" -gt "$b0" ] && break; sleep 0.1; done
+# 1 s frozen at about 156 W: the catch-up is at least 100 J
+[ $((c0 - b0)) -gt 100000000 ] && ok || bad "the thawed counter: $b0 -> $c0 (want a jump to the truth)"
+
+# --- G. Redfish unavailable ---------------------------------------------------------------------
+fault add --kind redfish-unavailable --node intel-1 --param retryAfterSec=7 --id rf >/dev/null
+for _ in $(seq 50); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/redfish/v1/Chassis/intel-1/Power")" = 503 ] && break
+    sleep 0.1
+done
+hdr=$(curl -s -D - -o "$root/rf.json" "$url/redfish/v1/Chassis/intel-1/Power")
+grep -q '^HTTP/1.1 503' <<<"$hdr" && grep -qi '^Retry-After: 7' <<<"$hdr" &&
+    grep -qF '"message":"The service is temporarily unavailable.  Retry in 7 seconds."' "$root/rf.json" && ok ||
+    bad "Redfish of a node whose BMC is unavailable: $hdr $(cat "$root/rf.json")"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$url/redfish/v1/Chassis/intel-2/Power")" = 200 ] && ok ||
+    bad "Redfish of a healthy node"
+out=$(fault add --kind rf-lost --node intel-1 2>&1)
+[ $? = 1 ] && grep -qF 'request:1:9: fault: kind: unknown kind "rf-lost"' <<<"$out" && ok || bad "a bad request: $out"
+kill $pid
+wait $pid 2>/dev/null
+pid=
+
+# --- H. faults in a run's trace, at --speed max -------------------------------------------------
+cat >"$root/run.yaml" <<'EOF'
+apiVersion: sim.joulie.io/v1alpha1
+kind: ClusterSpec
+metadata: {name: faults-run}
+spec:
+  pools:
+  - {name: intel, profile: intel-xeon-2s-rapl, count: 2, labels: {rack: r1}}
+  - {name: sxm, profile: nvidia-h100-sxm-8gpu, count: 1, labels: {rack: r2}}
+EOF
+{
+    for i in 1 2 3 4; do
+        echo '{"type":"job","jobId":"cpu-'$i'","podTemplate":{"requests":{"cpu":"48"}},"work":{"cpuUnits":4000},"workloadClass":{"cpu":"cpu.compute_bound"}}'
+    done
+    for j in a b; do
+        echo '{"type":"job","jobId":"gpu-'$j'","podTemplate":{"requests":{"cpu":"4","nvidia.com/gpu":"1"}},"work":{"cpuUnits":100,"gpuUnits":200},"workloadClass":{"gpu":"gpu.compute_bound"}}'
+    done
+} >"$root/jobs.jsonl"
+cp "$root/jobs.jsonl" "$root/faulty.jsonl"
+echo '{"type":"fault","id":"hot","kind":"fan-failure","labels":{"rack":"r1"},"atSec":5,"durationSec":60}' >>"$root/faulty.jsonl"
+echo '{"type":"fault","id":"lost","kind":"gpu-lost","nodes":["sxm-0"],"device":"gpu0","atSec":10,"durationSec":30}' >>"$root/faulty.jsonl"
+for v in clean:jobs faulty:faulty again:faulty; do
+    "$hwemu" run --spec "$root/run.yaml" --trace "$root/${v#*:}.jsonl" --root "$root/run-${v%%:*}" --speed max \
+        >/dev/null 2>"$root/run.err" || bad "run ${v%%:*}: $(cat "$root/run.err")"
+done
+dir() { ls -d "$root/run-$1"/runs/*/; }
+# the end of a job (s from the run's start) in a run's jobs.jsonl
+end_of() { python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    if d["jobId"] == sys.argv[2]: print(d["endSec"])' "$(dir "$1")/jobs.jsonl" "$2"; }
+faults=$(cat "$(dir faulty)/faults.jsonl" 2>/dev/null)
+grep -qF '{"event":"started","faultId":"lost","kind":"gpu-lost","device":"gpu0","atSec":10,"nodes":["sxm-0"],"jobs":["gpu-a"]}' <<<"$faults" &&
+    ok || bad "faults.jsonl: the lost GPU's start: $faults"
+grep -qF '"event":"ended","faultId":"lost"' <<<"$faults" && grep -q '"faultId":"hot".*"nodes":\["intel-0","intel-1"\],"jobs":\["cpu-' <<<"$faults" &&
+    ok || bad "faults.jsonl: $faults"
+[ ! -e "$(dir clean)/faults.jsonl" ] && ok || bad "a run without faults has a faults.jsonl"
+# the job on the lost GPU waits the fault's 30 s: it ends 30 s later than without it (the run
+# holds every rate while it waits; its other GPU job is untouched)
+a0=$(end_of clean gpu-a) a1=$(end_of faulty gpu-a) b0=$(end_of clean gpu-b) b1=$(end_of faulty gpu-b)
+awk -v a="$a0" -v b="$a1" 'BEGIN { d = b - a; exit !(d >= 29 && d <= 31) }' && [ "$b0" = "$b1" ] && ok ||
+    bad "the job on the lost GPU: ends at $a0 s without the fault, $a1 s with it (want 30 s later); gpu-b $b0 / $b1"
+# the fan failure holds rack r1's packages at TjMax: their jobs end later
+c0=$(end_of clean cpu-1) c1=$(end_of faulty cpu-1)
+awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(b > a + 1) }' && ok ||
+    bad "a cooling fault on rack r1: cpu-1 ends at $c0 s without it, $c1 s with it (want later)"
+for f in jobs.jsonl faults.jsonl; do
+    cmp <(sed -E 's/"(runId|cgroup)":[[:space:]]*"[^"]*",?//g' "$(dir faulty)/$f") \
+        <(sed -E 's/"(runId|cgroup)":[[:space:]]*"[^"]*",?//g' "$(dir again)/$f") && ok ||
+        bad "the same spec, trace and faults at --speed max: $f differs"
+done
+# --- I. sensors that behave like real ones -------------------------------------------------------
+# An idle H100 draws a constant power: an exact NVML reading never changes, so a client that keeps
+# only changing samples (tests/nvml/pynvml_changes.py) has one sample and measures 0 J. NVML's
+# reading is a measurement with noise (within nvidia-smi's documented +/- 5 W): it changes at
+# every publication, and the client's energy is within 1 % of the energy counter's (the truth).
+for noise in true false; do
+    cat >"$root/idle.yaml" <<EOF
+apiVersion: sim.joulie.io/v1alpha1
+kind: ClusterSpec
+metadata: {name: idle}
+spec:
+  sensors: {noise: $noise}
+  pools:
+  - {name: idle, profile: nvidia-h100-sxm-8gpu, count: 1}
+EOF
+    port=$(free_port)
+    rm -rf "$root/ri"
+    serve_start http://127.0.0.1:$port "$root/serve.err" --spec "$root/idle.yaml" --root "$root/ri" \
+        --addr 127.0.0.1:$port --tick 200ms || { bad "serve did not come up: $(cat "$root/serve.err")"; finish; }
+    out=$("$hwemu" exec --root "$root/ri" --node idle-0 -- "$venv/bin/python" tests/nvml/pynvml_changes.py 0 6 2>&1)
+    kill $pid
+    wait $pid 2>/dev/null
+    pid=
+    n=$(sed -n 's/^samples=//p' <<<"$out") m=$(sed -n 's/^measured_j=//p' <<<"$out") t=$(sed -n 's/^truth_j=//p' <<<"$out")
+    if [ $noise = true ]; then
+        # 6 s at 200 ms ticks: about 30 readings; at least 10 even on a loaded machine
+        [ "${n:-0}" -ge 10 ] && awk -v m="$m" -v t="$t" 'BEGIN { exit !(t > 0 && m >= 0.99 * t && m <= 1.01 * t) }' && ok ||
+            bad "a change-only client on an idle GPU: $n samples, $m J measured, $t J by the counter (want within 1 %): $out"
+    else
+        [ "$n" = 1 ] && ok || bad "with spec.sensors.noise false an idle GPU's reading should never change: $out"
+    fi
+done
+finish
