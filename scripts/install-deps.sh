@@ -10,7 +10,7 @@ packages=(
   powercap-utils linux-cpupower python3-psutil prometheus-node-exporter lm-sensors tlp
   msr-tools likwid ipmitool freeipmi-tools python3-venv tmux librust-nvml-wrapper-dev chromium
   clang-14 libclang-rt-14-dev openssl util-linux
-  pciutils hwloc numactl rocm-smi gdb gnuplot-nox busybox-static man-db
+  pciutils hwloc numactl rocm-smi gdb gnuplot-nox busybox-static sysfsutils man-db
 )
 missing=()
 for p in "${packages[@]}"; do

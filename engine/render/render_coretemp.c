@@ -13,11 +13,18 @@
  * Each package's temperature is one S value (published when its shown value moves); a core or
  * CCD reads it through a view (seg_view.h SEG_VIEW_TEMP) lowered by a fixed spread of 0 to 2 °C
  * (assumed: cores of a loaded package read within a few degrees of its hottest; the package
- * sensor is the hottest core). VMs (cpu.hypervisor) have no such sensors. */
+ * sensor is the hottest core). VMs (cpu.hypervisor) have no such sensors.
+ * The driver model (render_devmodel.h): hwmon<N> is a class device (hwmon.c: class hwmon, no
+ * uevent properties) with `device` -> its parent; coretemp.<pkg> a platform device bound to
+ * coretemp (uevent DRIVER and MODALIAS=platform:coretemp, drivers/base/platform.c
+ * platform_uevent, modalias_show); 0000:00:<18+pkg>.3 the data fabric's function 3, a PCI
+ * function (class 0x060000, host bridge) bound to k10temp, with its uevent, modalias, driver
+ * links and power/ (amd_df_function). */
 #include "params.h"
 #include "profile.h"
 #include "render.h"
 #include "render_cpuinfo.h"
+#include "render_devmodel.h"
 #include "seg_attr.h"
 #include "seg_view.h"
 #include "ytree.h"
@@ -62,6 +69,40 @@ static void temp_view(struct node_layout *l, const char *dir, int n, uint32_t pk
     segb_dynamic(l->b, path, 0444, SEG_S, pkg_value, SEG_VIEW_TEMP, pa);
 }
 
+#define AMD_DF_CLASS 0x060000
+
+/* The data fabric function 3's device id (include/linux/pci_ids.h PCI_DEVICE_ID_AMD_*_DF_F3, the
+ * ids k10temp_id_table matches), 0 for a family/model outside this table. */
+static unsigned amd_df_f3(int family, int model)
+{
+    if (family == 0x19)
+        return model < 0x10 ? 0x1653 : model < 0x20 ? 0x14b0 : 0;
+    if (family == 0x1a)
+        return model < 0x20 ? 0x12c3 : 0;
+    return 0;
+}
+
+/* The PCI function 0000:00:<18+k>.3 k10temp binds: uevent as pci_uevent prints it (subsystem ids
+ * 0000), its modalias, its driver links and power/ as every PCI function has. It stays out of
+ * sys/bus/pci/devices, which lspci lists: a function lspci would show needs the vendor, device
+ * and config files render_pci.c renders, and the node shows the data fabric's functions nowhere. */
+static void amd_df_function(struct node_layout *l, const char *dir, int family, int model, int k)
+{
+    unsigned id = amd_df_f3(family, model);
+    char uevent[320], modalias[80];
+    snprintf(modalias, sizeof modalias, "pci:v00001022d%08Xsv00000000sd00000000bc%02Xsc%02Xi%02X", id,
+             AMD_DF_CLASS >> 16, (AMD_DF_CLASS >> 8) & 0xff, AMD_DF_CLASS & 0xff);
+    snprintf(uevent, sizeof uevent,
+             "DRIVER=k10temp\nPCI_CLASS=%X\nPCI_ID=1022:%04X\nPCI_SUBSYS_ID=0000:0000\nPCI_SLOT_NAME=0000:00:%02x.3\n"
+             "MODALIAS=%s\n", AMD_DF_CLASS, id, 0x18 + k, modalias);
+    dm_device(l, dir, "bus/pci", uevent, DM_PM_ON);
+    dm_driver(l, dir, "pci", "k10temp");
+    char path[256], text[96];
+    snprintf(path, sizeof path, "%s/modalias", dir);
+    snprintf(text, sizeof text, "%s\n", modalias);
+    segb_static(l->b, path, 0444, text, strlen(text));
+}
+
 void render_coretemp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p)
 {
     if (prof_bool(tree, "cpu.hypervisor", false) || p->cpus < 1)
@@ -84,16 +125,19 @@ void render_coretemp(struct node_layout *l, const struct yt_node *tree, const st
         uint32_t v = layout_value(l, text, (struct binding){.kind = BK_PKG_TEMP, .pkg = (uint8_t)k, .zone = !intel});
         if (intel) {
             snprintf(dir, sizeof dir, "sys/devices/platform/coretemp.%d", k);
-            segb_link(b, (snprintf(path, sizeof path, "%s/subsystem", dir), path), "../../../bus/platform");
+            dm_device(l, dir, "bus/platform", "DRIVER=coretemp\nMODALIAS=platform:coretemp\n", DM_PM_UNSUPPORTED);
+            dm_bus(l, dir, "platform", "coretemp");
+            put_text(b, dir, "modalias", "platform:coretemp\n");
             snprintf(dir, sizeof dir, "sys/devices/platform/coretemp.%d/hwmon/hwmon%d", k, h);
             snprintf(target, sizeof target, "../../../coretemp.%d", k);
         } else {
             snprintf(dir, sizeof dir, "sys/devices/pci0000:00/0000:00:%02x.3", 0x18 + k);
-            segb_link(b, (snprintf(path, sizeof path, "%s/subsystem", dir), path), "../../../bus/pci");
+            amd_df_function(l, dir, family, (int)prof_int(tree, "cpu.model", 0), k);
             snprintf(dir, sizeof dir, "sys/devices/pci0000:00/0000:00:%02x.3/hwmon/hwmon%d", 0x18 + k, h);
             snprintf(target, sizeof target, "../../../0000:00:%02x.3", 0x18 + k);
         }
         segb_dir(b, dir, 0755);
+        dm_device(l, dir, "class/hwmon", "", DM_PM_UNSUPPORTED);
         segb_link(b, (snprintf(path, sizeof path, "%s/device", dir), path), target);
         snprintf(path, sizeof path, "sys/class/hwmon/hwmon%d", h);
         snprintf(target, sizeof target, "../../%s", dir + 4);

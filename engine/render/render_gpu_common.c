@@ -4,6 +4,7 @@
  * layout and the segment builder, so none of those files depends on another through it. */
 #include "render_gpu_common.h"
 
+#include "render_devmodel.h"
 #include "seg_attr.h"
 
 #include <stdarg.h>
@@ -48,14 +49,24 @@ void gpu_static(struct node_layout *l, const char *dir, const char *name, const 
     segb_static(l->b, path, 0444, text, (size_t)n);
 }
 
+void gpu_drm_minor(struct node_layout *l, int bus, const char *name, int minor)
+{
+    char pci[128], dir[192], text[128];
+    gpu_pci_dir(bus, pci, sizeof pci);
+    snprintf(dir, sizeof dir, "%s/drm/%s", pci, name);
+    segb_dir(l->b, dir, 0755);
+    dm_link(l, dir, "device", pci);
+    dm_link(l, "sys/class/drm", name, dir);
+    /* drm_sysfs.c: class drm, type drm_minor, devt 226:minor, devnode "dri/<name>";
+     * dev_uevent prints MAJOR, MINOR, DEVNAME, DEVTYPE; device_add adds `dev` ("226:<minor>") */
+    snprintf(text, sizeof text, "MAJOR=226\nMINOR=%d\nDEVNAME=dri/%s\nDEVTYPE=drm_minor\n", minor, name);
+    dm_device(l, dir, "class/drm", text, DM_PM_UNSUPPORTED);
+    gpu_static(l, dir, "dev", "226:%d", minor);
+}
+
 void gpu_drm_card(struct node_layout *l, int bus, int card)
 {
-    char dir[128], path[256], target[160];
-    gpu_pci_dir(bus, dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/drm/card%d/device", dir, card);
-    snprintf(target, sizeof target, "../../../0000:%02x:00.0", bus);
-    segb_link(l->b, path, target);
-    snprintf(path, sizeof path, "sys/class/drm/card%d", card);
-    snprintf(target, sizeof target, "../../devices/pci0000:%02x/0000:%02x:00.0/drm/card%d", bus, bus, card);
-    segb_link(l->b, path, target);
+    char name[32];
+    snprintf(name, sizeof name, "card%d", card);
+    gpu_drm_minor(l, bus, name, card);
 }

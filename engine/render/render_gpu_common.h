@@ -10,7 +10,11 @@
 
 /* "sys/devices/pci0000:<bb>/0000:<bb>:00.0" */
 void gpu_pci_dir(int bus, char *buf, size_t len);
-/* drm/card<card>/device in the PCI directory and the sys/class/drm/card<card> link. */
+/* The DRM minor drm/<name> (card<N>, renderD<N>) of the PCI function on bus: its device
+ * directory with `device`, `dev`, the driver model's entries (render_devmodel.h), and the
+ * sys/class/drm/<name> link. */
+void gpu_drm_minor(struct node_layout *l, int bus, const char *name, int minor);
+/* gpu_drm_minor of card<card>. */
 void gpu_drm_card(struct node_layout *l, int bus, int card);
 /* dir/name, read-only, the formatted text and a newline. */
 void gpu_static(struct node_layout *l, const char *dir, const char *name, const char *fmt, ...)

@@ -6,6 +6,7 @@
 #include "render.h"
 #include "profile.h"
 #include "render_gpu.h"
+#include "render_devmodel.h"
 #include "render_gpu_common.h"
 #include "seg_attr.h"
 #include "ytree.h"
@@ -13,11 +14,14 @@
 #include <stdio.h>
 #include <string.h>
 
-/* sys/class/hwmon/hwmon<h>, and the hwmon device's `device` link to its PCI function (how
- * libsensors names the chip, e.g. amdgpu-pci-1000). */
+/* sys/class/hwmon/hwmon<h>, the hwmon device's `device` link to its PCI function (how
+ * libsensors names the chip, e.g. amdgpu-pci-1000) and its driver-model entries (class hwmon,
+ * no uevent properties). */
 static void hwmon_link(struct node_layout *l, int bus, int h)
 {
     char path[160], target[160];
+    snprintf(path, sizeof path, "sys/devices/pci0000:%02x/0000:%02x:00.0/hwmon/hwmon%d", bus, bus, h);
+    dm_device(l, path, "class/hwmon", "", DM_PM_UNSUPPORTED);
     snprintf(path, sizeof path, "sys/devices/pci0000:%02x/0000:%02x:00.0/hwmon/hwmon%d/device", bus, bus, h);
     snprintf(target, sizeof target, "../../../0000:%02x:00.0", bus);
     segb_link(l->b, path, target);
@@ -49,8 +53,8 @@ static void amdgpu(struct node_layout *l, const struct yt_node *gp, const struct
     snprintf(path, sizeof path, "%s/mem_info_vram_used", dev);
     gpu_value(l, path, "0\n", i, GQ_VRAM_USED_B);
     gpu_drm_card(l, bus, card);
-    snprintf(path, sizeof path, "%s/drm/renderD%d", dev, 128 + card); /* librocm_smi64's render minor */
-    segb_dir(l->b, path, 0755);
+    snprintf(text, sizeof text, "renderD%d", 128 + card); /* librocm_smi64's render minor */
+    gpu_drm_minor(l, bus, text, 128 + card);
     snprintf(hw, sizeof hw, "%s/hwmon/hwmon%d", dev, h);
     segb_dir(l->b, hw, 0755);
     hwmon_link(l, bus, h);

@@ -5,9 +5,13 @@
  *   sys/class/hwmon/hwmon<s> -> ../../devices/platform/amd_hsmp/hwmon/hwmon<s>
  *   .../hwmon<s>/device -> ../../../amd_hsmp.<s>, a platform device per socket (subsystem
  *   platform), so lm-sensors names the sockets apart (amd_hsmp_hwmon-isa-0000, -0001). The
- *   kernel's ACPI devices are AMDI0097:0<s>, which lm-sensors 3.6 would name alike. */
+ *   kernel's ACPI devices are AMDI0097:0<s>, which lm-sensors 3.6 would name alike.
+ * Both are devices of the driver model (render_devmodel.h): amd_hsmp.<s> bound to amd_hsmp
+ * (uevent DRIVER and MODALIAS, modalias, driver, sys/bus/platform links), hwmon<s> of class
+ * hwmon (empty uevent). */
 #include "params.h"
 #include "render.h"
+#include "render_devmodel.h"
 #include "profile.h"
 #include "seg_attr.h"
 #include "ytree.h"
@@ -33,16 +37,14 @@ void render_hsmp(struct node_layout *l, const struct yt_node *tree, const struct
          * classify_device), so the sockets read amd_hsmp_hwmon-isa-0000, -0001. */
         char devdir[128];
         snprintf(devdir, sizeof devdir, "sys/devices/platform/amd_hsmp.%d", s);
-        snprintf(path, sizeof path, "%s/subsystem", devdir);
-        segb_link(b, path, "../../../bus/platform");
-        snprintf(path, sizeof path, "%s/uevent", devdir);
-        snprintf(text, sizeof text, "DRIVER=amd_hsmp\nMODALIAS=platform:amd_hsmp\n");
-        segb_static(b, path, 0644, text, strlen(text));
+        dm_device(l, devdir, "bus/platform", "DRIVER=amd_hsmp\nMODALIAS=platform:amd_hsmp\n", DM_PM_UNSUPPORTED);
+        dm_bus(l, devdir, "platform", "amd_hsmp");
+        snprintf(path, sizeof path, "%s/modalias", devdir);
+        segb_static(b, path, 0444, "platform:amd_hsmp\n", 18);
         snprintf(path, sizeof path, "%s/device", dir);
         snprintf(text, sizeof text, "../../../amd_hsmp.%d", s);
         segb_link(b, path, text);
-        snprintf(path, sizeof path, "%s/subsystem", dir);
-        segb_link(b, path, "../../../../../class/hwmon");
+        dm_device(l, dir, "class/hwmon", "", DM_PM_UNSUPPORTED);
         snprintf(path, sizeof path, "%s/name", dir);
         segb_static(b, path, 0444, "amd_hsmp_hwmon\n", 15);
         snprintf(path, sizeof path, "%s/power1_input", dir);

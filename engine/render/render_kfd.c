@@ -8,10 +8,14 @@
  *   .../nodes/<n>/gpu_id, name           0 and "" for CPUs; GPUs a non-zero id and the gfx name
  *   .../nodes/<n>/io_links/0/properties  a GPU's PCIe link (type 2) to its NUMA node
  *   .../nodes/<n>/p2p_links/             empty
+ * kfd is a device of class kfd (kfd_chardev.c kfd_chardev_init: device_create with devt
+ * MKDEV(major, 0), name "kfd"): `subsystem`, `dev`, uevent MAJOR, MINOR, DEVNAME, power/. Its major
+ * is dynamic (register_chrdev(0, ...): the kernel picks a free one at each boot); 235 is assumed.
  * Never: anything that changes while the node runs. */
 #include "gpu_files.h"
 #include "profile.h"
 #include "render_gpu.h"
+#include "render_devmodel.h"
 #include "render_gpu_common.h"
 #include "render_topology.h"
 #include "ytree.h"
@@ -37,6 +41,8 @@ void render_kfd(struct node_layout *l, const struct yt_node *tree, const struct 
     gpu_static(l, "sys/devices/virtual/kfd/kfd/topology", "generation_id", "1");
     gpu_static(l, "sys/devices/virtual/kfd/kfd/topology", "system_properties", "platform_oem 0\nplatform_id 0\nplatform_rev 0");
     segb_own(l->b, "sys/devices/virtual/kfd");
+    dm_device(l, "sys/devices/virtual/kfd/kfd", "class/kfd", "MAJOR=235\nMINOR=0\nDEVNAME=kfd\n", DM_PM_UNSUPPORTED);
+    gpu_static(l, "sys/devices/virtual/kfd/kfd", "dev", "235:0");
     int nodes = topo_numa_nodes(tree);
     char dir[160], path[224], text[1024];
     for (int k = 0; k < nodes; k++) {

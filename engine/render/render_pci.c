@@ -6,6 +6,7 @@
 
 #include "gpu_files.h"
 #include "profile.h"
+#include "render_devmodel.h"
 #include "render_gpu_common.h"
 #include "render_topology.h"
 #include "ytree.h"
@@ -112,7 +113,7 @@ static void config_space(const struct pci_fn *fn, const uint64_t *addr, unsigned
 
 void render_pci_function(struct node_layout *l, const struct yt_node *tree, const struct pci_fn *fn)
 {
-    char dir[128], path[256], target[192], text[512];
+    char dir[128], path[256], text[512];
     gpu_pci_dir(fn->bus, dir, sizeof dir);
     segb_dir(l->b, dir, 0755);
     gpu_static(l, dir, "vendor", "0x%04x", fn->vendor);
@@ -191,22 +192,11 @@ void render_pci_function(struct node_layout *l, const struct yt_node *tree, cons
                              "PCI_CLASS=%X\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%04X:%04X\nPCI_SLOT_NAME=0000:%02x:00.0\n"
                              "MODALIAS=%s\n",
                              fn->cls, fn->vendor, fn->device, fn->subvendor, fn->subdevice, fn->bus, modalias);
-    snprintf(path, sizeof path, "%s/uevent", dir);
-    segb_static(l->b, path, 0644, text, used);
-    snprintf(path, sizeof path, "%s/subsystem", dir); /* the bus libsensors and udev read */
-    segb_link(l->b, path, "../../../bus/pci");
-    snprintf(path, sizeof path, "sys/bus/pci/devices/0000:%02x:00.0", fn->bus);
-    snprintf(target, sizeof target, "../../../devices/pci0000:%02x/0000:%02x:00.0", fn->bus, fn->bus);
-    segb_link(l->b, path, target);
-    if (fn->driver[0]) {
-        snprintf(path, sizeof path, "%s/driver", dir);
-        snprintf(target, sizeof target, "../../../bus/pci/drivers/%s", fn->driver);
-        segb_link(l->b, path, target);
-        snprintf(path, sizeof path, "sys/bus/pci/drivers/%s/0000:%02x:00.0", fn->driver, fn->bus);
-        snprintf(target, sizeof target, "../../../../devices/pci0000:%02x/0000:%02x:00.0", fn->bus, fn->bus);
-        segb_link(l->b, path, target);
+    /* the bus libsensors and udev read; power/: pci_pm_init forbids runtime PM ("on", "active") */
+    dm_device(l, dir, "bus/pci", text, DM_PM_ON);
+    dm_bus(l, dir, "pci", fn->driver);
+    if (fn->driver[0])
         render_pci_module(l, fn->driver);
-    }
 }
 
 void render_pci_module(struct node_layout *l, const char *driver)

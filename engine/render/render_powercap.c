@@ -9,9 +9,14 @@
  * constraint_N_name (R), constraint_N_power_limit_uw and constraint_N_time_window_us (A 0644;
  * a locked or disabled constraint answers ENODATA), constraint_N_max_power_uw (R 0444).
  * Peak power (PL4) has no time window file: the kernel fails its read with ENODATA.
- * Never renders constraint_N_min_power_uw (RAPL has no such op). */
+ * Never renders constraint_N_min_power_uw (RAPL has no such op).
+ * Control types and zones are devices of class powercap (powercap_sys.c: dev.class =
+ * &powercap_class, no bus, no devt, no uevent callback): `subsystem` -> class/powercap, an empty
+ * `uevent`, `power/` (runtime PM never enabled), and a zone's `device` -> its parent (the control
+ * type or the parent zone: powercap_register_zone sets dev.parent). */
 #include "params.h"
 #include "render.h"
+#include "render_devmodel.h"
 #include "profile.h"
 #include "seg_attr.h"
 #include "ytree.h"
@@ -67,6 +72,10 @@ static void render_zone(struct zctx *c, const struct yt_node *z, const char *dir
     struct seg_builder *b = c->l->b;
     char path[512], text[64], target[512];
     segb_dir(b, dir, 0755);
+    char parent[512];
+    snprintf(parent, sizeof parent, "%.*s", (int)(strrchr(dir, '/') - dir), dir);
+    dm_device(c->l, dir, "class/powercap", "", DM_PM_UNSUPPORTED);
+    dm_link(c->l, dir, "device", parent);
     /* The flat class link: sys/class/powercap/<cls> -> ../../devices/virtual/powercap/... */
     snprintf(path, sizeof path, "sys/class/powercap/%s", cls);
     snprintf(target, sizeof target, "../../devices/virtual/powercap/%s", dir + strlen(DEV) + 1);
@@ -179,6 +188,7 @@ void render_powercap(struct node_layout *l, const struct yt_node *tree, const st
         char dir[512], target[512], path[512];
         snprintf(dir, sizeof dir, DEV "/%s", ct);
         segb_dir(l->b, dir, 0755);
+        dm_device(l, dir, "class/powercap", "", DM_PM_UNSUPPORTED); /* no parent: no device link */
         snprintf(path, sizeof path, "sys/class/powercap/%s", ct);
         snprintf(target, sizeof target, "../../devices/virtual/powercap/%s", ct);
         segb_link(l->b, path, target);

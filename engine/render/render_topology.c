@@ -5,6 +5,7 @@
 
 #include "profile.h"
 #include "render_cpuinfo.h"
+#include "render_devmodel.h"
 #include "ytree.h"
 
 #include <stdint.h>
@@ -212,12 +213,20 @@ static void cpu_root(struct node_layout *l, const struct topo *t, char *buf, siz
     free(all.w);
 }
 
-static void cpu_topology(struct node_layout *l, const struct topo *t, int i, char *buf, size_t cap)
+/* cpuN is a device of the cpu bus bound to ACPI's processor driver (drivers/base/cpu.c
+ * register_cpu, cpu_uevent; drivers/acpi/processor_driver.c: .name "processor", .bus
+ * &cpu_subsys), uevent the given text; the node owns it whole, so none of the host's CPU
+ * attributes show through. */
+static void cpu_topology(struct node_layout *l, const struct topo *t, int i, const char *uevent, char *buf,
+                         size_t cap)
 {
     const struct cpuinfo_cpu *c = &t->cpus[i];
     char dir[128], path[192], text[32];
     snprintf(dir, sizeof dir, "sys/devices/system/cpu/cpu%d", c->id);
     segb_dir(l->b, dir, 0755);
+    segb_own(l->b, dir);
+    dm_device(l, dir, "bus/cpu", uevent, DM_PM_CPU);
+    dm_bus(l, dir, "cpu", "processor");
     if (c->id != 0) { /* CPU 0 cannot go offline: it has no online file */
         snprintf(path, sizeof path, "%s/online", dir);
         segb_static(l->b, path, 0644, "1\n", 2);
@@ -352,6 +361,8 @@ static void numa(struct node_layout *l, const struct yt_node *tree, const struct
     for (int k = 0; k < t->nodes; k++) {
         snprintf(dir, sizeof dir, "sys/devices/system/node/node%d", k);
         segb_dir(l->b, dir, 0755);
+        dm_device(l, dir, "bus/node", "", DM_PM_UNSUPPORTED); /* drivers/base/node.c register_node: no uevent */
+        dm_bus(l, dir, "node", NULL);
         struct cpuset s = set_new(t->nr);
         for (int i = 0; i < t->n; i++)
             if (t->node[i] == k)
@@ -403,8 +414,15 @@ void render_topology(struct node_layout *l, const struct yt_node *tree)
     if (!buf)
         abort();
     cpu_root(l, &t, buf, cap);
+    /* cpu_uevent: print_cpu_modalias, "cpu:type:" CPU_FEATURE_TYPEVAL ":feature:" and the CPU's
+     * feature numbers (arch/x86/include/asm/cpufeature.h: "x86,ven%04Xfam%04Xmod%04X", vendor
+     * X86_VENDOR_INTEL 0, X86_VENDOR_AMD 2). The feature numbers need CPUID bits no profile
+     * holds: the list is empty (docs/whole-node.md "The driver model"). */
+    char uevent[160];
+    snprintf(uevent, sizeof uevent, "DRIVER=processor\nMODALIAS=cpu:type:x86,ven%04Xfam%04Xmod%04X:feature:\n",
+             t.intel ? 0u : 2u, (unsigned)prof_int(tree, "cpu.family", 0), (unsigned)prof_int(tree, "cpu.model", 0));
     for (int i = 0; i < t.n; i++) {
-        cpu_topology(l, &t, i, buf, cap);
+        cpu_topology(l, &t, i, uevent, buf, cap);
         cpu_caches(l, tree, &t, i, buf, cap);
     }
     numa(l, tree, &t, buf, cap);

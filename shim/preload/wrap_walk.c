@@ -4,7 +4,10 @@
  * before its contents (after them with FTW_DEPTH), FTW_SL for a link under FTW_PHYS, FTW_D /
  * FTW_DP / FTW_F / FTW_NS, and a non-zero callback result stops the walk and is returned.
  * FTW_CHDIR is honoured with the shim's chdir (the emulated working directory): each
- * directory's contents are reported from inside it. A walk
+ * directory's contents are reported from inside it. Without FTW_PHYS a directory already walked
+ * (the same device and inode, reached again through a link such as a device's `subsystem` or
+ * `device`) is skipped without a report, as glibc's find_object/add_object do, so a walk of
+ * the driver model's cycles ends as on the kernel's sysfs. A walk
  * starting anywhere else is glibc's. */
 #include "emu.h"
 #include "real.h"
@@ -13,6 +16,8 @@
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,7 +31,47 @@ struct walk {
     int (*old)(const char *, const struct stat *, int);
     int (*old64)(const char *, const struct stat64 *, int);
     int flags;
+    /* the directories walked (without FTW_PHYS): an open-addressed set of dev/ino keys, 0 free */
+    uint64_t *seen;
+    size_t nseen, cap;
 };
+
+static uint64_t dir_key(const struct stat *st)
+{
+    uint64_t k = ((uint64_t)st->st_dev << 40 ^ (uint64_t)st->st_ino) + 1;
+    return k ? k : 1; /* 0 marks a free slot */
+}
+
+/* Whether the directory was walked already; records it when not. -1 when out of memory. */
+static int seen_before(struct walk *w, const struct stat *st)
+{
+    uint64_t k = dir_key(st);
+    if (2 * (w->nseen + 1) > w->cap) { /* keep it at most half full */
+        size_t cap = w->cap ? 2 * w->cap : 256;
+        uint64_t *t = calloc(cap, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; i < w->cap; i++)
+            if (w->seen[i])
+                for (size_t j = (size_t)(w->seen[i] * 0x9E3779B97F4A7C15ull) & (cap - 1);; j = (j + 1) & (cap - 1))
+                    if (!t[j]) {
+                        t[j] = w->seen[i];
+                        break;
+                    }
+        free(w->seen);
+        w->seen = t;
+        w->cap = cap;
+    }
+    for (size_t j = (size_t)(k * 0x9E3779B97F4A7C15ull) & (w->cap - 1);; j = (j + 1) & (w->cap - 1)) {
+        if (w->seen[j] == k)
+            return 1;
+        if (!w->seen[j]) {
+            w->seen[j] = k;
+            w->nseen++;
+            return 0;
+        }
+    }
+}
 
 static int call(const struct walk *w, const char *path, const struct stat *st, int type, int base, int level)
 {
@@ -42,7 +87,7 @@ static int call(const struct walk *w, const char *path, const struct stat *st, i
     return w->old ? w->old(path, st, type) : w->old64(path, &s64, type);
 }
 
-static int walk(const struct walk *w, char *path, size_t len, int level)
+static int walk(struct walk *w, char *path, size_t len, int level)
 {
     struct stat st;
     bool phys = w->flags & FTW_PHYS;
@@ -58,6 +103,11 @@ static int walk(const struct walk *w, char *path, size_t len, int level)
     if (!S_ISDIR(st.st_mode))
         return call(w, path, &st, FTW_F, base, level);
     int rc;
+    if (!phys && (rc = seen_before(w, &st)) != 0) {
+        if (rc < 0)
+            errno = ENOMEM;
+        return rc > 0 ? 0 : -1;
+    }
     if (!(w->flags & FTW_DEPTH) && (rc = call(w, path, &st, FTW_D, base, level)))
         return rc;
     DIR *d = opendir(path);
@@ -122,6 +172,7 @@ static int start(const char *dir, struct walk *w, bool *ours)
     char cwd[PATH_MAX];
     bool moved = (w->flags & FTW_CHDIR) && getcwd(cwd, sizeof cwd);
     int r = walk(w, path, n, 0);
+    free(w->seen);
     if (moved) {
         int saved = errno;
         if (chdir(cwd) != 0)

@@ -84,8 +84,9 @@ print(len(glob.glob('/sys/class/powercap/intel-rapl:*/name')))
 print(len(os.listdir('/sys/devices/system/cpu/cpufreq')))
 ")
 [ "$out" = $'[\'intel-rapl\', \'intel-rapl:0\', \'intel-rapl:0:0\', \'intel-rapl:1\', \'intel-rapl:1:0\']\n4\n96' ] && ok || bad "python listdir/glob: $out"
+# 17: the zone's 12 attributes, its child zone, and device, power, subsystem, uevent (sysfs §3.2)
 out=$(X intel-0 -- bash -c 'cd /sys/class/powercap/intel-rapl:1 && cat name && ls | wc -l')
-[ "$out" = $'package-1\n13' ] && ok || bad "cd into the tree, then relative names (also in a child): $out"
+[ "$out" = $'package-1\n17' ] && ok || bad "cd into the tree, then relative names (also in a child): $out"
 out=$(X intel-0 -- "$py" -c "
 import psutil
 print(psutil.cpu_count(logical=True), psutil.cpu_count(logical=False), len(psutil.cpu_freq(percpu=True)))
