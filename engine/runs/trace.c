@@ -175,7 +175,7 @@ static const char *const request_keys[] = {"cpu", "memory", "nvidia.com/gpu", "a
 static const char *const work_keys[] = {"cpuUnits", "gpuUnits", NULL};
 static const char *const cpu_gpu_keys[] = {"cpu", "gpu", NULL};
 static const char *const profile_keys[] = {"cpuUtilization", "gpuUtilization", "memoryIntensity", "ioIntensity",
-                                           "cpuFeedIntensityGpu", NULL};
+                                           "cpuFeedIntensityGpu", "gpuPeerTransfers", NULL}; /* the last hwemu's */
 static const char *const workload_keys[] = {"type", "schemaVersion", "workloadId", "submitTimeOffsetSec", "namespace",
                                             "workloadType", "gang", "durationSec", "intentClass", "workloadClass",
                                             "sharedIntensityProfile", "pods", "tags", NULL};
@@ -316,6 +316,8 @@ static void transfers(struct ctx *c, const cJSON *prof, struct trace_job *j)
             i++;
             continue;
         }
+        static const char *const xfer_keys[] = {"from", "to", "GBps", NULL};
+        known_keys(c, e, f, xfer_keys, false);
         const cJSON *from = cJSON_GetObjectItemCaseSensitive(e, "from"), *to = cJSON_GetObjectItemCaseSensitive(e, "to");
         int before = c->errors;
         double gbps = num(c, e, "GBps", f, 0, 0, 1e6);
