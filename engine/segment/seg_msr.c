@@ -158,8 +158,8 @@ uint64_t seg_msr_tsc_khz(void)
     uint64_t k = atomic_load_explicit(&khz, memory_order_relaxed);
     if (k)
         return k;
-    uint64_t c0, c1;
-    int64_t t0, t1;
+    uint64_t c0 = 0, c1 = 0; /* set by tsc_pair's first sample (zeroed for gcc -O3's flow analysis) */
+    int64_t t0 = 0, t1 = 0;
     tsc_pair(&c0, &t0);
     do
         tsc_pair(&c1, &t1);
