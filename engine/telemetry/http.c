@@ -81,23 +81,24 @@ static const struct route_row {
     const char *path;
     bool prefix;
     enum handler h;
-    const char *shown; /* in the 404's list; NULL: another spelling of a listed route */
+    enum http_route_id label; /* joulie_sim_requests_total's route (http_stats.h) */
+    const char *shown;        /* in the 404's list; NULL: another spelling of a listed route */
 } route_table[] = {
-    {"/telemetry/", true, H_TELEMETRY, "GET /telemetry/<node>"},
-    {"/control/", true, H_CONTROL, "POST /control/<node>"},
-    {"/", false, H_PAGE, "GET /"},
-    {"/ui/", true, H_PAGE, "GET /ui/<file>"},
-    {"/debug/nodes", false, H_NODES, "GET /debug/nodes"},
-    {"/debug/cluster", false, H_CLUSTER, "GET /debug/cluster"},
-    {"/debug/history", false, H_HISTORY, "GET /debug/history"},
-    {"/debug/events", false, H_EVENTS, "GET /debug/events"},
-    {"/debug/energy", false, H_ENERGY, "GET /debug/energy"},
-    {"/metrics", false, H_METRICS, "GET /metrics"},
-    {"/exporters/", true, H_EXPORTERS, "GET /exporters/<format>/<node>/metrics"},
-    {"/exporters", false, H_EXPORTERS, "GET /exporters"},
-    {"/healthz", false, H_HEALTH, "GET /healthz"},
-    {"/redfish/", true, H_REDFISH, "GET /redfish/v1/..."},
-    {"/redfish", false, H_REDFISH, NULL},
+    {"/telemetry/", true, H_TELEMETRY, HR_TELEMETRY, "GET /telemetry/<node>"},
+    {"/control/", true, H_CONTROL, HR_CONTROL, "POST /control/<node>"},
+    {"/", false, H_PAGE, HR_PAGE, "GET /"},
+    {"/ui/", true, H_PAGE, HR_PAGE, "GET /ui/<file>"},
+    {"/debug/nodes", false, H_NODES, HR_DEBUG_NODES, "GET /debug/nodes"},
+    {"/debug/cluster", false, H_CLUSTER, HR_DEBUG_CLUSTER, "GET /debug/cluster"},
+    {"/debug/history", false, H_HISTORY, HR_DEBUG_HISTORY, "GET /debug/history"},
+    {"/debug/events", false, H_EVENTS, HR_DEBUG_EVENTS, "GET /debug/events"},
+    {"/debug/energy", false, H_ENERGY, HR_DEBUG_ENERGY, "GET /debug/energy"},
+    {"/metrics", false, H_METRICS, HR_METRICS, "GET /metrics"},
+    {"/exporters/", true, H_EXPORTERS, HR_EXPORTERS, "GET /exporters/<format>/<node>/metrics"},
+    {"/exporters", false, H_EXPORTERS, HR_EXPORTERS, "GET /exporters"},
+    {"/healthz", false, H_HEALTH, HR_HEALTHZ, "GET /healthz"},
+    {"/redfish/", true, H_REDFISH, HR_REDFISH, "GET /redfish/v1/..."},
+    {"/redfish", false, H_REDFISH, HR_REDFISH, NULL},
 };
 
 static const struct route_row *route_of(const char *url)
@@ -108,6 +109,12 @@ static const struct route_row *route_of(const char *url)
             return row;
     }
     return NULL;
+}
+
+enum http_route_id http_route_of(const char *url)
+{
+    const struct route_row *row = route_of(url);
+    return row ? row->label : http_runs_label(url);
 }
 
 struct buf {

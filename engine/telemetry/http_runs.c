@@ -53,6 +53,13 @@ bool http_runs_route(const char *url)
     return !strcmp(url, "/runs") || !strncmp(url, "/runs/", 6) || labels_route(url) || faults_route(url);
 }
 
+enum http_route_id http_runs_label(const char *url)
+{
+    if (!strcmp(url, "/runs") || !strncmp(url, "/runs/", 6))
+        return HR_RUNS;
+    return labels_route(url) ? HR_LABELS : faults_route(url) ? HR_FAULTS : HR_OTHER;
+}
+
 char *http_runs_metrics(void)
 {
     return the_runs ? runs_metrics_text(the_runs) : NULL;

@@ -14,6 +14,8 @@
  * Never: run state itself (engine/runs/runs.h owns it). */
 #ifndef HWEMU_HTTP_RUNS_H
 #define HWEMU_HTTP_RUNS_H
+#include "http_stats.h"
+
 #include <microhttpd.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,6 +32,8 @@ void http_runs_set_trace_dir(const char *dir);
 extern const char *const http_runs_routes[];
 /* Whether url is a run route. */
 bool http_runs_route(const char *url);
+/* Its route label (http_stats.h): runs, labels or faults; other for a path it does not take. */
+enum http_route_id http_runs_label(const char *url);
 /* Handles a run route: the MHD access handler's arguments (it keeps its own *state). */
 enum MHD_Result http_runs_handle(struct MHD_Connection *c, const char *url, const char *method, const char *upload,
                                  size_t *upload_size, void **state);

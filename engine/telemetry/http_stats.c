@@ -40,41 +40,6 @@ _Static_assert(REQS + HR_COUNT * M_COUNT * HIST_W <= ENGINE_HTTP_STATS, "engine.
 static const char *const action_names[HC_COUNT] = {"rapl.set_power_cap_watts", "dvfs.set_throttle_pct",
                                                    "gpu.set_power_cap_watts", "other"};
 
-enum http_route_id http_route_of(const char *url)
-{
-    static const struct {
-        const char *path;
-        enum http_route_id r;
-    } debug[] = {{"/debug/nodes", HR_DEBUG_NODES},     {"/debug/cluster", HR_DEBUG_CLUSTER},
-                 {"/debug/history", HR_DEBUG_HISTORY}, {"/debug/events", HR_DEBUG_EVENTS},
-                 {"/debug/energy", HR_DEBUG_ENERGY}};
-    if (!strncmp(url, "/telemetry/", 11))
-        return HR_TELEMETRY;
-    if (!strncmp(url, "/control/", 9))
-        return HR_CONTROL;
-    for (size_t i = 0; i < sizeof debug / sizeof debug[0]; i++)
-        if (!strcmp(url, debug[i].path))
-            return debug[i].r;
-    if (!strcmp(url, "/metrics"))
-        return HR_METRICS;
-    if (!strcmp(url, "/healthz"))
-        return HR_HEALTHZ;
-    if (!strcmp(url, "/exporters") || !strncmp(url, "/exporters/", 11))
-        return HR_EXPORTERS;
-    if (!strcmp(url, "/redfish") || !strncmp(url, "/redfish/", 9))
-        return HR_REDFISH;
-    if (!strcmp(url, "/") || !strncmp(url, "/ui/", 4))
-        return HR_PAGE;
-    if (!strcmp(url, "/runs") || !strncmp(url, "/runs/", 6))
-        return HR_RUNS;
-    size_t n = strlen(url);
-    if (!strncmp(url, "/nodes/", 7) && n > 14 && !strcmp(url + n - 7, "/labels"))
-        return HR_LABELS;
-    if (!strcmp(url, "/faults") || !strncmp(url, "/faults/", 8))
-        return HR_FAULTS;
-    return HR_OTHER;
-}
-
 void http_stats_observe(struct engine *e, enum http_route_id route, const char *method, unsigned status,
                         int64_t ns)
 {

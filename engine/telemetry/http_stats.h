@@ -13,7 +13,8 @@
 
 struct engine;
 
-/* The route label of a request, by its path (the seed's names where the seed has the route). */
+/* The route label of a request, by its path (the seed's names where the seed has the route):
+ * http_route_of (http.c) reads it from the route table, the run API's from http_runs_label. */
 enum http_route_id {
     HR_TELEMETRY, HR_CONTROL, HR_DEBUG_NODES, HR_DEBUG_CLUSTER, HR_DEBUG_HISTORY, HR_DEBUG_EVENTS,
     HR_DEBUG_ENERGY, HR_METRICS, HR_HEALTHZ, HR_EXPORTERS, HR_REDFISH, HR_PAGE, HR_RUNS, HR_LABELS, HR_FAULTS, HR_OTHER,
