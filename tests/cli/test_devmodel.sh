@@ -109,14 +109,13 @@ done
 for run in preload:clx preload:gnr preload:genoa seccomp:clx; do
     route=${run%:*} node=${run#*:}
     out=$(X "$node" "$venv/bin/python" tests/cli/codecarbon_truth.py "$url" "$node-0" "$tick" 2 2>"$tmp/cc.err" | tail -1)
-        # (the tracker's energy is not checked: in 2 of 4 full suites its CPU energy was 262,143 J,
-        # Intel's max_energy_range_uj, plus the truth: a counter it saw go back, not yet explained)
         [ "$(key "$out" error)" = None ] && [ "$(key "$out" raplAvailable)" = True ] &&
             [ "$(key "$out" trackerModes)" = "['intel_rapl']" ] && [ "$(key "$out" packages)" = 2 ] &&
             /usr/bin/python3 -c 'import json, sys
 o = json.loads(sys.argv[1])
 assert len(o["zones"]) == 2, o["zones"]
-assert o["loJ"] > 0 and o["loJ"] <= o["measuredJ"] <= o["hiJ"], o' "$out" && ok ||
+assert o["loJ"] > 0 and o["loJ"] <= o["measuredJ"] <= o["hiJ"], o
+assert o["trackerLoJ"] > 0 and o["trackerLoJ"] <= o["trackerJ"] <= o["trackerHiJ"], o' "$out" && ok ||
             bad "$route: CodeCarbon on $node-0: $out $(tail -3 "$tmp/cc.err")"
 done
 finish
