@@ -15,10 +15,13 @@
 #include "diag.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +42,52 @@ static double loadavg(void)
         fclose(f);
     }
     return l;
+}
+
+/* A kB figure of /proc/self/status ("VmRSS", "VmHWM", "RssAnon", "RssShmem"), 0 if absent. */
+static long status_kb(const char *key)
+{
+    char line[256];
+    long v = 0;
+    size_t kl = strlen(key);
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, kl) && line[kl] == ':')
+            v = atol(line + kl + 1);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* The space the files directly under dir (the root's segments and static files) take, KiB:
+ * tmpfs pages, resident whether or not a process maps them. */
+static long dir_kb(const char *dir)
+{
+    long kb = 0;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char p[1024];
+    struct stat st;
+    while (d && (de = readdir(d)))
+        if (de->d_name[0] != '.' || strstr(de->d_name, ".static")) {
+            snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+            if (!lstat(p, &st) && S_ISREG(st.st_mode))
+                kb += (long)st.st_blocks / 2;
+        }
+    if (d)
+        closedir(d);
+    return kb;
+}
+
+/* Memory per node: the engine's own pages (anonymous: heap, stacks) and the root's files (every
+ * segment page, mapped by the engine or not, counted once), with what the engine maps of them. */
+static void print_memory(const char *when, const char *root, int n)
+{
+    long anon = status_kb("RssAnon"), shm = status_kb("RssShmem"), files = dir_kb(root);
+    printf("  memory %s: RSS %ld KiB (anonymous %ld, segment pages mapped %ld), peak RSS %ld KiB, heap in use %zu KiB, "
+           "root's files %ld KiB; per node %.1f KiB anonymous + %.1f KiB files = %.1f KiB\n",
+           when, status_kb("VmRSS"), anon, shm, status_kb("VmHWM"), mallinfo2().uordblks / 1024, files,
+           (double)anon / n, (double)files / n, (double)(anon + files) / n);
 }
 
 static int cmp64(const void *a, const void *b)
@@ -95,6 +144,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s", e.said ? e.said : ""); /* why it did not start */
         return 1;
     }
+    print_memory("after the start", root, n);
     int64_t *t = calloc((size_t)k, sizeof *t);
     for (int i = 0; i < k; i++) /* warm up: the first ticks touch every segment page */
         engine_tick(&e);
@@ -102,6 +152,7 @@ int main(int argc, char **argv)
         t[i] = engine_tick(&e);
     qsort(t, (size_t)k, sizeof *t, cmp64);
     double idle_p50 = (double)t[k / 2] / 1e6;
+    print_memory("after the idle ticks", root, n);
     char err[4400];
     struct runs *m = runs_attach(&e, NULL, 1, 0, err, sizeof err);
     if (!m) {
@@ -124,6 +175,7 @@ int main(int argc, char **argv)
             runs_stop(m, id);
     }
     double wall = (double)(mono() - t0) / 1e9;
+    print_memory("at the run's end", root, n);
     double sum = 0;
     for (size_t i = 0; i < nt; i++)
         sum += (double)rt[i];

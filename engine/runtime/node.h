@@ -51,6 +51,18 @@ struct node_template {
     uint32_t nbinds;
     struct node_static *st;      /* its static file (NULL until node_static_put); maybe shared */
     bool owns_st;                /* this template put it (and frees it) */
+    /* The values a tick looks up by kind, the same for every node of the template (node_template.c
+     * node_index_build): kept once here, not per node, which is most of what a node's heap was */
+    struct node_index {
+        uint32_t *counters, ncounters;   /* the counter values, in value order (ledger order) */
+        uint32_t *svalues, nsvalues;     /* the values published from the physics each tick */
+        uint32_t *freq_values, nfreq;    /* the scaling_cur_freq values (one per policy) */
+        uint32_t *busy_values, nbusy;    /* the busy-time counter of each CPU index */
+        uint32_t *slot_entry;            /* per slot: its entry */
+        uint32_t *counter_of;            /* per value: its place in counters (SEG_NONE: not a counter) */
+        uint32_t *shown_of;              /* per value: its place in node.shown (SEG_NONE: none) */
+        uint32_t nshown;                 /* freq_values first (same order), then the others */
+    } ix;
 };
 
 /* cg: the spec's job cgroups (NULL: none rendered). */
@@ -146,18 +158,24 @@ struct node {
     ino_t seg_ino;               /* its path (node_repair.c) */
     const struct binding *binds; /* per value (the template's) */
     uint32_t nvalues;
-    uint32_t *slot_entry;        /* per slot: its entry */
-    uint64_t *slot_applied;      /* per slot: the last sequence applied to the physics */
-    uint32_t *counters, ncounters; /* the counter values, in value order (ledger order) */
-    uint32_t *svalues, nsvalues;   /* the values published from the physics each tick */
-    uint32_t *freq_values, nfreq;  /* the scaling_cur_freq values (one per policy) */
+    /* the template's lookups by kind (node_template.ix), copied here for the tick's loops */
+    const uint32_t *slot_entry;    /* per slot: its entry */
+    uint64_t *slot_applied;        /* per slot: the last sequence applied to the physics */
+    const uint32_t *counters;      /* the counter values, in value order (ledger order) */
+    uint32_t ncounters;
+    const uint32_t *svalues;       /* the values published from the physics each tick */
+    uint32_t nsvalues;
+    const uint32_t *freq_values;   /* the scaling_cur_freq values (one per policy) */
+    uint32_t nfreq;
     bool freq_dirty;               /* a frequency or a cap ceiling moved, or nothing is shown: look at them */
-    int64_t *shown;                /* per value: the number it shows, for values published on change */
+    int64_t *shown;                /* per value published on change (ix.shown_of): the number it shows */
     uint64_t *busy_shown;          /* per CPU index: the busy line's base substep it shows */
     uint32_t *busy_shown_rate;     /* per CPU index: its rate */
-    uint64_t *cstart;              /* per time counter value: its total before this start (ledger) */
+    uint64_t *cstart;              /* per counter (ix.counter_of; node_cstart): its total before this
+                                    * start (ledger); used for the time counters */
     uint64_t cstart_elapsed_us;    /* the elapsed counter's */
-    uint32_t *busy_values, nbusy;  /* the busy-time counter of each CPU index */
+    const uint32_t *busy_values;   /* the busy-time counter of each CPU index */
+    uint32_t nbusy;
     bool busy_dirty;               /* a busy line was rebased, or nothing is shown: look at them */
     char loadavg_shown[SEG_TEXT_MAX]; /* the /proc/loadavg text published last */
     int64_t horizon_ns;            /* node time of the last publication's freeze horizon (until_mono) */
