@@ -250,6 +250,17 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "hwemu serve: HWEMU_DEBUG_ROOT_FREE: the root's file system is taken to have %llu bytes "
                 "free (a test setting)\n", b);
     }
+    const char *mavail = cli_env("HWEMU_DEBUG_MEM_AVAILABLE");
+    if (mavail) {
+        char *end;
+        unsigned long long b = strtoull(mavail, &end, 10);
+        if (*end || end == mavail || !b)
+            return cli_usage_error("serve", "HWEMU_DEBUG_MEM_AVAILABLE=\"%.100s\" is not a number of bytes above 0 "
+                                   "(a test setting: docs/robustness.md)", mavail);
+        cfg.debug_mem_available = b;
+        fprintf(stderr, "hwemu serve: HWEMU_DEBUG_MEM_AVAILABLE: the machine is taken to have %llu bytes of memory "
+                "available (a test setting)\n", b);
+    }
     char xerr[256];
     if (exporters_parse(exporters, &cfg.exporters, xerr, sizeof xerr))
         return cli_usage_error("serve", "%s=\"%s\": %s", exporters_from, exporters, xerr);

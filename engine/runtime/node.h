@@ -62,6 +62,7 @@ struct node_template {
         uint32_t *counter_of;            /* per value: its place in counters (SEG_NONE: not a counter) */
         uint32_t *shown_of;              /* per value: its place in node.shown (SEG_NONE: none) */
         uint32_t nshown;                 /* freq_values first (same order), then the others */
+        uint32_t nunits, ncyc, ncf;      /* job cgroup slots, busy-cycle lines, cpufreq/stats values */
     } ix;
 };
 
@@ -73,6 +74,10 @@ int node_template_build(struct node_template *t, const char *profile, const stru
  * errno with a message in err. Before any node of t opens. */
 int node_static_put(struct node_template *templates, int n, int t, const char *root, char *err, size_t errlen);
 void node_template_free(struct node_template *t);
+/* What one node of template t holds in the engine's own memory (the struct node and the arrays
+ * node_open allocates for it, from the template's counts), bytes: engine_start's estimate
+ * (docs/robustness.md "Capacity"). Its segment is not included. */
+size_t node_private_bytes(const struct node_template *t);
 
 /* The last write an agent made to a node's files, as its event said (the engine's page shows it
  * per node). event NULL: none since the engine started. */

@@ -82,6 +82,10 @@ static void index_build(struct node_template *t)
             ix->svalues[ix->nsvalues++] = v;
         if (k == BK_CPU_BUSY && t->binds[v].cpu == ix->nbusy)
             ix->busy_values[ix->nbusy++] = v; /* by CPU index (render_proc makes them in order) */
+        if (k >= BK_UNIT_FIRST && k <= BK_UNIT_LAST && t->binds[v].cpu >= ix->nunits)
+            ix->nunits = t->binds[v].cpu + 1u;
+        ix->ncyc += k == BK_CPU_CYCLES;
+        ix->ncf += k == BK_CF_STAT || k == BK_CF_RESET;
     }
     ix->nshown = ix->nfreq; /* the frequencies first, in their order, then the values below */
     for (uint32_t v = 0; v < nv; v++)
@@ -105,6 +109,21 @@ static void index_free(struct node_index *ix)
     free(ix->shown_of);
     free(ix->slot_entry);
     memset(ix, 0, sizeof *ix);
+}
+
+size_t node_private_bytes(const struct node_template *t)
+{
+    const struct node_index *ix = &t->ix;
+    const struct node *n = NULL;
+    size_t b = sizeof *n + 64;                                          /* the node and its path */
+    b += (node_img_header(t)->n_slots + 1u) * sizeof *n->slot_applied;  /* node_open's arrays */
+    b += (ix->ncounters + 1u) * (sizeof *n->totals + sizeof *n->cstart);
+    b += (ix->nshown + 1u) * sizeof *n->shown;
+    b += (ix->nbusy + 1u) * (sizeof *n->busy_shown + sizeof *n->busy_shown_rate);
+    b += ix->nunits * sizeof *n->units + ix->ncyc * sizeof *n->cyc;     /* node_unit.c, node_cycles.c */
+    if (ix->ncf)                                                        /* node_cfstats.c */
+        b += ix->ncf * (sizeof *n->cf_base + sizeof *n->cf_since) + PHYS_MAX_CPUS * sizeof *n->cf_of_cpu;
+    return b;
 }
 
 int node_template_build(struct node_template *t, const char *profile, const struct yt_node *tree, double ambient_c,
