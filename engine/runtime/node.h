@@ -62,7 +62,8 @@ struct node_template {
         uint32_t *counter_of;            /* per value: its place in counters (SEG_NONE: not a counter) */
         uint32_t *shown_of;              /* per value: its place in node.shown (SEG_NONE: none) */
         uint32_t nshown;                 /* freq_values first (same order), then the others */
-        uint32_t nunits, ncyc, ncf;      /* job cgroup slots, busy-cycle lines, cpufreq/stats values */
+        uint32_t nunits, ncyc;           /* job cgroup slots, busy-cycle lines */
+        uint32_t ncf, ncfc;              /* cpufreq/stats time lines, and their count values */
     } ix;
 };
 
@@ -239,7 +240,9 @@ struct node {
     bool units_quiet;              /* none held and none to publish: node_units_collect skips them */
     /* cpufreq/stats of the table-driver policies (node_cfstats.c) */
     struct node_cfpol {
-        uint32_t v0;               /* its first stat value: k time lines, then the k² counts */
+        uint32_t v0;               /* its first stat value: k time lines, then its counts' values */
+        uint32_t t, c;             /* its k times in cf_time from t, its k² counts in cf_count from c */
+        uint64_t since;            /* the substep its current entry became current, UINT64_MAX: none */
         uint16_t cpu;              /* its first CPU index */
         uint8_t k;                 /* table entries */
         int8_t cur;                /* the entry it is in (-1: before the first tick) */
@@ -251,9 +254,8 @@ struct node {
     int ncfpol;
     int *cf_dirty, ncf_dirty;      /* the policies to look at in this tick's publication */
     uint16_t *cf_of_cpu;           /* per CPU index: 1 + the policy it is the first CPU of, 0: none */
-    uint32_t cf_v0, cf_nv;         /* the values cf_base and cf_since cover: cf_v0 .. cf_v0 + cf_nv - 1 */
-    uint64_t *cf_base;             /* per value: ns of a stat line up to its last stop (counts x 1000) */
-    uint64_t *cf_since;            /* per value: the substep its entry became current, UINT64_MAX: not */
+    uint64_t *cf_time;             /* per policy entry: ns in it up to its last stop */
+    uint32_t *cf_count;            /* per policy (from, to) pair: transitions */
     /* the CPUs' busy-cycle lines (node_cycles.c) */
     struct node_cyc {
         uint32_t v;                /* its BK_CPU_CYCLES value */

@@ -6,6 +6,7 @@
 #include "node_internal.h"
 #include "params.h"
 #include "render.h"
+#include "seg_view.h"
 
 #include "profile.h"
 #include "ytree.h"
@@ -85,7 +86,8 @@ static void index_build(struct node_template *t)
         if (k >= BK_UNIT_FIRST && k <= BK_UNIT_LAST && t->binds[v].cpu >= ix->nunits)
             ix->nunits = t->binds[v].cpu + 1u;
         ix->ncyc += k == BK_CPU_CYCLES;
-        ix->ncf += k == BK_CF_STAT || k == BK_CF_RESET;
+        ix->ncf += k == BK_CF_STAT && t->binds[v].zone == 0; /* a time line: one per policy entry */
+        ix->ncfc += k == BK_CF_STAT && t->binds[v].zone == 1;
     }
     ix->nshown = ix->nfreq; /* the frequencies first, in their order, then the values below */
     for (uint32_t v = 0; v < nv; v++)
@@ -122,7 +124,8 @@ size_t node_private_bytes(const struct node_template *t)
     b += (ix->nbusy + 1u) * (sizeof *n->busy_shown + sizeof *n->busy_shown_rate);
     b += ix->nunits * sizeof *n->units + ix->ncyc * sizeof *n->cyc;     /* node_unit.c, node_cycles.c */
     if (ix->ncf)                                                        /* node_cfstats.c */
-        b += ix->ncf * (sizeof *n->cf_base + sizeof *n->cf_since) + PHYS_MAX_CPUS * sizeof *n->cf_of_cpu;
+        b += ix->ncf * (sizeof *n->cf_time + sizeof *n->cfpol + sizeof *n->cf_dirty) +
+             ix->ncfc * SEG_COUNTS_PER_VALUE * sizeof *n->cf_count + PHYS_MAX_CPUS * sizeof *n->cf_of_cpu;
     return b;
 }
 

@@ -290,6 +290,14 @@ uint32_t segb_value_line(struct seg_builder *b)
     return v;
 }
 
+uint32_t segb_value_counts(struct seg_builder *b)
+{
+    uint32_t v = segb_value_text(b, "");
+    b->values[v].type = SEG_V_COUNTS;
+    b->values[v].len = SEG_COUNTS_PER_VALUE * 4;
+    return v;
+}
+
 uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words)
 {
     b->params = grow(b->params, &b->pcap, b->nparams + 1, sizeof *b->params);
