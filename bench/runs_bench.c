@@ -8,6 +8,9 @@
  * Usage: runs_bench ROOT_PARENT N HOURS [TICK_S] [K] [MAX_TICKS] [BATCH]   (defaults: tick 1 s, K 20; MAX_TICKS:
  * stop the run after that many ticks (0: none), to measure a large cluster's tick without running it all;
  * BATCH: engine_config.batch_ticks, 0 the engine's default, 1 every node at every tick)
+ * HWEMU_BENCH_PROFILE=NAME: every node of that one profile instead of the mix (memory per profile).
+ * Memory: the engine's anonymous pages and the root's files (segments and static files) after the
+ * start, after the idle ticks and at the run's end, in all and per node.
  * Figures go to bench/README.md with the machine and the command. */
 #include "engine.h"
 #include "runs.h"
@@ -115,13 +118,18 @@ int main(int argc, char **argv)
     int gpu = (int)lround(n * 0.57), nvl = gpu / 2, mi = gpu / 4, l40 = gpu - nvl - mi, cpu = n - gpu;
     int xeon = cpu / 2, epyc = cpu - xeon;
     FILE *f = fopen(spec, "w");
-    fprintf(f, "apiVersion: sim.joulie.io/v1alpha1\nkind: ClusterSpec\nmetadata: {name: runs-bench}\nspec:\n  pools:\n"
-               "  - {name: nvl, profile: nvidia-h100-nvl-8gpu, count: %d}\n"
-               "  - {name: mi300x, profile: amd-instinct-mi300x-8gpu, count: %d}\n"
-               "  - {name: l40s, profile: nvidia-l40s-4gpu, count: %d}\n"
-               "  - {name: xeon, profile: intel-xeon-2s-rapl, count: %d}\n"
-               "  - {name: epyc, profile: amd-epyc-2s-hsmp, count: %d}\n",
-            nvl, mi, l40, xeon, epyc);
+    const char *one = getenv("HWEMU_BENCH_PROFILE");
+    if (one)
+        fprintf(f, "apiVersion: sim.joulie.io/v1alpha1\nkind: ClusterSpec\nmetadata: {name: runs-bench}\nspec:\n"
+                   "  pools:\n  - {name: one, profile: %s, count: %d}\n", one, n);
+    else
+        fprintf(f, "apiVersion: sim.joulie.io/v1alpha1\nkind: ClusterSpec\nmetadata: {name: runs-bench}\nspec:\n  pools:\n"
+                   "  - {name: nvl, profile: nvidia-h100-nvl-8gpu, count: %d}\n"
+                   "  - {name: mi300x, profile: amd-instinct-mi300x-8gpu, count: %d}\n"
+                   "  - {name: l40s, profile: nvidia-l40s-4gpu, count: %d}\n"
+                   "  - {name: xeon, profile: intel-xeon-2s-rapl, count: %d}\n"
+                   "  - {name: epyc, profile: amd-epyc-2s-hsmp, count: %d}\n",
+                nvl, mi, l40, xeon, epyc);
     fclose(f);
     struct tracegen_opts o;
     tracegen_defaults(&o);

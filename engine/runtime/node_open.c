@@ -246,7 +246,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->freq_dirty = n->busy_dirty = true;
     seg_guard_install();
     int rc;
-    bool salvaged = false;
+    bool salvaged = false, rendered = false; /* rendered: the file is the template's image, written now */
     char why[200] = "";
     struct stat st;
     if (lstat(n->path, &st) == 0) {
@@ -257,6 +257,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
             node_units_salvage(n); /* which job each cgroup slot showed */
         } else if (rc < 0) {
             rc = seg_image_write(&t->image, n->path, name, &n->seg, err, errlen);
+            rendered = !rc;
             if (!rc) {
                 adopt(n);
                 n->resumed = salvaged;
@@ -268,6 +269,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         }
     } else {
         rc = seg_image_write(&t->image, n->path, name, &n->seg, err, errlen);
+        rendered = !rc;
         if (!rc)
             adopt(n);
     }
@@ -286,7 +288,10 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->seg.h->engine_pid = (uint32_t)getpid();
     for (int i = 0; i < PHYS_GPU_MAX; i++)
         n->gpu_limit_entry[i] = SEG_NONE;
-    n->slot_writes_seen = (uint64_t)-1; /* drain once at the start */
+    /* drain once at the start, unless the file was just written from the image: its slots are
+     * empty (holes, seg_image_write) until an agent's store bumps slot_writes, and a drain now
+     * would fault in every slot page of a node no agent writes to */
+    n->slot_writes_seen = rendered ? atomic_load(&n->seg.h->slot_writes) : (uint64_t)-1;
     for (uint32_t i = 0; i < n->seg.n_entries; i++) {
         uint32_t slot = n->seg.entries[i].slot, v = n->seg.entries[i].value;
         if (slot == SEG_NONE || slot >= n->seg.n_slots || v >= n->nvalues)
