@@ -148,8 +148,12 @@ int main(int argc, char **argv)
     if (cfg.workers > 12)
         cfg.workers = 12;
     static struct engine e;
+    char cmd[1800];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s'", root, spec, trace);
     if (engine_start(&e, &cfg)) {
-        fprintf(stderr, "%s", e.said ? e.said : ""); /* why it did not start */
+        fprintf(stderr, "%s", e.said ? e.said : ""); /* why it did not start (the capacity check: what and what to do) */
+        int removed = system(cmd);
+        (void)removed; /* a failed start exits 1 either way */
         return 1;
     }
     print_memory("after the start", root, n);
@@ -218,7 +222,5 @@ int main(int argc, char **argv)
     free(buf);
     runs_detach(m);
     engine_stop(&e);
-    char cmd[1800];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s'", root, spec, trace);
     return system(cmd) == 0 ? 0 : 1;
 }
