@@ -103,13 +103,10 @@ static void index_build(struct node_template *t)
 
 static void index_free(struct node_index *ix)
 {
-    free(ix->counters);
-    free(ix->svalues);
-    free(ix->freq_values);
-    free(ix->busy_values);
-    free(ix->counter_of);
-    free(ix->shown_of);
-    free(ix->slot_entry);
+    uint32_t *arrays[] = {ix->counters, ix->svalues, ix->freq_values, ix->busy_values, ix->counter_of, ix->shown_of,
+                          ix->slot_entry};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
     memset(ix, 0, sizeof *ix);
 }
 
