@@ -8,6 +8,9 @@
  * Usage: runs_bench ROOT_PARENT N HOURS [TICK_S] [K] [MAX_TICKS] [BATCH]   (defaults: tick 1 s, K 20; MAX_TICKS:
  * stop the run after that many ticks (0: none), to measure a large cluster's tick without running it all;
  * BATCH: engine_config.batch_ticks, 0 the engine's default, 1 every node at every tick)
+ * HWEMU_BENCH_PROFILE=NAME: every node of that one profile instead of the mix (memory per profile).
+ * Memory: the engine's anonymous pages and the root's files (segments and static files) after the
+ * start, after the idle ticks and at the run's end, in all and per node.
  * Figures go to bench/README.md with the machine and the command. */
 #include "engine.h"
 #include "runs.h"
@@ -15,10 +18,13 @@
 #include "diag.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +45,52 @@ static double loadavg(void)
         fclose(f);
     }
     return l;
+}
+
+/* A kB figure of /proc/self/status ("VmRSS", "VmHWM", "RssAnon", "RssShmem"), 0 if absent. */
+static long status_kb(const char *key)
+{
+    char line[256];
+    long v = 0;
+    size_t kl = strlen(key);
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, kl) && line[kl] == ':')
+            v = atol(line + kl + 1);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* The space the files directly under dir (the root's segments and static files) take, KiB:
+ * tmpfs pages, resident whether or not a process maps them. */
+static long dir_kb(const char *dir)
+{
+    long kb = 0;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char p[1024];
+    struct stat st;
+    while (d && (de = readdir(d)))
+        if (de->d_name[0] != '.' || strstr(de->d_name, ".static")) {
+            snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+            if (!lstat(p, &st) && S_ISREG(st.st_mode))
+                kb += (long)st.st_blocks / 2;
+        }
+    if (d)
+        closedir(d);
+    return kb;
+}
+
+/* Memory per node: the engine's own pages (anonymous: heap, stacks) and the root's files (every
+ * segment page, mapped by the engine or not, counted once), with what the engine maps of them. */
+static void print_memory(const char *when, const char *root, int n)
+{
+    long anon = status_kb("RssAnon"), shm = status_kb("RssShmem"), files = dir_kb(root);
+    printf("  memory %s: RSS %ld KiB (anonymous %ld, segment pages mapped %ld), peak RSS %ld KiB, heap in use %zu KiB, "
+           "root's files %ld KiB; per node %.1f KiB anonymous + %.1f KiB files = %.1f KiB\n",
+           when, status_kb("VmRSS"), anon, shm, status_kb("VmHWM"), mallinfo2().uordblks / 1024, files,
+           (double)anon / n, (double)files / n, (double)(anon + files) / n);
 }
 
 static int cmp64(const void *a, const void *b)
@@ -66,13 +118,18 @@ int main(int argc, char **argv)
     int gpu = (int)lround(n * 0.57), nvl = gpu / 2, mi = gpu / 4, l40 = gpu - nvl - mi, cpu = n - gpu;
     int xeon = cpu / 2, epyc = cpu - xeon;
     FILE *f = fopen(spec, "w");
-    fprintf(f, "apiVersion: sim.joulie.io/v1alpha1\nkind: ClusterSpec\nmetadata: {name: runs-bench}\nspec:\n  pools:\n"
-               "  - {name: nvl, profile: nvidia-h100-nvl-8gpu, count: %d}\n"
-               "  - {name: mi300x, profile: amd-instinct-mi300x-8gpu, count: %d}\n"
-               "  - {name: l40s, profile: nvidia-l40s-4gpu, count: %d}\n"
-               "  - {name: xeon, profile: intel-xeon-2s-rapl, count: %d}\n"
-               "  - {name: epyc, profile: amd-epyc-2s-hsmp, count: %d}\n",
-            nvl, mi, l40, xeon, epyc);
+    const char *one = getenv("HWEMU_BENCH_PROFILE");
+    if (one)
+        fprintf(f, "apiVersion: sim.joulie.io/v1alpha1\nkind: ClusterSpec\nmetadata: {name: runs-bench}\nspec:\n"
+                   "  pools:\n  - {name: one, profile: %s, count: %d}\n", one, n);
+    else
+        fprintf(f, "apiVersion: sim.joulie.io/v1alpha1\nkind: ClusterSpec\nmetadata: {name: runs-bench}\nspec:\n  pools:\n"
+                   "  - {name: nvl, profile: nvidia-h100-nvl-8gpu, count: %d}\n"
+                   "  - {name: mi300x, profile: amd-instinct-mi300x-8gpu, count: %d}\n"
+                   "  - {name: l40s, profile: nvidia-l40s-4gpu, count: %d}\n"
+                   "  - {name: xeon, profile: intel-xeon-2s-rapl, count: %d}\n"
+                   "  - {name: epyc, profile: amd-epyc-2s-hsmp, count: %d}\n",
+                nvl, mi, l40, xeon, epyc);
     fclose(f);
     struct tracegen_opts o;
     tracegen_defaults(&o);
@@ -91,10 +148,15 @@ int main(int argc, char **argv)
     if (cfg.workers > 12)
         cfg.workers = 12;
     static struct engine e;
+    char cmd[1800];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s'", root, spec, trace);
     if (engine_start(&e, &cfg)) {
-        fprintf(stderr, "%s", e.said ? e.said : ""); /* why it did not start */
+        fprintf(stderr, "%s", e.said ? e.said : ""); /* why it did not start (the capacity check: what and what to do) */
+        int removed = system(cmd);
+        (void)removed; /* a failed start exits 1 either way */
         return 1;
     }
+    print_memory("after the start", root, n);
     int64_t *t = calloc((size_t)k, sizeof *t);
     for (int i = 0; i < k; i++) /* warm up: the first ticks touch every segment page */
         engine_tick(&e);
@@ -102,6 +164,7 @@ int main(int argc, char **argv)
         t[i] = engine_tick(&e);
     qsort(t, (size_t)k, sizeof *t, cmp64);
     double idle_p50 = (double)t[k / 2] / 1e6;
+    print_memory("after the idle ticks", root, n);
     char err[4400];
     struct runs *m = runs_attach(&e, NULL, 1, 0, err, sizeof err);
     if (!m) {
@@ -124,6 +187,7 @@ int main(int argc, char **argv)
             runs_stop(m, id);
     }
     double wall = (double)(mono() - t0) / 1e9;
+    print_memory("at the run's end", root, n);
     double sum = 0;
     for (size_t i = 0; i < nt; i++)
         sum += (double)rt[i];
@@ -158,7 +222,5 @@ int main(int argc, char **argv)
     free(buf);
     runs_detach(m);
     engine_stop(&e);
-    char cmd[1800];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s'", root, spec, trace);
     return system(cmd) == 0 ? 0 : 1;
 }

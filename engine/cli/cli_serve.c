@@ -129,6 +129,24 @@ static void on_signal(int sig)
     eng.stop = 1;
 }
 
+/* A test setting of bytes (docs/robustness.md "Capacity") from environment variable name into
+ * *out, said on stderr ("<name>: <before> <bytes> <after> (a test setting)"): 0, or the usage
+ * error's exit code. */
+static int debug_bytes(const char *name, const char *before, const char *after, uint64_t *out)
+{
+    const char *s = cli_env(name);
+    if (!s)
+        return 0;
+    char *end;
+    unsigned long long b = strtoull(s, &end, 10);
+    if (*end || end == s || !b)
+        return cli_usage_error("serve", "%s=\"%.100s\" is not a number of bytes above 0 (a test setting: "
+                               "docs/robustness.md)", name, s);
+    *out = b;
+    fprintf(stderr, "hwemu serve: %s: %s %llu %s (a test setting)\n", name, before, b, after);
+    return 0;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -239,17 +257,13 @@ int cmd_serve(int argc, char **argv)
                  cfg.debug_late_ns >= cfg.tick_ns / 2))
         return cli_usage_error("serve", "HWEMU_DEBUG_LATE_TICK=\"%.100s\" is not a duration above 0 and below half "
                                "the tick (a test setting: docs/robustness.md)", late);
-    const char *rfree = cli_env("HWEMU_DEBUG_ROOT_FREE");
-    if (rfree) {
-        char *end;
-        unsigned long long b = strtoull(rfree, &end, 10);
-        if (*end || end == rfree || !b)
-            return cli_usage_error("serve", "HWEMU_DEBUG_ROOT_FREE=\"%.100s\" is not a number of bytes above 0 (a "
-                                   "test setting: docs/robustness.md)", rfree);
-        cfg.debug_root_free = b;
-        fprintf(stderr, "hwemu serve: HWEMU_DEBUG_ROOT_FREE: the root's file system is taken to have %llu bytes "
-                "free (a test setting)\n", b);
-    }
+    int drc = debug_bytes("HWEMU_DEBUG_ROOT_FREE", "the root's file system is taken to have", "bytes free",
+                          &cfg.debug_root_free);
+    if (!drc)
+        drc = debug_bytes("HWEMU_DEBUG_MEM_AVAILABLE", "the machine is taken to have", "bytes of memory available",
+                          &cfg.debug_mem_available);
+    if (drc)
+        return drc;
     char xerr[256];
     if (exporters_parse(exporters, &cfg.exporters, xerr, sizeof xerr))
         return cli_usage_error("serve", "%s=\"%s\": %s", exporters_from, exporters, xerr);

@@ -37,6 +37,13 @@ uint32_t layout_line(struct node_layout *l, struct binding bind)
     return v;
 }
 
+uint32_t layout_counts(struct node_layout *l, struct binding bind)
+{
+    uint32_t v = segb_value_counts(l->b);
+    grow_binds(l, bind);
+    return v;
+}
+
 uint32_t layout_counter_ex(struct node_layout *l, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count,
                            struct binding bind)
 {

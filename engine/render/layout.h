@@ -47,9 +47,10 @@ enum bind_kind {
                       * the node renders no energy_uj for (DRAM on AMD, psys on most nodes). It is in
                       * the ledger only, never published: a restart carries the zone's energy on, so
                       * the node's energy (/debug/energy, the exporters, pm_counters) never goes back */
-    BK_CF_STAT,      /* S line (SEG_V_LINE): a cpufreq/stats line of the table-driver policy whose first CPU index is
-                      * cpu (render_cpufreq.c, published by runtime/node_cfstats.c): zone 0 the time in
-                      * a table entry, zone 1 a transition count; pkg = the table's entries */
+    BK_CF_STAT,      /* S: the cpufreq/stats of the table-driver policy whose first CPU index is cpu
+                      * (render_cpufreq.c, published by runtime/node_cfstats.c): zone 0 the time in a
+                      * table entry (SEG_V_LINE), zone 1 SEG_COUNTS_PER_VALUE of its transition counts
+                      * (SEG_V_COUNTS); pkg = the table's entries */
     BK_CF_RESET,     /* A: cpufreq/stats/reset of the policy whose first CPU index is cpu */
     BK_CPU_CYCLES,   /* S counter: the clock cycles CPU index cpu ran while busy (its busy time at its
                       * running frequency: IA32_APERF), republished when either changes
@@ -105,6 +106,8 @@ uint32_t layout_value(struct node_layout *l, const char *text, struct binding bi
 uint32_t layout_counter(struct node_layout *l, uint32_t unit_nj, struct binding bind);
 /* A time line outside the ledger (SEG_V_LINE). */
 uint32_t layout_line(struct node_layout *l, struct binding bind);
+/* SEG_COUNTS_PER_VALUE counts outside the ledger (SEG_V_COUNTS). */
+uint32_t layout_counts(struct node_layout *l, struct binding bind);
 /* A counter of another width (64: never wraps), optionally showing its register count. */
 uint32_t layout_counter_ex(struct node_layout *l, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count,
                            struct binding bind);

@@ -268,8 +268,9 @@ void render_cpufreq(struct node_layout *l, const struct yt_node *tree, const str
 
 /* cpufreq_stats.c (6.x) cpufreq_stats_create_table: a policy with a frequency table gets stats/,
  * one state per distinct table frequency, in table order. Per policy: the table's k time lines
- * and k² transition counts (consecutive SEG_V_LINE values: the views read them from the first;
- * outside the ledger, resumed from the snapshot: runtime/node_cfstats.c). */
+ * (SEG_V_LINE values) and its k² transition counts, SEG_COUNTS_PER_VALUE to a SEG_V_COUNTS value
+ * (consecutive values: the views read them from the first; outside the ledger, resumed from the
+ * snapshot: runtime/node_cfstats.c). */
 void render_cpufreq_stats(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p)
 {
     const struct yt_node *cf = yt_get(tree, "cpufreq");
@@ -305,9 +306,9 @@ void render_cpufreq_stats(struct node_layout *l, const struct yt_node *tree, con
             continue;
         uint16_t cpu = l->binds[pv].cpu;
         uint32_t first = SEG_NONE;
-        for (int i = 0; i < k + k * k; i++) {
-            uint32_t v = layout_line(l, (struct binding){.kind = BK_CF_STAT, .zone = (uint8_t)(i >= k),
-                                                         .pkg = (uint8_t)k, .cpu = cpu});
+        for (int i = 0; i < k + SEG_CF_COUNT_VALUES(k); i++) {
+            struct binding bind = {.kind = BK_CF_STAT, .zone = (uint8_t)(i >= k), .pkg = (uint8_t)k, .cpu = cpu};
+            uint32_t v = i < k ? layout_line(l, bind) : layout_counts(l, bind);
             if (i == 0)
                 first = v;
         }

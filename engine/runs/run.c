@@ -330,6 +330,8 @@ void run_free(struct run *r)
         free(r->gangs[g].jobs);
     for (int i = 0; i < r->nnodes; i++) {
         free(r->nodes[i].cpu_used);
+        free(r->nodes[i].base.cpu_util_of);
+        free(r->nodes[i].base.xfer);
         free(r->nodes[i].jobs);
         free(r->nodes[i].done);
     }
@@ -569,6 +571,43 @@ const char *run_placement_name(const struct run *r)
     return r->placer ? r->placer->name : "standalone";
 }
 
+/* rn->base from the node's load now (run_node.base). */
+static void save_load(struct run_node *rn, const struct node *nd)
+{
+    struct run_base_load *b = &rn->base;
+    int nc = nd->load.ncpu_util > 0 ? (nd->load.ncpu_util < PHYS_MAX_CPUS ? nd->load.ncpu_util : PHYS_MAX_CPUS) : 0;
+    int nx = nd->gload.nxfer > 0 ? (nd->gload.nxfer < PHYS_GPU_MAX_XFER ? nd->gload.nxfer : PHYS_GPU_MAX_XFER) : 0;
+    *b = (struct run_base_load){.cpu_util = nd->load.cpu_util, .memory_intensity = nd->load.memory_intensity,
+                                .gpu_util = nd->gload.util, .gpu_memory_intensity = nd->gload.memory_intensity,
+                                .cpu_class = nd->load.cpu_class, .gpu_class = nd->gload.cls, .ncpu_util = nc,
+                                .nxfer = nx};
+    if (nc && !(b->cpu_util_of = malloc((size_t)nc * sizeof *b->cpu_util_of)))
+        abort();
+    if (nx && !(b->xfer = malloc((size_t)nx * sizeof *b->xfer)))
+        abort();
+    if (nc)
+        memcpy(b->cpu_util_of, nd->load.cpu_util_of, (size_t)nc * sizeof *b->cpu_util_of);
+    if (nx)
+        memcpy(b->xfer, nd->gload.xfer, (size_t)nx * sizeof *b->xfer);
+}
+
+void run_node_restore_load(const struct run_node *rn, struct node *nd)
+{
+    const struct run_base_load *b = &rn->base;
+    nd->load.cpu_util = b->cpu_util;
+    nd->load.memory_intensity = b->memory_intensity;
+    nd->load.cpu_class = b->cpu_class;
+    nd->load.ncpu_util = b->ncpu_util; /* the physics reads no entry past it */
+    if (b->ncpu_util)
+        memcpy(nd->load.cpu_util_of, b->cpu_util_of, (size_t)b->ncpu_util * sizeof *b->cpu_util_of);
+    nd->gload.util = b->gpu_util;
+    nd->gload.memory_intensity = b->gpu_memory_intensity;
+    nd->gload.cls = b->gpu_class;
+    nd->gload.nxfer = b->nxfer; /* nor past this */
+    if (b->nxfer)
+        memcpy(nd->gload.xfer, b->xfer, (size_t)b->nxfer * sizeof *b->xfer);
+}
+
 void run_before(struct run *r, struct engine *e)
 {
     if (!r->active) { /* the first tick: attach every node */
@@ -576,8 +615,7 @@ void run_before(struct run *r, struct engine *e)
         r->start_mono = e->tick_mono - r->now_ns; /* a resumed run continues its clock */
         for (int i = 0; i < r->nnodes; i++) {
             struct run_node *rn = &r->nodes[i];
-            rn->base = e->nodes[i].load;
-            rn->gbase = e->nodes[i].gload;
+            save_load(rn, &e->nodes[i]);
             e->nodes[i].load_ctx = r;
             e->nodes[i].load_hook = node_hook;
             node_wake(&e->nodes[i], e->tick_mono);
@@ -865,8 +903,7 @@ static void node_hook(void *ctx, struct node *nd)
         node_wake(nd, r->e->tick_mono + 1);
     run_cgroup_sync(r, i, nd);
     if (r->ending) { /* the run's last interval is accounted: the node goes back to its load */
-        nd->load = n->base;
-        nd->gload = n->gbase;
+        run_node_restore_load(n, nd);
         nd->load_hook = NULL;
         nd->load_ctx = NULL;
         n->ended = true;

@@ -101,8 +101,15 @@ struct run_node {
     uint64_t idle_uj, class_uj[JOB_NCLASSES];
     uint64_t resume_gap_uj;          /* the counters' increase between a checkpoint and the restart
                                       * after a crash: work the run redid, owned by no job */
-    struct phys_load base;           /* the load before the run, restored at its end */
-    struct phys_gpu_load gbase;
+    /* the load before the run, restored at its end (run_node_restore_load): the node's load and
+     * GPU load without the unused tails of their per-CPU and transfer arrays (a phys_load and a
+     * phys_gpu_load are 6 KB whole, most of it room no node uses) */
+    struct run_base_load {
+        double cpu_util, memory_intensity, gpu_util, gpu_memory_intensity;
+        int cpu_class, gpu_class, ncpu_util, nxfer;
+        float *cpu_util_of;          /* ncpu_util of them, NULL: none */
+        struct phys_gpu_xfer *xfer;  /* nxfer of them, NULL: none */
+    } base;
     double cpu_util;                 /* of the interval begun last */
     int perf_jobs;
     uint64_t completed[JOB_NCLASSES];
@@ -225,5 +232,8 @@ int run_job_pid(const struct run_job *j);
 void run_cgroup_sync(struct run *r, int i, struct node *nd);
 /* Energy totals: per class and idle, and the nodes' counters, since the start (µJ). */
 void run_energy(const struct run *r, uint64_t cls_uj[JOB_NCLASSES], uint64_t *idle_uj, uint64_t *nodes_uj);
+
+/* Node i's load and GPU load back to what they were before the run (run_node.base). */
+void run_node_restore_load(const struct run_node *rn, struct node *nd);
 
 #endif

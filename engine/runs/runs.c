@@ -678,8 +678,7 @@ bool runs_detach(struct runs *m)
         for (int i = 0; r->active && i < r->nnodes; i++) { /* no tick runs any more */
             struct node *nd = &m->e->nodes[i];
             if (nd->load_hook) {
-                nd->load = r->nodes[i].base;
-                nd->gload = r->nodes[i].gbase;
+                run_node_restore_load(&r->nodes[i], nd);
                 nd->load_hook = NULL;
                 nd->load_ctx = NULL;
             }

@@ -19,6 +19,8 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -431,42 +433,86 @@ static uint64_t mem_available(void)
     return (uint64_t)kb * 1024;
 }
 
+/* What the process's cgroup (v2) still lets it use: memory.max less memory.current, bytes; 0
+ * when it sets no limit or none can be read. A container's MemAvailable is the host's. */
+static uint64_t cgroup_headroom(void)
+{
+    char line[600], path[800];
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    bool found = false;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "0::", 3)) {
+            line[strcspn(line, "\n")] = 0;
+            found = true;
+            break;
+        }
+    if (f)
+        fclose(f);
+    if (!found)
+        return 0;
+    unsigned long long max = 0, cur = 0;
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max", line + 3);
+    f = fopen(path, "re");
+    bool limited = f && fscanf(f, "%llu", &max) == 1; /* "max": no limit */
+    if (f)
+        fclose(f);
+    if (!limited)
+        return 0;
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.current", line + 3);
+    f = fopen(path, "re");
+    if (!f || fscanf(f, "%llu", &cur) != 1)
+        cur = 0;
+    if (f)
+        fclose(f);
+    return max > cur ? max - cur : 1;
+}
+
+/* The root's file system keeps its files in memory (tmpfs, ramfs: /dev/shm, the default). */
+static bool root_in_memory(const char *root)
+{
+    struct statfs sf;
+    return !statfs(root, &sf) && (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC);
+}
+
 static double gib(uint64_t b)
 {
     return (double)b / (1u << 30);
 }
 
-/* What every node of the spec needs (docs/robustness.md "Capacity"): its private memory (the
- * node, two telemetry snapshots, its per-file arrays: about ENGINE_NODE_ARRAY_BYTES a binding)
- * against MemAvailable, and its segment in the root (the template's size; a segment already there
- * of this node counts as space it will reuse) against the root's free space. 0, or -1
- * with one message naming the need, what there is and the remedy. */
-static int check_capacity(const struct engine *e, const char *root, uint64_t debug_free, char *err, size_t errlen)
+/* b bytes for a person: "3.4 GiB", or "812 MiB" below a GiB (a static buffer of k, 0..3). */
+static const char *human(uint64_t b, int k)
 {
-    uint64_t mem = 0, disk = 0;
+    static char buf[4][32];
+    if (b >= (UINT64_C(1) << 30))
+        snprintf(buf[k & 3], sizeof buf[0], "%.1f GiB", gib(b));
+    else
+        snprintf(buf[k & 3], sizeof buf[0], "%.0f MiB", (double)b / (1 << 20));
+    return buf[k & 3];
+}
+
+/* What every node of the spec needs (docs/robustness.md "Capacity"), before any is allocated or
+ * written: its private memory (node_private_bytes and two telemetry snapshots) and its segment
+ * in the root (the template's size, and each layout's static file; a segment already there of
+ * this node counts as space it will reuse), the segments counted as memory too when the root
+ * keeps its files in memory (tmpfs), against what the machine has available (MemAvailable, or
+ * the cgroup's memory.max headroom when smaller), the process's address space limit
+ * (RLIMIT_AS: every segment is mapped) and the root's free space. 0, or -1 with one message
+ * naming the need, what there is and the remedy. */
+static int check_capacity(const struct engine *e, const struct engine_config *cfg, char *err, size_t errlen)
+{
+    const char *root = cfg->root;
+    uint64_t mem = 0, disk = 0, mapped = 0;
     for (int i = 0; i < e->nnodes; i++) {
         const struct node_template *t = &e->templates[e->spec.nodes[i].pool];
-        mem += sizeof(struct node) + 2 * sizeof(struct node_telemetry) + (uint64_t)t->nbinds * ENGINE_NODE_ARRAY_BYTES;
+        mem += node_private_bytes(t) + 2 * sizeof(struct node_telemetry);
         disk += t->image.size;
     }
     for (int p = 0; p < e->spec.npools; p++)
         disk += e->spec.pools[p].count ? e->templates[p].image.st_size : 0;
-    uint64_t avail = mem_available();
-    if (avail && mem > avail) {
-        snprintf(err, errlen, "%d nodes need about %.1f GiB of memory and this machine has %.1f GiB available "
-                 "(MemAvailable): start fewer nodes (split the spec across engines, each with its own --root) or "
-                 "free memory", e->nnodes, gib(mem), gib(avail));
-        return -1;
-    }
-    struct statvfs vfs;
-    if (statvfs(root, &vfs))
-        return 0; /* unknown: each node's own reservation says it */
-    uint64_t free_b = debug_free ? debug_free : (uint64_t)vfs.f_bavail * vfs.f_frsize;
-    if (disk <= free_b)
-        return 0;
-    /* segments already there (a resume) are space the nodes reuse */
+    mapped = disk;
+    /* segments already there (a resume) are space the nodes reuse, and memory already taken */
     int dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    for (int i = 0; dfd >= 0 && i < e->nnodes && disk > free_b; i++) {
+    for (int i = 0; dfd >= 0 && i < e->nnodes; i++) {
         char name[300];
         struct stat st;
         snprintf(name, sizeof name, "%s.seg", e->spec.nodes[i].name);
@@ -477,6 +523,38 @@ static int check_capacity(const struct engine *e, const char *root, uint64_t deb
     }
     if (dfd >= 0)
         close(dfd);
+    bool in_mem = root_in_memory(root);
+    uint64_t need = mem + (in_mem ? disk : 0);
+    uint64_t avail = cfg->debug_mem_available ? cfg->debug_mem_available : mem_available(), cg = cgroup_headroom();
+    const char *what = cfg->debug_mem_available ? "HWEMU_DEBUG_MEM_AVAILABLE, a test setting" : "MemAvailable";
+    if (cg && (!avail || cg < avail)) {
+        avail = cg;
+        what = "its cgroup's memory.max less memory.current";
+    }
+    if (avail && need > avail) {
+        char segs[400] = "";
+        if (in_mem)
+            snprintf(segs, sizeof segs, " (%s of node state in the engine, %s of segments in the root %s, a tmpfs, "
+                     "which keeps them in memory)", human(mem, 0), human(disk, 1), root);
+        snprintf(err, errlen, "%d nodes need about %s of memory%s and this machine has %s available (%s): start "
+                 "fewer nodes (split the spec across engines with --shard, each with its own --root)%s or free "
+                 "memory", e->nnodes, human(need, 2), segs, human(avail, 3), what,
+                 in_mem ? ", choose a --root (SIM_HWEMU_ROOT) on a disk-backed file system (the segments then live "
+                          "in its page cache)," : "");
+        return -1;
+    }
+    struct rlimit as;
+    if (!getrlimit(RLIMIT_AS, &as) && as.rlim_cur != RLIM_INFINITY && mem + mapped > (uint64_t)as.rlim_cur) {
+        snprintf(err, errlen, "%d nodes need about %s of address space (%s of node state and %s of mapped "
+                 "segments) and the process may have %s (RLIMIT_AS, ulimit -v): raise the limit (ulimit -v "
+                 "unlimited) or start fewer nodes", e->nnodes, human(mem + mapped, 0), human(mem, 1),
+                 human(mapped, 2), human((uint64_t)as.rlim_cur, 3));
+        return -1;
+    }
+    struct statvfs vfs;
+    if (statvfs(root, &vfs))
+        return 0; /* unknown: each node's own reservation says it */
+    uint64_t free_b = cfg->debug_root_free ? cfg->debug_root_free : (uint64_t)vfs.f_bavail * vfs.f_frsize;
     if (disk <= free_b)
         return 0;
     snprintf(err, errlen, "the root %s needs %.0f MiB for %d node segments and its file system has %.0f MiB free: "
@@ -540,7 +618,7 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
     }
     /* the memory and the root's space every node needs, before anything is allocated for them
      * or written: one message, not an abort or one ENOSPC line a node */
-    if (check_capacity(e, cfg->root, cfg->debug_root_free, err, sizeof err)) {
+    if (check_capacity(e, cfg, err, sizeof err)) {
         say(e, "%s", err);
         return -1;
     }

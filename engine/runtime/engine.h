@@ -49,15 +49,14 @@ struct engine_config {
     /* Tests only (HWEMU_DEBUG_ROOT_FREE, docs/robustness.md "Capacity"): 0, or the bytes the
      * root's file system is taken to have free, to play a small root without mounting one. */
     uint64_t debug_root_free;
+    /* Tests only (HWEMU_DEBUG_MEM_AVAILABLE, the same section): 0, or the bytes of memory the
+     * machine is taken to have available, to play a small machine. */
+    uint64_t debug_mem_available;
     /* --shard index/count (count 0 or 1: every node): only the nodes of the spec that are this
      * shard's (spec_keep_shard) are opened, stepped and served. */
     int shard_index, shard_count;
 };
 #define ENGINE_SPEED_MAX (-1.0)
-/* engine_start's estimate of a node's private memory per binding of its template (its arrays
- * of values, counters and shown texts; measured: an intel-xeon-2s-rapl node takes about 98 KB
- * in all, docs/robustness.md "Capacity") */
-#define ENGINE_NODE_ARRAY_BYTES 48
 #define ENGINE_BATCH_TICKS 300
 
 struct engine;

@@ -19,10 +19,10 @@
 void node_rebase(struct node *n, int64_t now_mono)
 {
     n->mono_origin = now_mono - n->state.now_ns;
-    for (uint32_t v = 0; v <= n->nvalues; v++) { /* as at the open: nothing shown yet */
-        n->shown[v] = -1;
-        n->busy_shown[v] = UINT64_MAX;
-    }
+    for (uint32_t k = 0; k <= n->t->ix.nshown; k++) /* as at the open: nothing shown yet */
+        n->shown[k] = -1;
+    for (uint32_t i = 0; i <= n->nbusy; i++)
+        n->busy_shown[i] = UINT64_MAX;
     n->freq_dirty = n->busy_dirty = true;
     node_cfstats_republish(n);
     node_cycles_republish(n);
@@ -164,7 +164,7 @@ static bool fresh_value(struct node *n, const struct binding *b, uint32_t v, str
         out->ctr.acc_uj = n->state.substeps * 1000;
         out->ctr.power_uw = 1000000;
         out->ctr.unit_nj = 1000;
-        out->ctr.start_uj = n->cstart[v];
+        out->ctr.start_uj = node_cstart_of(n, v);
         out->ctr.t0_ns = n->mono_origin + grid;
         out->nsub = (uint32_t)((until_ns - grid) / PHYS_SUBSTEP_NS);
         return true;
@@ -189,9 +189,9 @@ static bool fresh_value(struct node *n, const struct binding *b, uint32_t v, str
         /* used share (ppm): 4 % idle, up to 84 % at memory intensity 1 (assumed) */
         double mi = n->load.memory_intensity > 0 ? (n->load.memory_intensity < 1 ? n->load.memory_intensity : 1) : 0;
         long long ppm = (long long)((0.04 + 0.80 * mi) * 1e6 + 0.5);
-        if (n->shown[v] == ppm)
+        if (*node_shown(n, v) == ppm)
             return false;
-        n->shown[v] = ppm;
+        *node_shown(n, v) = ppm;
         snprintf(text, sizeof text, "%lld\n", ppm);
         break;
     }
@@ -200,9 +200,9 @@ static bool fresh_value(struct node *n, const struct binding *b, uint32_t v, str
         int64_t step = b->zone ? 125 : 1000;
         double tc = n->state.pkg[b->pkg < PHYS_MAX_PKGS ? b->pkg : 0].temp_c;
         int64_t mc = tc > 0 ? (int64_t)(tc * 1000) / step * step : 0;
-        if (n->shown[v] == mc)
+        if (*node_shown(n, v) == mc)
             return false;
-        n->shown[v] = mc;
+        *node_shown(n, v) = mc;
         snprintf(text, sizeof text, "%lld\n", (long long)mc);
         break;
     }
@@ -226,9 +226,9 @@ static void collect_freq_values(struct node *n, struct node_change *ch, uint32_t
         uint32_t v = n->freq_values[i];
         const struct binding *b = &n->binds[v];
         int64_t khz = phys_cpu_cpu_freq_khz(&n->params, &n->state, b->cpu);
-        if (n->shown[v] == khz)
+        if (n->shown[i] == khz) /* the frequencies are node.shown's first entries */
             continue;
-        n->shown[v] = khz;
+        n->shown[i] = khz;
         node_cfstats_freq(n, b->cpu, khz); /* its cpufreq/stats entry, on table drivers */
         struct node_change c = {.value = v, .v = {.type = SEG_V_TEXT}};
         char *e = c.v.text + sizeof c.v.text, *q = e;
@@ -346,7 +346,7 @@ static void collect_busy_lines(struct node *n, struct node_change *ch, uint32_t 
         c.v.ctr.acc_uj = cs->busy_base_ns / 1000;
         c.v.ctr.rem_nj = (uint32_t)(cs->busy_base_ns % 1000);
         c.v.ctr.power_uw = cs->busy_rate_ns;
-        c.v.ctr.start_uj = n->cstart[v];
+        c.v.ctr.start_uj = node_cstart_of(n, v);
         c.v.ctr.t0_ns = n->mono_origin + (int64_t)cs->busy_base_sub * PHYS_SUBSTEP_NS;
         c.v.nsub = UINT32_MAX;
         ch[(*nch)++] = c;
@@ -535,9 +535,9 @@ static void write_ledger(struct node *n, int64_t now_wall)
         uint32_t v = n->counters[k];
         const struct binding *b = &n->binds[v];
         if (b->kind == BK_ELAPSED)
-            n->totals[k] = n->cstart[v] + until_sub * 1000;
+            n->totals[k] = n->cstart[k] + until_sub * 1000;
         else if (b->kind == BK_CPU_BUSY)
-            n->totals[k] = n->cstart[v] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
+            n->totals[k] = n->cstart[k] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
         else if (b->kind == BK_UNIT_CPU)
             n->totals[k] = node_unit_total_us(n, v, until_sub);
         else if (b->kind == BK_CPU_CYCLES)

@@ -51,6 +51,20 @@ struct node_template {
     uint32_t nbinds;
     struct node_static *st;      /* its static file (NULL until node_static_put); maybe shared */
     bool owns_st;                /* this template put it (and frees it) */
+    /* The values a tick looks up by kind, the same for every node of the template (node_template.c
+     * node_index_build): kept once here, not per node, which is most of what a node's heap was */
+    struct node_index {
+        uint32_t *counters, ncounters;   /* the counter values, in value order (ledger order) */
+        uint32_t *svalues, nsvalues;     /* the values published from the physics each tick */
+        uint32_t *freq_values, nfreq;    /* the scaling_cur_freq values (one per policy) */
+        uint32_t *busy_values, nbusy;    /* the busy-time counter of each CPU index */
+        uint32_t *slot_entry;            /* per slot: its entry */
+        uint32_t *counter_of;            /* per value: its place in counters (SEG_NONE: not a counter) */
+        uint32_t *shown_of;              /* per value: its place in node.shown (SEG_NONE: none) */
+        uint32_t nshown;                 /* freq_values first (same order), then the others */
+        uint32_t nunits, ncyc;           /* job cgroup slots, busy-cycle lines */
+        uint32_t ncf, ncfc;              /* cpufreq/stats time lines, and their count values */
+    } ix;
 };
 
 /* cg: the spec's job cgroups (NULL: none rendered). */
@@ -61,6 +75,10 @@ int node_template_build(struct node_template *t, const char *profile, const stru
  * errno with a message in err. Before any node of t opens. */
 int node_static_put(struct node_template *templates, int n, int t, const char *root, char *err, size_t errlen);
 void node_template_free(struct node_template *t);
+/* What one node of template t holds in the engine's own memory (the struct node and the arrays
+ * node_open allocates for it, from the template's counts), bytes: engine_start's estimate
+ * (docs/robustness.md "Capacity"). Its segment is not included. */
+size_t node_private_bytes(const struct node_template *t);
 
 /* The last write an agent made to a node's files, as its event said (the engine's page shows it
  * per node). event NULL: none since the engine started. */
@@ -146,18 +164,24 @@ struct node {
     ino_t seg_ino;               /* its path (node_repair.c) */
     const struct binding *binds; /* per value (the template's) */
     uint32_t nvalues;
-    uint32_t *slot_entry;        /* per slot: its entry */
-    uint64_t *slot_applied;      /* per slot: the last sequence applied to the physics */
-    uint32_t *counters, ncounters; /* the counter values, in value order (ledger order) */
-    uint32_t *svalues, nsvalues;   /* the values published from the physics each tick */
-    uint32_t *freq_values, nfreq;  /* the scaling_cur_freq values (one per policy) */
+    /* the template's lookups by kind (node_template.ix), copied here for the tick's loops */
+    const uint32_t *slot_entry;    /* per slot: its entry */
+    uint64_t *slot_applied;        /* per slot: the last sequence applied to the physics */
+    const uint32_t *counters;      /* the counter values, in value order (ledger order) */
+    uint32_t ncounters;
+    const uint32_t *svalues;       /* the values published from the physics each tick */
+    uint32_t nsvalues;
+    const uint32_t *freq_values;   /* the scaling_cur_freq values (one per policy) */
+    uint32_t nfreq;
     bool freq_dirty;               /* a frequency or a cap ceiling moved, or nothing is shown: look at them */
-    int64_t *shown;                /* per value: the number it shows, for values published on change */
+    int64_t *shown;                /* per value published on change (ix.shown_of): the number it shows */
     uint64_t *busy_shown;          /* per CPU index: the busy line's base substep it shows */
     uint32_t *busy_shown_rate;     /* per CPU index: its rate */
-    uint64_t *cstart;              /* per time counter value: its total before this start (ledger) */
+    uint64_t *cstart;              /* per counter (ix.counter_of; node_cstart): its total before this
+                                    * start (ledger); used for the time counters */
     uint64_t cstart_elapsed_us;    /* the elapsed counter's */
-    uint32_t *busy_values, nbusy;  /* the busy-time counter of each CPU index */
+    const uint32_t *busy_values;   /* the busy-time counter of each CPU index */
+    uint32_t nbusy;
     bool busy_dirty;               /* a busy line was rebased, or nothing is shown: look at them */
     char loadavg_shown[SEG_TEXT_MAX]; /* the /proc/loadavg text published last */
     int64_t horizon_ns;            /* node time of the last publication's freeze horizon (until_mono) */
@@ -216,7 +240,9 @@ struct node {
     bool units_quiet;              /* none held and none to publish: node_units_collect skips them */
     /* cpufreq/stats of the table-driver policies (node_cfstats.c) */
     struct node_cfpol {
-        uint32_t v0;               /* its first stat value: k time lines, then the k² counts */
+        uint32_t v0;               /* its first stat value: k time lines, then its counts' values */
+        uint32_t t, c;             /* its k times in cf_time from t, its k² counts in cf_count from c */
+        uint64_t since;            /* the substep its current entry became current, UINT64_MAX: none */
         uint16_t cpu;              /* its first CPU index */
         uint8_t k;                 /* table entries */
         int8_t cur;                /* the entry it is in (-1: before the first tick) */
@@ -228,9 +254,8 @@ struct node {
     int ncfpol;
     int *cf_dirty, ncf_dirty;      /* the policies to look at in this tick's publication */
     uint16_t *cf_of_cpu;           /* per CPU index: 1 + the policy it is the first CPU of, 0: none */
-    uint32_t cf_v0, cf_nv;         /* the values cf_base and cf_since cover: cf_v0 .. cf_v0 + cf_nv - 1 */
-    uint64_t *cf_base;             /* per value: ns of a stat line up to its last stop (counts x 1000) */
-    uint64_t *cf_since;            /* per value: the substep its entry became current, UINT64_MAX: not */
+    uint64_t *cf_time;             /* per policy entry: ns in it up to its last stop */
+    uint32_t *cf_count;            /* per policy (from, to) pair: transitions */
     /* the CPUs' busy-cycle lines (node_cycles.c) */
     struct node_cyc {
         uint32_t v;                /* its BK_CPU_CYCLES value */

@@ -7,10 +7,12 @@
  * (node_cfstats_freq), so a steady policy costs nothing; a tick that finds a policy in another
  * entry than the last one counts one transition at the tick's grid boundary: the old entry's time line stops there, the new one's
  * starts (1 ms per substep), and the (old, new) count goes up by one. So a policy that stays in
- * its entry publishes nothing, and a transition publishes three values. Every line is a
- * SEG_V_LINE (seg_view.h time units, a count n as n·1000 ns), open-ended like the busy lines
- * (the view caps a time line at the elapsed counter's horizon). They are not in the ledger,
- * which the engine rewrites whole every tick (4,608 lines on a 384-CPU node would cost every
+ * its entry publishes nothing, and a transition publishes three values. Every time line is a
+ * SEG_V_LINE (seg_view.h time units), open-ended like the busy lines (the view caps a time line
+ * at the elapsed counter's horizon); the k² counts are packed SEG_COUNTS_PER_VALUE to a
+ * SEG_V_COUNTS value (segment format 9). The engine keeps a policy's k times, its k² counts and
+ * the substep its current entry became current. They are not in the ledger,
+ * which the engine rewrites whole every tick (1,536 values on a 384-CPU node would cost every
  * tick): a restart resumes each from the snapshot the last engine left, at that snapshot's
  * elapsed horizon (the most a reader can have seen), each bounded by the elapsed time the
  * ledger resumed (the snapshot is agents' to write). A damaged segment rendered again starts
@@ -19,40 +21,43 @@
  * cpufreq_stats.c's deferred reset shows them. Never: allocation on the tick path, reading the
  * segment. */
 #include "node_internal.h"
+#include "seg_view.h"
 
 #include <stdlib.h>
 
 void node_cfstats_init(struct node *n)
 {
     n->ncfpol = 0;
-    for (uint32_t v = 0; v < n->nvalues; v++) {
-        const struct binding *b = &n->binds[v];
-        bool first = b->kind == BK_CF_STAT && (v == 0 || n->binds[v - 1].kind != BK_CF_STAT ||
-                                               n->binds[v - 1].cpu != b->cpu);
-        if (first && b->pkg >= 1 && v + (uint32_t)b->pkg * (b->pkg + 1u) <= n->nvalues)
-            n->ncfpol++;
+    uint32_t ntime = 0, ncount = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int k = 0;
+        for (uint32_t v = 0; v < n->nvalues; v++) {
+            const struct binding *b = &n->binds[v];
+            bool first = b->kind == BK_CF_STAT && (v == 0 || n->binds[v - 1].kind != BK_CF_STAT ||
+                                                   n->binds[v - 1].cpu != b->cpu);
+            if (!first || b->pkg < 1 || v + b->pkg + (uint32_t)SEG_CF_COUNT_VALUES(b->pkg) > n->nvalues)
+                continue;
+            if (pass == 0) {
+                n->ncfpol++;
+                continue;
+            }
+            n->cfpol[k++] = (struct node_cfpol){.v0 = v, .t = ntime, .c = ncount, .since = UINT64_MAX,
+                                                .cpu = b->cpu, .k = b->pkg, .cur = -1, .next = -1, .all = true};
+            ntime += b->pkg;
+            ncount += (uint32_t)b->pkg * b->pkg;
+        }
+        if (!n->ncfpol)
+            return;
+        if (pass == 0)
+            n->cfpol = calloc((size_t)n->ncfpol, sizeof *n->cfpol);
+        if (!n->cfpol)
+            abort();
     }
-    if (!n->ncfpol)
-        return;
-    n->cfpol = calloc((size_t)n->ncfpol, sizeof *n->cfpol);
-    int k = 0;
-    for (uint32_t v = 0; v < n->nvalues; v++) {
-        const struct binding *b = &n->binds[v];
-        bool first = b->kind == BK_CF_STAT && (v == 0 || n->binds[v - 1].kind != BK_CF_STAT ||
-                                               n->binds[v - 1].cpu != b->cpu);
-        if (first && b->pkg >= 1 && v + (uint32_t)b->pkg * (b->pkg + 1u) <= n->nvalues)
-            n->cfpol[k++] = (struct node_cfpol){.v0 = v, .cpu = b->cpu, .k = b->pkg, .cur = -1, .next = -1, .all = true};
-    }
-    /* the lines' state, for the values from the first policy's first to the last one's last
-     * (a policy's reset value lies between two policies' lines) */
-    const struct node_cfpol *last = &n->cfpol[n->ncfpol - 1];
-    n->cf_v0 = n->cfpol[0].v0;
-    n->cf_nv = last->v0 + last->k * (last->k + 1u) - n->cf_v0;
-    n->cf_base = calloc(n->cf_nv, sizeof *n->cf_base);
-    n->cf_since = malloc(n->cf_nv * sizeof *n->cf_since);
+    n->cf_time = calloc(ntime, sizeof *n->cf_time);
+    n->cf_count = calloc(ncount, sizeof *n->cf_count);
     n->cf_dirty = malloc((size_t)n->ncfpol * sizeof *n->cf_dirty);
     n->cf_of_cpu = calloc(PHYS_MAX_CPUS, sizeof *n->cf_of_cpu);
-    if (!n->cf_base || !n->cf_since || !n->cf_dirty || !n->cf_of_cpu)
+    if (!n->cf_time || !n->cf_count || !n->cf_dirty || !n->cf_of_cpu)
         abort();
     for (int i = 0; i < n->ncfpol; i++) {
         if (n->cfpol[i].cpu < PHYS_MAX_CPUS)
@@ -61,23 +66,21 @@ void node_cfstats_init(struct node *n)
         n->cfpol[i].dirty = true;
     }
     n->ncf_dirty = n->ncfpol;
-    for (uint32_t i = 0; i < n->cf_nv; i++)
-        n->cf_since[i] = UINT64_MAX;
 }
 
 void node_cfstats_free(struct node *n)
 {
     free(n->cfpol);
-    free(n->cf_base);
-    free(n->cf_since);
+    free(n->cf_time);
+    free(n->cf_count);
     free(n->cf_dirty);
     free(n->cf_of_cpu);
     n->cf_dirty = NULL;
     n->cf_of_cpu = NULL;
     n->ncf_dirty = 0;
     n->cfpol = NULL;
-    n->cf_base = NULL;
-    n->cf_since = NULL;
+    n->cf_time = NULL;
+    n->cf_count = NULL;
     n->ncfpol = 0;
 }
 
@@ -136,11 +139,14 @@ void node_cfstats_forget_resets(struct node *n)
         n->cfpol[i].reset = false;
 }
 
-/* One line as it is now: its base, running from cf_since[v] when that is not UINT64_MAX. */
-static void push(const struct node *n, uint32_t v, uint64_t now_sub, struct node_change *ch, uint32_t *nch)
+/* Time line j of policy pol as it is now: its base, running from pol->since while it is the
+ * current entry's. */
+static void push_time(const struct node *n, const struct node_cfpol *pol, uint32_t j, uint64_t now_sub,
+                      struct node_change *ch, uint32_t *nch)
 {
-    struct node_change c = {.value = v, .v = {.type = SEG_V_LINE, .wrap_bits = 64}};
-    uint64_t base = n->cf_base[v - n->cf_v0], since = n->cf_since[v - n->cf_v0];
+    struct node_change c = {.value = pol->v0 + j, .v = {.type = SEG_V_LINE, .wrap_bits = 64}};
+    uint64_t base = n->cf_time[pol->t + j];
+    uint64_t since = (int)j == pol->cur ? pol->since : UINT64_MAX;
     c.v.ctr.acc_uj = base / 1000;
     c.v.ctr.rem_nj = (uint32_t)(base % 1000);
     c.v.ctr.unit_nj = 1000;
@@ -150,47 +156,59 @@ static void push(const struct node *n, uint32_t v, uint64_t now_sub, struct node
     ch[(*nch)++] = c;
 }
 
+/* The m-th counts value of policy pol: its counts m·SEG_COUNTS_PER_VALUE onwards (segment.h
+ * SEG_V_COUNTS). */
+static void push_counts(const struct node *n, const struct node_cfpol *pol, uint32_t m, struct node_change *ch,
+                        uint32_t *nch)
+{
+    struct node_change c = {.value = pol->v0 + pol->k + m,
+                            .v = {.type = SEG_V_COUNTS, .len = SEG_COUNTS_PER_VALUE * 4}};
+    uint32_t cells = (uint32_t)pol->k * pol->k, from = m * SEG_COUNTS_PER_VALUE;
+    for (uint32_t i = 0; i < SEG_COUNTS_PER_VALUE && from + i < cells; i++)
+        memcpy(c.v.text + i * 4, &n->cf_count[pol->c + from + i], 4);
+    ch[(*nch)++] = c;
+}
+
 void node_cfstats_collect(struct node *n, struct node_change *ch, uint32_t *nch)
 {
     uint64_t now_sub = n->state.substeps;
     for (int d = 0; d < n->ncf_dirty; d++) {
         struct node_cfpol *pol = &n->cfpol[n->cf_dirty[d]];
         pol->dirty = false;
-        uint32_t k = pol->k, cells = k + k * k;
+        uint32_t k = pol->k;
         int e = pol->next >= 0 ? pol->next : pol->cur;
         if (e < 0)
             e = entry_of(&n->params, (int)k, phys_cpu_cpu_freq_khz(&n->params, &n->state, pol->cpu));
         if (pol->reset) {
-            for (uint32_t j = 0; j < cells; j++) {
-                n->cf_base[pol->v0 + j - n->cf_v0] = 0;
-                n->cf_since[pol->v0 + j - n->cf_v0] = UINT64_MAX;
-            }
-            n->cf_since[pol->v0 + (uint32_t)e - n->cf_v0] = now_sub;
-            pol->cur = e;
+            memset(&n->cf_time[pol->t], 0, k * sizeof *n->cf_time);
+            memset(&n->cf_count[pol->c], 0, k * k * sizeof *n->cf_count);
+            pol->since = now_sub;
+            pol->cur = (int8_t)e;
             pol->reset = false;
             pol->all = true;
         } else if (e != pol->cur) {
-            uint32_t to = pol->v0 + (uint32_t)e;
             if (pol->cur >= 0) {
-                uint32_t from = pol->v0 + (uint32_t)pol->cur;
-                uint32_t cell = pol->v0 + k + (uint32_t)pol->cur * k + (uint32_t)e;
-                if (now_sub > n->cf_since[from - n->cf_v0])
-                    n->cf_base[from - n->cf_v0] += (now_sub - n->cf_since[from - n->cf_v0]) * PHYS_SUBSTEP_NS;
-                n->cf_since[from - n->cf_v0] = UINT64_MAX;
-                n->cf_base[cell - n->cf_v0] += 1000;
+                uint32_t from = (uint32_t)pol->cur, cell = from * k + (uint32_t)e;
+                if (pol->since != UINT64_MAX && now_sub > pol->since)
+                    n->cf_time[pol->t + from] += (now_sub - pol->since) * PHYS_SUBSTEP_NS;
+                pol->since = UINT64_MAX;
+                if (n->cf_count[pol->c + cell] < UINT32_MAX)
+                    n->cf_count[pol->c + cell]++;
                 if (!pol->all) {
-                    push(n, from, now_sub, ch, nch);
-                    push(n, cell, now_sub, ch, nch);
+                    push_time(n, pol, from, now_sub, ch, nch);
+                    push_counts(n, pol, cell / SEG_COUNTS_PER_VALUE, ch, nch);
                 }
             }
-            n->cf_since[to - n->cf_v0] = now_sub;
-            pol->cur = e;
+            pol->since = now_sub;
+            pol->cur = (int8_t)e;
             if (!pol->all)
-                push(n, to, now_sub, ch, nch);
+                push_time(n, pol, (uint32_t)e, now_sub, ch, nch);
         }
         if (pol->all) { /* the first tick (every line with its resumed start) and a reset */
-            for (uint32_t j = 0; j < cells; j++)
-                push(n, pol->v0 + j, now_sub, ch, nch);
+            for (uint32_t j = 0; j < k; j++)
+                push_time(n, pol, j, now_sub, ch, nch);
+            for (uint32_t m = 0; m < (uint32_t)SEG_CF_COUNT_VALUES(k); m++)
+                push_counts(n, pol, m, ch, nch);
             pol->all = false;
         }
     }
@@ -227,13 +245,19 @@ void node_cfstats_resume(struct node *n)
     /* the old snapshot's horizon, and the elapsed time the ledger resumed (ns) as the bound */
     int64_t horizon = e.ctr.t0_ns + (int64_t)(e.nsub < UINT32_MAX / 2 ? e.nsub : 0) * PHYS_SUBSTEP_NS;
     uint64_t cap = n->cstart_elapsed_us < UINT64_MAX / 1000 ? n->cstart_elapsed_us * 1000 : UINT64_MAX;
-    for (uint32_t i = 0; i < n->cf_nv; i++) {
+    for (int i = 0; i < n->ncfpol; i++) {
+        const struct node_cfpol *pol = &n->cfpol[i];
         struct seg_value v;
-        uint32_t val = n->cf_v0 + i;
-        if (n->binds[val].kind != BK_CF_STAT || !seg_value_load(&n->seg, val, &v))
-            continue;
-        n->cf_base[i] = old_line_at(&v, horizon, cap);
-        if (n->binds[val].zone) /* a count: whole */
-            n->cf_base[i] -= n->cf_base[i] % 1000;
+        for (uint32_t j = 0; j < pol->k; j++)
+            if (seg_value_load(&n->seg, pol->v0 + j, &v))
+                n->cf_time[pol->t + j] = old_line_at(&v, horizon, cap);
+        /* a count n was a line of n·1000 ns before format 9: bounded as that line was */
+        uint64_t most = cap / 1000 < UINT32_MAX ? cap / 1000 : UINT32_MAX;
+        for (uint32_t cell = 0; cell < (uint32_t)pol->k * pol->k; cell++) {
+            uint32_t c = 0;
+            if (seg_value_load(&n->seg, pol->v0 + pol->k + cell / SEG_COUNTS_PER_VALUE, &v) && v.type == SEG_V_COUNTS)
+                memcpy(&c, v.text + (cell % SEG_COUNTS_PER_VALUE) * 4, 4);
+            n->cf_count[pol->c + cell] = c < most ? c : (uint32_t)most;
+        }
     }
 }

@@ -53,8 +53,8 @@ uint64_t node_cycles_total(const struct node *n, uint32_t v, uint64_t until_sub)
 {
     for (uint32_t k = 0; k < n->ncyc; k++)
         if (n->cyc[k].v == v)
-            return n->cstart[v] + cycles_at(&n->cyc[k], until_sub) / 1000;
-    return n->cstart[v];
+            return node_cstart_of(n, v) + cycles_at(&n->cyc[k], until_sub) / 1000;
+    return node_cstart_of(n, v);
 }
 
 void node_cycles_collect(struct node *n, struct node_change *ch, uint32_t *nch)
@@ -79,7 +79,7 @@ void node_cycles_collect(struct node *n, struct node_change *ch, uint32_t *nch)
         x.v.ctr.acc_uj = c->base / 1000;
         x.v.ctr.rem_nj = (uint32_t)(c->base % 1000);
         x.v.ctr.power_uw = c->rate;
-        x.v.ctr.start_uj = n->cstart[c->v];
+        x.v.ctr.start_uj = node_cstart_of(n, c->v);
         x.v.ctr.t0_ns = n->mono_origin + (int64_t)c->base_sub * PHYS_SUBSTEP_NS;
         x.v.nsub = UINT32_MAX;
         ch[(*nch)++] = x;

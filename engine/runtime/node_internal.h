@@ -27,6 +27,28 @@ static inline const struct seg_value *node_img_values(const struct node_template
     return (const struct seg_value *)(t->image.bytes + node_img_header(t)->values_off[0]);
 }
 
+/* The total before this start of counter value v (node.cstart); a value that is no counter gets
+ * the spare entry past the counters, which nothing reads back. */
+static inline uint64_t *node_cstart(struct node *n, uint32_t v)
+{
+    uint32_t k = v < n->nvalues ? n->t->ix.counter_of[v] : SEG_NONE;
+    return &n->cstart[k < n->ncounters ? k : n->ncounters];
+}
+
+static inline uint64_t node_cstart_of(const struct node *n, uint32_t v)
+{
+    uint32_t k = v < n->nvalues ? n->t->ix.counter_of[v] : SEG_NONE;
+    return n->cstart[k < n->ncounters ? k : n->ncounters];
+}
+
+/* The number value v shows (node.shown), for a value published on change; the spare entry for
+ * any other. */
+static inline int64_t *node_shown(struct node *n, uint32_t v)
+{
+    uint32_t k = v < n->nvalues ? n->t->ix.shown_of[v] : SEG_NONE;
+    return &n->shown[k < n->t->ix.nshown ? k : n->t->ix.nshown];
+}
+
 /* One value a tick publishes. */
 struct node_change {
     uint32_t value;

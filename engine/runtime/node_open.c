@@ -60,7 +60,7 @@ static void resume_counters(struct node *n, struct phys_cpu_params *p, const uin
         if (b->kind == BK_ELAPSED || b->kind == BK_CPU_BUSY || b->kind == BK_UNIT_CPU || b->kind == BK_CPU_CYCLES) {
             /* time counters: the ledger holds them at their horizon (write_ledger), and the
              * busy lines' open-ended nsub makes seg_resume_total keep the ledger's value */
-            n->cstart[n->counters[k]] = totals[k];
+            n->cstart[k] = totals[k];
             if (b->kind == BK_ELAPSED)
                 n->cstart_elapsed_us = totals[k];
             continue;
@@ -181,11 +181,9 @@ static int release_fd(struct node *n, bool group_shared, char *err, size_t errle
  * node_close alike (one list, so a new array cannot be left out of either). */
 static void free_arrays(struct node *n)
 {
-    void **arrays[] = {(void **)&n->path,     (void **)&n->slot_entry, (void **)&n->slot_applied,
-                       (void **)&n->totals,   (void **)&n->counters,   (void **)&n->svalues,
-                       (void **)&n->freq_values, (void **)&n->shown, (void **)&n->busy_shown,
-                       (void **)&n->busy_shown_rate, (void **)&n->cstart, (void **)&n->busy_values,
-                       (void **)&n->units,    (void **)&n->said};
+    void **arrays[] = {(void **)&n->path,   (void **)&n->slot_applied, (void **)&n->totals,
+                       (void **)&n->shown,  (void **)&n->busy_shown,   (void **)&n->busy_shown_rate,
+                       (void **)&n->cstart, (void **)&n->units,        (void **)&n->said};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         free(*arrays[i]);
         *arrays[i] = NULL;
@@ -215,49 +213,40 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     params_spread(name, &n->params, &n->gparams); /* two packages or GPUs are not identical */
     n->binds = t->binds;
     n->nvalues = t->nbinds;
-    uint32_t nslots = node_img_header(t)->n_slots;
-    n->slot_entry = calloc(nslots + 1, sizeof *n->slot_entry);
-    n->slot_applied = calloc(nslots + 1, sizeof *n->slot_applied);
-    n->totals = calloc(n->nvalues + 1, sizeof *n->totals);
-    n->counters = calloc(n->nvalues + 1, sizeof *n->counters);
-    n->svalues = calloc(n->nvalues + 1, sizeof *n->svalues);
-    n->freq_values = calloc(n->nvalues + 1, sizeof *n->freq_values);
-    n->shown = malloc((n->nvalues + 1) * sizeof *n->shown);
-    n->busy_shown = malloc((n->nvalues + 1) * sizeof *n->busy_shown);
-    n->busy_shown_rate = calloc(n->nvalues + 1, sizeof *n->busy_shown_rate);
-    n->cstart = calloc(n->nvalues + 1, sizeof *n->cstart);
-    n->busy_values = calloc(n->nvalues + 1, sizeof *n->busy_values);
+    /* the lookups by kind are the template's; what the node holds per value is per counter,
+     * per CPU or per value published on change (each with a spare entry past its end) */
+    const struct node_index *ix = &t->ix;
+    n->slot_entry = ix->slot_entry;
+    n->counters = ix->counters;
+    n->ncounters = ix->ncounters;
+    n->svalues = ix->svalues;
+    n->nsvalues = ix->nsvalues;
+    n->freq_values = ix->freq_values;
+    n->nfreq = ix->nfreq;
+    n->busy_values = ix->busy_values;
+    n->nbusy = ix->nbusy;
+    n->slot_applied = calloc(node_img_header(t)->n_slots + 1, sizeof *n->slot_applied);
+    n->totals = calloc(n->ncounters + 1, sizeof *n->totals);
+    n->cstart = calloc(n->ncounters + 1, sizeof *n->cstart);
+    n->shown = malloc((ix->nshown + 1) * sizeof *n->shown);
+    n->busy_shown = malloc((n->nbusy + 1) * sizeof *n->busy_shown);
+    n->busy_shown_rate = calloc(n->nbusy + 1, sizeof *n->busy_shown_rate);
     size_t plen = strlen(root) + strlen(name) + 6;
     n->path = malloc(plen);
-    if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues || !n->freq_values ||
-        !n->shown || !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->busy_values || !n->path)
+    if (!n->slot_applied || !n->totals || !n->shown || !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->path)
         abort();
     snprintf(n->path, plen, "%s/%s.seg", root, name);
-    for (uint32_t v = 0; v < n->nvalues; v++) {
-        uint8_t k = n->binds[v].kind;
-        if (k == BK_ENERGY || k == BK_ENERGY_KEPT || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY ||
-            k == BK_UNIT_CPU || k == BK_CPU_CYCLES)
-            n->counters[n->ncounters++] = v;
-        if (k == BK_CUR_FREQ)
-            n->freq_values[n->nfreq++] = v;
-        if (k == BK_ENERGY || k == BK_HSMP_POWER || k == BK_GPU ||
-            k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_FAULTS || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
-            k == BK_MEM_USED || k == BK_PKG_TEMP)
-            n->svalues[n->nsvalues++] = v;
-        if (k == BK_CPU_BUSY && n->binds[v].cpu == n->nbusy)
-            n->busy_values[n->nbusy++] = v; /* by CPU index (render_proc makes them in order) */
-    }
     node_units_init(n);
     node_cfstats_init(n);
     node_cycles_init(n);
-    for (uint32_t v = 0; v <= n->nvalues; v++) {
-        n->shown[v] = -1; /* nothing shown yet: the first tick publishes every value */
-        n->busy_shown[v] = UINT64_MAX;
-    }
+    for (uint32_t k = 0; k <= ix->nshown; k++)
+        n->shown[k] = -1; /* nothing shown yet: the first tick publishes every value */
+    for (uint32_t i = 0; i <= n->nbusy; i++)
+        n->busy_shown[i] = UINT64_MAX;
     n->freq_dirty = n->busy_dirty = true;
     seg_guard_install();
     int rc;
-    bool salvaged = false;
+    bool salvaged = false, rendered = false; /* rendered: the file is the template's image, written now */
     char why[200] = "";
     struct stat st;
     if (lstat(n->path, &st) == 0) {
@@ -268,6 +257,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
             node_units_salvage(n); /* which job each cgroup slot showed */
         } else if (rc < 0) {
             rc = seg_image_write(&t->image, n->path, name, &n->seg, err, errlen);
+            rendered = !rc;
             if (!rc) {
                 adopt(n);
                 n->resumed = salvaged;
@@ -279,6 +269,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         }
     } else {
         rc = seg_image_write(&t->image, n->path, name, &n->seg, err, errlen);
+        rendered = !rc;
         if (!rc)
             adopt(n);
     }
@@ -297,12 +288,14 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->seg.h->engine_pid = (uint32_t)getpid();
     for (int i = 0; i < PHYS_GPU_MAX; i++)
         n->gpu_limit_entry[i] = SEG_NONE;
-    n->slot_writes_seen = (uint64_t)-1; /* drain once at the start */
+    /* drain once at the start, unless the file was just written from the image: its slots are
+     * empty (holes, seg_image_write) until an agent's store bumps slot_writes, and a drain now
+     * would fault in every slot page of a node no agent writes to */
+    n->slot_writes_seen = rendered ? atomic_load(&n->seg.h->slot_writes) : (uint64_t)-1;
     for (uint32_t i = 0; i < n->seg.n_entries; i++) {
         uint32_t slot = n->seg.entries[i].slot, v = n->seg.entries[i].value;
         if (slot == SEG_NONE || slot >= n->seg.n_slots || v >= n->nvalues)
             continue;
-        n->slot_entry[slot] = i;
         const struct binding *b = &n->binds[v];
         if (b->kind == BK_GPU_SET && b->zone == GS_LIMIT_MW && b->pkg < PHYS_GPU_MAX)
             n->gpu_limit_entry[b->pkg] = i;

@@ -1,10 +1,12 @@
 /* node_template: what every node of a pool shares, built once per pool at the start: the
  * physics parameters (render/params.c), the rendered image with the bindings of its values
  * (render/render.c) under a layout hash that covers the profile's values, and the static file
- * of its layout, shared by the templates with the same hash. See node.h "struct node_template". */
+ * of its layout, shared by the templates with the same hash, and the lookups by kind its nodes
+ * share (node_template.ix). See node.h "struct node_template". */
 #include "node_internal.h"
 #include "params.h"
 #include "render.h"
+#include "seg_view.h"
 
 #include "profile.h"
 #include "ytree.h"
@@ -44,6 +46,86 @@ static uint64_t tree_hash(const struct yt_node *tree)
     return hash_node(1469598103934665603ULL, tree);
 }
 
+/* The template's lookups by kind (node_template.ix) from its bindings and its image's entries:
+ * what every node's tick used to build for itself at its open. Each array has a spare entry. */
+static void index_build(struct node_template *t)
+{
+    struct node_index *ix = &t->ix;
+    const struct seg_header *h = (const struct seg_header *)t->image.bytes;
+    const struct seg_static_header *sh = (const struct seg_static_header *)t->image.st_bytes;
+    const struct seg_entry *entries = (const struct seg_entry *)(t->image.st_bytes + sh->entries_off);
+    uint32_t nv = t->nbinds;
+    ix->counters = calloc(nv + 1, sizeof *ix->counters);
+    ix->svalues = calloc(nv + 1, sizeof *ix->svalues);
+    ix->freq_values = calloc(nv + 1, sizeof *ix->freq_values);
+    ix->busy_values = calloc(nv + 1, sizeof *ix->busy_values);
+    ix->counter_of = malloc((nv + 1) * sizeof *ix->counter_of);
+    ix->shown_of = malloc((nv + 1) * sizeof *ix->shown_of);
+    ix->slot_entry = calloc(h->n_slots + 1, sizeof *ix->slot_entry);
+    if (!ix->counters || !ix->svalues || !ix->freq_values || !ix->busy_values || !ix->counter_of || !ix->shown_of ||
+        !ix->slot_entry)
+        abort();
+    for (uint32_t v = 0; v < nv; v++) {
+        uint8_t k = t->binds[v].kind;
+        ix->counter_of[v] = ix->shown_of[v] = SEG_NONE;
+        if (k == BK_ENERGY || k == BK_ENERGY_KEPT || k == BK_GPU_ENERGY || k == BK_ELAPSED || k == BK_CPU_BUSY ||
+            k == BK_UNIT_CPU || k == BK_CPU_CYCLES) {
+            ix->counter_of[v] = ix->ncounters;
+            ix->counters[ix->ncounters++] = v;
+        }
+        if (k == BK_CUR_FREQ) {
+            ix->shown_of[v] = ix->nfreq;
+            ix->freq_values[ix->nfreq++] = v;
+        }
+        if (k == BK_ENERGY || k == BK_HSMP_POWER || k == BK_GPU ||
+            k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_FAULTS || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
+            k == BK_MEM_USED || k == BK_PKG_TEMP)
+            ix->svalues[ix->nsvalues++] = v;
+        if (k == BK_CPU_BUSY && t->binds[v].cpu == ix->nbusy)
+            ix->busy_values[ix->nbusy++] = v; /* by CPU index (render_proc makes them in order) */
+        if (k >= BK_UNIT_FIRST && k <= BK_UNIT_LAST && t->binds[v].cpu >= ix->nunits)
+            ix->nunits = t->binds[v].cpu + 1u;
+        ix->ncyc += k == BK_CPU_CYCLES;
+        ix->ncf += k == BK_CF_STAT && t->binds[v].zone == 0; /* a time line: one per policy entry */
+        ix->ncfc += k == BK_CF_STAT && t->binds[v].zone == 1;
+    }
+    ix->nshown = ix->nfreq; /* the frequencies first, in their order, then the values below */
+    for (uint32_t v = 0; v < nv; v++)
+        if (t->binds[v].kind == BK_MEM_USED || t->binds[v].kind == BK_PKG_TEMP)
+            ix->shown_of[v] = ix->nshown++;
+    ix->counter_of[nv] = ix->shown_of[nv] = SEG_NONE;
+    for (uint32_t i = 0; i < sh->n_entries; i++) {
+        uint32_t slot = entries[i].slot, v = entries[i].value;
+        if (slot != SEG_NONE && slot < h->n_slots && v < nv)
+            ix->slot_entry[slot] = i;
+    }
+}
+
+static void index_free(struct node_index *ix)
+{
+    uint32_t *arrays[] = {ix->counters, ix->svalues, ix->freq_values, ix->busy_values, ix->counter_of, ix->shown_of,
+                          ix->slot_entry};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+    memset(ix, 0, sizeof *ix);
+}
+
+size_t node_private_bytes(const struct node_template *t)
+{
+    const struct node_index *ix = &t->ix;
+    const struct node *n = NULL;
+    size_t b = sizeof *n + 64;                                          /* the node and its path */
+    b += (node_img_header(t)->n_slots + 1u) * sizeof *n->slot_applied;  /* node_open's arrays */
+    b += (ix->ncounters + 1u) * (sizeof *n->totals + sizeof *n->cstart);
+    b += (ix->nshown + 1u) * sizeof *n->shown;
+    b += (ix->nbusy + 1u) * (sizeof *n->busy_shown + sizeof *n->busy_shown_rate);
+    b += ix->nunits * sizeof *n->units + ix->ncyc * sizeof *n->cyc;     /* node_unit.c, node_cycles.c */
+    if (ix->ncf)                                                        /* node_cfstats.c */
+        b += ix->ncf * (sizeof *n->cf_time + sizeof *n->cfpol + sizeof *n->cf_dirty) +
+             ix->ncfc * SEG_COUNTS_PER_VALUE * sizeof *n->cf_count + PHYS_MAX_CPUS * sizeof *n->cf_of_cpu;
+    return b;
+}
+
 int node_template_build(struct node_template *t, const char *profile, const struct yt_node *tree, double ambient_c,
                         int64_t tick_ns, const struct job_cgroups *cg, char *err, size_t errlen)
 {
@@ -59,6 +141,8 @@ int node_template_build(struct node_template *t, const char *profile, const stru
     segb_free(l.b);
     t->binds = l.binds;
     t->nbinds = l.nbinds;
+    if (!rc)
+        index_build(t);
     return rc;
 }
 
@@ -95,6 +179,7 @@ void node_template_free(struct node_template *t)
         free(t->st->path);
         free(t->st);
     }
+    index_free(&t->ix);
     seg_image_free(&t->image);
     free(t->binds);
     memset(t, 0, sizeof *t);

@@ -149,7 +149,7 @@ int node_unit_claim(struct node *n, const struct node_unit_info *info, bool *con
         }
     u->origin_ns = busy_sum(n, u, n->state.substeps, NULL);
     if (!*continued && u->v_cpu != SEG_NONE)
-        n->cstart[u->v_cpu] = 0; /* a new job's CPU time starts at 0 */
+        *node_cstart(n, u->v_cpu) = 0; /* a new job's CPU time starts at 0 */
     return pick;
 }
 
@@ -159,7 +159,7 @@ uint64_t node_unit_cpu_ns(const struct node *n, int k)
         return 0;
     const struct node_unit *u = &n->units[k];
     uint64_t now = busy_sum(n, u, n->state.substeps, NULL);
-    return (u->v_cpu != SEG_NONE ? n->cstart[u->v_cpu] * 1000 : 0) + (now > u->origin_ns ? now - u->origin_ns : 0);
+    return (u->v_cpu != SEG_NONE ? node_cstart_of(n, u->v_cpu) * 1000 : 0) + (now > u->origin_ns ? now - u->origin_ns : 0);
 }
 
 void node_unit_release(struct node *n, int k)
@@ -168,7 +168,7 @@ void node_unit_release(struct node *n, int k)
         return;
     struct node_unit *u = &n->units[k];
     if (u->v_cpu != SEG_NONE) /* the ledger keeps the job's last total (nobody continues it) */
-        n->cstart[u->v_cpu] = node_unit_cpu_ns(n, k) / 1000;
+        *node_cstart(n, u->v_cpu) = node_unit_cpu_ns(n, k) / 1000;
     u->used = false;
     u->dirty = true;
     n->units_quiet = false;
@@ -179,10 +179,10 @@ uint64_t node_unit_total_us(const struct node *n, uint32_t v, uint64_t until_sub
 {
     int k = n->binds[v].cpu;
     if (n->units_quiet || k >= n->nunits || !n->units[k].used) /* quiet: no slot's line to touch */
-        return n->cstart[v];
+        return node_cstart_of(n, v);
     const struct node_unit *u = &n->units[k];
     uint64_t at = busy_sum(n, u, until_sub, NULL);
-    return n->cstart[v] + (at > u->origin_ns ? at - u->origin_ns : 0) / 1000;
+    return node_cstart_of(n, v) + (at > u->origin_ns ? at - u->origin_ns : 0) / 1000;
 }
 
 static void put(struct node_change *ch, uint32_t *nch, uint32_t v, const struct seg_value *x)
@@ -215,7 +215,7 @@ void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, i
             x.ctr.acc_uj = ns / 1000;
             x.ctr.rem_nj = (uint32_t)(ns % 1000);
             x.ctr.power_uw = rate;
-            x.ctr.start_uj = n->cstart[u->v_cpu];
+            x.ctr.start_uj = node_cstart_of(n, u->v_cpu);
             x.ctr.t0_ns = n->mono_origin + grid;
             x.nsub = (uint32_t)((until_ns - grid) / PHYS_SUBSTEP_NS);
             put(ch, nch, u->v_cpu, &x);

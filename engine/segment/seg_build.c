@@ -290,6 +290,14 @@ uint32_t segb_value_line(struct seg_builder *b)
     return v;
 }
 
+uint32_t segb_value_counts(struct seg_builder *b)
+{
+    uint32_t v = segb_value_text(b, "");
+    b->values[v].type = SEG_V_COUNTS;
+    b->values[v].len = SEG_COUNTS_PER_VALUE * 4;
+    return v;
+}
+
 uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words)
 {
     b->params = grow(b->params, &b->pcap, b->nparams + 1, sizeof *b->params);
@@ -654,11 +662,16 @@ int seg_image_write(const struct seg_image *img, const char *path, const char *n
     }
     /* The image goes in with write(), not through the map: tmpfs fills a page written whole
      * without zeroing it first and without a page fault per page, which is most of a fresh
-     * render's time. Then the whole file's space is reserved: a full filesystem is this error,
-     * not a SIGBUS at the first store into a page tmpfs cannot supply. */
+     * render's time. Then the ledger's space is reserved (the engine writes it every tick: a
+     * full filesystem is this error, not a SIGBUS at its first store). The slots, high-water
+     * marks and ring between them stay holes, which read as the zeros they hold until an agent
+     * writes (segment.h "Files"): a node no agent writes to costs none of their pages. */
+    const struct seg_header *ih = (const struct seg_header *)img->bytes;
     int rc = write_all(fd, img->bytes, img->used);
-    if (!rc)
-        rc = posix_fallocate(fd, 0, (off_t)img->size);
+    if (!rc && ih->ledger_off < img->size)
+        rc = posix_fallocate(fd, (off_t)ih->ledger_off, (off_t)(img->size - ih->ledger_off));
+    if (!rc && ftruncate(fd, (off_t)img->size))
+        rc = errno;
     if (rc) {
         snprintf(err, errlen, "%s: cannot reserve %zu bytes for the segment: %s (free space on the root's "
                  "filesystem, or choose another --root)", path, img->size, strerror(rc));

@@ -25,6 +25,8 @@ uint32_t segb_value_text(struct seg_builder *b, const char *text);
 uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count);
 /* A SEG_V_LINE value (segment.h): a time line outside the ledger, 0 until published. */
 uint32_t segb_value_line(struct seg_builder *b);
+/* A SEG_V_COUNTS value (segment.h): SEG_COUNTS_PER_VALUE counts outside the ledger, 0 until published. */
+uint32_t segb_value_counts(struct seg_builder *b);
 uint32_t segb_param(struct seg_builder *b, struct seg_param p, const char *words);
 /* Sets SEG_F_TURBO or SEG_F_CEIL (segment.h "Turbo") on file id. */
 void segb_flag(struct seg_builder *b, uint32_t id, uint8_t flag);

@@ -63,10 +63,11 @@
  *   SEG_VIEW_CF_TIME, SEG_VIEW_CF_TOTAL, SEG_VIEW_CF_TRANS (a table-driver policy's
  *   cpufreq/stats time_in_state, total_trans, trans_table; docs/whole-node.md "cpufreq/stats")
  *       a = the elapsed counter (its horizon caps the read time), b = the first of the policy's
- *       c + c² stat counters (c = table entries, 1..SEG_CF_MAX_STATES): c time lines, one per
- *       entry in table order (ns; rate 1 ms per substep while it is the current entry, else 0),
- *       then the c² transition counts, row `from` major (a count n reads as n·1000 ns: acc_uj
- *       = n), each time line capped at the elapsed time like a busy line; words_off = the table's
+ *       c + SEG_CF_COUNT_VALUES(c) stat values (c = table entries, 1..SEG_CF_MAX_STATES): c time
+ *       lines (SEG_V_LINE), one per entry in table order (ns; rate 1 ms per substep while it is
+ *       the current entry, else 0), each capped at the elapsed time like a busy line, then the
+ *       c² transition counts, row `from` major, SEG_COUNTS_PER_VALUE to a SEG_V_COUNTS value
+ *       (segment.h; before format 9 one SEG_V_LINE value a count); words_off = the table's
  *       kHz, space-separated, in table order. The current entry is the one whose time line
  *       runs (none: no `*`). Shown as drivers/cpufreq/cpufreq_stats.c (6.x) prints them:
  *       time_in_state "%u %llu\n" per entry (kHz, nsec_to_clock_t: ns / 10^7), total_trans
@@ -121,6 +122,8 @@ enum seg_view {
 /* The most table entries a policy's cpufreq/stats has here: its trans_table stays within a page
  * (the kernel gives -EFBIG past one); a larger table renders no stats directory. */
 #define SEG_CF_MAX_STATES 15
+/* The SEG_V_COUNTS values of a policy of k entries: its k² transition counts */
+#define SEG_CF_COUNT_VALUES(k) (((k) * (k) + SEG_COUNTS_PER_VALUE - 1) / SEG_COUNTS_PER_VALUE)
 
 /* The longest view text a reader must be able to hold (the shim's large view buffers: a
  * 512-CPU /proc/cpuinfo with the kernel's every field, about 2.6 KB a CPU); a renderer makes no

@@ -11,7 +11,8 @@ struct cf_stats {
     uint64_t trans[SEG_CF_MAX_STATES * SEG_CF_MAX_STATES];
 };
 
-/* The policy's lines under the latch: k time lines, then k² transition counts from param b. */
+/* The policy's lines under the latch: k time lines, then its k² transition counts packed in
+ * SEG_V_COUNTS values, from param b. */
 struct cf_lines {
     const struct seg_param *pa;
     int64_t now_ns, substep;
@@ -29,16 +30,19 @@ static void cf_lines_read(const struct seg_value *copy, void *ctx)
     int64_t t = capped_at_horizon(ev, cl->now_ns, cl->substep);
     uint64_t elapsed = line_at(&el, t, cl->substep);
     st->cur = -1;
-    for (int i = 0; i < k + k * k; i++) {
+    for (int i = 0; i < k; i++) {
         struct line l = line_of(&copy[pa->b + i]);
         uint64_t v = line_at(&l, t, cl->substep);
-        if (i < k) {
-            st->time_ns[i] = v < elapsed ? v : elapsed;
-            if (l.rate)
-                st->cur = i;
-        } else {
-            st->trans[i - k] = v / 1000;
-        }
+        st->time_ns[i] = v < elapsed ? v : elapsed;
+        if (l.rate)
+            st->cur = i;
+    }
+    for (int i = 0; i < k * k; i++) {
+        const struct seg_value *cv = &copy[pa->b + k + i / SEG_COUNTS_PER_VALUE];
+        uint32_t c = 0;
+        if (cv->type == SEG_V_COUNTS)
+            memcpy(&c, cv->text + (i % SEG_COUNTS_PER_VALUE) * 4, 4);
+        st->trans[i] = c;
     }
 }
 
@@ -48,7 +52,7 @@ static bool cf_read(const struct seg *s, const struct seg_param *pa, int64_t now
 {
     uint32_t nv = s->n_values;
     if (pa->c < 1 || pa->c > SEG_CF_MAX_STATES || pa->a < 0 || pa->a >= nv || pa->b < 0 ||
-        pa->b + pa->c + pa->c * pa->c > nv || pa->words_off >= s->strings_size)
+        pa->b + pa->c + SEG_CF_COUNT_VALUES(pa->c) > nv || pa->words_off >= s->strings_size)
         return false;
     int k = (int)pa->c;
     st->k = k;

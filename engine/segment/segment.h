@@ -14,7 +14,9 @@
  *                               hex digits of the node header's layout_hash, in the directory
  *                               of the node's file (seg_static_path)
  * Sharing the static part is what keeps thousands of nodes cheap: on a 96-CPU node it is about
- * 88 % of the bytes (1.4 MB of 1.6 MB), written once per layout instead of once per node.
+ * 88 % of the bytes (1.4 MB of 1.6 MB), written once per layout instead of once per node. The
+ * node file is created with its slots, hwm and ring as holes (seg_image_write): they read as
+ * zeros, what they hold before any write, and take memory only once an agent stores into them.
  * Layout of the node file, all offsets from its start, every section 64-byte aligned:
  *
  *   struct seg_header                        version, sizes, offsets, node and profile names,
@@ -222,7 +224,10 @@
  * the header lost its entries, strings and params offsets (they are the static header's). */
 /* 8: the file flags SEG_F_TURBO and SEG_F_CEIL ("Turbo" above); a reader of 7 would show a
  * policy's limits at turbo on whatever the switch says. */
-#define SEG_VERSION 8u
+/* 9: a table-driver policy's k² cpufreq/stats transition counts packed SEG_COUNTS_PER_VALUE to a
+ * SEG_V_COUNTS value instead of one SEG_V_LINE value each (seg_view.h SEG_VIEW_CF_*): 3,072 fewer
+ * values, 400 KiB less, in a 384-CPU node's file; a reader of 8 would show those files wrong. */
+#define SEG_VERSION 9u
 #define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
 #define SEG_READ_MAX 4096       /* sysfs shows at most a page */
 #define SEG_NONE UINT32_MAX
@@ -238,7 +243,10 @@ enum seg_msr_kind {
 /* SEG_V_LINE: a time line (seg_view.h units, read only by views) that no ledger holds: the
  * engine resumes it from the visible snapshot, bounded by the elapsed counter it resumed
  * (cpufreq/stats, engine/runtime/node_cfstats.c), so a tick writes nothing for it. */
-enum seg_vtype { SEG_V_TEXT = 1, SEG_V_COUNTER = 2, SEG_V_LINE = 3 };
+/* SEG_V_COUNTS: up to SEG_COUNTS_PER_VALUE uint32 counts (little-endian, in text) that no ledger
+ * holds, read only by views (the cpufreq/stats transition counts), resumed like SEG_V_LINE. */
+enum seg_vtype { SEG_V_TEXT = 1, SEG_V_COUNTER = 2, SEG_V_LINE = 3, SEG_V_COUNTS = 4 };
+#define SEG_COUNTS_PER_VALUE 12 /* SEG_TEXT_MAX / 4 */
 /* A directory the node owns whole: a path under it that the node does not render does not
  * exist (it is not the host's). Other directories of the tree overlay the host's. */
 #define SEG_F_OWNED 1

@@ -5,7 +5,8 @@
  *   show_total_trans    "%u\n"
  *   show_trans_table    "   From  :    To\n", "         : ", "%9u " per entry, "\n", then per
  *                       row "*" for the current entry else " ", "%9u: ", "%9u " per count, "\n"
- * and from the values published here. */
+ * and from the values published here: K time lines, then the K² counts packed in SEG_V_COUNTS
+ * values (segment format 9, seg_view.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,8 +36,8 @@ static int setup(void **st)
     struct fx *f = calloc(1, sizeof *f);
     struct seg_builder *b = segb_new();
     f->v_el = segb_value_counter(b, 1000, 64, false);
-    for (int i = 0; i < K + K * K; i++) {
-        uint32_t v = segb_value_line(b);
+    for (int i = 0; i < K + SEG_CF_COUNT_VALUES(K); i++) {
+        uint32_t v = i < K ? segb_value_line(b) : segb_value_counts(b);
         if (i == 0)
             f->v0 = v;
     }
@@ -84,7 +85,7 @@ static void line(struct seg_value *v, uint64_t base_ns, uint64_t rate, int64_t t
 /* Entry 0 (2.4 GHz) current since t0 with 1.234567890 s before; entry 1 0.2 s, entry 2 none;
  * counts 0->1: 3, 1->0: 2, 2->1: 1 and cell (2, 2) = big (the kernel never counts a
  * self-transition; here it tests the column width). The elapsed line: 10 s, horizon 5 s. */
-static void publish(struct fx *f, int64_t t0, uint64_t big)
+static void publish(struct fx *f, int64_t t0, uint32_t big)
 {
     struct seg *s = &f->s;
     seg_publish_begin(s);
@@ -94,9 +95,12 @@ static void publish(struct fx *f, int64_t t0, uint64_t big)
         line(&c[f->v0 + 0], 1234567890ULL, 1000000, t0, UINT32_MAX);
         line(&c[f->v0 + 1], 200000000ULL, 0, t0, UINT32_MAX);
         line(&c[f->v0 + 2], 0, 0, t0, UINT32_MAX);
-        uint64_t counts[K * K] = {0, 3, 0, 2, 0, 0, 0, 1, big};
-        for (int i = 0; i < K * K; i++)
-            line(&c[f->v0 + K + i], counts[i] * 1000, 0, t0, UINT32_MAX);
+        uint32_t counts[K * K] = {0, 3, 0, 2, 0, 0, 0, 1, big};
+        struct seg_value *cv = &c[f->v0 + K];
+        memset(cv, 0, sizeof *cv);
+        cv->type = SEG_V_COUNTS;
+        cv->len = SEG_COUNTS_PER_VALUE * 4;
+        memcpy(cv->text, counts, sizeof counts);
         if (!copy)
             seg_publish_flip(s);
     }
