@@ -742,6 +742,7 @@ unsigned phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cp
         ps->scale_eff = f_eff;
         ps->capped = capped;
         ps->cap_w = cap;
+        ps->uncapped_khz = f_max_run;
         ps->requested_cap_w = req;
 
         uint64_t pkg_uw = watts_to_uw(power);

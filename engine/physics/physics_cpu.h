@@ -241,6 +241,7 @@ struct phys_pkg_state {
     double natural_w;       /* what it would draw without caps */
     double scale_eff;       /* frequency scale the power corresponds to (f_eff) */
     double cap_w;           /* enforced cap in force, INFINITY = none */
+    double uncapped_khz;    /* the frequency its busiest CPUs would run at without any cap */
     double requested_cap_w; /* lowest PL1/HSMP limit written, enforced or not; INFINITY = none */
 
     struct phys_energy energy[3]; /* PHYS_ZONE_PACKAGE, _DRAM, _CORE */

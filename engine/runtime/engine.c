@@ -83,6 +83,7 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
     t->memory_intensity = n->load.memory_intensity;
     t->cpu_class = class_names[n->load.cpu_class & 3];
     t->cpu_throttle_pct = phys_cpu_dvfs_throttle_pct(&n->params, s);
+    t->cpu_thermal_throttle_pct = n->thermal_pct;
     for (int k = 0; k < s->npkgs; k++) {
         const struct phys_pkg_state *p = &s->pkg[k];
         t->pkg_power_w[k] = p->power_w;

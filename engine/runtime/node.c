@@ -195,6 +195,16 @@ static bool fresh_value(struct node *n, const struct binding *b, uint32_t v, str
         snprintf(text, sizeof text, "%lld\n", ppm);
         break;
     }
+    case BK_THERMAL: {
+        const struct node_thermal *th = &n->thermal[b->pkg < PHYS_MAX_PKGS ? b->pkg : 0];
+        int64_t x = b->zone == TQ_ACTIVE ? th->active : b->zone == TQ_COUNT ? (int64_t)th->count
+                    : b->zone == TQ_TOTAL_MS ? (int64_t)th->total_ms : (int64_t)th->max_ms;
+        if (n->shown[v] == x)
+            return false;
+        n->shown[v] = x;
+        snprintf(text, sizeof text, "%lld\n", (long long)x);
+        break;
+    }
     case BK_PKG_TEMP: {
         /* coretemp: whole degrees; k10temp: 0.125 °C steps */
         int64_t step = b->zone ? 125 : 1000;
@@ -253,7 +263,8 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
         const struct binding *b = &n->binds[v];
         /* values rebuilt whole or published on change: decided without reading the segment,
          * whose pages are cold when a worker steps thousands of nodes */
-        if (b->kind == BK_PKG_TEMP || b->kind == BK_MEM_USED || b->kind == BK_LOADAVG || b->kind == BK_ELAPSED) {
+        if (b->kind == BK_PKG_TEMP || b->kind == BK_MEM_USED || b->kind == BK_LOADAVG || b->kind == BK_ELAPSED ||
+            b->kind == BK_THERMAL) {
             struct node_change c = {.value = v, .v = {.type = SEG_V_TEXT}};
             if (!fresh_value(n, b, v, &c.v, until_ns))
                 continue;
@@ -573,30 +584,74 @@ void node_faults_text(const struct node_faults *f, char *buf, size_t len)
 static void apply_faults(struct node *n, double ambient_c)
 {
     const struct node_faults *f = &n->faults;
-    /* A package at TjMax (100 °C, render_coretemp.c's crit) is held there by PROCHOT: its power
-     * at most what keeps it there in this ambient, the steady state of the physics' thermal
-     * model (ambient + c_per_w * P). Only under a cooling fault: healthy nodes never get near. */
+    /* A package that reached TjMax (100 °C, render_coretemp.c's crit; within half a degree,
+     * what coretemp shows as 99 or 100) is held there by PROCHOT: its power at most what keeps it
+     * there in this air, the steady state of the physics' thermal model (ambient + c_per_w * P),
+     * until its load would no longer take it there (account_throttle). Only under a cooling
+     * fault: healthy nodes never get near. */
     double cpw = n->params.thermal_c_per_w > 0 ? n->params.thermal_c_per_w : 0.125;
-    double cap = f->inlet_c != 0 ? (NODE_TJMAX_C - ambient_c) / cpw : INFINITY;
+    double hot = f->inlet_c != 0 ? (NODE_TJMAX_C - ambient_c) / cpw : INFINITY;
     /* A lost PSU (psu-loss): the node must stay within what the others deliver. Ours, as a node
      * manager does it: the GPUs braked to their minimum (psu-loss sets the brake), the rest of
      * the platform and DRAM as they draw, the packages sharing what is left. */
+    double share = INFINITY;
     if (f->psu_w > 0 && n->state.npkgs > 0) {
         double gpus = n->gparams.vendor == PHYS_GPU_NONE ? 0 : n->gparams.count * n->gparams.min_w;
-        double share = (f->psu_w - gpus - n->params.platform_other_w - n->params.dram_w_per_socket * n->state.npkgs) /
-                       n->state.npkgs;
-        cap = share < cap ? share : cap;
+        share = (f->psu_w - gpus - n->params.platform_other_w - n->params.dram_w_per_socket * n->state.npkgs) /
+                n->state.npkgs;
     }
     for (int k = 0; k < n->state.npkgs && k < PHYS_MAX_PKGS; k++) {
+        struct node_thermal *th = &n->thermal[k];
+        bool reached = th->active || n->state.pkg[k].temp_c >= NODE_TJMAX_C - 0.5;
+        th->cap_w = reached ? hot : INFINITY;
+        double cap = th->cap_w < share ? th->cap_w : share;
         n->state.pkg[k].limits_ignored = (f->pkg_limits_ignored >> k) & 1;
         n->state.pkg[k].fault_cap_w = isfinite(cap) ? (cap > 1 ? cap : 1) : 0;
     }
+    /* A GPU that reached its maximum operating temperature (within half a degree) has its clocks
+     * capped by the driver: its power at most what keeps it there in this air, the steady state
+     * of the GPU's thermal model (ambient + thermalRiseC x P / naturalMaxW), while its load would
+     * take it past. Only under a cooling fault, as the CPUs'. */
+    const struct phys_gpu_params *gp = &n->gparams;
+    double gcap = f->inlet_c != 0 && gp->thermal_rise_c > 0 && gp->natural_max_w > 0
+                      ? (NODE_GPU_MAX_OPERATING_C - ambient_c) * gp->natural_max_w / gp->thermal_rise_c
+                      : INFINITY;
     for (int g = 0; g < n->gparams.count && g < PHYS_GPU_MAX; g++) {
+        const struct phys_gpu *pg = &n->gstate.g[g];
+        bool reached = pg->thermal_capped || pg->temp_c >= NODE_GPU_MAX_OPERATING_C - 0.5;
+        n->gstate.g[g].thermal_w = isfinite(gcap) && reached ? (gcap > 0.001 ? gcap : 0.001) : 0;
         n->gstate.g[g].limit_ignored = (f->gpu_limits_ignored >> g) & 1;
         n->gstate.g[g].brake_w = !((f->gpu_brake >> g) & 1) ? 0
                                  : f->gpu_brake_w[g] > 0   ? f->gpu_brake_w[g]
                                                            : n->gparams.min_w;
     }
+}
+
+/* The packages' thermal throttling of the interval that begins now: PROCHOT is asserted while
+ * the package would pass TjMax uncapped and the cap that keeps it there is the one in force
+ * (a lower RAPL limit or a lost PSU's share keeps it cooler). Episodes as Linux's
+ * therm_throt_process counts them (faults.md §3.3): a rising edge counts one, a falling edge
+ * adds its length in ms to the total and raises the maximum. */
+static void account_throttle(struct node *n)
+{
+    double pct = 0;
+    for (int k = 0; k < n->state.npkgs && k < PHYS_MAX_PKGS; k++) {
+        struct node_thermal *th = &n->thermal[k];
+        const struct phys_pkg_state *ps = &n->state.pkg[k];
+        bool on = isfinite(th->cap_w) && ps->natural_w > th->cap_w && ps->cap_w >= th->cap_w - 1e-9;
+        if (on && !th->active) {
+            th->count++;
+            th->since_ns = n->state.now_ns;
+        } else if (!on && th->active) {
+            uint64_t ms = (uint64_t)((n->state.now_ns - th->since_ns) / 1000000);
+            th->total_ms += ms;
+            th->max_ms = ms > th->max_ms ? ms : th->max_ms;
+        }
+        th->active = on;
+        if (on && ps->uncapped_khz > 0 && ps->scale_eff < ps->uncapped_khz)
+            pct += 100 * (1 - ps->scale_eff / ps->uncapped_khz);
+    }
+    n->thermal_pct = n->state.npkgs > 0 ? pct / n->state.npkgs : 0;
 }
 
 void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
@@ -622,6 +677,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
     unsigned began = phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     n->freq_dirty |= (began & PHYS_BEGAN_FREQ_CEILING) != 0;
     n->busy_dirty |= (began & PHYS_BEGAN_BUSY_LINES) != 0;
+    account_throttle(n);
     phys_gpu_begin_interval(&n->gparams, &n->gstate, &n->gload, n->tick_ns);
     sample_power(n, now_mono, now_wall);
     /* the freeze horizon of every line of this publication; time counters reach the ledger at it

@@ -204,6 +204,17 @@ struct node {
         int xid;
         uint64_t ecc_corrected, ecc_uncorrected;
     } gpu_err[PHYS_GPU_MAX];
+    /* per package: its thermal throttling, PROCHOT holding it at TjMax under a cooling fault
+     * (node.c account_throttle), episodes counted as Linux's therm_throt.c counts them: a rising
+     * edge counts, a falling edge adds the episode's ms to the total and the maximum (the
+     * thermal_throttle files, render_throttle.c; IA32_(PACKAGE_)THERM_STATUS bits 0 and 1) */
+    struct node_thermal {
+        bool active;
+        uint64_t count, total_ms, max_ms;
+        int64_t since_ns;          /* physics time the episode began */
+        double cap_w;              /* the power that keeps it at TjMax in its air; INFINITY: none */
+    } thermal[PHYS_MAX_PKGS];
+    double thermal_pct;            /* the packages' mean frequency loss to thermal throttling, % */
     uint32_t gpu_lost_held;        /* the GPUs lost over the interval the next tick ends (what the
                                     * load hook accounts then: faults as they were when it began) */
     /* --speed max batches (engine.h batch_ticks): the node is stepped at the first tick at or
@@ -290,6 +301,12 @@ bool node_has_writes(const struct node *n);
  * the physics' window mean, with NVML's measurement noise unless the spec asks for exact sensors
  * (spec.sensors.noise false; docs/faults.md "Sensors"). The truth is its held power and energy. */
 #define NODE_NVML_NOISE_W 1.0
+/* A GPU's thermal limits (NVML's NVML_TEMPERATURE_THRESHOLD_GPU_MAX and _SLOWDOWN; assumed for
+ * every GPU: the values of the one nvidia-smi capture with both, gpu-tools.md §1.10.5): above
+ * the first its driver caps clocks (SW thermal slowdown), above the second the hardware slows
+ * it (HW thermal slowdown). docs/faults.md "inlet-temp and fan-failure". */
+#define NODE_GPU_MAX_OPERATING_C 89.0
+#define NODE_GPU_SLOWDOWN_C 97.0
 double node_gpu_draw_w(const struct node *n, int k);
 /* The node's power now, W: packages, DRAM, GPUs and the rest of the platform (the figure
  * /telemetry's nodePowerWatts and the BMC interfaces show). */

@@ -89,7 +89,16 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
         /* a power brake (a fault) is nvmlClocksEventReasonHwPowerBrakeSlowdown 0x80, not the SW
          * power cap (NVML header) */
         bool braked = g->brake_w > 0 && g->enforced_w <= g->brake_w + 0.5;
-        snprintf(t, len, "0x%016llX\n", (busy ? 0ULL : 0x1ULL) | (braked ? 0x80ULL : g->capped ? 0x4ULL : 0ULL));
+        unsigned long long r = (busy ? 0ULL : 0x1ULL) | (braked ? 0x80ULL : g->capped && !g->thermal_capped ? 0x4ULL : 0);
+        /* the thermal controller capping clocks at the maximum operating temperature is
+         * SwThermalSlowdown 0x20; a GPU its air heats past the slowdown temperature even so
+         * (its idle power is too much there) is HwThermalSlowdown 0x40 (NVML header; faults.md
+         * §3.1) */
+        if (g->thermal_capped)
+            r |= 0x20ULL;
+        if (g->temp_c > NODE_GPU_SLOWDOWN_C)
+            r |= 0x40ULL;
+        snprintf(t, len, "0x%016llX\n", r);
         break;
     }
     case GQ_PEER_RX: snprintf(t, len, "%.0f\n", floor(g->rx_bytes)); break;

@@ -242,7 +242,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
             n->freq_values[n->nfreq++] = v;
         if (k == BK_ENERGY || k == BK_HSMP_POWER || k == BK_GPU ||
             k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_FAULTS || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
-            k == BK_MEM_USED || k == BK_PKG_TEMP)
+            k == BK_MEM_USED || k == BK_PKG_TEMP || k == BK_THERMAL)
             n->svalues[n->nsvalues++] = v;
         if (k == BK_CPU_BUSY && n->binds[v].cpu == n->nbusy)
             n->busy_values[n->nbusy++] = v; /* by CPU index (render_proc makes them in order) */

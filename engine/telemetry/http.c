@@ -264,9 +264,9 @@ static cJSON *telemetry_json(const struct node_telemetry *t, int64_t wall_ns)
     cJSON_AddNumberToObject(cpu, "memoryIntensity", t->memory_intensity);
     cJSON_AddStringToObject(cpu, "workClass", t->cpu_class);
     cJSON_AddNumberToObject(cpu, "throttlePct", t->cpu_throttle_pct);
-    /* the physics has no thermal throttling (physics_cpu.h: temperature follows power, never the
-     * reverse), so none of it: the seed's 0..100 share of the throttle temperature range */
-    cJSON_AddNumberToObject(cpu, "thermalThrottlePct", 0);
+    /* the seed's 0..100 share of its throttle temperature range; ours the frequency the
+     * packages lose to PROCHOT at TjMax (a cooling fault, docs/faults.md) */
+    cJSON_AddNumberToObject(cpu, "thermalThrottlePct", t->cpu_thermal_throttle_pct);
     double temp = 0, cap = 0;
     bool capped = false;
     cJSON *pk = cJSON_AddArrayToObject(o, "packages");
@@ -452,11 +452,16 @@ static void metrics_seed_extra(const struct engine *e, const struct telemetry *t
         if (n->npkgs && k == n->npkgs)
             bprintf(b, "joulie_sim_node_cap_watts{node=\"%s\"} %.6f\n", n->name, cap);
     }
-    bprintf(b, "# HELP joulie_sim_node_throttle_pct DVFS throttle the node's cpufreq limits impose: 100 x (1 - the "
-               "mean frequency ceiling of its CPUs over the hardware maximum).\n"
+    bprintf(b, "# HELP joulie_sim_node_throttle_pct Frequency throttle of the node's CPUs: 100 x (1 - (1 - dvfs/100) x "
+               "(1 - thermal/100)), dvfs the throttle its cpufreq limits impose (100 x (1 - the mean frequency "
+               "ceiling of its CPUs over the hardware maximum)), thermal the frequency its packages lose to "
+               "thermal throttling.\n"
                "# TYPE joulie_sim_node_throttle_pct gauge\n");
-    for (int i = 0; i < t->n; i++)
-        bprintf(b, "joulie_sim_node_throttle_pct{node=\"%s\"} %.6f\n", t->nodes[i].name, t->nodes[i].cpu_throttle_pct);
+    for (int i = 0; i < t->n; i++) {
+        const struct node_telemetry *n = &t->nodes[i];
+        double keep = (1 - n->cpu_throttle_pct / 100) * (1 - n->cpu_thermal_throttle_pct / 100);
+        bprintf(b, "joulie_sim_node_throttle_pct{node=\"%s\"} %.6f\n", n->name, 100 * (1 - keep));
+    }
     bprintf(b, "# HELP joulie_sim_node_freq_scale Running frequency of package 0 over the hardware maximum.\n"
                "# TYPE joulie_sim_node_freq_scale gauge\n");
     for (int i = 0; i < t->n; i++) {
