@@ -42,6 +42,23 @@ bool node_settling(const struct node *n)
     for (int k = 0; k < ngpus && k < PHYS_GPU_MAX; k++)
         if (n->gstate.g[k].enforced_w != n->gstate.g[k].target_w)
             return true;
+    if (n->faults.inlet_c == 0)
+        return false;
+    /* under a cooling fault, a package or a GPU heating toward its throttle point: the tick it
+     * gets there changes its power (apply_faults) */
+    const double near = 0.5;
+    for (int k = 0; k < n->state.npkgs && k < PHYS_MAX_PKGS; k++) {
+        const struct phys_pkg_state *ps = &n->state.pkg[k];
+        if (!isfinite(n->thermal[k].cap_w) && ps->temp_to_c >= NODE_TJMAX_C - near && ps->temp_c < NODE_TJMAX_C - near)
+            return true;
+    }
+    const struct phys_gpu_params *gp = &n->gparams;
+    for (int k = 0; k < ngpus && k < PHYS_GPU_MAX && gp->natural_max_w > 0; k++) {
+        const struct phys_gpu *g = &n->gstate.g[k];
+        double to = n->air_c + gp->thermal_rise_c * g->power_w / gp->natural_max_w;
+        if (g->thermal_w == 0 && to >= NODE_GPU_MAX_OPERATING_C - near && g->temp_c < NODE_GPU_MAX_OPERATING_C - near)
+            return true;
+    }
     return false;
 }
 
@@ -579,7 +596,6 @@ void node_faults_text(const struct node_faults *f, char *buf, size_t len)
     snprintf(buf, len, "%s\n", t);
 }
 
-#define NODE_TJMAX_C 100.0
 /* The faults' inputs to the physics of the interval that begins now (node_faults). */
 static void apply_faults(struct node *n, double ambient_c)
 {
@@ -613,6 +629,7 @@ static void apply_faults(struct node *n, double ambient_c)
      * of the GPU's thermal model (ambient + thermalRiseC x P / naturalMaxW), while its load would
      * take it past. Only under a cooling fault, as the CPUs'. */
     const struct phys_gpu_params *gp = &n->gparams;
+    n->air_c = ambient_c;
     double gcap = f->inlet_c != 0 && gp->thermal_rise_c > 0 && gp->natural_max_w > 0
                       ? (NODE_GPU_MAX_OPERATING_C - ambient_c) * gp->natural_max_w / gp->thermal_rise_c
                       : INFINITY;

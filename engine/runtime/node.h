@@ -215,6 +215,7 @@ struct node {
         double cap_w;              /* the power that keeps it at TjMax in its air; INFINITY: none */
     } thermal[PHYS_MAX_PKGS];
     double thermal_pct;            /* the packages' mean frequency loss to thermal throttling, % */
+    double air_c;                  /* its inlet air over the interval that began last, °C */
     uint32_t gpu_lost_held;        /* the GPUs lost over the interval the next tick ends (what the
                                     * load hook accounts then: faults as they were when it began) */
     /* --speed max batches (engine.h batch_ticks): the node is stepped at the first tick at or
@@ -306,6 +307,9 @@ bool node_has_writes(const struct node *n);
  * the first its driver caps clocks (SW thermal slowdown), above the second the hardware slows
  * it (HW thermal slowdown). docs/faults.md "inlet-temp and fan-failure". */
 #define NODE_GPU_MAX_OPERATING_C 89.0
+/* A package's TjMax (render_coretemp.c's crit, assumed: not published for these Xeons), where
+ * PROCHOT holds it. */
+#define NODE_TJMAX_C 100.0
 #define NODE_GPU_SLOWDOWN_C 97.0
 double node_gpu_draw_w(const struct node *n, int k);
 /* The node's power now, W: packages, DRAM, GPUs and the rest of the platform (the figure

@@ -25,6 +25,9 @@
 # H. a run with faults in its trace at --speed max: faults.jsonl names the jobs each touched,
 #    a job on the lost GPU stalls for the fault's duration, a cooling fault on a rack slows its
 #    jobs, and a second run gives the same jobs.jsonl and faults.jsonl byte for byte;
+# J. a cooling fault throttles as the hardware does: node_exporter reads the thermal_throttle
+#    counters, rdmsr PROCHOT, /telemetry the frequency lost, nvidia-smi and nvidia-ml-py the GPUs'
+#    thermal slowdowns;
 # I. NVML's power reading measures with noise: a client that keeps only changing samples
 #    (nvidia-ml-py) measures an idle GPU's energy within 1 % of its energy counter; with
 #    spec.sensors.noise false the reading never changes.
@@ -76,9 +79,13 @@ spec:
   pools:
   - {name: intel, profile: intel-xeon-2s-rapl, count: 3}
   - {name: sxm, profile: nvidia-h100-sxm-8gpu, count: 1}
+  - {name: hot, profile: intel-xeon-2s-rapl, count: 1}
+  - {name: hotgpu, profile: nvidia-h100-sxm-4gpu, count: 1}
   faults:
   - {id: bmc-dead, kind: bmc-timeout, nodes: [intel-0], params: {delayMs: 300}}
   - {id: bmc-late, kind: bmc-slow, nodes: [intel-2], params: {delayMs: 1500}}
+  - {id: fan, kind: fan-failure, nodes: [hot-0]}
+  - {id: heat, kind: inlet-temp, nodes: [hotgpu-0], params: {deltaC: 80}}
 EOF
 port=$(free_port)
 url=http://127.0.0.1:$port
@@ -265,6 +272,63 @@ grep -q '^HTTP/1.1 503' <<<"$hdr" && grep -qi '^Retry-After: 7' <<<"$hdr" &&
     bad "Redfish of a healthy node"
 out=$(fault add --kind rf-lost --node intel-1 2>&1)
 [ $? = 1 ] && grep -qF 'request:1:9: fault: kind: unknown kind "rf-lost"' <<<"$out" && ok || bad "a bad request: $out"
+
+# --- J. a cooling fault throttles as the hardware does (faults.md §3) ----------------------------
+# hot-0's fan failed at the engine's start (the spec's fault `fan`): its fully loaded packages
+# reached TjMax and PROCHOT holds them there. What each route shows:
+#   - the kernel's thermal_throttle counters (therm_throt.c) through Debian's node_exporter (its cpu
+#     collector, seccomp route): one episode per package, counted on every core;
+#   - IA32_PACKAGE_THERM_STATUS (rdmsr, msr-tools): bit 0, PROCHOT active;
+#   - /telemetry's thermalThrottlePct: the frequency lost, against the running frequency of intel-0,
+#     the same profile and load in healthy air (its BMC faults change no physics);
+#   - joulie_sim_node_throttle_pct above 0 on hot-0, 0 on intel-0.
+throttled() { on hot-0 -- cat /sys/devices/system/cpu/cpu5/thermal_throttle/package_throttle_count; }
+for _ in $(seq 300); do [ "$(throttled)" = 1 ] && break; sleep 0.1; done
+[ "$(throttled)" = 1 ] && ok || bad "hot-0 never throttled: package_throttle_count $(throttled)"
+np=$(free_port)
+"$hwemu" exec --root "$root/r" --node hot-0 --intercept seccomp -- prometheus-node-exporter \
+    --web.listen-address=127.0.0.1:$np --collector.disable-defaults --collector.cpu >"$root/ne.log" 2>&1 &
+ne=$!
+for _ in $(seq 100); do curl -sf http://127.0.0.1:$np/metrics >"$root/ne.txt" && break; sleep 0.1; done
+kill -TERM $ne; wait $ne 2>/dev/null
+# intel-xeon-2s-rapl: 2 packages of 24 cores (cpu.coresPerSocket)
+[ "$(grep -c '^node_cpu_package_throttles_total{package="[01]"} 1$' "$root/ne.txt")" = 2 ] &&
+    [ "$(grep -c '^node_cpu_core_throttles_total{core="[0-9]*",package="[01]"} 1$' "$root/ne.txt")" = 48 ] && ok ||
+    bad "node_exporter's throttle counters on hot-0: $(grep throttles "$root/ne.txt" | head -4) $(tail -2 "$root/ne.log")"
+bit=$(on hot-0 -- rdmsr -p 5 -f 0:0 0x1b1)
+[ "$bit" = 1 ] && ok || bad "PACKAGE_THERM_STATUS bit 0 (PROCHOT) of a package at TjMax: $bit"
+tele() { curl -sf "$url/telemetry/$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["cpu"]["thermalThrottlePct"], d["packages"][0]["frequencyKHz"])'; }
+read -r pct hot_khz <<<"$(tele hot-0)"
+read -r pct0 cool_khz <<<"$(tele intel-0)"
+awk -v p="$pct" -v h="$hot_khz" -v c="$cool_khz" -v p0="$pct0" \
+    'BEGIN { w = 100 * (1 - h / c); exit !(p > 5 && p0 == 0 && (p - w) ^ 2 < 4) }' && ok ||
+    bad "thermalThrottlePct $pct on hot-0 (package 0 at $hot_khz kHz, intel-0's at $cool_khz kHz), $pct0 on intel-0"
+m=$(curl -sf "$url/metrics")
+awk '/^joulie_sim_node_throttle_pct\{node="hot-0"\}/ { h = $2 } /^joulie_sim_node_throttle_pct\{node="intel-0"\}/ { c = $2 }
+     END { exit !(h > 5 && c == 0) }' <<<"$m" && ok || bad "joulie_sim_node_throttle_pct: $(grep 'throttle_pct{' <<<"$m")"
+# the fan repaired: the episode ends; its length counts in the total and the maximum (one episode:
+# the two are equal), PROCHOT drops
+fault clear fan >/dev/null
+tt() { on hot-0 -- cat /sys/devices/system/cpu/cpu5/thermal_throttle/core_throttle_total_time_ms; }
+for _ in $(seq 50); do [ "$(tt)" != 0 ] && break; sleep 0.1; done
+t=$(tt) mx=$(on hot-0 -- cat /sys/devices/system/cpu/cpu5/thermal_throttle/core_throttle_max_time_ms)
+[ "$t" -ge 1000 ] && [ "$t" = "$mx" ] && [ "$(throttled)" = 1 ] && [ "$(on hot-0 -- rdmsr -p 5 -f 0:0 0x1b1)" = 0 ] && ok ||
+    bad "after the repair: total $t ms, max $mx ms (want equal, 1 s or more), count $(throttled)"
+# hotgpu-0's inlet is 80 °C warmer: its loaded GPUs heat to their maximum operating temperature
+# (89 °C), where the driver caps their clocks (SW thermal slowdown, 0x20), and past the slowdown
+# temperature (97 °C) the hardware's slowdown shows too (0x40): the real nvidia-smi 535 and
+# nvidia-ml-py read NVML's clock-event reasons
+q=clocks_event_reasons.sw_thermal_slowdown,clocks_event_reasons.hw_thermal_slowdown,clocks.sm,temperature.gpu
+for _ in $(seq 600); do
+    out=$(on hotgpu-0 -- "$smi" -i 1 --query-gpu=$q --format=csv,noheader 2>&1)
+    case "$out" in "Active, Active, "*) break ;; esac
+    sleep 0.1
+done
+[[ "$out" =~ ^"Active, Active, 210 MHz, "(9[7-9]|1[0-9][0-9])$ ]] && ok ||
+    bad "nvidia-smi on a GPU at its thermal limits: $out (want both slowdowns active, the clock at its 210 MHz minimum)"
+out=$(on hotgpu-0 -- "$venv/bin/python" -c 'import pynvml; pynvml.nvmlInit(); h = pynvml.nvmlDeviceGetHandleByIndex(1)
+print(hex(pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h) & (pynvml.nvmlClocksThrottleReasonSwThermalSlowdown | pynvml.nvmlClocksThrottleReasonHwThermalSlowdown)))' 2>&1)
+[ "$out" = 0x60 ] && ok || bad "nvidia-ml-py's clock-event reasons on a GPU at its thermal limits: $out (want 0x60)"
 kill $pid
 wait $pid 2>/dev/null
 pid=
