@@ -226,6 +226,10 @@ void phys_gpu_begin_interval(const struct phys_gpu_params *p, struct phys_gpu_st
         double lim = g->enforced_w < th ? g->enforced_w : th;
         double now_p = pclock < lim ? pclock : lim;
         g->instant_w = now_p > idle_w ? now_p : idle_w;
+        if (g->powered_off) {
+            g->power_uw = 0;
+            g->power_w = g->instant_w = 0;
+        }
         g->capped = u > 0 && lim < pclock;
         g->thermal_capped = th < g->enforced_w && th < (u > 0 ? pclock : idle_w + 1e-9);
         if (u <= 0) {

@@ -100,6 +100,7 @@ struct phys_gpu {
      * power that keeps it at its maximum operating temperature in its air, 0: none. It holds
      * power and clocks down from the next interval without moving the enforced limit */
     double thermal_w;
+    bool powered_off;         /* its node lost its power: from the next interval it draws nothing */
     /* physics */
     double enforced_w;        /* settled limit */
     double target_w;          /* what enforced settles toward this interval */

@@ -248,7 +248,8 @@ static void strike(const struct fault_def *d, const struct node *n, struct node_
         }
         break;
     case FK_REDFISH_UNAVAILABLE:
-        nf->redfish_retry_s = (int)d->value;
+        if (nf->redfish_retry_s >= 0) /* a node without power does not answer at all */
+            nf->redfish_retry_s = (int)d->value;
         break;
     case FK_HWMON_ERROR:
         nf->hwmon_err = d->err;
@@ -269,6 +270,14 @@ static void strike(const struct fault_def *d, const struct node *n, struct node_
     case FK_PSU_LOSS:
         nf->psu_w = nf->psu_w > 0 && nf->psu_w < d->value ? nf->psu_w : d->value;
         nf->gpu_brake |= n->gparams.count >= 32 ? UINT32_MAX : (1u << n->gparams.count) - 1;
+        break;
+    case FK_POWER_LOSS:
+        nf->off_err = d->err;
+        nf->gpu_lost |= n->gparams.count >= 32 ? UINT32_MAX : (1u << n->gparams.count) - 1;
+        nf->redfish_retry_s = -1; /* no answer at all */
+        break;
+    case FK_FREQ_STUCK:
+        nf->freq_stuck |= d->index >= 0 ? 1u << d->index : UINT32_MAX;
         break;
     case FK_LIMIT_LOCKED:
         nf->pkg_locked |= d->index >= 0 ? 1u << d->index : (1u << n->state.npkgs) - 1;
@@ -307,6 +316,15 @@ static void raise_errors(const struct fault_def *d, struct node *n, int64_t now_
         }
         node_wake(n, now_mono);
     }
+}
+
+/* What a fault's start does once to a node's counters: a RAPL counter that jumps (rapl-jump). */
+static void jump_counters(const struct fault_def *d, struct node *n, int64_t now_mono)
+{
+    if (d->kind != FK_RAPL_JUMP)
+        return;
+    node_counter_jump(n, d->index >= 0 ? 1u << d->index : UINT32_MAX, d->device == FD_DRAM, d->value * 1e6);
+    node_wake(n, now_mono);
 }
 
 /* Every node's struck state from the active faults; the nodes whose state changed step now. */
@@ -401,7 +419,11 @@ static cJSON *fault_json(const struct faults *fs, const struct sched_fault *f)
         break;
     case FK_HWMON_ERROR:
     case FK_WRITE_REFUSED:
+    case FK_POWER_LOSS:
         cJSON_AddStringToObject(p, "errno", fault_errno_name(d->err));
+        break;
+    case FK_RAPL_JUMP:
+        cJSON_AddNumberToObject(p, "joules", d->value);
         break;
     case FK_INLET_TEMP:
     case FK_FAN_FAILURE:
@@ -522,8 +544,10 @@ void faults_tick(struct faults *fs, struct run *r, struct run_output *out)
             if (f->def.has_duration)
                 f->end_mono = now + (int64_t)llround(f->def.duration_s * 1e9);
             pick_nodes(fs, f);
-            for (int i = 0; i < f->nnodes; i++)
+            for (int i = 0; i < f->nnodes; i++) {
                 raise_errors(&f->def, &e->nodes[f->nodes[i]], now);
+                jump_counters(&f->def, &e->nodes[f->nodes[i]], now);
+            }
             touch(f, r);
             fs->dirty = true;
             announce(fs, f, r, out, true);

@@ -159,7 +159,7 @@ static void sum_totals(const struct engine *e, struct telemetry *t)
         c->cpu_w += n->cpu_power_w;
         c->dram_w += n->dram_power_w;
         c->gpu_w += n->gpu_power_total_w;
-        c->other_w += e->nodes[i].params.platform_other_w;
+        c->other_w += e->nodes[i].state.powered_off ? 0 : e->nodes[i].params.platform_other_w;
         c->energy_j += (double)n->node_energy_uj / 1e6;
         bool capped = false;
         for (int k = 0; k < n->npkgs; k++)

@@ -72,7 +72,7 @@ bool node_has_writes(const struct node *n)
 
 double node_power_w(const struct node *n)
 {
-    double w = n->params.platform_other_w;
+    double w = n->state.powered_off ? 0 : n->params.platform_other_w;
     for (int k = 0; k < n->state.npkgs; k++)
         w += n->state.pkg[k].power_w + (double)n->state.pkg[k].energy[PHYS_ZONE_DRAM].power_uw / 1e6;
     int ngpus = n->gparams.vendor == PHYS_GPU_NONE ? 0 : n->gparams.count;
@@ -271,6 +271,49 @@ static void collect_freq_values(struct node *n, struct node_change *ch, uint32_t
 }
 
 /* The S values of this tick, plus the A values in changes[0..*nch) already. */
+/* The register seed an energy counter shows: its own (natural) moved by the node's offset for it
+ * (node.seed_off). At the tick its power comes back the offset is set so that the register
+ * counts from 0 from this publication's grid boundary (acc_uj, rem_nj there), as a machine's
+ * that powers up (docs/faults.md power-loss): raw = seed + floor((acc·1000 + rem) / unit) is 0
+ * there, mod 2^64 (and so mod the register's width). */
+static uint64_t shown_seed(struct node *n, uint32_t v, uint64_t natural, uint64_t acc_uj, uint64_t rem_nj, uint64_t unit_nj)
+{
+    if (n->power_back)
+        n->seed_off[v] = (uint64_t)0 - natural - (uint64_t)(((unsigned __int128)acc_uj * 1000 + rem_nj) / (unit_nj ? unit_nj : 1));
+    return natural + n->seed_off[v];
+}
+
+void node_counter_jump(struct node *n, uint32_t pkgs, bool dram, double uj)
+{
+    for (uint32_t v = 0; v < n->nvalues; v++) {
+        const struct binding *b = &n->binds[v];
+        if (b->kind != BK_ENERGY || b->pkg >= 32 || !((pkgs >> b->pkg) & 1) || b->pkg >= n->state.npkgs ||
+            (dram ? b->zone != PHYS_ZONE_DRAM : b->zone != PHYS_ZONE_PACKAGE && b->zone != PHYS_ZONE_CORE))
+            continue;
+        uint64_t unit = n->state.pkg[b->pkg].energy[b->zone].unit_nj;
+        n->seed_off[v] += (uint64_t)llround(uj * 1000 / (double)(unit ? unit : 1));
+    }
+}
+
+/* The power came back (power-loss ended): the node's time counters restart from 0 at this
+ * tick's grid boundary as a booting machine's do: the elapsed counter (/proc/uptime, the TSC)
+ * and every CPU's busy line (/proc/stat, MPERF); the energy counters restart in shown_seed. */
+static void node_power_back(struct node *n)
+{
+    for (uint32_t v = 0; v < n->nvalues; v++) {
+        const struct binding *b = &n->binds[v];
+        if (b->kind == BK_ELAPSED) {
+            n->cstart[v] = (uint64_t)0 - n->state.substeps * 1000;
+            n->cstart_elapsed_us = n->cstart[v];
+        } else if (b->kind == BK_CPU_BUSY && b->cpu < n->state.ncpus) {
+            n->cstart[v] = (uint64_t)0 - phys_cpu_busy_ns(&n->state, b->cpu, n->state.substeps) / 1000;
+        }
+    }
+    for (uint32_t i = 0; i < n->nbusy; i++)
+        n->busy_shown[i] = UINT64_MAX; /* every busy line again, from its new start */
+    n->busy_dirty = true;
+}
+
 static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns, int64_t now_wall)
 {
     const struct seg_value *cur = node_img_values(n->t);
@@ -304,7 +347,9 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
             c.v.ctr.rem_nj = (uint32_t)pub.rem_nj;
             c.v.ctr.power_uw = pub.power_uw;
             c.v.ctr.unit_nj = (uint32_t)pub.unit_nj;
-            c.v.ctr.seed_raw = (uint32_t)pub.seed_raw;
+            uint64_t seed = shown_seed(n, v, (uint64_t)pub.seed_raw, pub.acc_uj, pub.rem_nj, pub.unit_nj);
+            c.v.ctr.seed_raw = (uint32_t)seed;
+            c.v.ctr.seed_raw_hi = (uint32_t)(seed >> 32);
             c.v.ctr.start_uj = b->zone == PHYS_ZONE_PSYS ? n->state.psys.start_uj
                                                          : n->state.pkg[b->pkg].energy[b->zone].start_uj;
             c.v.ctr.t0_ns = n->mono_origin + pub.grid_ns;
@@ -340,7 +385,9 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
             c.v.ctr.power_uw = g->power_uw;
             c.v.ctr.start_uj = (uint64_t)g->start_uj;
             /* the register continues from the energy before this start (a resume) */
-            uint64_t seed = (uint64_t)((unsigned __int128)(uint64_t)g->start_uj * 1000 / (c.v.ctr.unit_nj ? c.v.ctr.unit_nj : 1000));
+            uint64_t unit = c.v.ctr.unit_nj ? c.v.ctr.unit_nj : 1000;
+            uint64_t seed = shown_seed(n, v, (uint64_t)((unsigned __int128)(uint64_t)g->start_uj * 1000 / unit), g->acc_uj,
+                                       g->rem_nj, unit);
             c.v.ctr.seed_raw = (uint32_t)seed;
             c.v.ctr.seed_raw_hi = (uint32_t)(seed >> 32);
             c.v.ctr.t0_ns = n->mono_origin + grid;
@@ -591,6 +638,8 @@ void node_faults_text(const struct node_faults *f, char *buf, size_t len)
         u += snprintf(t + u, sizeof t - (size_t)u, "wr=%d ", f->write_err);
     if (f->pkg_locked)
         u += snprintf(t + u, sizeof t - (size_t)u, "lk=%x ", (unsigned)f->pkg_locked);
+    if (f->off_err > 0)
+        u += snprintf(t + u, sizeof t - (size_t)u, "off=%d ", f->off_err);
     if (u > 0)
         t[u - 1] = 0; /* the last space */
     snprintf(buf, len, "%s\n", t);
@@ -633,8 +682,19 @@ static void apply_faults(struct node *n, double ambient_c)
     double gcap = f->inlet_c != 0 && gp->thermal_rise_c > 0 && gp->natural_max_w > 0
                       ? (NODE_GPU_MAX_OPERATING_C - ambient_c) * gp->natural_max_w / gp->thermal_rise_c
                       : INFINITY;
+    /* a stuck frequency (freq-stuck): each CPU of the package stays at the frequency it ran at
+     * when the fault began */
+    for (int i = 0; i < n->state.ncpus; i++) {
+        struct phys_core_state *c = &n->state.cpu[i];
+        int k = phys_cpu_pkg_of(&n->params, &n->state, i);
+        bool stuck = k < 32 && ((f->freq_stuck >> k) & 1);
+        c->stuck_khz = !stuck ? 0 : c->stuck_khz ? c->stuck_khz : (uint32_t)(c->freq_khz > 1 ? c->freq_khz : 1);
+    }
+    /* a node that lost its power draws nothing (power-loss) */
+    n->state.powered_off = f->off_err > 0;
     for (int g = 0; g < n->gparams.count && g < PHYS_GPU_MAX; g++) {
         const struct phys_gpu *pg = &n->gstate.g[g];
+        n->gstate.g[g].powered_off = f->off_err > 0;
         bool reached = pg->thermal_capped || pg->temp_c >= NODE_GPU_MAX_OPERATING_C - 0.5;
         n->gstate.g[g].thermal_w = isfinite(gcap) && reached ? (gcap > 0.001 ? gcap : 0.001) : 0;
         n->gstate.g[g].limit_ignored = (f->gpu_limits_ignored >> g) & 1;
@@ -691,6 +751,11 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
         n->load_hook(n->load_ctx, n);
     apply_faults(n, ambient_c);
     n->gpu_lost_held = n->faults.gpu_lost;
+    n->off_held = n->faults.off_err > 0;
+    n->power_back = n->was_off && !n->off_held;
+    n->was_off = n->off_held;
+    if (n->power_back)
+        node_power_back(n);
     unsigned began = phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     n->freq_dirty |= (began & PHYS_BEGAN_FREQ_CEILING) != 0;
     n->busy_dirty |= (began & PHYS_BEGAN_BUSY_LINES) != 0;

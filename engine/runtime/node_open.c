@@ -184,7 +184,7 @@ static void free_arrays(struct node *n)
     void **arrays[] = {(void **)&n->path,     (void **)&n->slot_entry, (void **)&n->slot_applied,
                        (void **)&n->totals,   (void **)&n->counters,   (void **)&n->svalues,
                        (void **)&n->freq_values, (void **)&n->shown, (void **)&n->busy_shown,
-                       (void **)&n->busy_shown_rate, (void **)&n->cstart, (void **)&n->busy_values,
+                       (void **)&n->busy_shown_rate, (void **)&n->cstart, (void **)&n->seed_off, (void **)&n->busy_values,
                        (void **)&n->units,    (void **)&n->said};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         free(*arrays[i]);
@@ -226,11 +226,12 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->busy_shown = malloc((n->nvalues + 1) * sizeof *n->busy_shown);
     n->busy_shown_rate = calloc(n->nvalues + 1, sizeof *n->busy_shown_rate);
     n->cstart = calloc(n->nvalues + 1, sizeof *n->cstart);
+    n->seed_off = calloc(n->nvalues + 1, sizeof *n->seed_off);
     n->busy_values = calloc(n->nvalues + 1, sizeof *n->busy_values);
     size_t plen = strlen(root) + strlen(name) + 6;
     n->path = malloc(plen);
     if (!n->slot_entry || !n->slot_applied || !n->totals || !n->counters || !n->svalues || !n->freq_values ||
-        !n->shown || !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->busy_values || !n->path)
+        !n->shown || !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->seed_off || !n->busy_values || !n->path)
         abort();
     snprintf(n->path, plen, "%s/%s.seg", root, name);
     for (uint32_t v = 0; v < n->nvalues; v++) {

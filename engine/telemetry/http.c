@@ -539,7 +539,10 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
         size_t len = 0;
         int retry = 0;
         unsigned code = get ? redfish_http(t, url, &body, &len, &retry) : 405;
-        if (code == 405) {
+        if (code == 0) { /* a node without power: its BMC does not answer (no body: the connection
+                          * closes with nothing sent, the client sees an empty reply) */
+            reply_set(rep, 503, "application/json", NULL, 0, NULL);
+        } else if (code == 405) {
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
         } else {
             reply_set(rep, code, "application/json", body, len, NULL);
@@ -655,6 +658,7 @@ static bool authorized(const struct http *h, struct MHD_Connection *c)
 
 static enum MHD_Result queue(struct MHD_Connection *c, const struct http_reply *rep, bool challenge)
 {
+
     struct MHD_Response *r = MHD_create_response_from_buffer(
         rep->len, rep->body, rep->persistent ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
     if (!r) {
