@@ -28,6 +28,8 @@
 # J. a cooling fault throttles as the hardware does: node_exporter reads the thermal_throttle
 #    counters, rdmsr PROCHOT, /telemetry the frequency lost, nvidia-smi and nvidia-ml-py the GPUs'
 #    thermal slowdowns;
+# K. a node that loses its power (its files, MSRs, IPMI, Redfish and GPUs fail; back, its counters
+#    restart from 0), a stuck frequency, a RAPL counter that jumps;
 # I. NVML's power reading measures with noise: a client that keeps only changing samples
 #    (nvidia-ml-py) measures an idle GPU's energy within 1 % of its energy counter; with
 #    spec.sensors.noise false the reading never changes.
@@ -329,6 +331,76 @@ done
 out=$(on hotgpu-0 -- "$venv/bin/python" -c 'import pynvml; pynvml.nvmlInit(); h = pynvml.nvmlDeviceGetHandleByIndex(1)
 print(hex(pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h) & (pynvml.nvmlClocksThrottleReasonSwThermalSlowdown | pynvml.nvmlClocksThrottleReasonHwThermalSlowdown)))' 2>&1)
 [ "$out" = 0x60 ] && ok || bad "nvidia-ml-py's clock-event reasons on a GPU at its thermal limits: $out (want 0x60)"
+
+# --- K. a node that loses its power, a stuck frequency, a RAPL counter that jumps ----------------
+# intel-2 and sxm-0 lose their power: every file of theirs fails EIO (what a soft NFS mount of a
+# server that stopped answering gives, faults.md §8), rdmsr and ipmitool fail, Redfish closes the
+# connection unanswered (curl: exit 52, empty reply), the real nvidia-smi finds every GPU lost;
+# the node draws nothing (/telemetry); back, its RAPL counter, its uptime and /proc/stat count
+# from 0 again (a booting machine's), NVML's energy counter too, while /telemetry's energy (the
+# truth) never went back.
+E=/sys/class/powercap/intel-rapl:0/energy_uj
+before=$(on intel-2 -- cat $E) up0=$(on intel-2 -- cut -d' ' -f1 /proc/uptime)
+gpu_mj() { on sxm-0 -- "$venv/bin/python" -c 'import pynvml; pynvml.nvmlInit(); print(pynvml.nvmlDeviceGetTotalEnergyConsumption(pynvml.nvmlDeviceGetHandleByIndex(0)))'; }
+gpu0=$(gpu_mj)
+truth() { curl -sf "$url/telemetry/$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["energyJoules"], d["nodePowerWatts"])'; }
+read -r j0 _ <<<"$(truth intel-2)"
+fault add --kind power-loss --node intel-2 --id off >/dev/null && fault add --kind power-loss --node sxm-0 --id off-gpu >/dev/null &&
+    wait_state intel-2 off=5 && wait_state sxm-0 off=5 && ok || bad "power-loss never reached state/faults"
+out=$(on intel-2 -- cat $E 2>&1)
+[ "$out" = "cat: '$E': Input/output error" ] && ok || bad "cat of a node without power: $out"
+out=$(on intel-2 -- sh -c 'cat /proc/uptime; rdmsr 0x611; echo 5 > /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw; ipmitool dcmi power reading' 2>&1)
+grep -qF 'cat: /proc/uptime: Input/output error' <<<"$out" && grep -qF 'rdmsr: CPU 0 cannot read MSR 0x00000611' <<<"$out" &&
+    grep -qF 'I/O error' <<<"$out" && ! grep -q 'Instantaneous power reading' <<<"$out" && ok ||
+    bad "uptime, rdmsr, a limit write and ipmitool on a node without power: $out"
+curl -s -o /dev/null "$url/redfish/v1/Chassis/intel-2/Power"
+rc=$?
+[ $rc = 52 ] && ok || bad "Redfish of a node without power: curl exit $rc, want 52 (empty reply)"
+out=$(on sxm-0 -- "$smi" -L 2>&1)
+rc=$?
+[ $rc = 15 ] && grep -qF 'Unable to determine the device handle for gpu 0: GPU is lost.' <<<"$out" && ok ||
+    bad "the real nvidia-smi -L on a node without power: exit $rc: $out"
+sleep 0.5
+read -r j1 w1 <<<"$(truth intel-2)"
+sleep 1
+read -r j2 _ <<<"$(truth intel-2)"
+[ "$w1" = 0 ] && [ "$j1" = "$j2" ] && ok || bad "a node without power: $w1 W, energy $j1 -> $j2 J (want 0 W, unchanged)"
+fault clear off >/dev/null && fault clear off-gpu >/dev/null
+for _ in $(seq 50); do after=$(on intel-2 -- cat $E 2>/dev/null) && break; sleep 0.1; done
+up1=$(on intel-2 -- cut -d' ' -f1 /proc/uptime) gpu1=$(gpu_mj)
+read -r j3 _ <<<"$(truth intel-2)"
+# back for at most a second or so: its package (at most 156 W, the profile's at full load)
+# counted under 400 J since, its uptime under 3 s, where before the loss it had run longer
+awk -v b="$before" -v a="$after" -v u0="$up0" -v u1="$up1" -v g0="$gpu0" -v g1="$gpu1" -v j2="$j2" -v j3="$j3" \
+    'BEGIN { exit !(a < 400e6 && a < b && u1 < 3 && u1 < u0 && g1 < g0 && j3 > j2) }' && ok ||
+    bad "back from a power loss: energy_uj $before -> $after, uptime $up0 -> $up1, NVML energy $gpu0 -> $gpu1 mJ, truth $j2 -> $j3 J"
+# a stuck frequency: intel-0's scaling_max_freq write is accepted and reads back, its running
+# frequency stays; cleared, it follows the limit
+C=/sys/devices/system/cpu/cpu0/cpufreq
+f0=$(on intel-0 -- cat $C/scaling_cur_freq)
+fault add --kind freq-stuck --node intel-0 --id stuck >/dev/null
+sleep 0.5
+on intel-0 -- sh -c "echo 1200000 > $C/scaling_max_freq" && [ "$(on intel-0 -- cat $C/scaling_max_freq)" = 1200000 ] && ok ||
+    bad "a cpufreq write under a stuck frequency was not accepted"
+sleep 1
+f1=$(on intel-0 -- cat $C/scaling_cur_freq)
+[ "$f1" -gt 2000000 ] && ok || bad "a stuck frequency moved: $f0 -> $f1 kHz under a 1.2 GHz limit"
+fault clear stuck >/dev/null
+for _ in $(seq 50); do [ "$(on intel-0 -- cat $C/scaling_cur_freq)" -le 1200000 ] && break; sleep 0.1; done
+f2=$(on intel-0 -- cat $C/scaling_cur_freq)
+[ "$f2" -le 1200000 ] && ok || bad "after a stuck frequency: $f2 kHz, want the 1.2 GHz limit"
+# a RAPL counter that jumps 500 J: package 1's counter (a shim reader) moves by more than what
+# its power gives in the interval, the truth does not
+E1=/sys/class/powercap/intel-rapl:1/energy_uj
+# (/telemetry's package 1 energy is the truth; the two routes are read a fraction of a second
+# apart, in the same order before and after)
+pkg1() { curl -sf "$url/telemetry/intel-0" | python3 -c 'import json,sys; print(json.load(sys.stdin)["packages"][1]["energyJoules"])'; }
+a=$(on intel-0 -- cat $E1) t0=$(pkg1)
+fault add --kind rapl-jump --node intel-0 --device package1 --param joules=500 >/dev/null
+for _ in $(seq 50); do b=$(on intel-0 -- cat $E1); [ $((b - a)) -gt 500000000 ] && break; sleep 0.1; done
+b=$(on intel-0 -- cat $E1) t1=$(pkg1) # (in the order of a and t0: the reads' skews cancel)
+awk -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" 'BEGIN { j = (b - a) / 1e6 - (t1 - t0); exit !(j > 470 && j < 530) }' && ok ||
+    bad "a RAPL counter that jumps 500 J: $a -> $b uJ while package 1's truth moved $t0 -> $t1 J"
 kill $pid
 wait $pid 2>/dev/null
 pid=
@@ -354,7 +426,9 @@ EOF
 cp "$root/jobs.jsonl" "$root/faulty.jsonl"
 echo '{"type":"fault","id":"hot","kind":"fan-failure","labels":{"rack":"r1"},"atSec":5,"durationSec":60}' >>"$root/faulty.jsonl"
 echo '{"type":"fault","id":"lost","kind":"gpu-lost","nodes":["sxm-0"],"device":"gpu0","atSec":10,"durationSec":30}' >>"$root/faulty.jsonl"
-for v in clean:jobs faulty:faulty again:faulty; do
+cp "$root/jobs.jsonl" "$root/unpowered.jsonl"
+echo '{"type":"fault","id":"off","kind":"power-loss","nodes":["sxm-0"],"atSec":5,"durationSec":20}' >>"$root/unpowered.jsonl"
+for v in clean:jobs faulty:faulty again:faulty off:unpowered; do
     "$hwemu" run --spec "$root/run.yaml" --trace "$root/${v#*:}.jsonl" --root "$root/run-${v%%:*}" --speed max \
         >/dev/null 2>"$root/run.err" || bad "run ${v%%:*}: $(cat "$root/run.err")"
 done
@@ -375,6 +449,10 @@ grep -qF '"event":"ended","faultId":"lost"' <<<"$faults" && grep -q '"faultId":"
 a0=$(end_of clean gpu-a) a1=$(end_of faulty gpu-a) b0=$(end_of clean gpu-b) b1=$(end_of faulty gpu-b)
 awk -v a="$a0" -v b="$a1" 'BEGIN { d = b - a; exit !(d >= 29 && d <= 31) }' && [ "$b0" = "$b1" ] && ok ||
     bad "the job on the lost GPU: ends at $a0 s without the fault, $a1 s with it (want 30 s later); gpu-b $b0 / $b1"
+# sxm-0 without power from 5 s to 25 s: both its jobs wait the 20 s, the CPU jobs elsewhere do not
+a2=$(end_of off gpu-a) b2=$(end_of off gpu-b) c2=$(end_of off cpu-1) c0=$(end_of clean cpu-1)
+awk -v a0="$a0" -v a="$a2" -v b0="$b0" -v b="$b2" 'BEGIN { exit !((a - a0 - 20) ^ 2 <= 1 && (b - b0 - 20) ^ 2 <= 1) }' &&
+    [ "$c2" = "$c0" ] && ok || bad "jobs on a node without power for 20 s: gpu-a $a0 -> $a2 s, gpu-b $b0 -> $b2 s, cpu-1 $c0 -> $c2 s"
 # the fan failure holds rack r1's packages at TjMax: their jobs end later
 c0=$(end_of clean cpu-1) c1=$(end_of faulty cpu-1)
 awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(b > a + 1) }' && ok ||
