@@ -306,10 +306,19 @@ static void raise_errors(const struct fault_def *d, struct node *n, int64_t now_
         struct node_gpu_errors *ge = &n->gpu_err[g];
         int xid = d->kind == FK_GPU_LOST ? 79 : d->kind == FK_GPU_XID ? (int)d->value
                   : d->kind == FK_GPU_ECC_UNCORRECTED ? 48 : 0;
-        if (d->kind == FK_GPU_ECC_CORRECTED)
+        /* the row the errors hit is remapped to a spare one, which takes effect at the GPU's
+         * next reset (row remapping, Ampere and later; faults.md §2.5): one row per fault, its
+         * errors being at one address (ours) */
+        if (d->kind == FK_GPU_ECC_CORRECTED) {
             ge->ecc_corrected += (uint64_t)d->value;
-        if (d->kind == FK_GPU_ECC_UNCORRECTED)
+            ge->rows_corrected++;
+            ge->remap_pending = true;
+        }
+        if (d->kind == FK_GPU_ECC_UNCORRECTED) {
             ge->ecc_uncorrected += (uint64_t)d->value;
+            ge->rows_uncorrected++;
+            ge->remap_pending = true;
+        }
         if (xid) {
             ge->xid_seq++;
             ge->xid = xid;
@@ -324,6 +333,18 @@ static void jump_counters(const struct fault_def *d, struct node *n, int64_t now
     if (d->kind != FK_RAPL_JUMP)
         return;
     node_counter_jump(n, d->index >= 0 ? 1u << d->index : UINT32_MAX, d->device == FD_DRAM, d->value * 1e6);
+    node_wake(n, now_mono);
+}
+
+/* What a fault's end does once: a GPU that fell off the bus comes back through its reset, a node
+ * whose power returns resets every GPU; a reset applies the rows waiting to be remapped. */
+static void reset_gpus(const struct fault_def *d, struct node *n, int64_t now_mono)
+{
+    if (d->kind != FK_GPU_LOST && d->kind != FK_POWER_LOSS)
+        return;
+    for (int g = 0; g < n->gparams.count && g < PHYS_GPU_MAX; g++)
+        if (d->kind == FK_POWER_LOSS || d->index < 0 || g == d->index)
+            n->gpu_err[g].remap_pending = false;
     node_wake(n, now_mono);
 }
 
@@ -565,6 +586,8 @@ void faults_tick(struct faults *fs, struct run *r, struct run_output *out)
         f->state = FT_ENDED;
         f->end_reason = why;
         f->end_mono = now;
+        for (int i = 0; i < f->nnodes; i++)
+            reset_gpus(&f->def, &e->nodes[f->nodes[i]], now);
         fs->dirty = true;
         announce(fs, f, r, out, false);
     }

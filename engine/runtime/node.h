@@ -205,6 +205,8 @@ struct node {
         uint32_t xid_seq;
         int xid;
         uint64_t ecc_corrected, ecc_uncorrected;
+        uint32_t rows_corrected, rows_uncorrected; /* rows remapped: one per memory error fault */
+        bool remap_pending;                        /* a remap waits for the GPU's reset */
     } gpu_err[PHYS_GPU_MAX];
     /* per package: its thermal throttling, PROCHOT holding it at TjMax under a cooling fault
      * (node.c account_throttle), episodes counted as Linux's therm_throt.c counts them: a rising

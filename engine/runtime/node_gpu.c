@@ -67,10 +67,12 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
     case GQ_ENFORCED_MW: snprintf(t, len, "%lld\n", llround(g->enforced_w * 1000)); break;
     case GQ_DRAW_MW: snprintf(t, len, "%lld\n", mw(node_gpu_draw_w(n, b->pkg))); break;
     case GQ_XID: snprintf(t, len, "%u %d\n", n->gpu_err[b->pkg].xid_seq, n->gpu_err[b->pkg].xid); break;
-    case GQ_ECC:
-        snprintf(t, len, "%llu %llu\n", (unsigned long long)n->gpu_err[b->pkg].ecc_corrected,
-                 (unsigned long long)n->gpu_err[b->pkg].ecc_uncorrected);
+    case GQ_ECC: {
+        const struct node_gpu_errors *ge = &n->gpu_err[b->pkg];
+        snprintf(t, len, "%llu %llu %u %u %d\n", (unsigned long long)ge->ecc_corrected,
+                 (unsigned long long)ge->ecc_uncorrected, ge->rows_corrected, ge->rows_uncorrected, ge->remap_pending);
         break;
+    }
     case GQ_INSTANT_MW: snprintf(t, len, "%lld\n", mw(g->instant_w)); break;
     case GQ_UTIL_GPU:
     case GQ_BUSY_PCT: snprintf(t, len, "%ld\n", lround(100 * u)); break;

@@ -167,6 +167,29 @@ ev=$(cat "$root/events.out")
 for w in supported=8 event_gpu=3 event_type=8 event_xid=48 ecc_corrected=0 ecc_uncorrected=2; do
     grep -qxF "$w" <<<"$ev" && ok || bad "nvidia-ml-py's Xid event and ECC counts: no $w in: $ev"
 done
+# the row the errors hit is remapped, pending until the GPU's reset (row remapping, faults.md
+# §2.5; an H100 retires no pages: N/A, as the 590 capture of a healthy H100 shows): the real
+# nvidia-smi 535's -q blocks and nvidia-ml-py read NVML's remapped rows and histogram
+remap() { on sxm-0 -- "$smi" -i 3 -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER 2>&1 | sed -n '/^    ECC Errors/,$p'; }
+rows() { on sxm-0 -- "$venv/bin/python" -c 'import pynvml; pynvml.nvmlInit(); h = pynvml.nvmlDeviceGetHandleByIndex(3)
+print("rows=%d,%d,%d,%d" % tuple(pynvml.nvmlDeviceGetRemappedRows(h)))
+try:
+    pynvml.nvmlDeviceGetRetiredPages(h, pynvml.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)
+except pynvml.NVMLError_NotSupported:
+    print("retired=not supported")' 2>&1; }
+out=$(remap)
+for w in "DRAM Uncorrectable            : 2" "Double Bit ECC                    : N/A" "Uncorrectable Error               : 1" \
+    "Correctable Error                 : 0" "Pending                           : Yes" "Max                           : 2559 bank(s)" \
+    "High                          : 1 bank(s)"; do
+    grep -qF "$w" <<<"$out" && ok || bad "the real nvidia-smi -q after uncorrected errors: no \"$w\" in: $out"
+done
+out=$(rows)
+[ "$out" = "$(printf 'rows=0,1,1,0\nretired=not supported')" ] && ok || bad "nvidia-ml-py's remapped rows: $out"
+# the GPU's reset (a gpu-lost fault on it, cleared) applies the remap: no longer pending
+fault add --kind gpu-lost --node sxm-0 --device gpu3 --id reset3 >/dev/null && wait_state sxm-0 gl=8 && fault clear reset3 >/dev/null
+for _ in $(seq 50); do [ "$(rows | head -1)" = rows=0,1,0,0 ] && break; sleep 0.1; done
+[ "$(rows | head -1)" = rows=0,1,0,0 ] && remap | grep -qF "Pending                           : No" && ok ||
+    bad "after the GPU's reset the remap should be done: $(rows)"
 
 # --- C. a BMC that times out, one that is slow --------------------------------------------------
 out=$(on intel-0 -- ipmitool dcmi power reading 2>&1)
@@ -392,14 +415,16 @@ f2=$(on intel-0 -- cat $C/scaling_cur_freq)
 # a RAPL counter that jumps 500 J: package 1's counter (a shim reader) moves by more than what
 # its power gives in the interval, the truth does not
 E1=/sys/class/powercap/intel-rapl:1/energy_uj
-# (/telemetry's package 1 energy is the truth; the two routes are read a fraction of a second
-# apart, in the same order before and after)
+# (/telemetry's package 1 energy is the truth, as of the last tick; the counter runs between
+# ticks: the two routes are read in the same order before and after, and may still be a 200 ms
+# tick and a loaded machine's delay apart, 30 J a tick at the package's 156 W: within 100 J, where
+# no jump is 0 J)
 pkg1() { curl -sf "$url/telemetry/intel-0" | python3 -c 'import json,sys; print(json.load(sys.stdin)["packages"][1]["energyJoules"])'; }
 a=$(on intel-0 -- cat $E1) t0=$(pkg1)
 fault add --kind rapl-jump --node intel-0 --device package1 --param joules=500 >/dev/null
 for _ in $(seq 50); do b=$(on intel-0 -- cat $E1); [ $((b - a)) -gt 500000000 ] && break; sleep 0.1; done
 b=$(on intel-0 -- cat $E1) t1=$(pkg1) # (in the order of a and t0: the reads' skews cancel)
-awk -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" 'BEGIN { j = (b - a) / 1e6 - (t1 - t0); exit !(j > 470 && j < 530) }' && ok ||
+awk -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" 'BEGIN { j = (b - a) / 1e6 - (t1 - t0); exit !(j > 400 && j < 600) }' && ok ||
     bad "a RAPL counter that jumps 500 J: $a -> $b uJ while package 1's truth moved $t0 -> $t1 J"
 kill $pid
 wait $pid 2>/dev/null
