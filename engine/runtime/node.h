@@ -318,7 +318,7 @@ bool node_has_writes(const struct node *n);
  * (spec.sensors.noise false; docs/faults.md "Sensors"). The truth is its held power and energy. */
 #define NODE_NVML_NOISE_W 1.0
 /* A GPU's thermal limits (NVML's NVML_TEMPERATURE_THRESHOLD_GPU_MAX and _SLOWDOWN; assumed for
- * every GPU: the values of the one nvidia-smi capture with both, gpu-tools.md §1.10.5): above
+ * every GPU: the values of the one nvidia-smi capture with both, a GeForce 2080, faults.md §3): above
  * the first its driver caps clocks (SW thermal slowdown), above the second the hardware slows
  * it (HW thermal slowdown). docs/faults.md "inlet-temp and fan-failure". */
 #define NODE_GPU_MAX_OPERATING_C 89.0
