@@ -31,6 +31,8 @@ struct sched_fault {
     int ntouched_cap;
     char touched_run[64];       /* the run touched holds (a spec or request fault sees each run) */
     const char *end_reason;
+    bool before_resume;         /* FS_TRACE: its time came before the point its resumed run resumed
+                                 * from: it keeps its start (and end), announced before the resume */
 };
 
 struct faults {
@@ -549,8 +551,13 @@ void faults_tick(struct faults *fs, struct run *r, struct run_output *out)
         struct sched_fault *f = fs->f[k];
         bool run_here = f->source == FS_TRACE && r && !strcmp(r->id, f->run_id) && r->state == RUN_RUNNING;
         if (f->state == FT_PENDING && f->start_mono == INT64_MIN) { /* when it starts */
-            if (f->source == FS_TRACE && run_here)
-                f->start_mono = r->start_mono + (int64_t)llround(f->def.at_s * 1e9);
+            if (f->source == FS_TRACE && run_here) {
+                /* a resumed run continues its clock (run_before): a fault whose time came before
+                 * the resume keeps its emulated start and end, as if the run had gone on */
+                int64_t at = (int64_t)llround(f->def.at_s * 1e9);
+                f->start_mono = r->start_mono + at;
+                f->before_resume = r->resumed && at < r->now_ns;
+            }
             else if (f->source != FS_TRACE)
                 f->start_mono = f->def.has_at ? fs->origin_mono + (int64_t)llround(f->def.at_s * 1e9) : now;
         }
@@ -561,10 +568,21 @@ void faults_tick(struct faults *fs, struct run *r, struct run_output *out)
         }
         if (f->state == FT_PENDING && f->start_mono != INT64_MIN && now >= f->start_mono) {
             f->state = FT_ACTIVE;
-            f->start_mono = now;
+            if (!f->before_resume)
+                f->start_mono = now;
             if (f->def.has_duration)
-                f->end_mono = now + (int64_t)llround(f->def.duration_s * 1e9);
+                f->end_mono = f->start_mono + (int64_t)llround(f->def.duration_s * 1e9);
+            if (f->before_resume && now >= f->end_mono) { /* it ended before the resume */
+                f->state = FT_ENDED;
+                f->end_reason = "its duration ended";
+                continue;
+            }
             pick_nodes(fs, f);
+            if (f->before_resume) { /* struck again where it was: announced before the resume */
+                touch(f, r);
+                fs->dirty = true;
+                continue;
+            }
             for (int i = 0; i < f->nnodes; i++) {
                 raise_errors(&f->def, &e->nodes[f->nodes[i]], now);
                 jump_counters(&f->def, &e->nodes[f->nodes[i]], now);

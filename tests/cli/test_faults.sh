@@ -474,6 +474,37 @@ grep -qF '"event":"ended","faultId":"lost"' <<<"$faults" && grep -q '"faultId":"
 a0=$(end_of clean gpu-a) a1=$(end_of faulty gpu-a) b0=$(end_of clean gpu-b) b1=$(end_of faulty gpu-b)
 awk -v a="$a0" -v b="$a1" 'BEGIN { d = b - a; exit !(d >= 29 && d <= 31) }' && [ "$b0" = "$b1" ] && ok ||
     bad "the job on the lost GPU: ends at $a0 s without the fault, $a1 s with it (want 30 s later); gpu-b $b0 / $b1"
+# a run suspended (SIGTERM) while its trace's faults are on and resumed keeps their emulated
+# times (docs/faults.md "Repeatability"): each fault starts once and ends once in faults.jsonl (a
+# fault on at the suspension is struck again from the resume, not announced again; one that had
+# ended does not strike again), and the lost GPU's ends at its 40 s of the run's time (its 10 s
+# start and 30 s), before the 30 s after the resume a fault restarted at the resume would take.
+# At --speed 50 the suspension comes 0.3 s of wall time (about 15 s of the run) after the GPU was
+# lost; on a loaded machine the ticks can come late, so the times are bounds, not equalities.
+cp "$root/faulty.jsonl" "$root/resume.jsonl"
+echo '{"type":"fault","id":"blip","kind":"bmc-slow","nodes":["intel-0"],"atSec":1,"durationSec":2}' >>"$root/resume.jsonl"
+rargs=(run --spec "$root/run.yaml" --trace "$root/resume.jsonl" --root "$root/run-resume" --speed 50)
+"$hwemu" "${rargs[@]}" >/dev/null 2>"$root/resume1.err" &
+rp=$!
+for _ in $(seq 1500); do grep -qs '"started","faultId":"lost"' "$root"/run-resume/runs/*/faults.jsonl && break; sleep 0.02; done
+sleep 0.3
+kill -TERM $rp
+wait $rp
+rc=$?
+susp=$(sed -n 's/.* suspended at \([0-9.]*\) s;.*/\1/p' "$root/resume1.err")
+"$hwemu" "${rargs[@]}" >/dev/null 2>"$root/resume2.err" || bad "the resumed run: $(cat "$root/resume2.err")"
+fj=$(cat "$root"/run-resume/runs/*/faults.jsonl)
+[ $rc = 3 ] && [ -n "$susp" ] && ok || bad "the run to resume was not suspended (exit $rc): $(tail -2 "$root/resume1.err")"
+for id in blip hot lost; do
+    [ "$(grep -c "\"started\",\"faultId\":\"$id\"" <<<"$fj")" = 1 ] && [ "$(grep -c "\"ended\",\"faultId\":\"$id\"" <<<"$fj")" = 1 ] &&
+        ok || bad "a resumed run's faults.jsonl: fault $id should start and end once (suspended at $susp s): $fj"
+done
+end_lost=$(python3 -c 'import json,sys
+for l in sys.stdin:
+    d = json.loads(l)
+    if d["event"] == "ended" and d["faultId"] == "lost": print(d["atSec"])' <<<"$fj")
+awk -v t="$end_lost" -v s="${susp:-0}" 'BEGIN { exit !(t >= 40 && (s >= 40 || s < 12 || t < s + 29)) }' && ok ||
+    bad "the lost GPU's fault in a run suspended at $susp s ended at $end_lost s of the run, want 40 s (its time), not 30 s after the resume: $fj"
 # sxm-0 without power from 5 s to 25 s: both its jobs wait the 20 s, the CPU jobs elsewhere do not
 a2=$(end_of off gpu-a) b2=$(end_of off gpu-b) c2=$(end_of off cpu-1) c0=$(end_of clean cpu-1)
 awk -v a0="$a0" -v a="$a2" -v b0="$b0" -v b="$b2" 'BEGIN { exit !((a - a0 - 20) ^ 2 <= 1 && (b - b0 - 20) ^ 2 <= 1) }' &&
