@@ -410,9 +410,10 @@ sleep 1
 f1=$(on intel-0 -- cat $C/scaling_cur_freq)
 [ "$f1" -gt 2000000 ] && ok || bad "a stuck frequency moved: $f0 -> $f1 kHz under a 1.2 GHz limit"
 fault clear stuck >/dev/null
-for _ in $(seq 50); do [ "$(on intel-0 -- cat $C/scaling_cur_freq)" -le 1200000 ] && break; sleep 0.1; done
+# (the running frequency ramps toward its target: within 0.1 % of it, where stuck it stays above 2 GHz)
+for _ in $(seq 50); do [ "$(on intel-0 -- cat $C/scaling_cur_freq)" -le 1201200 ] && break; sleep 0.1; done
 f2=$(on intel-0 -- cat $C/scaling_cur_freq)
-[ "$f2" -le 1200000 ] && ok || bad "after a stuck frequency: $f2 kHz, want the 1.2 GHz limit"
+[ "$f2" -le 1201200 ] && ok || bad "after a stuck frequency: $f2 kHz, want the 1.2 GHz limit"
 # a RAPL counter that jumps 500 J: package 1's counter (a shim reader) moves by more than what
 # its power gives in the interval, the truth does not
 E1=/sys/class/powercap/intel-rapl:1/energy_uj
