@@ -394,9 +394,9 @@ up1=$(on intel-2 -- cut -d' ' -f1 /proc/uptime) gpu1=$(gpu_mj)
 read -r j3 _ <<<"$(truth intel-2)"
 # the counters went back and count from the power-up: the package's energy since is what its
 # at most 156 W (the profile's at full load) give over the uptime since (+1 s: the two reads are
-# apart), the truth went on
+# apart), the truth never went back
 awk -v b="$before" -v a="$after" -v u0="$up0" -v u1="$up1" -v g0="$gpu0" -v g1="$gpu1" -v j2="$j2" -v j3="$j3" \
-    'BEGIN { exit !(a < b && a <= 156e6 * (u1 + 1) && u1 < u0 && g1 < g0 && j3 > j2) }' && ok ||
+    'BEGIN { exit !(a < b && a <= 156e6 * (u1 + 1) && u1 < u0 && g1 < g0 && j3 >= j2) }' && ok ||
     bad "back from a power loss: energy_uj $before -> $after, uptime $up0 -> $up1, NVML energy $gpu0 -> $gpu1 mJ, truth $j2 -> $j3 J"
 # a stuck frequency: intel-0's scaling_max_freq write is accepted and reads back, its running
 # frequency stays; cleared, it follows the limit
