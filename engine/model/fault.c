@@ -16,7 +16,7 @@ const char *const fault_kind_names[FK_NKINDS] = {
     "gpu-lost",   "gpu-power-brake", "bmc-timeout",   "bmc-slow",    "redfish-unavailable",
     "hwmon-error", "write-refused",  "limit-ignored", "inlet-temp", "fan-failure", "rapl-freeze",
     "gpu-xid",    "gpu-ecc-corrected", "gpu-ecc-uncorrected", "limit-locked",
-    "psu-loss",
+    "psu-loss",   "power-loss", "freq-stuck", "rapl-jump",
 };
 const char *const fault_device_names[FD_NDEVICES] = {"node", "package", "dram", "gpu", "bmc", "cooling"};
 
@@ -46,6 +46,9 @@ static const struct kind_info {
     [FK_GPU_ECC_UNCORRECTED] = {DEV(FD_GPU), FD_GPU, "count", 1, 1, 1e9, 0},
     [FK_LIMIT_LOCKED] = {DEV(FD_PACKAGE), FD_PACKAGE, NULL, 0, 0, 0, 0},
     [FK_PSU_LOSS] = {DEV(FD_NODE), FD_NODE, "watts", 1000, 50, 100000, 0},
+    [FK_POWER_LOSS] = {DEV(FD_NODE), FD_NODE, NULL, 0, 0, 0, EIO},
+    [FK_FREQ_STUCK] = {DEV(FD_NODE) | DEV(FD_PACKAGE), FD_NODE, NULL, 0, 0, 0, 0},
+    [FK_RAPL_JUMP] = {DEV(FD_PACKAGE) | DEV(FD_DRAM), FD_PACKAGE, "joules", 1000, 0.001, 1e9, 0},
 };
 
 static const struct {

@@ -32,6 +32,10 @@ enum fault_kind {
     FK_GPU_ECC_UNCORRECTED, /* at its start, `count` (1) uncorrected memory errors, with Xid 48 */
     FK_LIMIT_LOCKED,        /* a package's RAPL limits locked (the MSR's lock bit): stores refused as the kernel does */
     FK_PSU_LOSS,            /* a lost power supply: the node held within `watts` (GPUs braked, packages capped) */
+    FK_POWER_LOSS,          /* the node lost its power: it draws nothing, its files fail with `errno` (EIO), its
+                             * BMC and GPUs do not answer, its jobs stall; back, its counters restart from 0 */
+    FK_FREQ_STUCK,          /* the CPUs' running frequency stays where it was; cpufreq writes accepted, no effect */
+    FK_RAPL_JUMP,           /* at its start a RAPL energy counter jumps forward by `joules` (1000) */
     FK_NKINDS
 };
 enum fault_device { FD_NODE = 0, FD_PACKAGE, FD_DRAM, FD_GPU, FD_BMC, FD_COOLING, FD_NDEVICES };
@@ -57,7 +61,7 @@ struct fault_def {
     double fraction;          /* of the matching nodes, picked by seed: 1 = all of them */
     uint64_t seed;
     double value;             /* the kind's number: watts, delayMs, retryAfterSec, deltaC (NAN: its default) */
-    int err;                  /* hwmon-error, write-refused: the errno */
+    int err;                  /* hwmon-error, write-refused, power-loss: the errno */
 };
 
 /* Parses one fault mapping (YAML, or JSON read as YAML) into f, strings in a; what names it in

@@ -354,6 +354,8 @@ double phys_cpu_dvfs_throttle_pct(const struct phys_cpu_params *p, const struct 
 /* The frequency CPU i's governor asks for at utilisation util. */
 static double freq_target(const struct phys_cpu_params *p, const struct phys_cpu_state *s, int i, double util)
 {
+    if (s->cpu[i].stuck_khz > 0)
+        return s->cpu[i].stuck_khz;
     struct freq_limits l = freq_limits(p, s, i);
     int gov = s->cpu[i].governor;
     if (gov == PHYS_GOV_PERFORMANCE)
@@ -742,15 +744,18 @@ unsigned phys_cpu_begin_interval(const struct phys_cpu_params *p, struct phys_cp
         ps->scale_eff = f_eff;
         ps->capped = capped;
         ps->cap_w = cap;
+        ps->uncapped_khz = f_max_run;
         ps->requested_cap_w = req;
 
-        uint64_t pkg_uw = watts_to_uw(power);
+        if (s->powered_off)
+            ps->power_w = power = 0;
+        uint64_t pkg_uw = watts_to_uw(power), pkg_dram_uw = s->powered_off ? 0 : dram_uw;
         ps->energy[PHYS_ZONE_PACKAGE].power_uw = pkg_uw;
-        ps->energy[PHYS_ZONE_DRAM].power_uw = dram_uw;
+        ps->energy[PHYS_ZONE_DRAM].power_uw = pkg_dram_uw;
         ps->energy[PHYS_ZONE_CORE].power_uw = watts_to_uw(power * clamp01(p->core_fraction));
-        psys_uw += pkg_uw + dram_uw;
+        psys_uw += pkg_uw + pkg_dram_uw;
     }
-    s->psys.power_uw = psys_uw;
+    s->psys.power_uw = s->powered_off ? 0 : psys_uw;
 
     /* CPU time: a CPU whose utilisation changed starts a new line at this grid boundary. */
     double active = 0;

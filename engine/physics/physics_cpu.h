@@ -207,7 +207,8 @@ struct phys_core_state {
     int32_t governor;                        /* enum phys_governor */
     int32_t epp;                             /* raw 0..255; no effect on power (upstream c.5, assumed) */
     uint32_t busy_rate_ns;                   /* busy ns per substep this interval: utilisation × 1e6 */
-    uint32_t reserved;
+    uint32_t stuck_khz;                      /* > 0: its frequency is stuck here whatever its governor and
+                                              * limits ask (a fault, docs/faults.md; set by the runtime) */
     uint64_t busy_base_ns, busy_base_sub;
 };
 
@@ -241,6 +242,7 @@ struct phys_pkg_state {
     double natural_w;       /* what it would draw without caps */
     double scale_eff;       /* frequency scale the power corresponds to (f_eff) */
     double cap_w;           /* enforced cap in force, INFINITY = none */
+    double uncapped_khz;    /* the frequency its busiest CPUs would run at without any cap */
     double requested_cap_w; /* lowest PL1/HSMP limit written, enforced or not; INFINITY = none */
 
     struct phys_energy energy[3]; /* PHYS_ZONE_PACKAGE, _DRAM, _CORE */
@@ -259,7 +261,8 @@ struct phys_cpu_state {
                           * target (each steps onto it from within 1e-6, relative, of it): the power
                           * of a next interval could differ in any bit; once on them it holds
                           * exactly (the temperature, which no power depends on, is not counted) */
-    int32_t reserved_s;
+    int32_t powered_off; /* the node lost its power (a fault, docs/faults.md, set by the runtime): from
+                          * the next interval every zone draws nothing */
     uint64_t avenrun[3]; /* load averages 1, 5, 15 min, kernel fixed point (11 bits) */
     struct phys_pkg_state pkg[PHYS_MAX_PKGS];
     struct phys_energy psys;

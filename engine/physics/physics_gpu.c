@@ -212,25 +212,33 @@ void phys_gpu_begin_interval(const struct phys_gpu_params *p, struct phys_gpu_st
         g->target_w = target_of(p, g);
         if (g->brake_w > 0 && g->brake_w < g->target_w) /* the brake acts at once */
             g->target_w = g->enforced_w = g->brake_w;
+        double th = g->thermal_w > 0 ? g->thermal_w : HUGE_VAL;
         /* The held power: the mean, over the interval, of what the settling limit allows. */
         double sum = 0, span = interval_ns > 0 ? (double)interval_ns : 1e9;
         for (int k = 0; k < HELD_SLICES; k++) {
             double e = settle(g->enforced_w, g->target_w, (double)p->tau_ns, span * (k + 0.5) / HELD_SLICES);
+            e = e < th ? e : th;
             double pw = pclock < e ? pclock : e;
             sum += pw > idle_w ? pw : idle_w;
         }
         g->power_uw = (uint64_t)llround(sum / HELD_SLICES * 1e6);
         g->power_w = (double)g->power_uw / 1e6;
-        double now_p = pclock < g->enforced_w ? pclock : g->enforced_w;
+        double lim = g->enforced_w < th ? g->enforced_w : th;
+        double now_p = pclock < lim ? pclock : lim;
         g->instant_w = now_p > idle_w ? now_p : idle_w;
-        g->capped = u > 0 && g->enforced_w < pclock;
+        if (g->powered_off) {
+            g->power_uw = 0;
+            g->power_w = g->instant_w = 0;
+        }
+        g->capped = u > 0 && lim < pclock;
+        g->thermal_capped = th < g->enforced_w && th < (u > 0 ? pclock : idle_w + 1e-9);
         if (u <= 0) {
             g->gfx_mhz = p->gfx_idle;
             g->mem_mhz = g->lock_mem_max > 0 ? mem : p->mem_idle;
         } else {
             int f = fceil;
             if (g->capped && pclock > idle_w) {
-                double r = (g->enforced_w - idle_w) / (pclock - idle_w);
+                double r = (lim - idle_w) / (pclock - idle_w);
                 f = (int)(fceil * sqrt(r > 0 ? r : 0));
                 if (p->gfx_step > 0)
                     f -= (f - p->gfx_min) % p->gfx_step;

@@ -17,7 +17,8 @@
  *                  smMaxByMem ceiling of the locked memory clock; the dynamic power scales
  *                  with the square of the clock ratio (ours)
  *   faults         a power brake is a limit in force at once (no settling); an ignored
- *                  limit settles toward the maximum instead (docs/faults.md)
+ *                  limit settles toward the maximum instead; a thermal cap holds power at
+ *                  once below both, the enforced limit unchanged (docs/faults.md)
  *   limit          enforced settles toward the written limit (clamped to [min, max]) with
  *                  tau = capSettleTauMS: e(t) = target + (e0 - target) * exp(-t / tau), and
  *                  is the target once within 0.5 W of it (ours: the controller then holds it)
@@ -95,6 +96,11 @@ struct phys_gpu {
      * maximum) whatever limit_w reads */
     double brake_w;
     bool limit_ignored;
+    /* its thermal controller (docs/faults.md, set by the runtime under a cooling fault): the
+     * power that keeps it at its maximum operating temperature in its air, 0: none. It holds
+     * power and clocks down from the next interval without moving the enforced limit */
+    double thermal_w;
+    bool powered_off;         /* its node lost its power: from the next interval it draws nothing */
     /* physics */
     double enforced_w;        /* settled limit */
     double target_w;          /* what enforced settles toward this interval */
@@ -104,6 +110,7 @@ struct phys_gpu {
     double temp_c;
     int gfx_mhz, mem_mhz;
     bool capped;              /* the limit holds power below what the clocks would draw */
+    bool thermal_capped;      /* thermal_w holds it below what the clocks and the limit allow */
     uint64_t acc_uj, rem_nj;  /* energy since init on the 1 ms grid */
     uint64_t power_uw;        /* held power, uW = nJ per substep */
     int64_t start_uj;         /* energy before this engine's start (resume) */

@@ -43,6 +43,8 @@ enum bind_kind {
     BK_LOADAVG,      /* S: /proc/loadavg */
     BK_MEM_USED,     /* S: the applications' share of memory in ppm, for the meminfo view */
     BK_PKG_TEMP,     /* S: package pkg's temperature in m°C, in steps of 1 °C (zone 0) or 0.125 °C (zone 1) */
+    BK_THERMAL,      /* S: package pkg's thermal throttling (PROCHOT at TjMax, render_throttle.c): zone enum
+                      * thermal_quantity, published on change */
     BK_ENERGY_KEPT,  /* a counter with no file: the energy of a zone (zone, pkg) the physics counts but
                       * the node renders no energy_uj for (DRAM on AMD, psys on most nodes). It is in
                       * the ledger only, never published: a restart carries the zone's energy on, so
@@ -74,6 +76,9 @@ enum bind_kind {
 /* The pm_counters files published each tick (render_platform.c). */
 enum pm_file { PM_POWER, PM_ENERGY, PM_CPU_POWER, PM_CPU_ENERGY, PM_MEMORY_POWER, PM_MEMORY_ENERGY, PM_ACCEL_POWER,
                PM_ACCEL_ENERGY, PM_FRESHNESS, PM_STARTUP };
+
+/* The thermal throttle values of a package (BK_THERMAL), as Linux's therm_throt.c counts them. */
+enum thermal_quantity { TQ_ACTIVE, TQ_COUNT, TQ_TOTAL_MS, TQ_MAX_MS };
 
 /* The GPU values published each tick (BK_GPU) or once at open (BK_GPU_IDENT). */
 enum gpu_quantity {

@@ -58,6 +58,7 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_platform(l, tree, g);
     render_coretemp(l, tree, p); /* after every other hwmon device: it takes the next free numbers */
     render_cpuidle(l, tree, p);
+    render_thermal_throttle(l, tree, p);
     render_msr(l, tree, p); /* after coretemp and proc: it reads their temperatures and busy counters */
     render_cgroup(l, p, cg);
     render_jobproc(l, p, cg);

@@ -34,6 +34,8 @@ void render_platform(struct node_layout *l, const struct yt_node *tree, const st
 void render_cpufreq_stats(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 /* /proc/stat, uptime, loadavg, meminfo and their values (render_proc.c). */
 void render_proc(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
+/* Each CPU's thermal_throttle counters, Intel (render_throttle.c). */
+void render_thermal_throttle(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 /* coretemp / k10temp hwmon devices (render_coretemp.c). */
 void render_coretemp(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p);
 /* cpuidle of every CPU (render_cpuidle.c; after render_proc, whose counters it reads). */

@@ -388,7 +388,7 @@ static void cpuinfo_put_mhz(struct cpuinfo_buf *b, double mhz)
     cpuinfo_put(b, frac, (size_t)n);
 }
 
-static bool cpuinfo_has_word(const char *words, const char *w)
+bool cpuinfo_has_word(const char *words, const char *w)
 {
     size_t n = strlen(w);
     for (const char *p = words; *p;) {

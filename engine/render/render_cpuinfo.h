@@ -62,6 +62,7 @@
  * returns. */
 #ifndef HWEMU_RENDER_CPUINFO_H
 #define HWEMU_RENDER_CPUINFO_H
+#include <stdbool.h>
 #include <stddef.h>
 
 struct yt_node;
@@ -88,6 +89,9 @@ void cpuinfo_cpu_topology(const struct yt_node *tree, int cpu, int *socket, int 
  * array in *out (the caller frees it; NULL when there are none). Returns the count, or -1 when
  * memory runs out (*out is then NULL). */
 int cpuinfo_cpus(const struct yt_node *tree, struct cpuinfo_cpu **out);
+
+/* Is w one of the whitespace-separated words (a cpu.flags list)? */
+bool cpuinfo_has_word(const char *words, const char *w);
 
 struct node_layout;
 /* The node's cpuinfo entry (render_cpuinfo.c, after the cpufreq policies and render_proc's

@@ -11,7 +11,9 @@
  *     0xE8  IA32_APERF            the CPU's busy cycles at its running frequency (BK_CPU_CYCLES,
  *                                 runtime/node_cycles.c), so APERF/MPERF is the running/base ratio
  *     0x19C IA32_THERM_STATUS     the core's coretemp temperature below TjMax (100 °C, as
- *                                 render_coretemp assumes), 0x19B its interrupt register (0)
+ *                                 render_coretemp assumes), PROCHOT and its log (bits 0, 1)
+ *                                 while the package is throttled at TjMax (render_throttle.c),
+ *                                 0x19B its interrupt register (0)
  *     0x3FD MSR_CORE_C6_RESIDENCY the idle time the core's threads share, in the share the
  *                                 cpuidle files give C6 (render_cpuidle), at the TSC's clock
  *                                 (residencies "count at the same frequency as the TSC");
@@ -37,7 +39,8 @@
  *                                 0x772/0x774 HWP_REQUEST(_PKG) min lowest, max highest, EPP
  *                                 0x80 (assumed: the policy's EPP is not followed), 0x773, 0x777 0
  *     0x198/0x199 PERF_STATUS/CTL the package's scaling_cur_freq as a ratio in 15:8
- *     0x1B1 PACKAGE_THERM_STATUS  the package temperature below TjMax; 0x1B2 its interrupt (0)
+ *     0x1B1 PACKAGE_THERM_STATUS  the package temperature below TjMax, bits 0 and 1 as 0x19C's;
+ *                                 0x1B2 its interrupt (0)
  *     0x60D/0x3F9 PKG C2/C6 RESIDENCY the idle time all the package's CPUs share (the least of
  *                                 theirs), split as the cores' C6 share (PC6) and the rest (PC2);
  *                                 PC3, PC7, PC8-10 and the interrupt response time limits
@@ -165,6 +168,15 @@ static uint32_t reg_line(struct seg_builder *b, uint32_t msr, int kind, uint32_t
                                             .related = SEG_NONE}, words);
 }
 
+/* A THERM_STATUS register of temperature value temp, PROCHOT from the package's throttle value
+ * active (SEG_NONE: none). */
+static void therm(struct seg_builder *b, uint32_t msr, uint32_t temp, long long d, uint32_t active)
+{
+    long long on = active != SEG_NONE ? (long long)active + 1 : 0;
+    segb_param(b, (struct seg_param){.a = msr, .b = SEG_MSR_THERM, .c = temp, .d = d | on << 32, .related = SEG_NONE},
+               NULL);
+}
+
 /* The list's END, continuing in list next (SEG_NONE: none). */
 static uint32_t end(struct seg_builder *b, uint32_t next)
 {
@@ -285,7 +297,7 @@ static uint32_t package_list(struct node_layout *l, const struct msr_node *m, in
         }
         uint32_t temp = bound(l, BK_PKG_TEMP, -1, k);
         if (temp != SEG_NONE)
-            reg(b, MSR_IA32_PACKAGE_THERM_STATUS, SEG_MSR_THERM, temp, TJMAX_C, NULL);
+            therm(b, MSR_IA32_PACKAGE_THERM_STATUS, temp, TJMAX_C, bound(l, BK_THERMAL, TQ_ACTIVE, k));
         reg(b, MSR_IA32_PACKAGE_THERM_INTERRUPT, SEG_MSR_CONST, 0, 0, NULL);
         if (m->elapsed != SEG_NONE) {
             positions(m, k, -1, w, sizeof w);
@@ -328,7 +340,8 @@ static uint32_t cpu_list(struct node_layout *l, const struct msr_node *m, int i,
             uint32_t temp = bound(l, BK_PKG_TEMP, -1, k);
             int core = m->cpus[i].core;
             if (temp != SEG_NONE) /* render_coretemp's spread of core c below its package */
-                reg(b, MSR_IA32_THERM_STATUS, SEG_MSR_THERM, temp, TJMAX_C | (long long)(core * 7 % 5 * 500) << 8, NULL);
+                therm(b, MSR_IA32_THERM_STATUS, temp, TJMAX_C | (long long)(core * 7 % 5 * 500) << 8,
+                      bound(l, BK_THERMAL, TQ_ACTIVE, k));
             reg(b, MSR_IA32_THERM_INTERRUPT, SEG_MSR_CONST, 0, 0, NULL);
         }
     }

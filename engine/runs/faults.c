@@ -31,6 +31,8 @@ struct sched_fault {
     int ntouched_cap;
     char touched_run[64];       /* the run touched holds (a spec or request fault sees each run) */
     const char *end_reason;
+    bool before_resume;         /* FS_TRACE: its time came before the point its resumed run resumed
+                                 * from: it keeps its start (and end), announced before the resume */
 };
 
 struct faults {
@@ -248,7 +250,8 @@ static void strike(const struct fault_def *d, const struct node *n, struct node_
         }
         break;
     case FK_REDFISH_UNAVAILABLE:
-        nf->redfish_retry_s = (int)d->value;
+        if (nf->redfish_retry_s >= 0) /* a node without power does not answer at all */
+            nf->redfish_retry_s = (int)d->value;
         break;
     case FK_HWMON_ERROR:
         nf->hwmon_err = d->err;
@@ -269,6 +272,14 @@ static void strike(const struct fault_def *d, const struct node *n, struct node_
     case FK_PSU_LOSS:
         nf->psu_w = nf->psu_w > 0 && nf->psu_w < d->value ? nf->psu_w : d->value;
         nf->gpu_brake |= n->gparams.count >= 32 ? UINT32_MAX : (1u << n->gparams.count) - 1;
+        break;
+    case FK_POWER_LOSS:
+        nf->off_err = d->err;
+        nf->gpu_lost |= n->gparams.count >= 32 ? UINT32_MAX : (1u << n->gparams.count) - 1;
+        nf->redfish_retry_s = -1; /* no answer at all */
+        break;
+    case FK_FREQ_STUCK:
+        nf->freq_stuck |= d->index >= 0 ? 1u << d->index : UINT32_MAX;
         break;
     case FK_LIMIT_LOCKED:
         nf->pkg_locked |= d->index >= 0 ? 1u << d->index : (1u << n->state.npkgs) - 1;
@@ -297,16 +308,46 @@ static void raise_errors(const struct fault_def *d, struct node *n, int64_t now_
         struct node_gpu_errors *ge = &n->gpu_err[g];
         int xid = d->kind == FK_GPU_LOST ? 79 : d->kind == FK_GPU_XID ? (int)d->value
                   : d->kind == FK_GPU_ECC_UNCORRECTED ? 48 : 0;
-        if (d->kind == FK_GPU_ECC_CORRECTED)
+        /* the row the errors hit is remapped to a spare one, which takes effect at the GPU's
+         * next reset (row remapping, Ampere and later; faults.md §2.5): one row per fault, its
+         * errors being at one address (ours) */
+        if (d->kind == FK_GPU_ECC_CORRECTED) {
             ge->ecc_corrected += (uint64_t)d->value;
-        if (d->kind == FK_GPU_ECC_UNCORRECTED)
+            ge->rows_corrected++;
+            ge->remap_pending = true;
+        }
+        if (d->kind == FK_GPU_ECC_UNCORRECTED) {
             ge->ecc_uncorrected += (uint64_t)d->value;
+            ge->rows_uncorrected++;
+            ge->remap_pending = true;
+        }
         if (xid) {
             ge->xid_seq++;
             ge->xid = xid;
         }
         node_wake(n, now_mono);
     }
+}
+
+/* What a fault's start does once to a node's counters: a RAPL counter that jumps (rapl-jump). */
+static void jump_counters(const struct fault_def *d, struct node *n, int64_t now_mono)
+{
+    if (d->kind != FK_RAPL_JUMP)
+        return;
+    node_counter_jump(n, d->index >= 0 ? 1u << d->index : UINT32_MAX, d->device == FD_DRAM, d->value * 1e6);
+    node_wake(n, now_mono);
+}
+
+/* What a fault's end does once: a GPU that fell off the bus comes back through its reset, a node
+ * whose power returns resets every GPU; a reset applies the rows waiting to be remapped. */
+static void reset_gpus(const struct fault_def *d, struct node *n, int64_t now_mono)
+{
+    if (d->kind != FK_GPU_LOST && d->kind != FK_POWER_LOSS)
+        return;
+    for (int g = 0; g < n->gparams.count && g < PHYS_GPU_MAX; g++)
+        if (d->kind == FK_POWER_LOSS || d->index < 0 || g == d->index)
+            n->gpu_err[g].remap_pending = false;
+    node_wake(n, now_mono);
 }
 
 /* Every node's struck state from the active faults; the nodes whose state changed step now. */
@@ -401,7 +442,11 @@ static cJSON *fault_json(const struct faults *fs, const struct sched_fault *f)
         break;
     case FK_HWMON_ERROR:
     case FK_WRITE_REFUSED:
+    case FK_POWER_LOSS:
         cJSON_AddStringToObject(p, "errno", fault_errno_name(d->err));
+        break;
+    case FK_RAPL_JUMP:
+        cJSON_AddNumberToObject(p, "joules", d->value);
         break;
     case FK_INLET_TEMP:
     case FK_FAN_FAILURE:
@@ -506,8 +551,13 @@ void faults_tick(struct faults *fs, struct run *r, struct run_output *out)
         struct sched_fault *f = fs->f[k];
         bool run_here = f->source == FS_TRACE && r && !strcmp(r->id, f->run_id) && r->state == RUN_RUNNING;
         if (f->state == FT_PENDING && f->start_mono == INT64_MIN) { /* when it starts */
-            if (f->source == FS_TRACE && run_here)
-                f->start_mono = r->start_mono + (int64_t)llround(f->def.at_s * 1e9);
+            if (f->source == FS_TRACE && run_here) {
+                /* a resumed run continues its clock (run_before): a fault whose time came before
+                 * the resume keeps its emulated start and end, as if the run had gone on */
+                int64_t at = (int64_t)llround(f->def.at_s * 1e9);
+                f->start_mono = r->start_mono + at;
+                f->before_resume = r->resumed && at < r->now_ns;
+            }
             else if (f->source != FS_TRACE)
                 f->start_mono = f->def.has_at ? fs->origin_mono + (int64_t)llround(f->def.at_s * 1e9) : now;
         }
@@ -518,12 +568,25 @@ void faults_tick(struct faults *fs, struct run *r, struct run_output *out)
         }
         if (f->state == FT_PENDING && f->start_mono != INT64_MIN && now >= f->start_mono) {
             f->state = FT_ACTIVE;
-            f->start_mono = now;
+            if (!f->before_resume)
+                f->start_mono = now;
             if (f->def.has_duration)
-                f->end_mono = now + (int64_t)llround(f->def.duration_s * 1e9);
+                f->end_mono = f->start_mono + (int64_t)llround(f->def.duration_s * 1e9);
+            if (f->before_resume && now >= f->end_mono) { /* it ended before the resume */
+                f->state = FT_ENDED;
+                f->end_reason = "its duration ended";
+                continue;
+            }
             pick_nodes(fs, f);
-            for (int i = 0; i < f->nnodes; i++)
+            if (f->before_resume) { /* struck again where it was: announced before the resume */
+                touch(f, r);
+                fs->dirty = true;
+                continue;
+            }
+            for (int i = 0; i < f->nnodes; i++) {
                 raise_errors(&f->def, &e->nodes[f->nodes[i]], now);
+                jump_counters(&f->def, &e->nodes[f->nodes[i]], now);
+            }
             touch(f, r);
             fs->dirty = true;
             announce(fs, f, r, out, true);
@@ -541,6 +604,8 @@ void faults_tick(struct faults *fs, struct run *r, struct run_output *out)
         f->state = FT_ENDED;
         f->end_reason = why;
         f->end_mono = now;
+        for (int i = 0; i < f->nnodes; i++)
+            reset_gpus(&f->def, &e->nodes[f->nodes[i]], now);
         fs->dirty = true;
         announce(fs, f, r, out, false);
     }

@@ -843,6 +843,8 @@ static void progress(struct run *r, int i, struct node *nd, double dt, int64_t t
         for (int g = 0; g < j->ngpus; g++)
             if ((nd->gpu_lost_held >> j->gpus[g]) & 1) /* its GPU was off the bus: it waited (docs/faults.md) */
                 cpu_rate = gpu_rate = 0;
+        if (nd->off_held) /* its node was without power: it waited (docs/faults.md power-loss) */
+            cpu_rate = gpu_rate = 0;
         for (int64_t s = 0; s < ticks && (j->cpu_left > 0 || j->gpu_left > 0); s++) {
             j->cpu_left -= cpu_rate * dt;
             if (t->gpus && j->gpu_left > 0)

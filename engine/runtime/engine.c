@@ -85,6 +85,7 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
     t->memory_intensity = n->load.memory_intensity;
     t->cpu_class = class_names[n->load.cpu_class & 3];
     t->cpu_throttle_pct = phys_cpu_dvfs_throttle_pct(&n->params, s);
+    t->cpu_thermal_throttle_pct = n->thermal_pct;
     for (int k = 0; k < s->npkgs; k++) {
         const struct phys_pkg_state *p = &s->pkg[k];
         t->pkg_power_w[k] = p->power_w;
@@ -160,7 +161,7 @@ static void sum_totals(const struct engine *e, struct telemetry *t)
         c->cpu_w += n->cpu_power_w;
         c->dram_w += n->dram_power_w;
         c->gpu_w += n->gpu_power_total_w;
-        c->other_w += e->nodes[i].params.platform_other_w;
+        c->other_w += e->nodes[i].state.powered_off ? 0 : e->nodes[i].params.platform_other_w;
         c->energy_j += (double)n->node_energy_uj / 1e6;
         bool capped = false;
         for (int k = 0; k < n->npkgs; k++)

@@ -100,6 +100,9 @@ struct node_telemetry {
     /* the DVFS throttle agents set: 100 × (1 − the mean over the CPUs of the frequency ceiling their
      * cpufreq limits allow, over the hardware maximum; phys_cpu_dvfs_throttle_pct) */
     double cpu_throttle_pct;
+    /* the packages' mean frequency loss to thermal throttling (PROCHOT at TjMax, node.h
+     * node.thermal_pct), 0..100 */
+    double cpu_thermal_throttle_pct;
     const char *cpu_class;
     /* GPUs (none: ngpus 0); node_power_w and node_energy_uj include them */
     int ngpus;

@@ -42,6 +42,23 @@ bool node_settling(const struct node *n)
     for (int k = 0; k < ngpus && k < PHYS_GPU_MAX; k++)
         if (n->gstate.g[k].enforced_w != n->gstate.g[k].target_w)
             return true;
+    if (n->faults.inlet_c == 0)
+        return false;
+    /* under a cooling fault, a package or a GPU heating toward its throttle point: the tick it
+     * gets there changes its power (apply_faults) */
+    const double near = 0.5;
+    for (int k = 0; k < n->state.npkgs && k < PHYS_MAX_PKGS; k++) {
+        const struct phys_pkg_state *ps = &n->state.pkg[k];
+        if (!isfinite(n->thermal[k].cap_w) && ps->temp_to_c >= NODE_TJMAX_C - near && ps->temp_c < NODE_TJMAX_C - near)
+            return true;
+    }
+    const struct phys_gpu_params *gp = &n->gparams;
+    for (int k = 0; k < ngpus && k < PHYS_GPU_MAX && gp->natural_max_w > 0; k++) {
+        const struct phys_gpu *g = &n->gstate.g[k];
+        double to = n->air_c + gp->thermal_rise_c * g->power_w / gp->natural_max_w;
+        if (g->thermal_w == 0 && to >= NODE_GPU_MAX_OPERATING_C - near && g->temp_c < NODE_GPU_MAX_OPERATING_C - near)
+            return true;
+    }
     return false;
 }
 
@@ -55,7 +72,7 @@ bool node_has_writes(const struct node *n)
 
 double node_power_w(const struct node *n)
 {
-    double w = n->params.platform_other_w;
+    double w = n->state.powered_off ? 0 : n->params.platform_other_w;
     for (int k = 0; k < n->state.npkgs; k++)
         w += n->state.pkg[k].power_w + (double)n->state.pkg[k].energy[PHYS_ZONE_DRAM].power_uw / 1e6;
     int ngpus = n->gparams.vendor == PHYS_GPU_NONE ? 0 : n->gparams.count;
@@ -195,6 +212,16 @@ static bool fresh_value(struct node *n, const struct binding *b, uint32_t v, str
         snprintf(text, sizeof text, "%lld\n", ppm);
         break;
     }
+    case BK_THERMAL: {
+        const struct node_thermal *th = &n->thermal[b->pkg < PHYS_MAX_PKGS ? b->pkg : 0];
+        int64_t x = b->zone == TQ_ACTIVE ? th->active : b->zone == TQ_COUNT ? (int64_t)th->count
+                    : b->zone == TQ_TOTAL_MS ? (int64_t)th->total_ms : (int64_t)th->max_ms;
+        if (*node_shown(n, v) == x)
+            return false;
+        *node_shown(n, v) = x;
+        snprintf(text, sizeof text, "%lld\n", (long long)x);
+        break;
+    }
     case BK_PKG_TEMP: {
         /* coretemp: whole degrees; k10temp: 0.125 °C steps */
         int64_t step = b->zone ? 125 : 1000;
@@ -244,6 +271,49 @@ static void collect_freq_values(struct node *n, struct node_change *ch, uint32_t
 }
 
 /* The S values of this tick, plus the A values in changes[0..*nch) already. */
+/* The register seed an energy counter shows: its own (natural) moved by the node's offset for it
+ * (node.seed_off). At the tick its power comes back the offset is set so that the register
+ * counts from 0 from this publication's grid boundary (acc_uj, rem_nj there), as a machine's
+ * that powers up (docs/faults.md power-loss): raw = seed + floor((acc·1000 + rem) / unit) is 0
+ * there, mod 2^64 (and so mod the register's width). */
+static uint64_t shown_seed(struct node *n, uint32_t v, uint64_t natural, uint64_t acc_uj, uint64_t rem_nj, uint64_t unit_nj)
+{
+    if (n->power_back)
+        n->seed_off[v] = (uint64_t)0 - natural - (uint64_t)(((unsigned __int128)acc_uj * 1000 + rem_nj) / (unit_nj ? unit_nj : 1));
+    return natural + n->seed_off[v];
+}
+
+void node_counter_jump(struct node *n, uint32_t pkgs, bool dram, double uj)
+{
+    for (uint32_t v = 0; v < n->nvalues; v++) {
+        const struct binding *b = &n->binds[v];
+        if (b->kind != BK_ENERGY || b->pkg >= 32 || !((pkgs >> b->pkg) & 1) || b->pkg >= n->state.npkgs ||
+            (dram ? b->zone != PHYS_ZONE_DRAM : b->zone != PHYS_ZONE_PACKAGE && b->zone != PHYS_ZONE_CORE))
+            continue;
+        uint64_t unit = n->state.pkg[b->pkg].energy[b->zone].unit_nj;
+        n->seed_off[v] += (uint64_t)llround(uj * 1000 / (double)(unit ? unit : 1));
+    }
+}
+
+/* The power came back (power-loss ended): the node's time counters restart from 0 at this
+ * tick's grid boundary as a booting machine's do: the elapsed counter (/proc/uptime, the TSC)
+ * and every CPU's busy line (/proc/stat, MPERF); the energy counters restart in shown_seed. */
+static void node_power_back(struct node *n)
+{
+    for (uint32_t v = 0; v < n->nvalues; v++) {
+        const struct binding *b = &n->binds[v];
+        if (b->kind == BK_ELAPSED) {
+            *node_cstart(n, v) = (uint64_t)0 - n->state.substeps * 1000;
+            n->cstart_elapsed_us = *node_cstart(n, v);
+        } else if (b->kind == BK_CPU_BUSY && b->cpu < n->state.ncpus) {
+            *node_cstart(n, v) = (uint64_t)0 - phys_cpu_busy_ns(&n->state, b->cpu, n->state.substeps) / 1000;
+        }
+    }
+    for (uint32_t i = 0; i < n->nbusy; i++)
+        n->busy_shown[i] = UINT64_MAX; /* every busy line again, from its new start */
+    n->busy_dirty = true;
+}
+
 static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns, int64_t now_wall)
 {
     const struct seg_value *cur = node_img_values(n->t);
@@ -253,7 +323,8 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
         const struct binding *b = &n->binds[v];
         /* values rebuilt whole or published on change: decided without reading the segment,
          * whose pages are cold when a worker steps thousands of nodes */
-        if (b->kind == BK_PKG_TEMP || b->kind == BK_MEM_USED || b->kind == BK_LOADAVG || b->kind == BK_ELAPSED) {
+        if (b->kind == BK_PKG_TEMP || b->kind == BK_MEM_USED || b->kind == BK_LOADAVG || b->kind == BK_ELAPSED ||
+            b->kind == BK_THERMAL) {
             struct node_change c = {.value = v, .v = {.type = SEG_V_TEXT}};
             if (!fresh_value(n, b, v, &c.v, until_ns))
                 continue;
@@ -276,7 +347,9 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
             c.v.ctr.rem_nj = (uint32_t)pub.rem_nj;
             c.v.ctr.power_uw = pub.power_uw;
             c.v.ctr.unit_nj = (uint32_t)pub.unit_nj;
-            c.v.ctr.seed_raw = (uint32_t)pub.seed_raw;
+            uint64_t seed = shown_seed(n, v, (uint64_t)pub.seed_raw, pub.acc_uj, pub.rem_nj, pub.unit_nj);
+            c.v.ctr.seed_raw = (uint32_t)seed;
+            c.v.ctr.seed_raw_hi = (uint32_t)(seed >> 32);
             c.v.ctr.start_uj = b->zone == PHYS_ZONE_PSYS ? n->state.psys.start_uj
                                                          : n->state.pkg[b->pkg].energy[b->zone].start_uj;
             c.v.ctr.t0_ns = n->mono_origin + pub.grid_ns;
@@ -312,7 +385,9 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
             c.v.ctr.power_uw = g->power_uw;
             c.v.ctr.start_uj = (uint64_t)g->start_uj;
             /* the register continues from the energy before this start (a resume) */
-            uint64_t seed = (uint64_t)((unsigned __int128)(uint64_t)g->start_uj * 1000 / (c.v.ctr.unit_nj ? c.v.ctr.unit_nj : 1000));
+            uint64_t unit = c.v.ctr.unit_nj ? c.v.ctr.unit_nj : 1000;
+            uint64_t seed = shown_seed(n, v, (uint64_t)((unsigned __int128)(uint64_t)g->start_uj * 1000 / unit), g->acc_uj,
+                                       g->rem_nj, unit);
             c.v.ctr.seed_raw = (uint32_t)seed;
             c.v.ctr.seed_raw_hi = (uint32_t)(seed >> 32);
             c.v.ctr.t0_ns = n->mono_origin + grid;
@@ -563,40 +638,97 @@ void node_faults_text(const struct node_faults *f, char *buf, size_t len)
         u += snprintf(t + u, sizeof t - (size_t)u, "wr=%d ", f->write_err);
     if (f->pkg_locked)
         u += snprintf(t + u, sizeof t - (size_t)u, "lk=%x ", (unsigned)f->pkg_locked);
+    if (f->off_err > 0)
+        u += snprintf(t + u, sizeof t - (size_t)u, "off=%d ", f->off_err);
     if (u > 0)
         t[u - 1] = 0; /* the last space */
     snprintf(buf, len, "%s\n", t);
 }
 
-#define NODE_TJMAX_C 100.0
 /* The faults' inputs to the physics of the interval that begins now (node_faults). */
 static void apply_faults(struct node *n, double ambient_c)
 {
     const struct node_faults *f = &n->faults;
-    /* A package at TjMax (100 °C, render_coretemp.c's crit) is held there by PROCHOT: its power
-     * at most what keeps it there in this ambient, the steady state of the physics' thermal
-     * model (ambient + c_per_w * P). Only under a cooling fault: healthy nodes never get near. */
+    /* A package that reached TjMax (100 °C, render_coretemp.c's crit; within half a degree,
+     * what coretemp shows as 99 or 100) is held there by PROCHOT: its power at most what keeps it
+     * there in this air, the steady state of the physics' thermal model (ambient + c_per_w * P),
+     * until its load would no longer take it there (account_throttle). Only under a cooling
+     * fault: healthy nodes never get near. */
     double cpw = n->params.thermal_c_per_w > 0 ? n->params.thermal_c_per_w : 0.125;
-    double cap = f->inlet_c != 0 ? (NODE_TJMAX_C - ambient_c) / cpw : INFINITY;
+    double hot = f->inlet_c != 0 ? (NODE_TJMAX_C - ambient_c) / cpw : INFINITY;
     /* A lost PSU (psu-loss): the node must stay within what the others deliver. Ours, as a node
      * manager does it: the GPUs braked to their minimum (psu-loss sets the brake), the rest of
      * the platform and DRAM as they draw, the packages sharing what is left. */
+    double share = INFINITY;
     if (f->psu_w > 0 && n->state.npkgs > 0) {
         double gpus = n->gparams.vendor == PHYS_GPU_NONE ? 0 : n->gparams.count * n->gparams.min_w;
-        double share = (f->psu_w - gpus - n->params.platform_other_w - n->params.dram_w_per_socket * n->state.npkgs) /
-                       n->state.npkgs;
-        cap = share < cap ? share : cap;
+        share = (f->psu_w - gpus - n->params.platform_other_w - n->params.dram_w_per_socket * n->state.npkgs) /
+                n->state.npkgs;
     }
     for (int k = 0; k < n->state.npkgs && k < PHYS_MAX_PKGS; k++) {
+        struct node_thermal *th = &n->thermal[k];
+        bool reached = th->active || n->state.pkg[k].temp_c >= NODE_TJMAX_C - 0.5;
+        th->cap_w = reached ? hot : INFINITY;
+        double cap = th->cap_w < share ? th->cap_w : share;
         n->state.pkg[k].limits_ignored = (f->pkg_limits_ignored >> k) & 1;
         n->state.pkg[k].fault_cap_w = isfinite(cap) ? (cap > 1 ? cap : 1) : 0;
     }
+    /* A GPU that reached its maximum operating temperature (within half a degree) has its clocks
+     * capped by the driver: its power at most what keeps it there in this air, the steady state
+     * of the GPU's thermal model (ambient + thermalRiseC x P / naturalMaxW), while its load would
+     * take it past. Only under a cooling fault, as the CPUs'. */
+    const struct phys_gpu_params *gp = &n->gparams;
+    n->air_c = ambient_c;
+    double gcap = f->inlet_c != 0 && gp->thermal_rise_c > 0 && gp->natural_max_w > 0
+                      ? (NODE_GPU_MAX_OPERATING_C - ambient_c) * gp->natural_max_w / gp->thermal_rise_c
+                      : INFINITY;
+    /* a stuck frequency (freq-stuck): each CPU of the package stays at the frequency it ran at
+     * when the fault began */
+    for (int i = 0; i < n->state.ncpus; i++) {
+        struct phys_core_state *c = &n->state.cpu[i];
+        int k = phys_cpu_pkg_of(&n->params, &n->state, i);
+        bool stuck = k < 32 && ((f->freq_stuck >> k) & 1);
+        c->stuck_khz = !stuck ? 0 : c->stuck_khz ? c->stuck_khz : (uint32_t)(c->freq_khz > 1 ? c->freq_khz : 1);
+    }
+    /* a node that lost its power draws nothing (power-loss) */
+    n->state.powered_off = f->off_err > 0;
     for (int g = 0; g < n->gparams.count && g < PHYS_GPU_MAX; g++) {
+        const struct phys_gpu *pg = &n->gstate.g[g];
+        n->gstate.g[g].powered_off = f->off_err > 0;
+        bool reached = pg->thermal_capped || pg->temp_c >= NODE_GPU_MAX_OPERATING_C - 0.5;
+        n->gstate.g[g].thermal_w = isfinite(gcap) && reached ? (gcap > 0.001 ? gcap : 0.001) : 0;
         n->gstate.g[g].limit_ignored = (f->gpu_limits_ignored >> g) & 1;
         n->gstate.g[g].brake_w = !((f->gpu_brake >> g) & 1) ? 0
                                  : f->gpu_brake_w[g] > 0   ? f->gpu_brake_w[g]
                                                            : n->gparams.min_w;
     }
+}
+
+/* The packages' thermal throttling of the interval that begins now: PROCHOT is asserted while
+ * the package would pass TjMax uncapped and the cap that keeps it there is the one in force
+ * (a lower RAPL limit or a lost PSU's share keeps it cooler). Episodes as Linux's
+ * therm_throt_process counts them (faults.md §3.3): a rising edge counts one, a falling edge
+ * adds its length in ms to the total and raises the maximum. */
+static void account_throttle(struct node *n)
+{
+    double pct = 0;
+    for (int k = 0; k < n->state.npkgs && k < PHYS_MAX_PKGS; k++) {
+        struct node_thermal *th = &n->thermal[k];
+        const struct phys_pkg_state *ps = &n->state.pkg[k];
+        bool on = isfinite(th->cap_w) && ps->natural_w > th->cap_w && ps->cap_w >= th->cap_w - 1e-9;
+        if (on && !th->active) {
+            th->count++;
+            th->since_ns = n->state.now_ns;
+        } else if (!on && th->active) {
+            uint64_t ms = (uint64_t)((n->state.now_ns - th->since_ns) / 1000000);
+            th->total_ms += ms;
+            th->max_ms = ms > th->max_ms ? ms : th->max_ms;
+        }
+        th->active = on;
+        if (on && ps->uncapped_khz > 0 && ps->scale_eff < ps->uncapped_khz)
+            pct += 100 * (1 - ps->scale_eff / ps->uncapped_khz);
+    }
+    n->thermal_pct = n->state.npkgs > 0 ? pct / n->state.npkgs : 0;
 }
 
 void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now_wall, double ambient_c,
@@ -619,9 +751,15 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
         n->load_hook(n->load_ctx, n);
     apply_faults(n, ambient_c);
     n->gpu_lost_held = n->faults.gpu_lost;
+    n->off_held = n->faults.off_err > 0;
+    n->power_back = n->was_off && !n->off_held;
+    n->was_off = n->off_held;
+    if (n->power_back)
+        node_power_back(n);
     unsigned began = phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     n->freq_dirty |= (began & PHYS_BEGAN_FREQ_CEILING) != 0;
     n->busy_dirty |= (began & PHYS_BEGAN_BUSY_LINES) != 0;
+    account_throttle(n);
     phys_gpu_begin_interval(&n->gparams, &n->gstate, &n->gload, n->tick_ns);
     sample_power(n, now_mono, now_wall);
     /* the freeze horizon of every line of this publication; time counters reach the ledger at it

@@ -133,7 +133,7 @@ struct node_faults {
     uint32_t gpu_limits_ignored; /* bit g: GPU g's */
     char bmc;                    /* 0; 't': IPMI answers cc 0xC3 after bmc_delay_ms; 's': right, after it */
     int bmc_delay_ms;
-    int redfish_retry_s;         /* > 0: Redfish answers 503 with this Retry-After */
+    int redfish_retry_s;         /* > 0: Redfish answers 503 with this Retry-After; -1: it does not answer */
     int hwmon_err;               /* > 0: hwmon value reads fail with this errno */
     int write_err;               /* > 0: agents' writes fail with this errno */
     double inlet_c;              /* the inlet's rise over the cooling zone's ambient */
@@ -141,10 +141,12 @@ struct node_faults {
     uint32_t rapl_frozen_dram;   /* bit k: its DRAM energy counter */
     uint32_t pkg_locked;         /* bit k: package k's RAPL limits are locked */
     double psu_w;                /* > 0: a lost PSU leaves the node this much power */
+    int off_err;                 /* > 0: the node lost its power; its files fail with this errno */
+    uint32_t freq_stuck;         /* bit k: package k's CPUs' running frequency stays where it was */
 };
-/* state/faults's text for f ("gl=<hex> bmc=t<ms> hw=<errno> wr=<errno> lk=<hex>\n", the words of
- * the faults on, "\n" when none; engine/segment/seg_faults.h) into buf (SEG_TEXT_MAX: at most
- * 36 bytes with every word). */
+/* state/faults's text for f ("gl=<hex> bmc=t<ms> hw=<errno> wr=<errno> lk=<hex> off=<errno>\n",
+ * the words of the faults on, "\n" when none; engine/segment/seg_faults.h) into buf
+ * (SEG_TEXT_MAX: at most 43 bytes with every word). */
 void node_faults_text(const struct node_faults *f, char *buf, size_t len);
 
 /* One node as the engine holds it. */
@@ -227,7 +229,28 @@ struct node {
         uint32_t xid_seq;
         int xid;
         uint64_t ecc_corrected, ecc_uncorrected;
+        uint32_t rows_corrected, rows_uncorrected; /* rows remapped: one per memory error fault */
+        bool remap_pending;                        /* a remap waits for the GPU's reset */
     } gpu_err[PHYS_GPU_MAX];
+    /* per package: its thermal throttling, PROCHOT holding it at TjMax under a cooling fault
+     * (node.c account_throttle), episodes counted as Linux's therm_throt.c counts them: a rising
+     * edge counts, a falling edge adds the episode's ms to the total and the maximum (the
+     * thermal_throttle files, render_throttle.c; IA32_(PACKAGE_)THERM_STATUS bits 0 and 1) */
+    struct node_thermal {
+        bool active;
+        uint64_t count, total_ms, max_ms;
+        int64_t since_ns;          /* physics time the episode began */
+        double cap_w;              /* the power that keeps it at TjMax in its air; INFINITY: none */
+    } thermal[PHYS_MAX_PKGS];
+    double thermal_pct;            /* the packages' mean frequency loss to thermal throttling, % */
+    double air_c;                  /* its inlet air over the interval that began last, °C */
+    bool off_held;                 /* the node was without power over the interval the next tick ends
+                                    * (its jobs wait: what the load hook accounts then) */
+    bool was_off;                  /* the interval that began last was without power */
+    bool power_back;               /* its power came back at this tick: this publication restarts its
+                                    * counters from 0, as a machine's that powers up (node_power_back) */
+    uint64_t *seed_off;            /* per value: what an energy counter's register count is moved by (a
+                                    * counter that jumped, rapl-jump; one restarted at power-up) */
     uint32_t gpu_lost_held;        /* the GPUs lost over the interval the next tick ends (what the
                                     * load hook accounts then: faults as they were when it began) */
     /* --speed max batches (engine.h batch_ticks): the node is stepped at the first tick at or
@@ -304,6 +327,10 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
  * time between its opening and that tick (node.mono_origin). Until that tick publishes, the
  * lines stand still where the opening left them. */
 void node_rebase(struct node *n, int64_t now_mono);
+/* A RAPL counter that jumps (rapl-jump, docs/faults.md): the energy counters of the packages in
+ * pkgs (their package and core zones, or their DRAM zones when dram) show uj more from now on,
+ * their register counts with them; the truth (/debug/energy) does not move. Between ticks. */
+void node_counter_jump(struct node *n, uint32_t pkgs, bool dram, double uj);
 /* Brings the node's next step forward to emulated time mono at the latest (node.wake_mono). */
 void node_wake(struct node *n, int64_t mono);
 /* Its physics is still moving toward the targets of its load and limits in a way that changes
@@ -315,6 +342,15 @@ bool node_has_writes(const struct node *n);
  * the physics' window mean, with NVML's measurement noise unless the spec asks for exact sensors
  * (spec.sensors.noise false; docs/faults.md "Sensors"). The truth is its held power and energy. */
 #define NODE_NVML_NOISE_W 1.0
+/* A GPU's thermal limits (NVML's NVML_TEMPERATURE_THRESHOLD_GPU_MAX and _SLOWDOWN; assumed for
+ * every GPU: the values of the one nvidia-smi capture with both, a GeForce 2080, faults.md §3): above
+ * the first its driver caps clocks (SW thermal slowdown), above the second the hardware slows
+ * it (HW thermal slowdown). docs/faults.md "inlet-temp and fan-failure". */
+#define NODE_GPU_MAX_OPERATING_C 89.0
+/* A package's TjMax (render_coretemp.c's crit, assumed: not published for these Xeons), where
+ * PROCHOT holds it. */
+#define NODE_TJMAX_C 100.0
+#define NODE_GPU_SLOWDOWN_C 97.0
 double node_gpu_draw_w(const struct node *n, int k);
 /* The node's power now, W: packages, DRAM, GPUs and the rest of the platform (the figure
  * /telemetry's nodePowerWatts and the BMC interfaces show). */

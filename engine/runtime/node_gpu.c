@@ -67,10 +67,12 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
     case GQ_ENFORCED_MW: snprintf(t, len, "%lld\n", llround(g->enforced_w * 1000)); break;
     case GQ_DRAW_MW: snprintf(t, len, "%lld\n", mw(node_gpu_draw_w(n, b->pkg))); break;
     case GQ_XID: snprintf(t, len, "%u %d\n", n->gpu_err[b->pkg].xid_seq, n->gpu_err[b->pkg].xid); break;
-    case GQ_ECC:
-        snprintf(t, len, "%llu %llu\n", (unsigned long long)n->gpu_err[b->pkg].ecc_corrected,
-                 (unsigned long long)n->gpu_err[b->pkg].ecc_uncorrected);
+    case GQ_ECC: {
+        const struct node_gpu_errors *ge = &n->gpu_err[b->pkg];
+        snprintf(t, len, "%llu %llu %u %u %d\n", (unsigned long long)ge->ecc_corrected,
+                 (unsigned long long)ge->ecc_uncorrected, ge->rows_corrected, ge->rows_uncorrected, ge->remap_pending);
         break;
+    }
     case GQ_INSTANT_MW: snprintf(t, len, "%lld\n", mw(g->instant_w)); break;
     case GQ_UTIL_GPU:
     case GQ_BUSY_PCT: snprintf(t, len, "%ld\n", lround(100 * u)); break;
@@ -89,7 +91,16 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
         /* a power brake (a fault) is nvmlClocksEventReasonHwPowerBrakeSlowdown 0x80, not the SW
          * power cap (NVML header) */
         bool braked = g->brake_w > 0 && g->enforced_w <= g->brake_w + 0.5;
-        snprintf(t, len, "0x%016llX\n", (busy ? 0ULL : 0x1ULL) | (braked ? 0x80ULL : g->capped ? 0x4ULL : 0ULL));
+        unsigned long long r = (busy ? 0ULL : 0x1ULL) | (braked ? 0x80ULL : g->capped && !g->thermal_capped ? 0x4ULL : 0);
+        /* the thermal controller capping clocks at the maximum operating temperature is
+         * SwThermalSlowdown 0x20; a GPU its air heats past the slowdown temperature even so
+         * (its idle power is too much there) is HwThermalSlowdown 0x40 (NVML header; faults.md
+         * §3.1) */
+        if (g->thermal_capped)
+            r |= 0x20ULL;
+        if (g->temp_c > NODE_GPU_SLOWDOWN_C)
+            r |= 0x40ULL;
+        snprintf(t, len, "0x%016llX\n", r);
         break;
     }
     case GQ_PEER_RX: snprintf(t, len, "%.0f\n", floor(g->rx_bytes)); break;

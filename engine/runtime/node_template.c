@@ -79,7 +79,7 @@ static void index_build(struct node_template *t)
         }
         if (k == BK_ENERGY || k == BK_HSMP_POWER || k == BK_GPU ||
             k == BK_GPU_ENERGY || k == BK_PLATFORM || k == BK_FAULTS || k == BK_PM_COUNTER || k == BK_ELAPSED || k == BK_LOADAVG ||
-            k == BK_MEM_USED || k == BK_PKG_TEMP)
+            k == BK_MEM_USED || k == BK_PKG_TEMP || k == BK_THERMAL)
             ix->svalues[ix->nsvalues++] = v;
         if (k == BK_CPU_BUSY && t->binds[v].cpu == ix->nbusy)
             ix->busy_values[ix->nbusy++] = v; /* by CPU index (render_proc makes them in order) */
@@ -91,7 +91,7 @@ static void index_build(struct node_template *t)
     }
     ix->nshown = ix->nfreq; /* the frequencies first, in their order, then the values below */
     for (uint32_t v = 0; v < nv; v++)
-        if (t->binds[v].kind == BK_MEM_USED || t->binds[v].kind == BK_PKG_TEMP)
+        if (t->binds[v].kind == BK_MEM_USED || t->binds[v].kind == BK_PKG_TEMP || t->binds[v].kind == BK_THERMAL)
             ix->shown_of[v] = ix->nshown++;
     ix->counter_of[nv] = ix->shown_of[nv] = SEG_NONE;
     for (uint32_t i = 0; i < sh->n_entries; i++) {
@@ -118,6 +118,7 @@ size_t node_private_bytes(const struct node_template *t)
     b += (node_img_header(t)->n_slots + 1u) * sizeof *n->slot_applied;  /* node_open's arrays */
     b += (ix->ncounters + 1u) * (sizeof *n->totals + sizeof *n->cstart);
     b += (ix->nshown + 1u) * sizeof *n->shown;
+    b += (t->nbinds + 1u) * sizeof *n->seed_off;                        /* power-loss, rapl-jump */
     b += (ix->nbusy + 1u) * (sizeof *n->busy_shown + sizeof *n->busy_shown_rate);
     b += ix->nunits * sizeof *n->units + ix->ncyc * sizeof *n->cyc;     /* node_unit.c, node_cycles.c */
     if (ix->ncf)                                                        /* node_cfstats.c */

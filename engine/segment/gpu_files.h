@@ -77,7 +77,10 @@
  *     peer_rx_bytes, peer_tx_bytes   S  bytes received from / sent to the node's other GPUs
  *     xid                            S  "<seq> <xid>": the GPU's Xid errors since the engine started
  *                                       (seq, 0: none) and the last one's number (docs/faults.md)
- *     ecc_errors                     S  "<corrected> <uncorrected>": its memory errors since then
+ *     ecc_errors                     S  "<corrected> <uncorrected> <rows corrected> <rows uncorrected>
+ *                                        <pending>": its memory errors since then, the rows
+ *                                        remapped for them and whether a remap waits for the
+ *                                        GPU's reset (docs/faults.md gpu-ecc)
  *   dev/nvidiactl                    R  empty, mode 0666 (agents only stat it)
  *
  * AMD (gpus.vendor amd): amdgpu as the kernel shows it (sysfs §9), card n = the DRM

@@ -583,7 +583,9 @@ int seg_attr_write(struct seg *s, uint32_t entry, const char *buf, size_t len, i
     bool changes = false;
     struct seg_faults f;
     bool faulty = e->cls == SEG_A && seg_faults_read(s, &f);
-    if (faulty && f.write_err > 0)
+    if (faulty && f.off_err > 0)
+        err = f.off_err; /* the node lost its power (docs/faults.md power-loss) */
+    else if (faulty && f.write_err > 0)
         err = f.write_err; /* refused by the firmware for a while (docs/faults.md write-refused) */
     else if (faulty && (err = seg_faults_locked_errno(f.pkg_locked, seg_path(s, entry))))
         ; /* a locked RAPL limit (limit-locked) */

@@ -44,11 +44,13 @@ bool seg_faults_parse(const char *text, size_t len, struct seg_faults *out)
             out->write_err = (int)number(&p, end, 10);
         } else if (k == 2 && !memcmp(w, "lk", 2)) {
             out->pkg_locked = (uint32_t)number(&p, end, 16);
+        } else if (k == 3 && !memcmp(w, "off", 3)) {
+            out->off_err = (int)number(&p, end, 10);
         }
         while (p < end && *p != ' ' && *p != '\n')
             p++;
     }
-    return out->gpu_lost || out->bmc || out->hwmon_err > 0 || out->write_err > 0 || out->pkg_locked;
+    return out->gpu_lost || out->bmc || out->hwmon_err > 0 || out->write_err > 0 || out->pkg_locked || out->off_err > 0;
 }
 
 bool seg_faults_read(struct seg *s, struct seg_faults *out)

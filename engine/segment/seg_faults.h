@@ -9,6 +9,8 @@
  *   wr=<errno>      agents' writes to the node's files fail with this errno
  *   lk=<hex>        the packages whose RAPL limits are locked, a bit each: a store of a package
  *                   zone's constraint file fails ENODATA, of its `enabled` ENOSYS (faults.md §4.3)
+ *   off=<errno>     the node lost its power: every read and write of its files, MSR and IPMI
+ *                   devices fails with this errno (its GPUs are lost too: gl has them all)
  * A reader parses it at each use (no allocation, no system call); anything it does not
  * understand is no fault. */
 #ifndef HWEMU_SEG_FAULTS_H
@@ -22,6 +24,7 @@ struct seg_faults {
     int hwmon_err;   /* 0: none */
     int write_err;   /* 0: none */
     uint32_t pkg_locked;
+    int off_err;     /* 0: powered */
 };
 /* The errno a store of entry path gets while packages in locked are locked, else 0: the package
  * zone's (intel-rapl:<k>/, not a subzone) constraint_*_power_limit_uw and _time_window_us

@@ -260,7 +260,11 @@ static uint64_t therm_read(const struct seg *s, const struct seg_param *p)
     int64_t c = mc > 0 ? mc / 1000 : 0;
     int64_t below = tjmax - c;
     below = below < 0 ? 0 : below > 0x7F ? 0x7F : below;
-    return UINT64_C(1) << 31 | UINT64_C(1) << 27 | (uint64_t)below << 16;
+    /* PROCHOT (TCC) active, bit 0, and its log, bit 1, while the package is throttled at TjMax
+     * (d >> 32: 1 + its BK_THERMAL active value, segment.h) */
+    uint64_t active = (uint64_t)p->d >> 32;
+    uint64_t hot = active > 0 && active - 1 < s->n_values && view_value_number(s, (uint32_t)(active - 1)) > 0 ? 3 : 0;
+    return UINT64_C(1) << 31 | UINT64_C(1) << 27 | (uint64_t)below << 16 | hot;
 }
 
 int seg_msr_read(struct seg *s, uint32_t entry, uint32_t msr, int64_t now_ns, uint64_t *val)

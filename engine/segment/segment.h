@@ -153,7 +153,9 @@
  *        THERM   IA32_(PACKAGE_)THERM_STATUS of the package temperature text c (m°C): bit 31
  *                valid, 30:27 resolution 1 °C, 22:16 the degrees below TjMax (d & 0xFF) of the
  *                temperature less (d >> 8) m°C (a core's spread below its package), in whole
- *                degrees as the coretemp view shows it
+ *                degrees as the coretemp view shows it; bits 0 (PROCHOT active) and 1 (its
+ *                log) while the text value (d >> 32) - 1 (d >> 32 = 0: none) reads above 0:
+ *                the package is throttled at TjMax
  *      seg_msr.h's seg_msr_read / seg_msr_write are its readers; any other address is EIO.
  *   I  /dev/ipmi0 (the OpenIPMI device): no content of its own. The shim answers its ioctls from
  *      state/platform/power (node power "<current> <min> <max> <avg> <period_ms>\n", W with one

@@ -264,9 +264,9 @@ static cJSON *telemetry_json(const struct node_telemetry *t, int64_t wall_ns)
     cJSON_AddNumberToObject(cpu, "memoryIntensity", t->memory_intensity);
     cJSON_AddStringToObject(cpu, "workClass", t->cpu_class);
     cJSON_AddNumberToObject(cpu, "throttlePct", t->cpu_throttle_pct);
-    /* the physics has no thermal throttling (physics_cpu.h: temperature follows power, never the
-     * reverse), so none of it: the seed's 0..100 share of the throttle temperature range */
-    cJSON_AddNumberToObject(cpu, "thermalThrottlePct", 0);
+    /* the seed's 0..100 share of its throttle temperature range; ours the frequency the
+     * packages lose to PROCHOT at TjMax (a cooling fault, docs/faults.md) */
+    cJSON_AddNumberToObject(cpu, "thermalThrottlePct", t->cpu_thermal_throttle_pct);
     double temp = 0, cap = 0;
     bool capped = false;
     cJSON *pk = cJSON_AddArrayToObject(o, "packages");
@@ -452,11 +452,16 @@ static void metrics_seed_extra(const struct engine *e, const struct telemetry *t
         if (n->npkgs && k == n->npkgs)
             bprintf(b, "joulie_sim_node_cap_watts{node=\"%s\"} %.6f\n", n->name, cap);
     }
-    bprintf(b, "# HELP joulie_sim_node_throttle_pct DVFS throttle the node's cpufreq limits impose: 100 x (1 - the "
-               "mean frequency ceiling of its CPUs over the hardware maximum).\n"
+    bprintf(b, "# HELP joulie_sim_node_throttle_pct Frequency throttle of the node's CPUs: 100 x (1 - (1 - dvfs/100) x "
+               "(1 - thermal/100)), dvfs the throttle its cpufreq limits impose (100 x (1 - the mean frequency "
+               "ceiling of its CPUs over the hardware maximum)), thermal the frequency its packages lose to "
+               "thermal throttling.\n"
                "# TYPE joulie_sim_node_throttle_pct gauge\n");
-    for (int i = 0; i < t->n; i++)
-        bprintf(b, "joulie_sim_node_throttle_pct{node=\"%s\"} %.6f\n", t->nodes[i].name, t->nodes[i].cpu_throttle_pct);
+    for (int i = 0; i < t->n; i++) {
+        const struct node_telemetry *n = &t->nodes[i];
+        double keep = (1 - n->cpu_throttle_pct / 100) * (1 - n->cpu_thermal_throttle_pct / 100);
+        bprintf(b, "joulie_sim_node_throttle_pct{node=\"%s\"} %.6f\n", n->name, 100 * (1 - keep));
+    }
     bprintf(b, "# HELP joulie_sim_node_freq_scale Running frequency of package 0 over the hardware maximum.\n"
                "# TYPE joulie_sim_node_freq_scale gauge\n");
     for (int i = 0; i < t->n; i++) {
@@ -534,7 +539,10 @@ void http_route(struct engine *e, const struct otlp *otlp, const char *method, c
         size_t len = 0;
         int retry = 0;
         unsigned code = get ? redfish_http(t, url, &body, &len, &retry) : 405;
-        if (code == 405) {
+        if (code == 0) { /* a node without power: its BMC does not answer (no body: the connection
+                          * closes with nothing sent, the client sees an empty reply) */
+            reply_set(rep, 503, "application/json", NULL, 0, NULL);
+        } else if (code == 405) {
             json_error(rep, 405, "method not allowed: use GET", NULL, "GET, HEAD");
         } else {
             reply_set(rep, code, "application/json", body, len, NULL);
@@ -650,6 +658,7 @@ static bool authorized(const struct http *h, struct MHD_Connection *c)
 
 static enum MHD_Result queue(struct MHD_Connection *c, const struct http_reply *rep, bool challenge)
 {
+
     struct MHD_Response *r = MHD_create_response_from_buffer(
         rep->len, rep->body, rep->persistent ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
     if (!r) {

@@ -227,6 +227,11 @@ unsigned redfish_http(const struct telemetry *t, const char *url, char **body, s
         const struct node_telemetry *nt = &t->nodes[i];
         if (strlen(nt->name) != nl || strncmp(nt->name, name, nl))
             continue;
+        if (nt->redfish_retry_s < 0) { /* its BMC lost its power with the node: no answer */
+            *body = NULL;
+            *len = 0;
+            return 0;
+        }
         if (nt->redfish_retry_s > 0)
             return unavailable(nt->redfish_retry_s, body, len, retry_after);
         if (!*sub)

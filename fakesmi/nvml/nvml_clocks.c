@@ -176,8 +176,9 @@ NVML_API nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t dev, uns
     return finish_list(&l, each_memory_clock(dev, add_graphics, &l));
 }
 
-/* The reasons the node models are idle (0x1) and the SW power cap (0x4); every reason nvidia-smi
- * names is reported as supported (fakesmi's 0x1FF). */
+/* The reasons the node models are idle (0x1), the SW power cap (0x4), the SW and HW thermal
+ * slowdowns (0x20, 0x40: a cooling fault) and the power brake (0x80: a fault); every reason
+ * nvidia-smi names is reported as supported (fakesmi's 0x1FF). */
 NVML_API nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t dev, unsigned long long *reasons)
 {
     char t[32];

@@ -428,19 +428,91 @@ NVML_API nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t dev, nvmlEnableState_t *
     return NVML_SUCCESS;
 }
 
+/* The ECC state the engine publishes (state/nvml/gpu<i>/ecc_errors, gpu_files.h): errors,
+ * remapped rows, a remap pending. */
+struct ecc_state {
+    unsigned long long corrected, uncorrected;
+    unsigned rows_corrected, rows_uncorrected, pending;
+};
+static nvmlReturn_t ecc_state(nvmlDevice_t dev, struct ecc_state *e)
+{
+    char t[96];
+    *e = (struct ecc_state){0};
+    nvmlReturn_t r = nv_text(dev, NF_ECC, t, sizeof t);
+    if (r == NVML_SUCCESS)
+        sscanf(t, "%llu %llu %u %u %u", &e->corrected, &e->uncorrected, &e->rows_corrected, &e->rows_uncorrected,
+               &e->pending);
+    return r;
+}
+
 NVML_API nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t dev, int errorType, int counterType,
                                                   unsigned long long *eccCounts)
 {
     CHECK(dev, eccCounts);
     if (errorType < 0 || errorType > 1 || counterType < 0 || counterType > 1)
         return NVML_ERROR_INVALID_ARGUMENT;
-    /* state/nvml/gpu<i>/ecc_errors "<corrected> <uncorrected>" since the engine started: the
-     * volatile and the aggregate counts alike (docs/faults.md gpu-ecc-*) */
-    char t[64];
-    unsigned long long c = 0, u = 0;
-    if (nv_text(dev, NF_ECC, t, sizeof t) == NVML_SUCCESS)
-        sscanf(t, "%llu %llu", &c, &u);
-    *eccCounts = errorType ? u : c;
+    /* the counts since the engine started: the volatile and the aggregate counts alike
+     * (docs/faults.md gpu-ecc-*) */
+    struct ecc_state e;
+    ecc_state(dev, &e);
+    *eccCounts = errorType ? e.uncorrected : e.corrected;
+    return NVML_SUCCESS;
+}
+
+/* The memory errors by location (nvmlMemoryLocation_t): the faults' errors are in the device
+ * memory (DRAM, 2); the caches, register file, texture memory, CBU and SRAM (0, 1, 3..7) have
+ * none. */
+NVML_API nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t dev, int errorType, int counterType, int location,
+                                                      unsigned long long *count)
+{
+    CHECK(dev, count);
+    if (errorType < 0 || errorType > 1 || counterType < 0 || counterType > 1 || location < 0 || location > 7)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    struct ecc_state e;
+    ecc_state(dev, &e);
+    *count = location != 2 ? 0 : errorType ? e.uncorrected : e.corrected;
+    return NVML_SUCCESS;
+}
+
+/* Row remapping (Ampere and later; faults.md §2.5): a row is remapped for each memory error
+ * fault, pending until the GPU's reset (the end of a gpu-lost or power-loss fault); remapping
+ * never fails. Page retirement, its pre-Ampere predecessor, stays NOT_SUPPORTED (nvidia-smi
+ * prints N/A), as on these GPUs. */
+NVML_API nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t dev, unsigned int *corrRows, unsigned int *uncRows,
+                                                unsigned int *isPending, unsigned int *failureOccurred)
+{
+    CHECK(dev, corrRows);
+    if (!uncRows || !isPending || !failureOccurred)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    struct ecc_state e;
+    nvmlReturn_t r = ecc_state(dev, &e);
+    if (r != NVML_SUCCESS)
+        return r;
+    *corrRows = e.rows_corrected;
+    *uncRows = e.rows_uncorrected;
+    *isPending = e.pending != 0;
+    *failureOccurred = 0;
+    return NVML_SUCCESS;
+}
+
+/* The banks' spare rows: 2560 banks with every spare row free on a healthy H100 (the nvidia-smi
+ * 590 capture, faults.md §2.8, assumed for every GPU); each remapped row takes a bank from Max
+ * to High, as the A100 capture after one remap shows (639 Max, 1 High). */
+#define NV_REMAP_BANKS 2560u
+typedef struct {
+    unsigned int max, high, partial, low, none;
+} nv_remap_histogram;
+
+NVML_API nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t dev, nv_remap_histogram *values)
+{
+    CHECK(dev, values);
+    struct ecc_state e;
+    nvmlReturn_t r = ecc_state(dev, &e);
+    if (r != NVML_SUCCESS)
+        return r;
+    unsigned rows = e.rows_corrected + e.rows_uncorrected;
+    rows = rows < NV_REMAP_BANKS ? rows : NV_REMAP_BANKS;
+    *values = (nv_remap_histogram){.max = NV_REMAP_BANKS - rows, .high = rows};
     return NVML_SUCCESS;
 }
 

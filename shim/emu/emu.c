@@ -5,6 +5,7 @@
 
 #include "emu_hide.h"
 #include "seg_attr.h"
+#include "seg_faults.h"
 #include "seg_msr.h"
 
 #include <errno.h>
@@ -612,6 +613,9 @@ ssize_t emu_msr_read(uint32_t entry, int flags, int64_t off, size_t n, unsigned 
     if (n == 0)
         return 0;
     uint64_t v;
+    struct seg_faults f;
+    if (seg_faults_read(emu_seg(), &f) && f.off_err > 0)
+        return -f.off_err; /* the node lost its power (docs/faults.md power-loss) */
     int err = seg_msr_read(emu_seg(), entry, (uint32_t)off, seg_now_ns(), &v);
     if (err)
         return -err;
@@ -624,6 +628,9 @@ ssize_t emu_msr_write(uint32_t entry, int64_t off, const void *buf, size_t n, in
 {
     if (n % 8)
         return -EINVAL;
+    struct seg_faults f;
+    if (seg_faults_read(emu_seg(), &f) && f.off_err > 0)
+        return -f.off_err;
     const unsigned char *b = buf;
     for (size_t k = 0; k + 8 <= n; k += 8) {
         uint64_t v = 0;

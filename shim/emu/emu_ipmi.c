@@ -225,6 +225,9 @@ int emu_ipmi_ioctl(struct ipmi_queue *q, struct seg *s, unsigned long req, uint6
          * them); the generic ones never reach it */
         return vfs_generic(req) ? EMU_IPMI_NOT_OURS : ENOTTY;
     }
+    struct seg_faults f;
+    if (seg_faults_read(s, &f) && f.off_err > 0)
+        return f.off_err; /* the node lost its power, its BMC with it (docs/faults.md power-loss) */
     switch (req) {
     case IPMICTL_SEND_COMMAND:
         return ioctl_send(q, s, arg, io);

@@ -73,14 +73,16 @@ static bool any_fault(struct seg *s)
     return e < s->n_entries && seg_value_load(s, s->entries[e].value, &v) && v.type == SEG_V_TEXT && v.len > 1;
 }
 
-/* Does a fault change what a read of entry shows (seg_faults.h, docs/faults.md)? -errno for a
- * hwmon file of a failing sensor (every file of an hwmon directory but its name, labels and
+/* Does a fault change what a read of entry shows (seg_faults.h, docs/faults.md)? -errno for any
+ * file of a node that lost its power, for a hwmon file of a failing sensor (every file of an hwmon directory but its name, labels and
  * links); 1 for the config space of a GPU that fell off the bus (all ones); else 0. */
 static int fault_read(struct seg *s, uint32_t entry)
 {
     struct seg_faults f;
     if (!any_fault(s) || !seg_faults_read(s, &f))
         return 0;
+    if (f.off_err > 0)
+        return -f.off_err; /* the node lost its power: every file fails (docs/faults.md power-loss) */
     const char *path = seg_path(s, entry);
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;

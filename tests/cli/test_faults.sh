@@ -25,6 +25,11 @@
 # H. a run with faults in its trace at --speed max: faults.jsonl names the jobs each touched,
 #    a job on the lost GPU stalls for the fault's duration, a cooling fault on a rack slows its
 #    jobs, and a second run gives the same jobs.jsonl and faults.jsonl byte for byte;
+# J. a cooling fault throttles as the hardware does: node_exporter reads the thermal_throttle
+#    counters, rdmsr PROCHOT, /telemetry the frequency lost, nvidia-smi and nvidia-ml-py the GPUs'
+#    thermal slowdowns;
+# K. a node that loses its power (its files, MSRs, IPMI, Redfish and GPUs fail; back, its counters
+#    restart from 0), a stuck frequency, a RAPL counter that jumps;
 # I. NVML's power reading measures with noise: a client that keeps only changing samples
 #    (nvidia-ml-py) measures an idle GPU's energy within 1 % of its energy counter; with
 #    spec.sensors.noise false the reading never changes.
@@ -76,9 +81,13 @@ spec:
   pools:
   - {name: intel, profile: intel-xeon-2s-rapl, count: 3}
   - {name: sxm, profile: nvidia-h100-sxm-8gpu, count: 1}
+  - {name: hot, profile: intel-xeon-2s-rapl, count: 1}
+  - {name: hotgpu, profile: nvidia-h100-sxm-4gpu, count: 1}
   faults:
   - {id: bmc-dead, kind: bmc-timeout, nodes: [intel-0], params: {delayMs: 300}}
   - {id: bmc-late, kind: bmc-slow, nodes: [intel-2], params: {delayMs: 1500}}
+  - {id: fan, kind: fan-failure, nodes: [hot-0]}
+  - {id: heat, kind: inlet-temp, nodes: [hotgpu-0], params: {deltaC: 80}}
 EOF
 port=$(free_port)
 url=http://127.0.0.1:$port
@@ -158,6 +167,29 @@ ev=$(cat "$root/events.out")
 for w in supported=8 event_gpu=3 event_type=8 event_xid=48 ecc_corrected=0 ecc_uncorrected=2; do
     grep -qxF "$w" <<<"$ev" && ok || bad "nvidia-ml-py's Xid event and ECC counts: no $w in: $ev"
 done
+# the row the errors hit is remapped, pending until the GPU's reset (row remapping, faults.md
+# §2.5; an H100 retires no pages: N/A, as the 590 capture of a healthy H100 shows): the real
+# nvidia-smi 535's -q blocks and nvidia-ml-py read NVML's remapped rows and histogram
+remap() { on sxm-0 -- "$smi" -i 3 -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER 2>&1 | sed -n '/^    ECC Errors/,$p'; }
+rows() { on sxm-0 -- "$venv/bin/python" -c 'import pynvml; pynvml.nvmlInit(); h = pynvml.nvmlDeviceGetHandleByIndex(3)
+print("rows=%d,%d,%d,%d" % tuple(pynvml.nvmlDeviceGetRemappedRows(h)))
+try:
+    pynvml.nvmlDeviceGetRetiredPages(h, pynvml.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR)
+except pynvml.NVMLError_NotSupported:
+    print("retired=not supported")' 2>&1; }
+out=$(remap)
+for w in "DRAM Uncorrectable            : 2" "Double Bit ECC                    : N/A" "Uncorrectable Error               : 1" \
+    "Correctable Error                 : 0" "Pending                           : Yes" "Max                           : 2559 bank(s)" \
+    "High                          : 1 bank(s)"; do
+    grep -qF "$w" <<<"$out" && ok || bad "the real nvidia-smi -q after uncorrected errors: no \"$w\" in: $out"
+done
+out=$(rows)
+[ "$out" = "$(printf 'rows=0,1,1,0\nretired=not supported')" ] && ok || bad "nvidia-ml-py's remapped rows: $out"
+# the GPU's reset (a gpu-lost fault on it, cleared) applies the remap: no longer pending
+fault add --kind gpu-lost --node sxm-0 --device gpu3 --id reset3 >/dev/null && wait_state sxm-0 gl=8 && fault clear reset3 >/dev/null
+for _ in $(seq 50); do [ "$(rows | head -1)" = rows=0,1,0,0 ] && break; sleep 0.1; done
+[ "$(rows | head -1)" = rows=0,1,0,0 ] && remap | grep -qF "Pending                           : No" && ok ||
+    bad "after the GPU's reset the remap should be done: $(rows)"
 
 # --- C. a BMC that times out, one that is slow --------------------------------------------------
 out=$(on intel-0 -- ipmitool dcmi power reading 2>&1)
@@ -265,6 +297,137 @@ grep -q '^HTTP/1.1 503' <<<"$hdr" && grep -qi '^Retry-After: 7' <<<"$hdr" &&
     bad "Redfish of a healthy node"
 out=$(fault add --kind rf-lost --node intel-1 2>&1)
 [ $? = 1 ] && grep -qF 'request:1:9: fault: kind: unknown kind "rf-lost"' <<<"$out" && ok || bad "a bad request: $out"
+
+# --- J. a cooling fault throttles as the hardware does (faults.md §3) ----------------------------
+# hot-0's fan failed at the engine's start (the spec's fault `fan`): its fully loaded packages
+# reached TjMax and PROCHOT holds them there. What each route shows:
+#   - the kernel's thermal_throttle counters (therm_throt.c) through Debian's node_exporter (its cpu
+#     collector, seccomp route): one episode per package, counted on every core;
+#   - IA32_PACKAGE_THERM_STATUS (rdmsr, msr-tools): bit 0, PROCHOT active;
+#   - /telemetry's thermalThrottlePct: the frequency lost, against the running frequency of intel-0,
+#     the same profile and load in healthy air (its BMC faults change no physics);
+#   - joulie_sim_node_throttle_pct above 0 on hot-0, 0 on intel-0.
+throttled() { on hot-0 -- cat /sys/devices/system/cpu/cpu5/thermal_throttle/package_throttle_count; }
+for _ in $(seq 300); do [ "$(throttled)" = 1 ] && break; sleep 0.1; done
+[ "$(throttled)" = 1 ] && ok || bad "hot-0 never throttled: package_throttle_count $(throttled)"
+np=$(free_port)
+"$hwemu" exec --root "$root/r" --node hot-0 --intercept seccomp -- prometheus-node-exporter \
+    --web.listen-address=127.0.0.1:$np --collector.disable-defaults --collector.cpu >"$root/ne.log" 2>&1 &
+ne=$!
+for _ in $(seq 100); do curl -sf http://127.0.0.1:$np/metrics >"$root/ne.txt" && break; sleep 0.1; done
+kill -TERM $ne; wait $ne 2>/dev/null
+# intel-xeon-2s-rapl: 2 packages of 24 cores (cpu.coresPerSocket)
+[ "$(grep -c '^node_cpu_package_throttles_total{package="[01]"} 1$' "$root/ne.txt")" = 2 ] &&
+    [ "$(grep -c '^node_cpu_core_throttles_total{core="[0-9]*",package="[01]"} 1$' "$root/ne.txt")" = 48 ] && ok ||
+    bad "node_exporter's throttle counters on hot-0: $(grep throttles "$root/ne.txt" | head -4) $(tail -2 "$root/ne.log")"
+bit=$(on hot-0 -- rdmsr -p 5 -f 0:0 0x1b1)
+[ "$bit" = 1 ] && ok || bad "PACKAGE_THERM_STATUS bit 0 (PROCHOT) of a package at TjMax: $bit"
+tele() { curl -sf "$url/telemetry/$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["cpu"]["thermalThrottlePct"], d["packages"][0]["frequencyKHz"])'; }
+read -r pct hot_khz <<<"$(tele hot-0)"
+read -r pct0 cool_khz <<<"$(tele intel-0)"
+awk -v p="$pct" -v h="$hot_khz" -v c="$cool_khz" -v p0="$pct0" \
+    'BEGIN { w = 100 * (1 - h / c); exit !(p > 5 && p0 == 0 && (p - w) ^ 2 < 4) }' && ok ||
+    bad "thermalThrottlePct $pct on hot-0 (package 0 at $hot_khz kHz, intel-0's at $cool_khz kHz), $pct0 on intel-0"
+m=$(curl -sf "$url/metrics")
+awk '/^joulie_sim_node_throttle_pct\{node="hot-0"\}/ { h = $2 } /^joulie_sim_node_throttle_pct\{node="intel-0"\}/ { c = $2 }
+     END { exit !(h > 5 && c == 0) }' <<<"$m" && ok || bad "joulie_sim_node_throttle_pct: $(grep 'throttle_pct{' <<<"$m")"
+# the fan repaired: the episode ends; its length counts in the total and the maximum (one episode:
+# the two are equal), PROCHOT drops
+fault clear fan >/dev/null
+tt() { on hot-0 -- cat /sys/devices/system/cpu/cpu5/thermal_throttle/core_throttle_total_time_ms; }
+for _ in $(seq 50); do [ "$(tt)" != 0 ] && break; sleep 0.1; done
+t=$(tt) mx=$(on hot-0 -- cat /sys/devices/system/cpu/cpu5/thermal_throttle/core_throttle_max_time_ms)
+[ "$t" -ge 1000 ] && [ "$t" = "$mx" ] && [ "$(throttled)" = 1 ] && [ "$(on hot-0 -- rdmsr -p 5 -f 0:0 0x1b1)" = 0 ] && ok ||
+    bad "after the repair: total $t ms, max $mx ms (want equal, 1 s or more), count $(throttled)"
+# hotgpu-0's inlet is 80 °C warmer: its loaded GPUs heat to their maximum operating temperature
+# (89 °C), where the driver caps their clocks (SW thermal slowdown, 0x20), and past the slowdown
+# temperature (97 °C) the hardware's slowdown shows too (0x40): the real nvidia-smi 535 and
+# nvidia-ml-py read NVML's clock-event reasons
+q=clocks_event_reasons.sw_thermal_slowdown,clocks_event_reasons.hw_thermal_slowdown,clocks.sm,temperature.gpu
+for _ in $(seq 600); do
+    out=$(on hotgpu-0 -- "$smi" -i 1 --query-gpu=$q --format=csv,noheader 2>&1)
+    case "$out" in "Active, Active, "*) break ;; esac
+    sleep 0.1
+done
+[[ "$out" =~ ^"Active, Active, 210 MHz, "(9[7-9]|1[0-9][0-9])$ ]] && ok ||
+    bad "nvidia-smi on a GPU at its thermal limits: $out (want both slowdowns active, the clock at its 210 MHz minimum)"
+out=$(on hotgpu-0 -- "$venv/bin/python" -c 'import pynvml; pynvml.nvmlInit(); h = pynvml.nvmlDeviceGetHandleByIndex(1)
+print(hex(pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h) & (pynvml.nvmlClocksThrottleReasonSwThermalSlowdown | pynvml.nvmlClocksThrottleReasonHwThermalSlowdown)))' 2>&1)
+[ "$out" = 0x60 ] && ok || bad "nvidia-ml-py's clock-event reasons on a GPU at its thermal limits: $out (want 0x60)"
+
+# --- K. a node that loses its power, a stuck frequency, a RAPL counter that jumps ----------------
+# intel-2 and sxm-0 lose their power: every file of theirs fails EIO (what a soft NFS mount of a
+# server that stopped answering gives, faults.md §8), rdmsr and ipmitool fail, Redfish closes the
+# connection unanswered (curl: exit 52, empty reply), the real nvidia-smi finds every GPU lost;
+# the node draws nothing (/telemetry); back, its RAPL counter, its uptime and /proc/stat count
+# from 0 again (a booting machine's), NVML's energy counter too, while /telemetry's energy (the
+# truth) never went back.
+E=/sys/class/powercap/intel-rapl:0/energy_uj
+before=$(on intel-2 -- cat $E) up0=$(on intel-2 -- cut -d' ' -f1 /proc/uptime)
+gpu_mj() { on sxm-0 -- "$venv/bin/python" -c 'import pynvml; pynvml.nvmlInit(); print(pynvml.nvmlDeviceGetTotalEnergyConsumption(pynvml.nvmlDeviceGetHandleByIndex(0)))'; }
+gpu0=$(gpu_mj)
+truth() { curl -sf "$url/telemetry/$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["energyJoules"], d["nodePowerWatts"])'; }
+read -r j0 _ <<<"$(truth intel-2)"
+fault add --kind power-loss --node intel-2 --id off >/dev/null && fault add --kind power-loss --node sxm-0 --id off-gpu >/dev/null &&
+    wait_state intel-2 off=5 && wait_state sxm-0 off=5 && ok || bad "power-loss never reached state/faults"
+out=$(on intel-2 -- cat $E 2>&1)
+[ "$out" = "cat: '$E': Input/output error" ] && ok || bad "cat of a node without power: $out"
+out=$(on intel-2 -- sh -c 'cat /proc/uptime; rdmsr 0x611; echo 5 > /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw; ipmitool dcmi power reading' 2>&1)
+grep -qF 'cat: /proc/uptime: Input/output error' <<<"$out" && grep -qF 'rdmsr: CPU 0 cannot read MSR 0x00000611' <<<"$out" &&
+    grep -qF 'I/O error' <<<"$out" && ! grep -q 'Instantaneous power reading' <<<"$out" && ok ||
+    bad "uptime, rdmsr, a limit write and ipmitool on a node without power: $out"
+curl -s -o /dev/null "$url/redfish/v1/Chassis/intel-2/Power"
+rc=$?
+[ $rc = 52 ] && ok || bad "Redfish of a node without power: curl exit $rc, want 52 (empty reply)"
+out=$(on sxm-0 -- "$smi" -L 2>&1)
+rc=$?
+[ $rc = 15 ] && grep -qF 'Unable to determine the device handle for gpu 0: GPU is lost.' <<<"$out" && ok ||
+    bad "the real nvidia-smi -L on a node without power: exit $rc: $out"
+sleep 0.5
+read -r j1 w1 <<<"$(truth intel-2)"
+sleep 1
+read -r j2 _ <<<"$(truth intel-2)"
+[ "$w1" = 0 ] && [ "$j1" = "$j2" ] && ok || bad "a node without power: $w1 W, energy $j1 -> $j2 J (want 0 W, unchanged)"
+fault clear off >/dev/null && fault clear off-gpu >/dev/null
+for _ in $(seq 50); do after=$(on intel-2 -- cat $E 2>/dev/null) && break; sleep 0.1; done
+up1=$(on intel-2 -- cut -d' ' -f1 /proc/uptime) gpu1=$(gpu_mj)
+read -r j3 _ <<<"$(truth intel-2)"
+# the counters went back and count from the power-up: the package's energy since is what its
+# at most 156 W (the profile's at full load) give over the uptime since (+1 s: the two reads are
+# apart), the truth never went back
+awk -v b="$before" -v a="$after" -v u0="$up0" -v u1="$up1" -v g0="$gpu0" -v g1="$gpu1" -v j2="$j2" -v j3="$j3" \
+    'BEGIN { exit !(a < b && a <= 156e6 * (u1 + 1) && u1 < u0 && g1 < g0 && j3 >= j2) }' && ok ||
+    bad "back from a power loss: energy_uj $before -> $after, uptime $up0 -> $up1, NVML energy $gpu0 -> $gpu1 mJ, truth $j2 -> $j3 J"
+# a stuck frequency: intel-0's scaling_max_freq write is accepted and reads back, its running
+# frequency stays; cleared, it follows the limit
+C=/sys/devices/system/cpu/cpu0/cpufreq
+f0=$(on intel-0 -- cat $C/scaling_cur_freq)
+fault add --kind freq-stuck --node intel-0 --id stuck >/dev/null
+sleep 0.5
+on intel-0 -- sh -c "echo 1200000 > $C/scaling_max_freq" && [ "$(on intel-0 -- cat $C/scaling_max_freq)" = 1200000 ] && ok ||
+    bad "a cpufreq write under a stuck frequency was not accepted"
+sleep 1
+f1=$(on intel-0 -- cat $C/scaling_cur_freq)
+[ "$f1" -gt 2000000 ] && ok || bad "a stuck frequency moved: $f0 -> $f1 kHz under a 1.2 GHz limit"
+fault clear stuck >/dev/null
+# (the running frequency ramps toward its target: within 0.1 % of it, where stuck it stays above 2 GHz)
+for _ in $(seq 50); do [ "$(on intel-0 -- cat $C/scaling_cur_freq)" -le 1201200 ] && break; sleep 0.1; done
+f2=$(on intel-0 -- cat $C/scaling_cur_freq)
+[ "$f2" -le 1201200 ] && ok || bad "after a stuck frequency: $f2 kHz, want the 1.2 GHz limit"
+# a RAPL counter that jumps 500 J: package 1's counter (a shim reader) moves by more than what
+# its power gives in the interval, the truth does not
+E1=/sys/class/powercap/intel-rapl:1/energy_uj
+# (/telemetry's package 1 energy is the truth, as of the last tick; the counter runs between
+# ticks: the two routes are read in the same order before and after, and may still be a 200 ms
+# tick and a loaded machine's delay apart, 30 J a tick at the package's 156 W: within 100 J, where
+# no jump is 0 J)
+pkg1() { curl -sf "$url/telemetry/intel-0" | python3 -c 'import json,sys; print(json.load(sys.stdin)["packages"][1]["energyJoules"])'; }
+a=$(on intel-0 -- cat $E1) t0=$(pkg1)
+fault add --kind rapl-jump --node intel-0 --device package1 --param joules=500 >/dev/null
+for _ in $(seq 50); do b=$(on intel-0 -- cat $E1); [ $((b - a)) -gt 500000000 ] && break; sleep 0.1; done
+b=$(on intel-0 -- cat $E1) t1=$(pkg1) # (in the order of a and t0: the reads' skews cancel)
+awk -v a="$a" -v b="$b" -v t0="$t0" -v t1="$t1" 'BEGIN { j = (b - a) / 1e6 - (t1 - t0); exit !(j > 400 && j < 600) }' && ok ||
+    bad "a RAPL counter that jumps 500 J: $a -> $b uJ while package 1's truth moved $t0 -> $t1 J"
 kill $pid
 wait $pid 2>/dev/null
 pid=
@@ -290,7 +453,9 @@ EOF
 cp "$root/jobs.jsonl" "$root/faulty.jsonl"
 echo '{"type":"fault","id":"hot","kind":"fan-failure","labels":{"rack":"r1"},"atSec":5,"durationSec":60}' >>"$root/faulty.jsonl"
 echo '{"type":"fault","id":"lost","kind":"gpu-lost","nodes":["sxm-0"],"device":"gpu0","atSec":10,"durationSec":30}' >>"$root/faulty.jsonl"
-for v in clean:jobs faulty:faulty again:faulty; do
+cp "$root/jobs.jsonl" "$root/unpowered.jsonl"
+echo '{"type":"fault","id":"off","kind":"power-loss","nodes":["sxm-0"],"atSec":5,"durationSec":20}' >>"$root/unpowered.jsonl"
+for v in clean:jobs faulty:faulty again:faulty off:unpowered; do
     "$hwemu" run --spec "$root/run.yaml" --trace "$root/${v#*:}.jsonl" --root "$root/run-${v%%:*}" --speed max \
         >/dev/null 2>"$root/run.err" || bad "run ${v%%:*}: $(cat "$root/run.err")"
 done
@@ -311,6 +476,41 @@ grep -qF '"event":"ended","faultId":"lost"' <<<"$faults" && grep -q '"faultId":"
 a0=$(end_of clean gpu-a) a1=$(end_of faulty gpu-a) b0=$(end_of clean gpu-b) b1=$(end_of faulty gpu-b)
 awk -v a="$a0" -v b="$a1" 'BEGIN { d = b - a; exit !(d >= 29 && d <= 31) }' && [ "$b0" = "$b1" ] && ok ||
     bad "the job on the lost GPU: ends at $a0 s without the fault, $a1 s with it (want 30 s later); gpu-b $b0 / $b1"
+# a run suspended (SIGTERM) while its trace's faults are on and resumed keeps their emulated
+# times (docs/faults.md "Repeatability"): each fault starts once and ends once in faults.jsonl (a
+# fault on at the suspension is struck again from the resume, not announced again; one that had
+# ended does not strike again), and the lost GPU's ends at its 40 s of the run's time (its 10 s
+# start and 30 s), before the 30 s after the resume a fault restarted at the resume would take.
+# At --speed 50 the suspension comes 0.3 s of wall time (about 15 s of the run) after the GPU was
+# lost; on a loaded machine the ticks can come late, so the times are bounds, not equalities.
+cp "$root/faulty.jsonl" "$root/resume.jsonl"
+echo '{"type":"fault","id":"blip","kind":"bmc-slow","nodes":["intel-0"],"atSec":1,"durationSec":2}' >>"$root/resume.jsonl"
+rargs=(run --spec "$root/run.yaml" --trace "$root/resume.jsonl" --root "$root/run-resume" --speed 50)
+"$hwemu" "${rargs[@]}" >/dev/null 2>"$root/resume1.err" &
+rp=$!
+for _ in $(seq 1500); do grep -qs '"started","faultId":"lost"' "$root"/run-resume/runs/*/faults.jsonl && break; sleep 0.02; done
+sleep 0.3
+kill -TERM $rp
+wait $rp
+rc=$?
+susp=$(sed -n 's/.* suspended at \([0-9.]*\) s;.*/\1/p' "$root/resume1.err")
+"$hwemu" "${rargs[@]}" >/dev/null 2>"$root/resume2.err" || bad "the resumed run: $(cat "$root/resume2.err")"
+fj=$(cat "$root"/run-resume/runs/*/faults.jsonl)
+[ $rc = 3 ] && [ -n "$susp" ] && ok || bad "the run to resume was not suspended (exit $rc): $(tail -2 "$root/resume1.err")"
+for id in blip hot lost; do
+    [ "$(grep -c "\"started\",\"faultId\":\"$id\"" <<<"$fj")" = 1 ] && [ "$(grep -c "\"ended\",\"faultId\":\"$id\"" <<<"$fj")" = 1 ] &&
+        ok || bad "a resumed run's faults.jsonl: fault $id should start and end once (suspended at $susp s): $fj"
+done
+end_lost=$(python3 -c 'import json,sys
+for l in sys.stdin:
+    d = json.loads(l)
+    if d["event"] == "ended" and d["faultId"] == "lost": print(d["atSec"])' <<<"$fj")
+awk -v t="$end_lost" -v s="${susp:-0}" 'BEGIN { exit !(t >= 40 && (s >= 40 || s < 12 || t < s + 29)) }' && ok ||
+    bad "the lost GPU's fault in a run suspended at $susp s ended at $end_lost s of the run, want 40 s (its time), not 30 s after the resume: $fj"
+# sxm-0 without power from 5 s to 25 s: both its jobs wait the 20 s, the CPU jobs elsewhere do not
+a2=$(end_of off gpu-a) b2=$(end_of off gpu-b) c2=$(end_of off cpu-1) c0=$(end_of clean cpu-1)
+awk -v a0="$a0" -v a="$a2" -v b0="$b0" -v b="$b2" 'BEGIN { exit !((a - a0 - 20) ^ 2 <= 1 && (b - b0 - 20) ^ 2 <= 1) }' &&
+    [ "$c2" = "$c0" ] && ok || bad "jobs on a node without power for 20 s: gpu-a $a0 -> $a2 s, gpu-b $b0 -> $b2 s, cpu-1 $c0 -> $c2 s"
 # the fan failure holds rack r1's packages at TjMax: their jobs end later
 c0=$(end_of clean cpu-1) c1=$(end_of faulty cpu-1)
 awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(b > a + 1) }' && ok ||
