@@ -10,9 +10,11 @@
  * no wrapper sees, so they are wrapped too (with environ as their environment). The variables are the
  * ones the shim was loaded with (taken by the constructor, exec_keep_env). A program whose environment is
  * given whole keeps every other variable as given. The seccomp route needs none of this: its
- * filter is inherited across every exec. */
+ * filter is inherited across every exec. Every start, system and popen included, begins the new
+ * program with the host's RDTSC (tsctrap.c). */
 #include "exec_env.h"
 #include "real.h"
+#include "tsctrap.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -115,14 +117,17 @@ static char **with_node(char *const env[], char **preload)
     return out;
 }
 
-/* Runs call with env, or with env and the node's variables: the call's result, errno as it left it. */
+/* Runs call with env, or with env and the node's variables, with the host's RDTSC for the new
+ * image (tsctrap.c): the call's result, errno as it left it. */
 #define WITH_NODE(env, call_with)                                                                                      \
     do {                                                                                                               \
         char *preload_;                                                                                                \
         char **full_ = with_node((env), &preload_);                                                                    \
         char *const *use_ = full_ ? full_ : (env);                                                                     \
+        bool tsc_ = tsc_exec_begin();                                                                                  \
         int rc_ = (call_with);                                                                                         \
         int err_ = errno;                                                                                              \
+        tsc_exec_end(tsc_);                                                                                            \
         free(full_);                                                                                                   \
         free(preload_);                                                                                                \
         errno = err_;                                                                                                  \
@@ -202,4 +207,27 @@ EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_act
                         const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
     WITH_NODE(envp, REAL(posix_spawnp)(pid, file, fa, attr, argv, use_));
+}
+
+/* system and popen start /bin/sh through glibc's internal posix_spawn, which no wrapper sees:
+ * the shell starts with the host's RDTSC (tsctrap.c; its environment is the caller's environ,
+ * which keeps the node's variables unless the caller removed them). */
+EXPORT int system(const char *command)
+{
+    bool tsc = tsc_exec_begin();
+    int rc = REAL(system)(command);
+    int err = errno;
+    tsc_exec_end(tsc);
+    errno = err;
+    return rc;
+}
+
+EXPORT FILE *popen(const char *command, const char *type)
+{
+    bool tsc = tsc_exec_begin();
+    FILE *f = REAL(popen)(command, type);
+    int err = errno;
+    tsc_exec_end(tsc);
+    errno = err;
+    return f;
 }
