@@ -276,7 +276,7 @@ static bool learn(void)
     return true;
 }
 
-bool cpufault_handler_ensure(void)
+static bool cpufault_handler_ensure(void)
 {
     if (armed)
         return true;
@@ -287,6 +287,13 @@ bool cpufault_handler_ensure(void)
         return false;
     armed = true;
     return true;
+}
+
+void cpufault_msr_opened(uint32_t entry)
+{
+    uint64_t khz = tsc_clock_of(entry);
+    if (khz && cpufault_handler_ensure())
+        tsc_arm(entry, khz);
 }
 
 void cpuid_init(void)

@@ -5,8 +5,8 @@
  * register by the instruction (turbostat's Busy% = ΔMPERF/ΔTSC, with Bzy_MHz = base x
  * ΔAPERF/ΔMPERF) needs both on one clock. So the first open of an MSR device of such a node makes
  * the opening thread's RDTSC and RDTSCP fault (prctl(PR_SET_TSC, PR_TSC_SIGSEGV), Linux 2.6.26;
- * inherited by the threads and children it creates), and the shim's SIGSEGV handler
- * (cpufault.c) answers them with the device's register 0x10, the node's elapsed time at its TSC
+ * inherited by the threads and children it creates; cpufault.c arms it with its SIGSEGV handler
+ * in place), and that handler answers them with the device's register 0x10, the node's elapsed time at its TSC
  * clock, and steps over the instruction. Processes that never open an MSR device keep the
  * host's instruction at full speed (a fault costs microseconds, and the vDSO's clock_gettime
  * reads the TSC).
@@ -22,7 +22,6 @@
  *   faults as it does not expect (the same limits as cpufault.c's). */
 #include "tsctrap.h"
 
-#include "cpufault.h"
 #include "emu.h"
 #include "seg_msr.h"
 
@@ -69,20 +68,18 @@ static void find_vdso(void)
     }
 }
 
-void tsc_msr_opened(uint32_t entry)
+uint64_t tsc_clock_of(uint32_t entry)
 {
-    if (thread_armed)
-        return;
-    uint64_t khz = seg_msr_tsc_clock_khz(emu_seg(), entry);
-    if (!khz)
-        return; /* the node's TSC counts at the host's rate: RDTSC is right as it is */
+    return thread_armed ? 0 : seg_msr_tsc_clock_khz(emu_seg(), entry);
+}
+
+void tsc_arm(uint32_t entry, uint64_t khz)
+{
     uint32_t none = NOT_ARMED;
     if (atomic_load(&clock_entry) == NOT_ARMED) {
         find_vdso();
         atomic_store(&clock_khz, khz);
     }
-    if (!cpufault_handler_ensure())
-        return;
     atomic_compare_exchange_strong(&clock_entry, &none, entry);
     if (raw_syscall2(SYS_prctl, PR_SET_TSC, PR_TSC_SIGSEGV) == 0)
         thread_armed = true;

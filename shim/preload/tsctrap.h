@@ -6,10 +6,14 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-/* The calling thread opened MSR device entry: when the node's time stamp counter has a clock of
- * its own (Intel: the base frequency), RDTSC and RDTSCP fault from now on in this thread and the
- * threads it creates, and tsc_fault answers them with the node's register 0x10. */
-void tsc_msr_opened(uint32_t entry);
+/* The clock in kHz of MSR device entry's time stamp counter when the calling thread's RDTSC must
+ * be made to count at it (the node gives one, Intel: the base frequency, and the thread does not
+ * fault RDTSC yet), else 0. */
+uint64_t tsc_clock_of(uint32_t entry);
+/* RDTSC and RDTSCP fault from now on in the calling thread and the threads it creates; the
+ * SIGSEGV handler (in place: the caller's job) answers them with tsc_fault, from entry's
+ * register 0x10 counting at khz. */
+void tsc_arm(uint32_t entry, uint64_t khz);
 /* The SIGSEGV handler's first question: answers a faulting RDTSC/RDTSCP (true) or leaves the
  * fault to the others (false). Async-signal-safe. */
 bool tsc_fault(const siginfo_t *si, ucontext_t *uc);

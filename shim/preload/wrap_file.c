@@ -25,7 +25,7 @@
 #include "ipmi.h"
 #include "procstatus.h"
 #include "real.h"
-#include "tsctrap.h"
+#include "cpufault.h"
 #include "usermem.h"
 
 #include <errno.h>
@@ -49,7 +49,7 @@ static int emulated_open(uint32_t entry, enum emu_root root, int flags)
         return ipmi_open(entry, flags); /* a real descriptor: the tools select() on it */
     int fd = fdt_open(entry, root, flags);
     if (fd >= 0 && emu_is_msr(entry))
-        tsc_msr_opened(entry); /* RDTSC on the registers' clock from now on (tsctrap.c) */
+        cpufault_msr_opened(entry); /* RDTSC on the registers' clock from now on (tsctrap.c) */
     return fd;
 }
 
