@@ -9,7 +9,8 @@
  *     ROCm SMI 5-7 on an AMD GPU node) is the node's, the path `hwemu exec` put in HWEMU_NVML,
  *     HWEMU_AMDSMI or HWEMU_ROCMSMI, whatever the program's RPATH or the host's cache say;
  *   - a driver library the node lacks (emu_lib_hidden_on, the shim's rule) is not found in any
- *     directory the search tries, nor by a path: the program stops as on a machine without the driver
+ *     directory the search tries (a path is the routes' to refuse: wrap_dl.c, the supervisor; a
+ *     DT_NEEDED entry with a slash, which no vendor SDK writes, is not covered): the program stops as on a machine without the driver
  *     ("error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object
  *     file: No such file or directory"), a dlopen returns NULL with that message;
  *   - every other name is ld.so's, untouched.
@@ -51,9 +52,11 @@ EXPORT char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag
         const char *mine = var ? getenv(var) : NULL;
         if (mine && *mine == '/')
             return (char *)mine;
-        if (!strchr(name, '/'))
-            return (char *)name; /* refused below at every directory the search tries, so that
-                                    ld.so's message names it as for any missing library */
+        /* a bare name is refused below at every directory the search tries, so that ld.so's
+         * message names it as for any missing library; a path is opened as it is, where the
+         * routes refuse it (the shim's dlopen, the supervisor's open): refused here, ld.so's
+         * message would name no file */
+        return (char *)name;
     }
     return emu_lib_hidden_on(nvidia, amd, name) ? NULL : (char *)name;
 }
