@@ -19,6 +19,7 @@
 #  - a library the node lacks: glibc's ld.so message "error while loading shared libraries:
 #    <name>: cannot open shared object file: No such file or directory" and exit 127, as on a
 #    machine without the library;
+#  - the MI300X node's GPU count for ROCm SMI: its /telemetry gpu.count (8, as the H100's);
 #  - nvidia-smi: on the H100 node the node's 8 GPUs (`-L`); on the Intel node what the real
 #    program prints without its library, "NVIDIA-SMI couldn't find libnvidia-ml.so library in
 #    your system." and exit 12 (tests/cli/test_host_devices.sh).
@@ -142,6 +143,35 @@ X intel-0 -- env -i "$tmp/nvml" >"$tmp/envi" 2>&1
 [ $? = 127 ] && grep -qF "libnvidia-ml.so.1: cannot open shared object file" "$tmp/envi" && ok || bad "env -i on intel-0: $(cat "$tmp/envi")"
 expect h100-0 nvml libhwemu-nvml.so --intercept seccomp
 expect intel-0 nvml "missing libnvidia-ml.so.1" --intercept seccomp
+
+# The seccomp route alone (the shim and the audit module dropped: ld.so's opens reach the
+# supervisor): a dlopen of AMD's libraries by the paths AMD's clients use, /opt/rocm/lib/..., on
+# the MI300X node maps the node's (shim/supervisor/sv_answer.c node_library_open), whose
+# rsmi_num_monitor_devices counts the node's GPUs; on the Intel node they are absent (ENOENT,
+# ld.so's message naming the path)
+cat >"$tmp/bypath.py" <<'EOF'
+import ctypes, sys
+try:
+    lib = ctypes.CDLL(sys.argv[1])
+except OSError as e:
+    print("error", e)
+    sys.exit(0)
+maps = [l.split()[-1] for l in open("/proc/self/maps") if "libhwemu-" in l]
+print("mapped", sorted(set(maps)))
+if hasattr(lib, "rsmi_init"):
+    n = ctypes.c_uint32()
+    lib.rsmi_init(ctypes.c_uint64(0)); lib.rsmi_num_monitor_devices(ctypes.byref(n))
+    print("count", n.value)
+EOF
+for so in libamd_smi.so librocm_smi64.so.7; do
+    f=libhwemu-amdsmi.so; [ $so = libamd_smi.so ] || f=libhwemu-rocmsmi.so
+    out=$(X mi300x-0 --intercept seccomp -- env -u LD_PRELOAD -u LD_AUDIT python3 "$tmp/bypath.py" /opt/rocm/lib/$so 2>&1)
+    grep -qF "mapped ['$build/$f']" <<<"$out" && { [ $so = libamd_smi.so ] || grep -qx "count $gpus" <<<"$out"; } && ok ||
+        bad "seccomp route, mi300x-0, dlopen /opt/rocm/lib/$so: $out"
+    out=$(X intel-0 --intercept seccomp -- env -u LD_PRELOAD -u LD_AUDIT python3 "$tmp/bypath.py" /opt/rocm/lib/$so 2>&1)
+    grep -qF "error /opt/rocm/lib/$so: cannot open shared object file: No such file or directory" <<<"$out" && ok ||
+        bad "seccomp route, intel-0, dlopen /opt/rocm/lib/$so: $out"
+done
 
 # Debian's nvidia-smi (dlopens libnvidia-ml.so.1 by name, then by its fallback paths)
 out=$(X h100-0 -- "$smi" -L 2>&1)
