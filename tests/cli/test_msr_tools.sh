@@ -146,13 +146,14 @@ int main(int argc, char **argv)
     double base = intel ? (double)(msr(0xCE) >> 8 & 0xFF) * 100 : 0;
     struct timeval a, b;
     gettimeofday(&a, NULL);
-    uint64_t t0 = __rdtsc(), a0 = msr(0xE8), m0 = msr(0xE7);
+    uint64_t t0 = __rdtsc(), a0 = msr(0xE8), m0 = msr(0xE7), r0 = msr(0x10);
     sleep(3);
-    uint64_t t1 = __rdtsc(), a1 = msr(0xE8), m1 = msr(0xE7);
+    uint64_t t1 = __rdtsc(), a1 = msr(0xE8), m1 = msr(0xE7), r1 = msr(0x10);
     gettimeofday(&b, NULL);
     double iv = (b.tv_sec - a.tv_sec) + (b.tv_usec - a.tv_usec) / 1e6, tsc = (double)(t1 - t0);
     double ap = (double)(a1 - a0), mp = (double)(m1 - m0);
-    printf("Busy%% %.3f\nBzy_MHz %.1f\nTSC_MHz %.1f\n", 100 * mp / tsc, intel ? base * ap / mp : tsc / 1e6 * ap / mp / iv, tsc / 1e6 / iv);
+    printf("Busy%% %.3f\nBzy_MHz %.1f\nTSC_MHz %.1f\nRDTSC/MSR %.6f\n", 100 * mp / tsc, intel ? base * ap / mp : tsc / 1e6 * ap / mp / iv,
+           tsc / 1e6 / iv, tsc / (double)(r1 - r0));
     fflush(stdout);
     if (system("echo system-ran") != 0)
         return 1;
@@ -174,9 +175,17 @@ for node in intel-0 amd-0; do
     # the engine's utilisation and the packages' running frequency (/telemetry), as above
     within "$(v Busy%)" "$util" 1 && ok || bad "$node tscmath Busy% $(v Busy%) vs the engine's $util: $out"
     within "$(v Bzy_MHz)" "$mhz" 1 && ok || bad "$node tscmath Bzy_MHz $(v Bzy_MHz) vs the engine's $mhz: $out"
-    # Intel: RDTSC at the node's base frequency (the profile's cpufreq.baseKHz 2400000,
-    # "published:ark8260"); AMD: the host's RDTSC, untouched (its rate measured by tsc.c below)
-    [ $node = intel-0 ] && { within "$(v TSC_MHz)" 2400 1 && ok || bad "$node tscmath TSC_MHz $(v TSC_MHz) vs the node's base 2400"; }
+    # Intel: RDTSC is register 0x10's clock (ΔRDTSC / ΔMSR 1 within 0.1 %: the two reads of each
+    # end are microseconds apart), the node's base frequency (the profile's cpufreq.baseKHz
+    # 2400000, "published:ark8260") of the engine's elapsed time. Against the wall clock within
+    # 5 %, not 1: the node's time is the engine's, which a late tick holds at its horizon and
+    # the next one catches up, so over 3 s on this loaded machine (load 30-45 on 2 cores) it read
+    # 2313 and 2456 MHz; the host's RDTSC (before tsctrap.c) reads 2596 here, 8 % off. AMD: the
+    # host's RDTSC, untouched (its rate measured by tsc.c below)
+    if [ $node = intel-0 ]; then
+        within "$(v TSC_MHz)" 2400 5 && ok || bad "$node tscmath TSC_MHz $(v TSC_MHz) vs the node's base 2400"
+        within "$(v RDTSC/MSR)" 1 0.1 && ok || bad "$node tscmath ΔRDTSC/ΔMSR 0x10 $(v RDTSC/MSR), not 1"
+    fi
     grep -qx system-ran <<<"$out" && grep -qx exec-ran <<<"$out" && ok || bad "$node: children of an RDTSC-faulting process: $out"
 done
 
