@@ -92,8 +92,9 @@ for node in $nodes; do
     within "$(col "$out" Bzy_MHz)" "$mhz" 1 && ok || bad "$node Bzy_MHz $(col "$out" Bzy_MHz) vs the engine's $mhz"
     if [ $node = intel-0 ]; then
         # TSC_MHz = ΔRDTSC / interval: turbostat's RDTSC counts at the node's TSC clock, the base
-        # frequency (the profile's cpufreq.baseKHz 2400000, "published:ark8260"), not the host's
-        within "$(col "$out" TSC_MHz)" 2400 1 && ok || bad "$node TSC_MHz $(col "$out" TSC_MHz) vs the node's base 2400"
+        # frequency (the profile's cpufreq.baseKHz 2400000, "published:ark8260"), not the host's;
+        # within 5 % of the wall clock's interval (the engine's lag, as tscmath's check below says)
+        within "$(col "$out" TSC_MHz)" 2400 5 && ok || bad "$node TSC_MHz $(col "$out" TSC_MHz) vs the node's base 2400"
     fi
     # PkgWatt: the sum of the packages' power (/telemetry packages[].powerWatts, steady)
     pw=$(tj 'sum(p["powerWatts"] for p in d["packages"])' <<<"$t")
