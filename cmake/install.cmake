@@ -29,7 +29,7 @@ add_custom_command(
 add_custom_target(manpages ALL DEPENDS ${HWEMU_GENERATED}/manpages.stamp)
 
 install(TARGETS hwemu RUNTIME DESTINATION bin)
-install(TARGETS hwemu-shim hwemu-nvml hwemu-amdsmi hwemu-rocmsmi LIBRARY DESTINATION lib/hwemu)
+install(TARGETS hwemu-shim hwemu-audit hwemu-nvml hwemu-amdsmi hwemu-rocmsmi LIBRARY DESTINATION lib/hwemu)
 install(TARGETS fakesmi RUNTIME DESTINATION lib/hwemu)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/profiles/ DESTINATION share/hwemu/profiles FILES_MATCHING PATTERN "*.yaml"
         PATTERN README.md)

@@ -16,7 +16,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "check-installed: $hwemu: $*" >&2; exit 1; }
-unset HWEMU_SHIM HWEMU_FAKESMI HWEMU_NVML_LIBRARY SIM_CLUSTER_SPEC SIM_HWEMU_ROOT SIM_ADDR SIM_RUNS_DIR
+unset HWEMU_SHIM HWEMU_AUDIT HWEMU_FAKESMI HWEMU_NVML_LIBRARY SIM_CLUSTER_SPEC SIM_HWEMU_ROOT SIM_ADDR SIM_RUNS_DIR
 port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$hwemu" serve --root "$tmp/root" --addr "127.0.0.1:$port" --tick 200ms 2>"$tmp/serve.err" &
 pid=$!

@@ -19,7 +19,7 @@ for b in "${builds[@]}"; do
     [ -f "$b/CTestTestfile.cmake" ] || { echo "host-nvidia-check: $b is not a build tree (run ./test.sh first)" >&2; exit 1; }
 done
 # The tests whose nodes a host's /dev/nvidia*, libnvidia-ml.so.1 and nvidia-smi could reach.
-tests='^cli_test_(gpu|nvml|nvml_clients|host_devices|interfaces|exec_go|shim|fakesmi_nvidia|whole_static)$'
+tests='^cli_test_(gpu|nvml|nvml_clients|host_devices|linked_libs|interfaces|exec_go|shim|fakesmi_nvidia|whole_static)$'
 
 if dpkg-query -W -f='${Status}' nvidia-smi libnvidia-ml1 2>/dev/null | grep -q "install ok installed"; then
     echo "host-nvidia-check: nvidia-smi or libnvidia-ml1 is installed already; run the tests by hand" >&2

@@ -2,6 +2,11 @@
  * [ARGS...]`: runs an unmodified agent against one emulated node. It checks that the node exists
  * under the root and that its engine is running, sets
  *   LD_PRELOAD   libhwemu-shim.so first (the agent's own preloads kept after it)
+ *   LD_AUDIT     libhwemu-audit.so first (the agent's own audit modules kept after it): ld.so's
+ *                search for the GPU management libraries a program is linked against finds the
+ *                node's, or none where the node lacks them (shim/preload/audit.c)
+ *   GLIBC_TUNABLES  glibc.rtld.optional_static_tls=16384 first (the caller's tunables kept after
+ *                it): room for the shim's initial-exec TLS once an audit module is loaded
  *   HWLOC_COMPONENTS  "-x86" unless set: hwloc takes the node's sysfs, not the host's CPUID
  *   HWEMU_NODE, HWEMU_ROOT   which node the shim serves (children inherit them)
  *   PATH         <root>/<node>.bin first: links to fakesmi for the GPU tools the node's profile
@@ -32,6 +37,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The static TLS surplus the preloaded shim needs beside an audit module (shim/preload/audit.c). */
+#define STATIC_TLS_TUNABLE "glibc.rtld.optional_static_tls=16384"
+
 static const char help[] =
     "Usage: hwemu exec --node NAME [--root DIR] [--intercept auto|preload|seccomp] -- CMD [ARGS...]\n"
     "\n"
@@ -40,8 +48,10 @@ static const char help[] =
     "/proc/cpuinfo, read and written as on the real machine, and the node's GPU tools (nvidia-smi,\n"
     "rocm-smi, amd-smi: links to fakesmi) first on PATH, and its GPU libraries first on\n"
     "LD_LIBRARY_PATH: NVML (libnvidia-ml.so.1) on a node with NVIDIA GPUs, AMD SMI and ROCm SMI\n"
-    "(libamd_smi.so, librocm_smi64.so) on one with AMD GPUs. The exit status is\n"
-    "CMD's (127: not found, 126: not executable).\n"
+    "(libamd_smi.so, librocm_smi64.so) on one with AMD GPUs; a program linked against one of\n"
+    "them loads the node's, or fails to start where the node lacks it, whatever the host has\n"
+    "(libhwemu-audit.so, LD_AUDIT). The exit status is CMD's (127: not found, 126: not\n"
+    "executable).\n"
     "\n"
     "Options:\n"
     "  --node NAME        the node (see `hwemu clusterspec list`)\n"
@@ -262,13 +272,23 @@ int cmd_exec(int argc, char **argv)
                 "set HWEMU_SHIM to its path\n");
         return EXIT_INVALID;
     }
+    char audit_so[PATH_MAX];
+    if (find_beside("libhwemu-audit.so", "HWEMU_AUDIT", audit_so, sizeof audit_so)) {
+        fprintf(stderr, "hwemu exec: libhwemu-audit.so is neither next to the hwemu binary nor in ../lib/hwemu; "
+                "set HWEMU_AUDIT to its path\n");
+        return EXIT_INVALID;
+    }
     const char *old_preload = getenv("LD_PRELOAD"), *old_path = getenv("PATH"), *old_libs = getenv("LD_LIBRARY_PATH");
-    char *preload = NULL, *newpath = NULL, *libs = NULL, abs_lib[PATH_MAX];
+    const char *old_audit = getenv("LD_AUDIT"), *old_tunables = getenv("GLIBC_TUNABLES");
+    char *preload = NULL, *newpath = NULL, *libs = NULL, *audit = NULL, *tunables = NULL, abs_lib[PATH_MAX];
     if (!realpath(lib, abs_lib))
         snprintf(abs_lib, sizeof abs_lib, "%s", lib);
     if (asprintf(&preload, "%s%s%s", shim, old_preload && *old_preload ? ":" : "", old_preload ? old_preload : "") < 0 ||
         asprintf(&newpath, "%s:%s", bin, old_path && *old_path ? old_path : "/usr/local/bin:/usr/bin:/bin") < 0 ||
-        asprintf(&libs, "%s%s%s", abs_lib, old_libs && *old_libs ? ":" : "", old_libs ? old_libs : "") < 0) {
+        asprintf(&libs, "%s%s%s", abs_lib, old_libs && *old_libs ? ":" : "", old_libs ? old_libs : "") < 0 ||
+        asprintf(&audit, "%s%s%s", audit_so, old_audit && *old_audit ? ":" : "", old_audit ? old_audit : "") < 0 ||
+        asprintf(&tunables, "%s%s%s", STATIC_TLS_TUNABLE, old_tunables && *old_tunables ? ":" : "",
+                 old_tunables ? old_tunables : "") < 0) {
         fprintf(stderr, "hwemu exec: out of memory\n");
         return EXIT_INVALID;
     }
@@ -276,6 +296,8 @@ int cmd_exec(int argc, char **argv)
     if (!realpath(root, abs_root))
         snprintf(abs_root, sizeof abs_root, "%s", root);
     setenv("LD_PRELOAD", preload, 1);
+    setenv("LD_AUDIT", audit, 1);
+    setenv("GLIBC_TUNABLES", tunables, 1);
     setenv("HWEMU_NODE", node, 1);
     setenv("HWEMU_ROOT", abs_root, 1);
     setenv("PATH", newpath, 1);
@@ -303,6 +325,8 @@ int cmd_exec(int argc, char **argv)
         free(preload);
         free(newpath);
         free(libs);
+        free(audit);
+        free(tunables);
         return sv_exec(argv + optind);
     }
     execvp(argv[optind], argv + optind);
@@ -311,5 +335,7 @@ int cmd_exec(int argc, char **argv)
     free(preload);
     free(newpath);
     free(libs);
+    free(audit);
+    free(tunables);
     return e == ENOENT ? 127 : 126;
 }

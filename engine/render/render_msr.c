@@ -3,9 +3,13 @@
  * registers are what the profile's facts and the physics imply; a value no fact gives is
  * marked assumed (docs/interfaces.md "MSR devices" lists them with their sources).
  *   Intel (vendorID GenuineIntel), per CPU:
- *     0x10  IA32_TIME_STAMP_COUNTER the node's elapsed time at the TSC's clock: the rate of the
- *                                 RDTSC the reader executes (the host's, seg_msr_tsc_khz), which
- *                                 no emulation changes, so the register and the instruction agree
+ *     0x10  IA32_TIME_STAMP_COUNTER the node's elapsed time at the TSC's clock: the base
+ *                                 frequency, MSR_PLATFORM_INFO's ratio x 100 MHz ("the ratio of
+ *                                 the frequency that invariant TSC runs at", Intel SDM Vol. 4
+ *                                 MSR_PLATFORM_INFO 15:8). A process that opens the device
+ *                                 reads RDTSC at that rate too (shim/preload/tsctrap.c), so
+ *                                 the register and the instruction agree and base x APERF/MPERF
+ *                                 (turbostat's Bzy_MHz) is the running frequency
  *     0xE7  IA32_MPERF            the CPU's busy time at the TSC's clock (it counts in C0 only,
  *                                 at the TSC's rate), so MPERF/TSC is the node's busy share
  *     0xE8  IA32_APERF            the CPU's busy cycles at its running frequency (BK_CPU_CYCLES,
@@ -61,7 +65,9 @@
  *                                 info, PP0/PP1 limits, policies, PP1 energy, the VR current
  *                                 limit) read 0: no throttled time, limit or graphics domain
  *                                 is modelled
- *   AMD (AuthenticAMD), per CPU: 0x10, 0xE7/0xC00000E7 MPERF, 0xE8/0xC00000E8 APERF as above;
+ *   AMD (AuthenticAMD), per CPU: 0x10, 0xE7/0xC00000E7 MPERF, 0xE8/0xC00000E8 APERF as above,
+ *   at the TSC's clock of the reader (the host's RDTSC rate, seg_msr_tsc_khz: no profile gives
+ *   an AMD node's TSC rate, and turbostat scales AMD's APERF/MPERF by the TSC it measures);
  *   per package: 0x8B, and with a powercap package zone:
  *     0xC0010299 RAPL_PWR_UNIT    ESU from energyUnitNJ, TU 10, PU 0 (AMD's registers report
  *                                 energy only: amd/amd_energy issue #9)
@@ -192,6 +198,7 @@ struct msr_node {
     int ncpu;
     bool intel;
     long long base_khz, c6_permille;
+    long long tsc_khz;          /* the clock of TSC, MPERF and the residencies; 0: the reader's RDTSC */
     uint32_t elapsed, busy0;   /* value indices, SEG_NONE: no /proc/stat counters */
 };
 
@@ -301,8 +308,8 @@ static uint32_t package_list(struct node_layout *l, const struct msr_node *m, in
         reg(b, MSR_IA32_PACKAGE_THERM_INTERRUPT, SEG_MSR_CONST, 0, 0, NULL);
         if (m->elapsed != SEG_NONE) {
             positions(m, k, -1, w, sizeof w);
-            reg_line(b, MSR_PKG_C2_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, 1000 - m->c6_permille, w);
-            reg_line(b, MSR_PKG_C6_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, m->c6_permille, w);
+            reg_line(b, MSR_PKG_C2_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, m->tsc_khz << 16 | (1000 - m->c6_permille), w);
+            reg_line(b, MSR_PKG_C6_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, m->tsc_khz << 16 | m->c6_permille, w);
             static const uint32_t zero[] = {MSR_PKG_C3_RESIDENCY, MSR_PKG_C7_RESIDENCY, MSR_PKG_C8_RESIDENCY,
                                             MSR_PKG_C9_RESIDENCY, MSR_PKG_C10_RESIDENCY, MSR_PKGC3_IRTL,
                                             MSR_PKGC6_IRTL,       MSR_PKGC7_IRTL};
@@ -324,8 +331,8 @@ static uint32_t cpu_list(struct node_layout *l, const struct msr_node *m, int i,
     if (m->elapsed != SEG_NONE) {
         uint32_t cyc = layout_counter_ex(l, 1000, 64, false,
                                          (struct binding){.kind = BK_CPU_CYCLES, .cpu = (uint16_t)i});
-        first = reg_line(b, MSR_IA32_TSC, SEG_MSR_TIME, m->elapsed, m->elapsed, 0, NULL);
-        reg_line(b, MSR_IA32_MPERF, SEG_MSR_TIME, m->elapsed, m->busy0 + (uint32_t)i, 0, NULL);
+        first = reg_line(b, MSR_IA32_TSC, SEG_MSR_TIME, m->elapsed, m->elapsed, m->tsc_khz, NULL);
+        reg_line(b, MSR_IA32_MPERF, SEG_MSR_TIME, m->elapsed, m->busy0 + (uint32_t)i, m->tsc_khz, NULL);
         reg_line(b, MSR_IA32_APERF, SEG_MSR_CYCLES, m->elapsed, cyc, 0, NULL);
         if (!m->intel) {
             reg_line(b, MSR_AMD_MPERF_RO, SEG_MSR_TIME, m->elapsed, m->busy0 + (uint32_t)i, 0, NULL);
@@ -334,7 +341,7 @@ static uint32_t cpu_list(struct node_layout *l, const struct msr_node *m, int i,
             char w[64];
             int k = m->cpus[i].socket;
             positions(m, k, m->cpus[i].core, w, sizeof w);
-            reg_line(b, MSR_CORE_C6_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, m->c6_permille, w);
+            reg_line(b, MSR_CORE_C6_RESIDENCY, SEG_MSR_IDLE, m->elapsed, m->busy0, m->tsc_khz << 16 | m->c6_permille, w);
             reg(b, MSR_CORE_C3_RESIDENCY, SEG_MSR_CONST, 0, 0, NULL);
             reg(b, MSR_CORE_C7_RESIDENCY, SEG_MSR_CONST, 0, 0, NULL);
             uint32_t temp = bound(l, BK_PKG_TEMP, -1, k);
@@ -365,6 +372,7 @@ void render_msr(struct node_layout *l, const struct yt_node *tree, const struct 
     bool hyper = prof_bool(tree, "cpu.hypervisor", false);
     m.base_khz = p->base_khz > 0 ? p->base_khz : p->cpuinfo_max_khz;
     m.c6_permille = render_cpuidle_c6_permille(tree);
+    m.tsc_khz = m.intel ? m.base_khz / 100000 * 100000 : 0; /* PLATFORM_INFO's ratio x 100 MHz */
     m.elapsed = bound(l, BK_ELAPSED, -1, 0);
     m.busy0 = bound(l, BK_CPU_BUSY, -1, 0);
     if (m.busy0 == SEG_NONE || render_proc_ncpus(p) < m.ncpu)

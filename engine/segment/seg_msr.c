@@ -252,6 +252,12 @@ static int time_read(struct seg *s, const struct seg_param *p, int64_t now_ns, u
     return 0;
 }
 
+uint64_t seg_msr_tsc_clock_khz(const struct seg *s, uint32_t entry)
+{
+    const struct seg_param *p = find_reg(s, entry, MSR_IA32_TSC);
+    return p && p->b == SEG_MSR_TIME && p->d > 0 ? (uint64_t)p->d : 0;
+}
+
 /* IA32_THERM_STATUS / IA32_PACKAGE_THERM_STATUS (Intel SDM Vol. 3B §15.8.5.2). */
 static uint64_t therm_read(const struct seg *s, const struct seg_param *p)
 {

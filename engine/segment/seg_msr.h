@@ -89,9 +89,12 @@ int seg_msr_read(struct seg *s, uint32_t entry, uint32_t msr, int64_t now_ns, ui
 int seg_msr_write(struct seg *s, uint32_t entry, uint32_t msr, uint64_t val, int pid);
 /* The rate of the reader's RDTSC in kHz, measured once per process against CLOCK_MONOTONIC_RAW
  * over 20 ms (each end the tightest of 16 RDTSC-clock-RDTSC reads, so a preemption does not
- * skew it) (the TSC an agent reads with the instruction is the host's: the registers that count
- * at the TSC's rate count at this one, so MPERF/TSC and residency/TSC are the node's shares). */
+ * skew it): the clock of the registers that count at the TSC's rate where the node gives them
+ * none (AMD), so MPERF/TSC and residency/TSC are the node's shares. */
 uint64_t seg_msr_tsc_khz(void);
+/* The clock of M entry's time stamp counter (register 0x10) in kHz when the node gives it one
+ * (Intel: the base frequency), 0 when it counts at the reader's RDTSC rate or has none. */
+uint64_t seg_msr_tsc_clock_khz(const struct seg *s, uint32_t entry);
 /* The CPU number (the device's minor) of a dev/cpu/<n>/msr entry, or -1 for another entry. */
 int seg_msr_cpu(const struct seg *s, uint32_t entry);
 

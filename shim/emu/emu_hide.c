@@ -46,9 +46,9 @@ static bool has_nvidia(const struct seg *s)
     return seg_lookup(s, "state/nvml", 10) != SEG_NONE;
 }
 
-bool emu_lib_hidden(const struct seg *s, const char *path)
+bool emu_lib_hidden_on(bool nvidia, bool amd, const char *path)
 {
-    if (!s || !path)
+    if (!path)
         return false;
     const char *base = base_name(path);
     if (strncmp(base, "lib", 3))
@@ -57,8 +57,27 @@ bool emu_lib_hidden(const struct seg *s, const char *path)
     if (v < 0)
         return false;
     if (v == AMD)
-        return seg_lookup(s, "sys/class/kfd/kfd", 17) == SEG_NONE;
-    return v == NVIDIA || !has_nvidia(s);
+        return !amd;
+    return v == NVIDIA || !nvidia;
+}
+
+bool emu_lib_hidden(const struct seg *s, const char *path)
+{
+    if (!s || !path)
+        return false;
+    return emu_lib_hidden_on(has_nvidia(s), seg_lookup(s, "sys/class/kfd/kfd", 17) != SEG_NONE, path);
+}
+
+const char *emu_lib_node_var(const char *path)
+{
+    const char *file = base_name(path);
+    if (!strncmp(file, "libnvidia-ml.so", 15))
+        return "HWEMU_NVML";
+    if (!strncmp(file, "libamd_smi.so", 13))
+        return "HWEMU_AMDSMI";
+    if (!strncmp(file, "librocm_smi64.so", 16) && strcmp(file + 16, ".1") && strncmp(file + 16, ".1.", 3))
+        return "HWEMU_ROCMSMI";
+    return NULL;
 }
 
 bool emu_lib_nvml(const struct seg *s, const char *path)

@@ -37,6 +37,13 @@
 bool emu_dev_class(const char *name, size_t len);
 /* Is path (a name or a path) a GPU driver library node s does not have? false without a node. */
 bool emu_lib_hidden(const struct seg *s, const char *path);
+/* The same for a node that has NVIDIA GPUs (nvidia) and AMD ones (amd), without its segment. */
+bool emu_lib_hidden_on(bool nvidia, bool amd, const char *path);
+/* The variable `hwemu exec` sets to the node's copy of the management library path names
+ * (a name or a path), where the node has one: HWEMU_NVML for libnvidia-ml.so*, HWEMU_AMDSMI for
+ * libamd_smi.so*, HWEMU_ROCMSMI for librocm_smi64.so* but .so.1 (Debian's librocm_smi64 5.2.3,
+ * which reads the node's sysfs, stays the real one); NULL for any other library. */
+const char *emu_lib_node_var(const char *path);
 /* Does path name NVIDIA's NVML (libnvidia-ml.so*) on a node with NVIDIA GPUs, whose NVML is the
  * node's (libhwemu-nvml.so, HWEMU_NVML): the routes load that one instead, wherever the path
  * points (the shim's dlopen by path, the supervisor's open for ld.so)? */

@@ -12,10 +12,12 @@
  *   6           EAX bit 0 DTS (flag dtherm), 1 turbo (ida), 2 ARAT (arat), 4 PLN (pln), 6 PTM
  *               (pts), 7-11 HWP (hwp, hwp_notify, hwp_act_window, hwp_epp, hwp_pkg_req); ECX
  *               bit 0 APERF/MPERF (aperfmperf), bit 3 EPB (epb)
- *   0x15        the TSC/crystal ratio of the clock RDTSC really counts (the host's TSC, which no
- *               shim can change): EAX 1, EBX the host's TSC rate in kHz (measured once against
- *               CLOCK_MONOTONIC_RAW over 20 ms, seg_msr_tsc_khz), ECX 1000 Hz; tools that scale MPERF to the TSC
- *               (turbostat's tsc_tweak = base / TSC) then compute the node's busy share
+ *   0x15        the TSC/crystal ratio of the clock RDTSC really counts: EAX 1, EBX that rate in
+ *               kHz, ECX 1000 Hz. In a process whose RDTSC is the node's (it opened an MSR
+ *               device of an Intel node: tsctrap.c) the node's TSC clock, the base frequency;
+ *               else the host's TSC rate (measured once against CLOCK_MONOTONIC_RAW over 20 ms,
+ *               seg_msr_tsc_khz). Tools that scale MPERF to the TSC (turbostat's tsc_tweak =
+ *               base / TSC) then compute the node's busy share
  *   0x16        EAX base MHz (MSR_PLATFORM_INFO's ratio), EBX max MHz (MSR_TURBO_RATIO_LIMIT's
  *               first byte), ECX bus 100 MHz; Intel nodes only
  *   0x80000002-4 the brand string (model name)
@@ -35,6 +37,7 @@
 #include "real.h"
 #include "emu_read.h"
 #include "seg_msr.h"
+#include "tsctrap.h"
 
 #include <cpuid.h>
 #include <errno.h>
@@ -93,7 +96,7 @@ static void answer(uint32_t leaf, uint32_t sub, uint32_t r[4])
     case 0x15:
         if (!node.intel)
             break;
-        r[0] = 1, r[1] = (uint32_t)seg_msr_tsc_khz(), r[2] = 1000, r[3] = 0;
+        r[0] = 1, r[1] = (uint32_t)(tsc_node_khz() ? tsc_node_khz() : seg_msr_tsc_khz()), r[2] = 1000, r[3] = 0;
         break;
     case 0x16:
         if (node.intel)
@@ -124,6 +127,8 @@ static bool armed; /* the shim's handler is SIGSEGV's */
 static void cpuid_fault(int sig, siginfo_t *si, void *ctx)
 {
     ucontext_t *uc = ctx;
+    if (tsc_fault(si, uc))
+        return; /* an RDTSC of a process that reads the node's MSRs */
     greg_t *g = uc->uc_mcontext.gregs;
     const unsigned char *ip = (const unsigned char *)g[REG_RIP];
     /* a #GP (SI_KERNEL) at a CPUID: never a fault of the instruction fetch itself */
@@ -271,20 +276,36 @@ static bool learn(void)
     return true;
 }
 
+static bool cpufault_handler_ensure(void)
+{
+    if (armed)
+        return true;
+    /* SA_ONSTACK: on the alternate stack a runtime sets up (Go's goroutine stacks are small) */
+    struct sigaction sa = {.sa_sigaction = cpuid_fault, .sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK};
+    sigemptyset(&sa.sa_mask);
+    if (REAL(sigaction)(SIGSEGV, &sa, &before))
+        return false;
+    armed = true;
+    return true;
+}
+
+void cpufault_msr_opened(uint32_t entry)
+{
+    uint64_t khz = tsc_clock_of(entry);
+    if (khz && cpufault_handler_ensure())
+        tsc_arm(entry, khz);
+}
+
 void cpuid_init(void)
 {
     uint32_t e;
     enum emu_root root;
     if (emu_path("/proc/cpuinfo", true, &e, &root))
         return; /* a node without cpuinfo: the host's CPUID */
-    /* SA_ONSTACK: on the alternate stack a runtime sets up (Go's goroutine stacks are small) */
-    struct sigaction sa = {.sa_sigaction = cpuid_fault, .sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK};
-    sigemptyset(&sa.sa_mask);
-    if (REAL(sigaction)(SIGSEGV, &sa, &before))
+    if (!cpufault_handler_ensure())
         return;
     if (raw_syscall2(SYS_arch_prctl, ARCH_SET_CPUID, 0) != 0) {
         REAL(sigaction)(SIGSEGV, &before, NULL); /* no CPUID faulting here: the host's CPUID stays */
-        return;
+        armed = false;
     }
-    armed = true;
 }

@@ -163,7 +163,9 @@ struct statx;
     X(int, posix_spawn, (pid_t *, const char *, const posix_spawn_file_actions_t *,                \
                          const posix_spawnattr_t *, char *const[], char *const[]))                 \
     X(int, posix_spawnp, (pid_t *, const char *, const posix_spawn_file_actions_t *,               \
-                          const posix_spawnattr_t *, char *const[], char *const[]))
+                          const posix_spawnattr_t *, char *const[], char *const[]))                 \
+    X(int, system, (const char *))                                                                 \
+    X(FILE *, popen, (const char *, const char *))
 
 #define SHIM_DECLARE(ret, name, args) extern ret(*real_##name) args;
 SHIM_SYMBOLS(SHIM_DECLARE)

@@ -45,11 +45,8 @@ static void *refuse(const char *file)
  * only), NULL for any other path. */
 static const char *node_amd_library(const char *path)
 {
-    const char *file = strrchr(path, '/') + 1, *lib = NULL;
-    if (!strncmp(file, "libamd_smi.so", 13))
-        lib = getenv("HWEMU_AMDSMI");
-    else if (!strncmp(file, "librocm_smi64.so", 16) && strcmp(file + 16, ".1") && strncmp(file + 16, ".1.", 3))
-        lib = getenv("HWEMU_ROCMSMI");
+    const char *var = emu_lib_node_var(path);
+    const char *lib = var && strcmp(var, "HWEMU_NVML") ? getenv(var) : NULL;
     return lib && *lib == '/' ? lib : NULL;
 }
 

@@ -25,6 +25,7 @@
 #include "ipmi.h"
 #include "procstatus.h"
 #include "real.h"
+#include "cpufault.h"
 #include "usermem.h"
 
 #include <errno.h>
@@ -46,7 +47,10 @@ static int emulated_open(uint32_t entry, enum emu_root root, int flags)
         return shim_fail(err);
     if (emu_seg()->entries[entry].cls == SEG_I)
         return ipmi_open(entry, flags); /* a real descriptor: the tools select() on it */
-    return fdt_open(entry, root, flags);
+    int fd = fdt_open(entry, root, flags);
+    if (fd >= 0 && emu_is_msr(entry))
+        cpufault_msr_opened(entry); /* RDTSC on the registers' clock from now on (tsctrap.c) */
+    return fd;
 }
 
 /* The answer for (dirfd, path): -2 to pass through with pass's dirfd and path, else the

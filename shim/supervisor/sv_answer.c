@@ -497,16 +497,19 @@ static int64_t status_open(const struct sv_call *c, const struct loc *L, int fla
     return r;
 }
 
-/* NVIDIA's NVML opened by path on an NVIDIA node (ld.so searching for libnvidia-ml.so.1, or a
- * dlopen naming the host's copy): the node's NVML, HWEMU_NVML, as the shim's dlopen gives it
- * (emu_hide.h). SV_CONTINUE for any other path. */
-static int64_t nvml_open(const struct sv_call *c, struct loc *L, int flags)
+/* A GPU vendor's management library opened by path on a node that has it (ld.so searching for
+ * libnvidia-ml.so.1 or librocm_smi64.so.7, a dlopen naming the host's copy or AMD's
+ * /opt/rocm/lib/libamd_smi.so): the node's, the path `hwemu exec` put in HWEMU_NVML (NVIDIA
+ * nodes), HWEMU_AMDSMI or HWEMU_ROCMSMI (AMD GPU nodes; not Debian's librocm_smi64.so.1), as
+ * the shim's dlopen gives it (emu_hide.h emu_lib_node_var). SV_CONTINUE for any other path. */
+static int64_t node_library_open(const struct sv_call *c, struct loc *L, int flags)
 {
-    const char *abs = L->path[0] == '/' ? L->path : L->abs, *nvml = getenv("HWEMU_NVML");
-    if ((flags & (O_ACCMODE | O_CREAT | O_PATH)) != O_RDONLY || !nvml || nvml[0] != '/' || strlen(nvml) >= sizeof L->abs ||
-        !emu_lib_nvml(emu_seg(), abs))
+    const char *abs = L->path[0] == '/' ? L->path : L->abs, *var = emu_lib_node_var(abs);
+    const char *mine = var ? getenv(var) : NULL;
+    if ((flags & (O_ACCMODE | O_CREAT | O_PATH)) != O_RDONLY || !mine || mine[0] != '/' || strlen(mine) >= sizeof L->abs ||
+        (!strcmp(var, "HWEMU_NVML") && !emu_lib_nvml(emu_seg(), abs)))
         return SV_CONTINUE;
-    strcpy(L->abs, nvml);
+    strcpy(L->abs, mine);
     return host_open(c, L, flags, 0);
 }
 
@@ -518,7 +521,7 @@ static int64_t a_open(const struct sv_call *c, int dirfd, uint64_t upath, int fl
     bool follow = !(flags & O_NOFOLLOW);
     int rc = locate(c, dirfd, upath, follow, false, &L);
     int64_t r;
-    if (rc == EMU_PASS && (r = nvml_open(c, &L, flags)) != SV_CONTINUE)
+    if (rc == EMU_PASS && (r = node_library_open(c, &L, flags)) != SV_CONTINUE)
         return r;
     if (rc == EMU_PASS)
         return status_open(c, &L, flags);

@@ -177,7 +177,7 @@ ldd "$inst/bin/hwemu" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {pri
     while read -r lib; do cp -L "$lib" "$inst/runtime/"; done
 cp -L /lib64/ld-linux-x86-64.so.2 "$inst/runtime/"
 cport=$(free_port)
-HWEMU_SHIM=$inst/lib/hwemu/libhwemu-shim.so HWEMU_NVML_LIBRARY=$inst/lib/hwemu/libhwemu-nvml.so \
+HWEMU_SHIM=$inst/lib/hwemu/libhwemu-shim.so HWEMU_AUDIT=$inst/lib/hwemu/libhwemu-audit.so HWEMU_NVML_LIBRARY=$inst/lib/hwemu/libhwemu-nvml.so \
 HWEMU_AMDSMI_LIBRARY=$inst/lib/hwemu/libhwemu-amdsmi.so HWEMU_ROCMSMI_LIBRARY=$inst/lib/hwemu/libhwemu-rocmsmi.so \
 HWEMU_FAKESMI=$inst/lib/hwemu/fakesmi \
     "$inst/runtime/ld-linux-x86-64.so.2" --library-path "$inst/runtime" "$inst/bin/hwemu" agents \

@@ -18,7 +18,7 @@ cmake --install "$build" --prefix "$tmp/first" >"$tmp/install.log" 2>&1 || { bad
 mkdir -p "$tmp/moved"
 mv "$tmp/first" "$tmp/moved/tree"
 t=$tmp/moved/tree
-for f in bin/hwemu lib/hwemu/libhwemu-shim.so lib/hwemu/libhwemu-nvml.so lib/hwemu/fakesmi share/doc/hwemu/README.md \
+for f in bin/hwemu lib/hwemu/libhwemu-shim.so lib/hwemu/libhwemu-audit.so lib/hwemu/libhwemu-nvml.so lib/hwemu/fakesmi share/doc/hwemu/README.md \
          share/doc/hwemu/docs/cli.md share/hwemu/specs/smoke.yaml share/man/man1/hwemu.1.gz \
          share/bash-completion/completions/hwemu; do
     [ -f "$t/$f" ] && ok || bad "the install tree has no $f"

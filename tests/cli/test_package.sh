@@ -18,7 +18,7 @@ version=$("$hwemu" --version | cut -d' ' -f2)
 deb=$tmp/out/hwemu_${version}_$(dpkg --print-architecture).deb
 [ -f "$deb" ] && ok || { bad "no $deb: $(ls "$tmp/out")"; finish; }
 dpkg-deb -c "$deb" | awk '{print $6}' >"$tmp/files"
-for f in ./usr/bin/hwemu ./usr/lib/hwemu/libhwemu-shim.so ./usr/lib/hwemu/libhwemu-nvml.so ./usr/lib/hwemu/fakesmi \
+for f in ./usr/bin/hwemu ./usr/lib/hwemu/libhwemu-shim.so ./usr/lib/hwemu/libhwemu-audit.so ./usr/lib/hwemu/libhwemu-nvml.so ./usr/lib/hwemu/fakesmi \
          ./usr/share/man/man1/hwemu.1.gz ./usr/share/man/man1/hwemu-serve.1.gz ./usr/share/bash-completion/completions/hwemu \
          ./usr/share/doc/hwemu/README.md ./usr/share/hwemu/specs/smoke.yaml ./usr/share/hwemu/profiles/intel-xeon-2s-rapl.yaml; do
     grep -qx "$f" "$tmp/files" && ok || bad "the package has no $f"
