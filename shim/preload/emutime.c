@@ -31,6 +31,23 @@ static __thread int slot = -1;
 /* the parent's slot and pid, when the parent is an agent of the clock (its slot waits for us) */
 static int parent_slot = -1;
 static pid_t parent_pid;
+/* the slots this process claimed for its children, freed when it reaps them (a child that exits
+ * keeps holding time until then: its parent has not seen it end yet) */
+#define CHILDREN 256
+static _Atomic pid_t child_pid[CHILDREN];
+static int child_slot_of[CHILDREN];
+
+static void child_add(pid_t pid, int i)
+{
+    for (int k = 0; k < CHILDREN; k++) {
+        pid_t free_pid = 0;
+        if (atomic_compare_exchange_strong(&child_pid[k], &free_pid, pid)) {
+            child_slot_of[k] = i;
+            return;
+        }
+    }
+    /* a full table: the engine frees the slot once the child is gone */
+}
 /* the engine died without stopping the clock (kill -9): time goes on in wall time from here */
 static _Atomic int64_t dead_emu, dead_real;
 static _Atomic bool dead;
@@ -183,6 +200,8 @@ void emutime_fork_child(int child_slot)
     parent_slot = slot;
     parent_pid = getppid();
     slot = child_slot;
+    for (int k = 0; k < CHILDREN; k++) /* the parent's children are not ours */
+        atomic_store(&child_pid[k], 0);
     if (slot >= 0) {
         atomic_store(&clk.slots[slot].pid, getpid());
         atomic_store(&clk.slots[slot].tid, gettid());
@@ -199,6 +218,21 @@ void emutime_spawned(int child_slot, int rc, pid_t child)
     }
     atomic_store(&clk.slots[child_slot].pid, child);
     atomic_store(&clk.slots[child_slot].tid, child);
+    child_add(child, child_slot);
+}
+
+void emutime_reaped(pid_t pid)
+{
+    if (!on || pid <= 0)
+        return;
+    for (int k = 0; k < CHILDREN; k++)
+        if (atomic_load(&child_pid[k]) == pid) {
+            int i = child_slot_of[k];
+            atomic_store(&child_pid[k], 0);
+            if (atomic_load(&clk.slots[i].pid) == pid) /* still the child's (not taken over by another) */
+                seg_clock_release(&clk, i);
+            return;
+        }
 }
 
 char **emutime_exec_env(char *const env[], int child_slot)
@@ -233,13 +267,9 @@ void emutime_exit(void)
 {
     if (!on)
         return;
-    /* a parent waiting for a child runs again from here: time must not move before it wakes */
-    if (parent_slot >= 0 && (uint32_t)parent_slot < clk.n_slots && getppid() == parent_pid) {
-        struct seg_clock_slot *p = &clk.slots[parent_slot];
-        if (atomic_load(&p->pid) == parent_pid && atomic_load(&p->state) == SEG_SLOT_BLOCKED &&
-            atomic_load(&p->deadline_ns) == SEG_CLOCK_WAIT_CHILD)
-            seg_clock_run(&clk, parent_slot);
-    }
+    /* a child of an agent keeps its slot until its parent reaps it (emutime_reaped) */
+    if (parent_slot >= 0 && getppid() == parent_pid && slot >= 0 && pthread_getspecific(slot_key))
+        return;
     emutime_release_thread();
 }
 

@@ -34,7 +34,7 @@ typedef bool emutime_op(void *ctx, int64_t abs_real);
 bool emutime_wait(int64_t deadline, emutime_op *op, void *ctx);
 /* The calling thread leaves the protocol (its exit). */
 void emutime_release_thread(void);
-/* The process's exit: a parent waiting for it runs again, then the slot is freed. */
+/* The process's exit: its slot freed, unless its parent (an agent) frees it when it reaps it. */
 void emutime_exit(void);
 /* fork: the child's slot claimed by the parent before the child exists (-1: none); in the child,
  * emutime_fork_child takes it over. */
@@ -46,6 +46,8 @@ void emutime_spawned(int child_slot, int rc, pid_t child);
  * for the child) hands down: env with HWEMU_CLOCK_SLOT and HWEMU_CLOCK_PARENT set; NULL when
  * time is not emulated (use env). Free the array only (its strings are env's or static). */
 char **emutime_exec_env(char *const env[], int child_slot);
+/* A child reaped (a wait returned its pid): the slot claimed for it is freed. */
+void emutime_reaped(pid_t pid);
 /* Around a wait for a child process (waitpid and the like): the thread counts as waiting. */
 void emutime_wait_child_begin(void);
 void emutime_wait_child_end(void);
