@@ -50,8 +50,8 @@ int engine_clock_start(struct engine *e, char *err, size_t errlen)
     int64_t boot_off = ((int64_t)b.tv_sec - m.tv_sec) * 1000000000 + (b.tv_nsec - m.tv_nsec);
     bool max = e->cfg.speed == ENGINE_SPEED_MAX;
     double rate = e->cfg.speed > 1 ? e->cfg.speed : 1;
-    if (seg_clock_create(&k->c, e->cfg.root, SEG_CLOCK_SLOTS, e->root_shared, e->tick_mono, e->real_last, rate,
-                         e->wall_minus_mono, boot_off, err, errlen)) {
+    if (seg_clock_create(&k->c, e->cfg.root, SEG_CLOCK_SLOTS, e->root_shared, max, e->tick_mono, e->real_last,
+                         rate, e->wall_minus_mono, boot_off, err, errlen)) {
         free(k);
         return -1;
     }
@@ -62,8 +62,6 @@ int engine_clock_start(struct engine *e, char *err, size_t errlen)
     if (!k->seen_seq || !k->let_go_seq || !k->since || !k->let_go_set)
         abort();
     k->now = e->tick_mono;
-    if (max)
-        seg_clock_publish(&k->c, k->now);
     e->clock = k;
     return 0;
 }

@@ -222,9 +222,9 @@ bool seg_clock_engine_gone(const struct seg_clock *c)
 
 /* --- engine side --------------------------------------------------------------------------- */
 
-int seg_clock_create(struct seg_clock *c, const char *root, uint32_t n_slots, bool group_shared, int64_t emu_ns,
-                     int64_t real_ns, double rate, int64_t realtime_off, int64_t boottime_off, char *err,
-                     size_t errlen)
+int seg_clock_create(struct seg_clock *c, const char *root, uint32_t n_slots, bool group_shared, bool stepped,
+                     int64_t emu_ns, int64_t real_ns, double rate, int64_t realtime_off, int64_t boottime_off,
+                     char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
     char path[4096], tmp[4200];
@@ -260,7 +260,7 @@ int seg_clock_create(struct seg_clock *c, const char *root, uint32_t n_slots, bo
         h->rate = rate;
         atomic_store(&h->now_ns, emu_ns);
         atomic_store(&h->alive_real, real_ns);
-        atomic_store(&h->state, SEG_CLOCK_RATE);
+        atomic_store(&h->state, stepped ? SEG_CLOCK_STEPPED : SEG_CLOCK_RATE);
         if (rename(tmp, path))
             e = errno;
     }

@@ -154,10 +154,12 @@ bool seg_clock_engine_gone(const struct seg_clock *c);
 /* --- engine side --------------------------------------------------------------------------- */
 
 /* Makes <root>/clock afresh (mode 0660 when group_shared, else 0600) with n_slots slots, in
- * state RATE at base (emu_ns, real_ns) and rate, and maps it: 0, or an errno with the message. */
-int seg_clock_create(struct seg_clock *c, const char *root, uint32_t n_slots, bool group_shared, int64_t emu_ns,
-                     int64_t real_ns, double rate, int64_t realtime_off, int64_t boottime_off, char *err,
-                     size_t errlen);
+ * state STEPPED at emu_ns when stepped, else RATE at base (emu_ns, real_ns) and rate, and maps
+ * it (renamed into place only then: an agent never sees it in another state first): 0, or an
+ * errno with the message. */
+int seg_clock_create(struct seg_clock *c, const char *root, uint32_t n_slots, bool group_shared, bool stepped,
+                     int64_t emu_ns, int64_t real_ns, double rate, int64_t realtime_off, int64_t boottime_off,
+                     char *err, size_t errlen);
 /* STEPPED at now_ns; every agent whose deadline came is woken. */
 void seg_clock_publish(struct seg_clock *c, int64_t now_ns);
 /* RATE: emulated emu_ns at real real_ns, rate emulated per real ns; waiting agents are woken
