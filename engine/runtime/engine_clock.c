@@ -24,6 +24,7 @@
 struct engine_clock {
     struct seg_clock c;
     int64_t now;             /* the emulated now last published */
+    int64_t earliest;        /* the earliest agent deadline at the last look (INT64_MAX: none) */
     bool started;            /* the first serve (wait_agents) is done */
     /* per slot, private: the seq last seen out of step and since when (real ns), and the seq
      * at which the slot was let go (valid when let_go_set) */
@@ -62,6 +63,7 @@ int engine_clock_start(struct engine *e, char *err, size_t errlen)
     if (!k->seen_seq || !k->let_go_seq || !k->since || !k->let_go_set)
         abort();
     k->now = e->tick_mono;
+    k->earliest = INT64_MIN; /* no look yet: the first tick wakes every agent */
     e->clock = k;
     return 0;
 }
@@ -180,10 +182,11 @@ void engine_clock_serve(struct engine *e, int64_t before)
             seg_clock_wait_agents(&k->c, seen, CLOCK_POLL_NS);
             continue;
         }
+        k->earliest = next;
         if (next >= before)
             return;
         k->now = next; /* the earliest deadline before the tick: time moves there, and its agents wake */
-        seg_clock_publish(&k->c, next);
+        seg_clock_publish(&k->c, next, true);
     }
 }
 
@@ -193,8 +196,8 @@ void engine_clock_ticked(struct engine *e)
     if (!k)
         return;
     k->now = e->tick_mono;
-    if (e->cfg.speed == ENGINE_SPEED_MAX)
-        seg_clock_publish(&k->c, k->now);
+    if (e->cfg.speed == ENGINE_SPEED_MAX) /* the agents sleep on unless a deadline came */
+        seg_clock_publish(&k->c, k->now, k->now >= k->earliest);
     else
         seg_clock_publish_rate(&k->c, e->tick_mono, e->real_last, e->cfg.speed > 1 ? e->cfg.speed : 1);
 }

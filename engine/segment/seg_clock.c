@@ -275,7 +275,7 @@ int seg_clock_create(struct seg_clock *c, const char *root, uint32_t n_slots, bo
     return e;
 }
 
-static void write_pairs(struct seg_clock_header *h, uint32_t state, int64_t a, int64_t b, double rate)
+static void write_pairs(struct seg_clock_header *h, uint32_t state, int64_t a, int64_t b, double rate, bool wake)
 {
     atomic_fetch_add_explicit(&h->pub_seq, 1, memory_order_acq_rel); /* odd */
     atomic_thread_fence(memory_order_release);
@@ -288,22 +288,23 @@ static void write_pairs(struct seg_clock_header *h, uint32_t state, int64_t a, i
     atomic_store_explicit(&h->state, state, memory_order_release);
     atomic_fetch_add_explicit(&h->pub_seq, 1, memory_order_release); /* even */
     atomic_store_explicit(&h->alive_real, seg_clock_real_ns(), memory_order_relaxed);
-    futex_bump_wake(&h->now_futex);
+    if (wake)
+        futex_bump_wake(&h->now_futex);
 }
 
-void seg_clock_publish(struct seg_clock *c, int64_t now_ns)
+void seg_clock_publish(struct seg_clock *c, int64_t now_ns, bool wake)
 {
-    write_pairs(c->h, SEG_CLOCK_STEPPED, now_ns, 0, 0);
+    write_pairs(c->h, SEG_CLOCK_STEPPED, now_ns, 0, 0, wake);
 }
 
 void seg_clock_publish_rate(struct seg_clock *c, int64_t emu_ns, int64_t real_ns, double rate)
 {
-    write_pairs(c->h, SEG_CLOCK_RATE, emu_ns, real_ns, rate);
+    write_pairs(c->h, SEG_CLOCK_RATE, emu_ns, real_ns, rate, true);
 }
 
 void seg_clock_stop(struct seg_clock *c, int64_t emu_ns, int64_t real_ns)
 {
-    write_pairs(c->h, SEG_CLOCK_STOPPED, emu_ns, real_ns, 1);
+    write_pairs(c->h, SEG_CLOCK_STOPPED, emu_ns, real_ns, 1, true);
 }
 
 void seg_clock_wait_agents(struct seg_clock *c, uint32_t seen, int64_t timeout_ns)

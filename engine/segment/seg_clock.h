@@ -40,7 +40,8 @@
  *   2. while now_ns < D: FUTEX_WAIT on now_futex (with a real timeout, to notice a dead engine);
  *      a signal, or the file descriptors of a poll becoming ready, end the wait early;
  *   3. stores state = RUNNING, running from its wake-up time until its next wait.
- * The engine publishes a new now (now_ns, then bump now_futex, FUTEX_WAKE all), then waits until
+ * The engine publishes a new now (now_ns, then, when it reaches some agent's deadline, bump
+ * now_futex and FUTEX_WAKE all), then waits until
  * every slot is FREE or BLOCKED with a deadline after now (the agent is "in step"); only then does
  * it move time on, to the earliest deadline before its next tick, or to that tick. A slot that
  * stays out of step (RUNNING, or due and not yet woken) with the same seq for the engine's wall
@@ -160,8 +161,9 @@ bool seg_clock_engine_gone(const struct seg_clock *c);
 int seg_clock_create(struct seg_clock *c, const char *root, uint32_t n_slots, bool group_shared, bool stepped,
                      int64_t emu_ns, int64_t real_ns, double rate, int64_t realtime_off, int64_t boottime_off,
                      char *err, size_t errlen);
-/* STEPPED at now_ns; every agent whose deadline came is woken. */
-void seg_clock_publish(struct seg_clock *c, int64_t now_ns);
+/* STEPPED at now_ns; with wake, every waiting agent is woken to look at its deadline (the engine
+ * wakes them when some deadline came: a tick that reaches none leaves them asleep). */
+void seg_clock_publish(struct seg_clock *c, int64_t now_ns, bool wake);
 /* RATE: emulated emu_ns at real real_ns, rate emulated per real ns; waiting agents are woken
  * (they compute their real deadline again). */
 void seg_clock_publish_rate(struct seg_clock *c, int64_t emu_ns, int64_t real_ns, double rate);
