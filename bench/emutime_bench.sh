@@ -32,13 +32,14 @@ run() { # name n period count staggered
     for _ in $(seq 600); do [ -e "$root/clock" ] && break; sleep 0.05; done
     local apids=()
     for k in $(seq 0 $((n - 1))); do
-        local phase=0
-        [ "$stag" = 1 ] && phase=$(python3 -c "print($p * $k / $n)")
+        local phase=0 ms=0
+        [ "$stag" = 1 ] && ms=$((p * 1000 * k / n)) && phase=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
         "$build/hwemu" exec --time emulated --node "n-$((k % nodes))" --root "$root" -- \
             "$build/emutime_agent" "$p" "$c" "$phase" >"$tmp/$name.$k" &
         apids+=($!)
     done
     wait "${apids[@]}"
+    kill -0 $pid 2>/dev/null || { echo "the engine of $name ended early: $(cat "$tmp/$name.serve")" >&2; exit 1; }
     kill $pid; wait $pid 2>/dev/null || true
     pid=
     cat "$tmp/$name".[0-9]* | python3 -c '

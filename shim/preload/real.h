@@ -181,6 +181,10 @@ struct statx;
     X(int, nanosleep, (const struct timespec *, struct timespec *))                                \
     X(unsigned int, sleep, (unsigned int))                                                         \
     X(int, usleep, (useconds_t))                                                                   \
+    X(int, timerfd_settime, (int, int, const struct itimerspec *, struct itimerspec *))            \
+    X(int, timer_settime, (timer_t, int, const struct itimerspec *, struct itimerspec *))          \
+    X(int, setitimer, (__itimer_which_t, const struct itimerval *, struct itimerval *))            \
+    X(unsigned int, alarm, (unsigned int))                                                         \
     /* waits with timeouts (wrap_wait.c) */                                                        \
     X(int, select, (int, fd_set *, fd_set *, fd_set *, struct timeval *))                          \
     X(int, pselect, (int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *)) \

@@ -106,4 +106,35 @@ for i in 2 3; do
               <(grep -o '"event":"joulie.sim.write.*' "$tmp/b$i/root/events.jsonl" | sed 's/"pid":[0-9]*//'); then ok
     else bad "B$i: the write events differ"; fi
 done
+
+# --- C. the same experiment at --speed 10: the agent's clock runs at the emulated rate --------
+# (wall time decides when the ticks come, so the run is a measurement, not a repeat: the jobs'
+# ends within 3 s of --speed max's, the tick the cap lands at and the agent's reads being
+# scheduled by the host, and the agent's reads 20 s apart within 0.5 s)
+d="$tmp/c"
+mkdir -p "$d"
+"$hwemu" run --spec "$one" --trace "$tmp/trace.jsonl" --root "$d/root" --runs-dir "$d/runs" --speed 10 \
+    --time emulated --wait-agents 1 --json >"$d/status.json" 2>"$d/run.err" &
+rp=$!
+until_ok 15 test -e "$d/root/clock"
+"$hwemu" exec --time emulated --node cpu-0 --root "$d/root" -- python3 tests/emutime/agent.py "$d/agent.log" 60 \
+    2>"$d/agent.err" &
+ap=$!
+pids+=($ap)
+wait $rp || bad "C: the run failed: $(cat "$d/run.err")"
+kill $ap 2>/dev/null
+wait $ap 2>/dev/null
+python3 - "$tmp/b1/runs"/*/jobs.jsonl "$d/runs"/*/jobs.jsonl "$d/agent.log" <<'PY' && ok || bad "C: --speed 10 against --speed max"
+import json, sys
+a = {j["jobId"]: j for j in map(json.loads, open(sys.argv[1]))}
+b = {j["jobId"]: j for j in map(json.loads, open(sys.argv[2]))}
+assert a.keys() == b.keys()
+for k in a:
+    assert a[k]["state"] == b[k]["state"] == "completed", (k, a[k]["state"], b[k]["state"])
+    assert abs(a[k]["endSec"] - b[k]["endSec"]) <= 3, (k, a[k]["endSec"], b[k]["endSec"])
+print("C: jobs' ends at --speed 10 minus --speed max: %s s" % sorted(b[k]["endSec"] - a[k]["endSec"] for k in a))
+t = [int(l.split()[1]) for l in open(sys.argv[3]) if l.split()[0] in ("start", "read")]
+print("C: the agent's read intervals at --speed 10: %s s" % [round((y - x) / 1e9, 3) for x, y in zip(t, t[1:])])
+assert len(t) >= 3 and all(abs(y - x - 20e9) <= 0.5e9 for x, y in zip(t, t[1:])), t
+PY
 finish
