@@ -48,12 +48,7 @@ static const char help[] =
     "  --batch N           at --speed max: a node steps and publishes once per N ticks, and in\n"
     "                      between only when its load or limits change (SIM_BATCH_TICKS); default 300, 1: every tick\n"
     "  --base-speed-per-core X   work units per core-second (SIM_BASE_SPEED_PER_CORE); default 1\n"
-    "  --time emulated|wall  emulated: the agents of `hwemu exec --time emulated` live in the engine's\n"
-    "                      emulated time; at --speed max it waits for them (SIM_TIME; docs/time.md); default wall\n"
-    "  --wait-agents N     with --time emulated: the first tick waits until N agent threads wait on\n"
-    "                      the clock (SIM_WAIT_AGENTS), at most 60 s\n"
-    "  --agent-wait D      with --time emulated: how long an agent may run between two of its waits,\n"
-    "                      in wall time, before time goes on without it (SIM_AGENT_WAIT); default 10s\n"
+    CLI_TIME_HELP("                      ")
     "  --json              print the run's status object (JSON) at the end instead of the readable summary\n"
     "  --course-interval D emulated time between the lines of the run's course.jsonl\n"
     "                      (SIM_RUN_COURSE_INTERVAL); default 60s\n"

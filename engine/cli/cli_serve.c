@@ -53,12 +53,7 @@ static const char help[] =
     "                       faster (agents see counters move N times faster); max: ticks back to back\n"
     "  --batch N            at --speed max: a node steps and publishes once per N ticks, and in between\n"
     "                       only when its load or limits change (SIM_BATCH_TICKS); default 300, 1: every tick\n"
-    "  --time emulated|wall  emulated: the agents of `hwemu exec --time emulated` live in the engine's\n"
-    "                       emulated time; at --speed max it waits for them (SIM_TIME; docs/time.md); default wall\n"
-    "  --wait-agents N      with --time emulated: the first tick waits until N agent threads wait on\n"
-    "                       the clock (SIM_WAIT_AGENTS), at most 60 s\n"
-    "  --agent-wait D       with --time emulated: how long an agent may run between two of its waits,\n"
-    "                       in wall time, before time goes on without it (SIM_AGENT_WAIT); default 10s\n"
+    CLI_TIME_HELP("                       ")
     "  --http-auth-file FILE  HTTP basic auth for every route but /healthz; the file's first line is\n"
     "                       user:password (SIM_HTTP_AUTH_FILE); default none\n"
     "  --tls-cert FILE      serve HTTPS with this PEM certificate (SIM_TLS_CERT); needs --tls-key\n"

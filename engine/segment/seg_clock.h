@@ -32,9 +32,9 @@
  * raises slots_used), another thread the first time it waits on time; a thread frees its slot
  * when it exits. A process holds time from its start: a fork claims the child's slot before the
  * child exists, an exec or a spawn hands the slot down to the new program (HWEMU_CLOCK_SLOT
- * "index:token" in its environment, the token the slot's), and a child that exits hands RUNNING
- * back to its parent's slot when that waits for a child (deadline SEG_CLOCK_WAIT_CHILD), so
- * time never moves between one program of a script and the next. To wait until emulated time D it
+ * "index:token" in its environment, the token the slot's), and a child that exits keeps its slot
+ * (RUNNING) until its parent, waiting for it (deadline SEG_CLOCK_WAIT_CHILD), reaps it and frees
+ * it, so time never moves between one program of a script and the next. To wait until emulated time D it
  *   1. stores deadline_ns = D, then state = BLOCKED (release), bumps seq, and wakes the engine
  *      (bump agents_futex, FUTEX_WAKE);
  *   2. while now_ns < D: FUTEX_WAIT on now_futex (with a real timeout, to notice a dead engine);
@@ -65,8 +65,8 @@
 #define SEG_CLOCK_VERSION 1u
 #define SEG_CLOCK_FILE "clock"
 #define SEG_CLOCK_SLOTS 8192 /* agent threads per root */
-/* A slot's deadline while its thread waits for a child process (waitpid): past every other; a
- * child of the agent that exits hands its running state back to such a parent's slot. */
+/* A slot's deadline while its thread waits for a child process (waitpid): past every other (the
+ * child's own slot, kept until the parent reaps it, holds time meanwhile). */
 #define SEG_CLOCK_WAIT_CHILD (INT64_MAX - 1)
 
 enum seg_clock_state { SEG_CLOCK_STEPPED = 1, SEG_CLOCK_RATE = 2, SEG_CLOCK_STOPPED = 3 };

@@ -48,12 +48,12 @@ until_ok 15 test -e "$tmp/rw/cpu-0.seg"
 err=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/rw" -- true 2>&1); rc=$?
 if [ $rc -eq 1 ] && grep -q "start the engine with --time emulated" <<<"$err"; then ok; else bad "A: no clock: rc $rc: $err"; fi
 
-# --- B. a Python agent in the loop of a run, three times ---------------------------------------
-"$hwemu" trace generate --jobs 12 --seed 11 --time-scale 60 --gpu-ratio 0 --out "$tmp/trace.jsonl" 2>/dev/null
-for i in 1 2 3; do
-    d="$tmp/b$i"
+# run_with_agent DIR SPEED: `hwemu run` of the trace with tests/emutime/agent.py in its loop (its
+# log DIR/agent.log; stopped once the run ends)
+run_with_agent() {
+    local d=$1 speed=$2 rp ap
     mkdir -p "$d"
-    "$hwemu" run --spec "$one" --trace "$tmp/trace.jsonl" --root "$d/root" --runs-dir "$d/runs" --speed max \
+    "$hwemu" run --spec "$one" --trace "$tmp/trace.jsonl" --root "$d/root" --runs-dir "$d/runs" --speed "$speed" \
         --time emulated --wait-agents 1 --json >"$d/status.json" 2>"$d/run.err" &
     rp=$!
     until_ok 15 test -e "$d/root/clock"
@@ -61,9 +61,15 @@ for i in 1 2 3; do
         2>"$d/agent.err" &
     ap=$!
     pids+=($ap)
-    wait $rp || bad "B$i: the run failed: $(cat "$d/run.err")"
+    wait $rp || bad "$d: the run failed: $(cat "$d/run.err")"
     kill $ap 2>/dev/null
     wait $ap 2>/dev/null
+}
+
+# --- B. a Python agent in the loop of a run, three times ---------------------------------------
+"$hwemu" trace generate --jobs 12 --seed 11 --time-scale 60 --gpu-ratio 0 --out "$tmp/trace.jsonl" 2>/dev/null
+for i in 1 2 3; do
+    run_with_agent "$tmp/b$i" max
 done
 d="$tmp/b1"
 # reads exactly 20 emulated seconds apart, from the agent's start
@@ -112,18 +118,7 @@ done
 # ends within 3 s of --speed max's, the tick the cap lands at and the agent's reads being
 # scheduled by the host, and the agent's reads 20 s apart within 0.5 s)
 d="$tmp/c"
-mkdir -p "$d"
-"$hwemu" run --spec "$one" --trace "$tmp/trace.jsonl" --root "$d/root" --runs-dir "$d/runs" --speed 10 \
-    --time emulated --wait-agents 1 --json >"$d/status.json" 2>"$d/run.err" &
-rp=$!
-until_ok 15 test -e "$d/root/clock"
-"$hwemu" exec --time emulated --node cpu-0 --root "$d/root" -- python3 tests/emutime/agent.py "$d/agent.log" 60 \
-    2>"$d/agent.err" &
-ap=$!
-pids+=($ap)
-wait $rp || bad "C: the run failed: $(cat "$d/run.err")"
-kill $ap 2>/dev/null
-wait $ap 2>/dev/null
+run_with_agent "$d" 10
 python3 - "$tmp/b1/runs"/*/jobs.jsonl "$d/runs"/*/jobs.jsonl "$d/agent.log" <<'PY' && ok || bad "C: --speed 10 against --speed max"
 import json, sys
 a = {j["jobId"]: j for j in map(json.loads, open(sys.argv[1]))}
