@@ -6,7 +6,8 @@
 # --wait-agents 1`: its reads are exactly 20 emulated seconds apart, its cap is the engine's
 # write event at the emulated time it chose, and three runs give the same agent log, the same
 # write events and byte-identical jobs.jsonl, course.jsonl and summary.json (but runId, see
-# docs/runs.md "Repeatability"). A Go program under --time emulated is refused with the reason.
+# docs/runs.md "Repeatability"), the third beside a CPU hog. The same at --speed 10: the agent's
+# reads 20 emulated seconds apart and the jobs' ends near --speed max's. A Go program under --time emulated is refused with the reason.
 # Expected values: the agent's own period (20 s) and threshold; the engine's outputs of the
 # first run. Usage: test_emutime.sh HWEMU_BINARY   (run from the source tree)
 set -u
@@ -69,7 +70,10 @@ run_with_agent() {
 # --- B. a Python agent in the loop of a run, three times ---------------------------------------
 "$hwemu" trace generate --jobs 12 --seed 11 --time-scale 60 --gpu-ratio 0 --out "$tmp/trace.jsonl" 2>/dev/null
 for i in 1 2 3; do
+    hog=
+    if [ $i = 3 ]; then (while :; do :; done) & hog=$!; fi # the third beside a CPU hog
     run_with_agent "$tmp/b$i" max
+    [ -n "$hog" ] && kill $hog
 done
 d="$tmp/b1"
 # reads exactly 20 emulated seconds apart, from the agent's start
