@@ -6,7 +6,8 @@
 # --wait-agents 1`: its reads are exactly 20 emulated seconds apart, its cap is the engine's
 # write event at the emulated time it chose, and three runs give the same agent log, the same
 # write events and byte-identical jobs.jsonl, course.jsonl and summary.json (but runId, see
-# docs/runs.md "Repeatability"), the third beside a CPU hog. The same at --speed 10: the agent's
+# docs/runs.md "Repeatability"), the third beside a CPU hog; select, poll, epoll, an event, a
+# lock and a condition waited on with a timeout of 5 s take 5 emulated seconds exactly. The same at --speed 10: the agent's
 # reads 20 emulated seconds apart and the jobs' ends near --speed max's. A Go program under --time emulated is refused with the reason.
 # Expected values: the agent's own period (20 s) and threshold; the engine's outputs of the
 # first run. Usage: test_emutime.sh HWEMU_BINARY   (run from the source tree)
@@ -42,6 +43,18 @@ if [ -n "$gobin" ]; then
     err=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/ra" -- "$gobin" version 2>&1); rc=$?
     if [ $rc -eq 1 ] && grep -q "cannot give it emulated time" <<<"$err"; then ok; else bad "A: go under --time emulated: rc $rc: $err"; fi
 fi
+# the waits with timeouts (tests/emutime/waits.py): each 5 s of emulated time exactly (the engine
+# moves time to their deadlines), a ready descriptor none
+out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/ra" -- python3 tests/emutime/waits.py 2>&1)
+want="select-sleep 5.0
+select-pipe 5.0
+poll-pipe 5.0
+epoll-pipe 5.0
+event-wait 5.0
+lock-acquire 5.0
+condition-wait 5.0
+poll-ready 0.0"
+if [ "$out" = "$want" ]; then ok; else bad "A: the waits: $out"; fi
 # an engine without --time emulated: exec --time emulated says how to start it
 "$hwemu" serve --spec "$one" --root "$tmp/rw" --addr 127.0.0.1:0 --speed max >"$tmp/w.log" 2>&1 &
 pids+=($!)
