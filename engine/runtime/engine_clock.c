@@ -98,7 +98,10 @@ static void let_go_event(struct engine *e, const struct seg_clock_slot *s, uint3
 }
 
 /* One look at every slot: true when every agent is in step (FREE, BLOCKED past now, gone or let
- * go), with the earliest deadline of the waiting ones in *next and their count in *joined. */
+ * go), with the earliest deadline of the waiting ones in *next and their count in *joined. Before
+ * the first move of time no agent is let go: the start waits for them all (a fleet of agents
+ * starting at once on a loaded machine can take longer than the bound), at most
+ * ENGINE_WAIT_AGENTS_NS. */
 static bool in_step(struct engine *e, int64_t *next, int *joined)
 {
     struct engine_clock *k = e->clock;
@@ -143,7 +146,7 @@ static bool in_step(struct engine *e, int64_t *next, int *joined)
                 continue;
             }
         }
-        if (out > bound) {
+        if (out > bound && k->started) { /* the start's wait is bounded as a whole (wait_agents) */
             let_go_event(e, s, st, out, dl);
             k->let_go_set[i] = true;
             k->let_go_seq[i] = seq;
@@ -167,7 +170,7 @@ void engine_clock_serve(struct engine *e, int64_t before)
         int joined;
         bool all = in_step(e, &next, &joined);
         if (!k->started && joined < e->cfg.wait_agents) {
-            if (real_ns() - start > ENGINE_WAIT_AGENTS_NS) {
+            if (real_ns() - start > ENGINE_WAIT_AGENTS_NS) { /* said, and time goes on */
                 cJSON *a = cJSON_CreateObject();
                 cJSON_AddNumberToObject(a, "expected", e->cfg.wait_agents);
                 cJSON_AddNumberToObject(a, "joined", joined);
@@ -177,6 +180,8 @@ void engine_clock_serve(struct engine *e, int64_t before)
             all = false;
         } else if (all) {
             k->started = true;
+        } else if (!k->started && real_ns() - start > ENGINE_WAIT_AGENTS_NS) {
+            k->started = true; /* the agents that are still starting are let go from here */
         }
         if (!all) {
             seg_clock_wait_agents(&k->c, seen, CLOCK_POLL_NS);
