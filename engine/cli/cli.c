@@ -150,3 +150,24 @@ int cli_parse_shard(const char *cmd, const char *text, const char *from, int *in
     *count = (int)n;
     return EXIT_OK;
 }
+
+int cli_time_options(const char *cmd, const char *time, const char *wait_agents, const char *agent_wait,
+                     bool *emulated, int *nagents, int64_t *wait_ns)
+{
+    *emulated = false;
+    if (time && strcmp(time, "wall") && strcmp(time, "emulated"))
+        return cli_usage_error(cmd, "--time takes emulated or wall, not \"%s\"", time);
+    *emulated = time && !strcmp(time, "emulated");
+    if (wait_agents) {
+        char *end;
+        long n = strtol(wait_agents, &end, 10);
+        if (end == wait_agents || *end || n < 0 || n > 100000)
+            return cli_usage_error(cmd, "--wait-agents \"%s\" is not a number of agents from 0 to 100000", wait_agents);
+        if (!*emulated && n)
+            return cli_usage_error(cmd, "--wait-agents waits for agents in emulated time: add --time emulated");
+        *nagents = (int)n;
+    }
+    if (agent_wait && (!duration_parse(agent_wait, wait_ns) || *wait_ns <= 0))
+        return cli_usage_error(cmd, "--agent-wait \"%s\" is not a duration (10s, 500ms)", agent_wait);
+    return EXIT_OK;
+}

@@ -60,6 +60,19 @@ int cmd_runs(int argc, char **argv);
 int cmd_fault(int argc, char **argv);
 /* `hwemu report`: one HTML report of run directories (engine/telemetry/report.h). */
 int cmd_report(int argc, char **argv);
+/* --time emulated|wall (SIM_TIME), --wait-agents N (SIM_WAIT_AGENTS) and --agent-wait D
+ * (SIM_AGENT_WAIT) of serve and run (docs/time.md), each NULL when not given. EXIT_OK, or a usage
+ * error printed for cmd. */
+/* Their lines of serve's and run's --help, continuation lines indented by INDENT (a string literal). */
+#define CLI_TIME_HELP(INDENT)                                                                                          \
+    "  --time emulated|wall  emulated: the agents of `hwemu exec --time emulated` live in the engine's\n"                \
+    INDENT "emulated time; at --speed max it waits for them (SIM_TIME; docs/time.md); default wall\n"                   \
+    "  --wait-agents N     with --time emulated: the first tick waits until N agent threads wait on\n"                  \
+    INDENT "the clock (SIM_WAIT_AGENTS), at most 60 s\n"                                                                \
+    "  --agent-wait D      with --time emulated: how long an agent may run between two of its waits,\n"                 \
+    INDENT "in wall time, before time goes on without it (SIM_AGENT_WAIT); default 10s\n"
+int cli_time_options(const char *cmd, const char *time, const char *wait_agents, const char *agent_wait,
+                     bool *emulated, int *nagents, int64_t *wait_ns);
 /* --speed / SIM_SPEED: "max" or 1..1e6; 0 or -1 when invalid. */
 int cli_parse_speed(const char *text, double *speed);
 /* --batch N (SIM_BATCH_TICKS): 1..1000000 ticks into *ticks; 0, or -1 for anything else. */

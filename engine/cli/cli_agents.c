@@ -40,7 +40,7 @@
 static const char help[] =
     "Usage: hwemu agents [--pool NAME] [--node-glob GLOB] [--label KEY=VALUE]... [--spec FILE]\n"
     "                    [--profiles-dir DIR] [--root DIR] [--logs DIR] [--intercept HOW]\n"
-    "                    [--grace SECONDS] -- CMD [ARGS...]\n"
+    "                    [--grace SECONDS] [--time emulated|wall] -- CMD [ARGS...]\n"
     "\n"
     "Runs one CMD per selected node of a running `hwemu serve`, each as `hwemu exec --node NODE`\n"
     "runs it, with NODE_NAME=NODE and HWEMU_AGENT_INDEX=INDEX in its environment and, in ARGS,\n"
@@ -64,9 +64,13 @@ static const char help[] =
     "                       default: this command's own stdout and stderr\n"
     "  --intercept HOW      auto, preload or seccomp, as for `hwemu exec` (default auto)\n"
     "  --grace SECONDS      how long a stop waits after SIGTERM before SIGKILL (default 10)\n"
+    "  --time emulated|wall as for `hwemu exec` (default wall): emulated puts every agent in the\n"
+    "                       engine's emulated time (docs/time.md)\n"
     "  -h, --help           this text\n"
     "Exit status: 0 stopped by a signal; 1 invalid input or no node selected; 2 usage error.\n";
 
+/* exec --node N --root R --intercept I --time T --: the arguments before CMD's (not allocated) */
+#define AGENT_ARGV_FIXED 10
 #define BACKOFF_FIRST_S 1
 #define BACKOFF_MAX_S 30
 #define BACKOFF_RESET_S 60 /* up this long: the next exit starts the backoff over */
@@ -321,12 +325,12 @@ int cmd_agents(int argc, char **argv)
         {"pool", required_argument, 0, 'p'},      {"node-glob", required_argument, 0, 'g'},
         {"label", required_argument, 0, 'l'},     {"spec", required_argument, 0, 's'},
         {"profiles-dir", required_argument, 0, 'd'}, {"root", required_argument, 0, 'r'},
-        {"logs", required_argument, 0, 'L'},      {"intercept", required_argument, 0, 'i'},
+        {"logs", required_argument, 0, 'L'},      {"intercept", required_argument, 0, 'i'}, {"time", required_argument, 0, 'E'},
         {"grace", required_argument, 0, 'G'},     {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *pool = NULL, *glob = NULL, *spec_path = cli_env("SIM_CLUSTER_SPEC");
     const char *dir = cli_env("SIM_PROFILES_DIR"), *root = cli_env("SIM_HWEMU_ROOT"), *logs = NULL;
-    const char *intercept = "auto", *labels[32];
+    const char *intercept = "auto", *time_mode = "wall", *labels[32];
     int nlabels = 0, grace = 10, c;
     opterr = 0;
     optind = 1;
@@ -346,6 +350,7 @@ int cmd_agents(int argc, char **argv)
         case 'r': root = optarg; break;
         case 'L': logs = optarg; break;
         case 'i': intercept = optarg; break;
+        case 'E': time_mode = optarg; break;
         case 'G': {
             char *end;
             long g = strtol(optarg, &end, 10);
@@ -360,6 +365,8 @@ int cmd_agents(int argc, char **argv)
     }
     if (strcmp(intercept, "auto") && strcmp(intercept, "preload") && strcmp(intercept, "seccomp"))
         return cli_usage_error("agents", "--intercept takes auto, preload or seccomp, not %s", intercept);
+    if (strcmp(time_mode, "emulated") && strcmp(time_mode, "wall"))
+        return cli_usage_error("agents", "--time takes emulated or wall, not %s", time_mode);
     if (optind >= argc)
         return cli_usage_error("agents", "say what to run on every node: hwemu agents [selection] -- CMD [ARGS...]");
     if (!root)
@@ -449,7 +456,7 @@ int cmd_agents(int argc, char **argv)
     /* Every agent's argv: what `hwemu exec` parses, with its arguments expanded. */
     int cmdc = argc - optind;
     for (int i = 0; i < n; i++) {
-        char **v = calloc((size_t)cmdc + 9, sizeof *v);
+        char **v = calloc((size_t)cmdc + AGENT_ARGV_FIXED + 1, sizeof *v);
         a[i].argv = v;
         if (!v)
             goto oom;
@@ -461,6 +468,8 @@ int cmd_agents(int argc, char **argv)
         v[k++] = (char *)root;
         v[k++] = "--intercept";
         v[k++] = (char *)intercept;
+        v[k++] = "--time";
+        v[k++] = (char *)time_mode;
         v[k++] = "--";
         for (int j = 0; j < cmdc; j++)
             if (!(v[k++] = expand(argv[optind + j], a[i].node, a[i].index)))
@@ -480,7 +489,7 @@ oom:
     fprintf(stderr, "hwemu agents: out of memory\n");
 out:
     for (int i = 0; a && i < n; i++) {
-        for (int k = 8; a[i].argv && a[i].argv[k]; k++)
+        for (int k = AGENT_ARGV_FIXED; a[i].argv && a[i].argv[k]; k++)
             free(a[i].argv[k]);
         free(a[i].argv);
     }

@@ -24,6 +24,7 @@
  * that bypass libc: Go, static binaries) and exits as CMD did. auto (the default) reads CMD's
  * file to choose (sv_route.c). 127: CMD not found; 126: CMD not executable. */
 #include "cli.h"
+#include "seg_clock.h"
 #include "segment.h"
 #include "supervisor.h"
 
@@ -41,7 +42,8 @@
 #define STATIC_TLS_TUNABLE "glibc.rtld.optional_static_tls=16384"
 
 static const char help[] =
-    "Usage: hwemu exec --node NAME [--root DIR] [--intercept auto|preload|seccomp] -- CMD [ARGS...]\n"
+    "Usage: hwemu exec --node NAME [--root DIR] [--intercept auto|preload|seccomp] [--time emulated|wall]\n"
+    "                  -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD against node NAME of a running `hwemu serve`: CMD and every program it starts see\n"
     "the node's /sys (and /host-sys) powercap, cpufreq, hwmon, PCI and DRM files and its\n"
@@ -62,6 +64,9 @@ static const char help[] =
     "                                programs, and everything they start; LD_PRELOAD kept too)\n"
     "                       auto     (default) seccomp for Go and statically linked programs,\n"
     "                                preload for other dynamically linked ones, seccomp when unsure\n"
+    "  --time emulated    CMD lives in the engine's emulated time (an engine started with --time\n"
+    "                     emulated): its clocks, sleeps and waits with timeouts, and at --speed max\n"
+    "                     the engine waits for it (docs/time.md); preload route only; default wall\n"
     "  -h, --help         this text\n";
 
 /* A file of hwemu's (libhwemu-shim.so, fakesmi): the environment variable's path, else next to
@@ -210,8 +215,9 @@ int cmd_exec(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"node", required_argument, 0, 'n'}, {"root", required_argument, 0, 'r'},
-        {"intercept", required_argument, 0, 'i'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *node = NULL, *root = cli_env("SIM_HWEMU_ROOT"), *intercept = "auto";
+        {"intercept", required_argument, 0, 'i'}, {"time", required_argument, 0, 'E'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *node = NULL, *root = cli_env("SIM_HWEMU_ROOT"), *intercept = "auto", *time_mode = "wall";
     int c;
     opterr = 0;
     optind = 1;
@@ -221,12 +227,16 @@ int cmd_exec(int argc, char **argv)
         case 'n': node = optarg; break;
         case 'r': root = optarg; break;
         case 'i': intercept = optarg; break;
+        case 'E': time_mode = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_bad_option("exec", argv, opts);
         }
     }
     if (strcmp(intercept, "auto") && strcmp(intercept, "preload") && strcmp(intercept, "seccomp"))
         return cli_usage_error("exec", "--intercept takes auto, preload or seccomp, not %s", intercept);
+    if (strcmp(time_mode, "emulated") && strcmp(time_mode, "wall"))
+        return cli_usage_error("exec", "--time takes emulated or wall, not %s", time_mode);
+    bool emulated = !strcmp(time_mode, "emulated");
     if (!node)
         return cli_usage_error("exec", "say which node: --node NAME");
     if (optind >= argc)
@@ -261,7 +271,24 @@ int cmd_exec(int argc, char **argv)
     seg_close(&s);
     if (linked)
         return EXIT_INVALID;
-    if ((engine > 0 && kill(engine, 0) != 0 && errno == ESRCH) || age > 3 * tick + 1000000000LL) {
+    bool clock_alive = false;
+    if (emulated) { /* the engine's clock (docs/time.md); its heartbeat stands for the segment's */
+        char cpath[PATH_MAX];
+        struct seg_clock clk;
+        if (seg_clock_path(root, cpath, sizeof cpath) || seg_clock_open(&clk, cpath, err, sizeof err)) {
+            fprintf(stderr, "hwemu exec: --time emulated: %s\n", err);
+            return EXIT_INVALID;
+        }
+        clock_alive = !seg_clock_engine_gone(&clk) && clk.h->engine_pid == (uint32_t)engine;
+        seg_clock_close(&clk);
+        if (!clock_alive) {
+            fprintf(stderr, "hwemu exec: --time emulated: the engine of %s is not running with --time emulated "
+                    "(its clock %s/%s is a stopped engine's); start `hwemu serve --root %s --time emulated` "
+                    "first\n", root, root, SEG_CLOCK_FILE, root);
+            return EXIT_INVALID;
+        }
+    }
+    if ((engine > 0 && kill(engine, 0) != 0 && errno == ESRCH) || (!clock_alive && age > 3 * tick + 1000000000LL)) {
         fprintf(stderr, "hwemu exec: the engine of %s is not running (its last tick was %.1f s ago); start "
                 "`hwemu serve --root %s` first\n", root, (double)age / 1e9, root);
         return EXIT_INVALID;
@@ -316,10 +343,25 @@ int cmd_exec(int argc, char **argv)
     /* hwloc's x86 backend asks the host's CPUID for the topology, which is not the node's:
      * leave hwloc the node's sysfs (a value the caller set wins). */
     setenv("HWLOC_COMPONENTS", "-x86", 0);
+    if (emulated)
+        setenv("HWEMU_TIME", "emulated", 1);
+    else
+        unsetenv("HWEMU_TIME");
     enum sv_route route = !strcmp(intercept, "seccomp") ? SV_ROUTE_SECCOMP : SV_ROUTE_PRELOAD;
-    if (!strcmp(intercept, "auto")) {
-        char why[PATH_MAX + 100];
+    char why[PATH_MAX + 100] = "--intercept seccomp was asked for";
+    if (!strcmp(intercept, "auto"))
         route = sv_route_for(argv[optind], why, sizeof why);
+    if (route == SV_ROUTE_SECCOMP && emulated) {
+        /* docs/time.md "Go and static agents": no route of hwemu's puts them in emulated time */
+        fprintf(stderr, "hwemu exec: --time emulated: %s needs the seccomp route (%s), and that route cannot give "
+                "it emulated time: a Go or static program reads its clocks from the vDSO, which no system call "
+                "shows, and would run in the host's time while the engine waits for the others. Run it without "
+                "--time emulated (in wall time, with the engine at --speed 1), or run a dynamically linked libc "
+                "agent (docs/time.md)\n", argv[optind], why);
+        free(preload);
+        free(newpath);
+        free(libs);
+        return EXIT_INVALID;
     }
     if (route == SV_ROUTE_SECCOMP) {
         free(preload);

@@ -23,7 +23,7 @@
 static const char help[] =
     "Usage: hwemu run --trace FILE|DIR [--spec FILE] [--profiles-dir DIR] [--root DIR] [--runs-dir DIR]\n"
     "                 [--tick DURATION] [--workers N] [--speed N|max] [--batch N] [--course-interval D]\n"
-    "                 [--json]\n"
+    "                 [--time emulated|wall] [--wait-agents N] [--agent-wait D] [--json]\n"
     "\n"
     "Runs one workload trace on the cluster spec's nodes to its end (every job completed or\n"
     "stalled) and prints the run's summary (readable; --json: its status JSON); on a terminal its\n"
@@ -48,6 +48,7 @@ static const char help[] =
     "  --batch N           at --speed max: a node steps and publishes once per N ticks, and in\n"
     "                      between only when its load or limits change (SIM_BATCH_TICKS); default 300, 1: every tick\n"
     "  --base-speed-per-core X   work units per core-second (SIM_BASE_SPEED_PER_CORE); default 1\n"
+    CLI_TIME_HELP("                      ")
     "  --json              print the run's status object (JSON) at the end instead of the readable summary\n"
     "  --course-interval D emulated time between the lines of the run's course.jsonl\n"
     "                      (SIM_RUN_COURSE_INTERVAL); default 60s\n"
@@ -105,7 +106,8 @@ int cmd_run(int argc, char **argv)
     static const struct option opts[] = {
         {"trace", 1, 0, 'T'}, {"spec", 1, 0, 's'}, {"profiles-dir", 1, 0, 'p'}, {"root", 1, 0, 'r'},
         {"runs-dir", 1, 0, 'R'}, {"tick", 1, 0, 't'}, {"workers", 1, 0, 'w'}, {"speed", 1, 0, 'S'},
-        {"base-speed-per-core", 1, 0, 'b'}, {"batch", 1, 0, 'B'}, {"json", 0, 0, 'j'}, {"course-interval", 1, 0, 'C'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"base-speed-per-core", 1, 0, 'b'}, {"batch", 1, 0, 'B'}, {"json", 0, 0, 'j'}, {"course-interval", 1, 0, 'C'},
+        {"time", 1, 0, 'E'}, {"wait-agents", 1, 0, 'N'}, {"agent-wait", 1, 0, 'W'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     struct engine_config cfg = {.spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
                                 .root = cli_env("SIM_HWEMU_ROOT")};
     const char *trace = cli_env("SIM_WORKLOAD_TRACE_PATH"), *runs_dir = cli_env("SIM_RUNS_DIR");
@@ -114,6 +116,7 @@ int cmd_run(int argc, char **argv)
     const char *speed = cli_env("SIM_SPEED"), *bspeed = cli_env("SIM_BASE_SPEED_PER_CORE");
     const char *batch = cli_env("SIM_BATCH_TICKS"), *course = cli_env("SIM_RUN_COURSE_INTERVAL");
     const char *course_from = "SIM_RUN_COURSE_INTERVAL";
+    const char *time = cli_env("SIM_TIME"), *wait_agents = cli_env("SIM_WAIT_AGENTS"), *agent_wait = cli_env("SIM_AGENT_WAIT");
     bool json = false;
     int c;
     opterr = 0;
@@ -132,6 +135,9 @@ int cmd_run(int argc, char **argv)
         case 'B': batch = optarg; break;
         case 'j': json = true; break;
         case 'C': course = optarg, course_from = "--course-interval"; break;
+        case 'E': time = optarg; break;
+        case 'N': wait_agents = optarg; break;
+        case 'W': agent_wait = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_bad_option("run", argv, opts);
         }
@@ -148,6 +154,9 @@ int cmd_run(int argc, char **argv)
     cfg.speed = 1;
     if (speed && cli_parse_speed(speed, &cfg.speed))
         return cli_usage_error("run", "--speed \"%s\" is not a speed: a number from 1 to 1000000, or max", speed);
+    if (cli_time_options("run", time, wait_agents, agent_wait, &cfg.time_emulated, &cfg.wait_agents,
+                         &cfg.agent_wait_ns))
+        return EXIT_USAGE;
     if (batch && cli_parse_batch(batch, &cfg.batch_ticks))
         return cli_usage_error("run", "--batch \"%s\" is not a number of ticks from 1 to 1000000", batch);
     int64_t course_ns = 0;

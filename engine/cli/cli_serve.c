@@ -29,7 +29,7 @@ static const char help[] =
     "                   [--tick DURATION] [--workers N] [--exporters LIST] [--speed N|max] [--batch N]\n"
     "                   [--http-auth-file FILE] [--tls-cert FILE --tls-key FILE] [--http-max-connections N]\n"
     "                   [--http-timeout DURATION] [--trace-dir DIR] [--shard I/N]\n"
-    "                   [--kubeconfig FILE|incluster]\n"
+    "                   [--kubeconfig FILE|incluster] [--time emulated|wall] [--wait-agents N] [--agent-wait D]\n"
     "\n"
     "Runs every node of the cluster spec: renders (or resumes) one segment per node under the root,\n"
     "steps every node each tick, and serves a page at / and /telemetry/<node>, /control/<node>,\n"
@@ -53,6 +53,7 @@ static const char help[] =
     "                       faster (agents see counters move N times faster); max: ticks back to back\n"
     "  --batch N            at --speed max: a node steps and publishes once per N ticks, and in between\n"
     "                       only when its load or limits change (SIM_BATCH_TICKS); default 300, 1: every tick\n"
+    CLI_TIME_HELP("                       ")
     "  --http-auth-file FILE  HTTP basic auth for every route but /healthz; the file's first line is\n"
     "                       user:password (SIM_HTTP_AUTH_FILE); default none\n"
     "  --tls-cert FILE      serve HTTPS with this PEM certificate (SIM_TLS_CERT); needs --tls-key\n"
@@ -159,6 +160,8 @@ int cmd_serve(int argc, char **argv)
         {"http-timeout", required_argument, 0, 'T'}, {"trace-dir", required_argument, 0, 'D'},
         {"shard", required_argument, 0, 'H'},
         {"kubeconfig", required_argument, 0, 'k'},
+        {"time", required_argument, 0, 'E'}, {"wait-agents", required_argument, 0, 'N'},
+        {"agent-wait", required_argument, 0, 'W'},
         {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
     struct engine_config cfg = {
         .spec_path = cli_env("SIM_CLUSTER_SPEC"), .profiles_dir = cli_env("SIM_PROFILES_DIR"),
@@ -176,6 +179,7 @@ int cmd_serve(int argc, char **argv)
     const char *trace_dir = cli_env("SIM_TRACE_DIR"), *trace_dir_from = "SIM_TRACE_DIR";
     const char *shard = cli_env("SIM_SHARD"), *shard_from = "SIM_SHARD";
     const char *kubeconfig = cli_env("SIM_KUBECONFIG"), *kubeconfig_from = "SIM_KUBECONFIG";
+    const char *time = cli_env("SIM_TIME"), *wait_agents = cli_env("SIM_WAIT_AGENTS"), *agent_wait = cli_env("SIM_AGENT_WAIT");
     int c;
     opterr = 0;
     optind = 1;
@@ -198,6 +202,9 @@ int cmd_serve(int argc, char **argv)
         case 'D': trace_dir = optarg, trace_dir_from = "--trace-dir"; break;
         case 'H': shard = optarg, shard_from = "--shard"; break;
         case 'k': kubeconfig = optarg, kubeconfig_from = "--kubeconfig"; break;
+        case 'E': time = optarg; break;
+        case 'N': wait_agents = optarg; break;
+        case 'W': agent_wait = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_bad_option("serve", argv, opts);
         }
@@ -240,6 +247,9 @@ int cmd_serve(int argc, char **argv)
     if (speed && cli_parse_speed(speed, &cfg.speed))
         return cli_usage_error("serve", "%s=\"%s\" is not a speed: a number from 1 to 1000000, or max", speed_from,
                                speed);
+    if (cli_time_options("serve", time, wait_agents, agent_wait, &cfg.time_emulated, &cfg.wait_agents,
+                         &cfg.agent_wait_ns))
+        return EXIT_USAGE;
     if (batch && cli_parse_batch(batch, &cfg.batch_ticks))
         return cli_usage_error("serve", "%s=\"%s\" is not a number of ticks from 1 to 1000000", batch_from, batch);
     if (shard && cli_parse_shard("serve", shard, shard_from, &cfg.shard_index, &cfg.shard_count))

@@ -5,6 +5,7 @@
  * in the future, so nodes are always stepped to wall time, never replayed. */
 #include "engine.h"
 
+#include "engine_clock.h"
 #include "load.h"
 #include "events.h"
 #include "root.h"
@@ -338,10 +339,14 @@ static void tick_all(struct engine *e)
 
 int64_t engine_tick(struct engine *e)
 {
+    if (e->clock && e->cfg.speed == ENGINE_SPEED_MAX) /* the agents' deadlines before this tick */
+        engine_clock_serve(e, e->tick_mono + e->cfg.tick_ns);
     int64_t t0 = now_of(CLOCK_MONOTONIC);
     tick_all(e);
     int64_t took = now_of(CLOCK_MONOTONIC) - t0;
     record_tick(e, took);
+    if (e->clock)
+        engine_clock_ticked(e);
     return took;
 }
 
@@ -572,6 +577,8 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
     e->cfg = *cfg;
     if (e->cfg.batch_ticks <= 0)
         e->cfg.batch_ticks = ENGINE_BATCH_TICKS;
+    if (e->cfg.time_emulated && e->cfg.speed == ENGINE_SPEED_MAX)
+        e->cfg.batch_ticks = 1; /* agents read between ticks: every node's lines must be current */
     int rc = model_load_profiles(&e->profiles, cfg->profiles_dir);
     if (rc == 0)
         rc = model_load_spec(&e->spec, cfg->spec_path, &e->profiles);
@@ -589,6 +596,7 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
         say(e, "%s", err);
         return -1;
     }
+    e->root_shared = shared;
     /* one engine per root, before anything in it is touched (held until engine_stop) */
     e->lock_fd = root_lock(cfg->root, err, sizeof err);
     if (e->lock_fd < 0) {
@@ -699,6 +707,10 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
     history_init(e->history);
     e->next = new_telemetry(e->nnodes);
     tick_all(e); /* a first snapshot, so that HTTP has something from the start */
+    if (engine_clock_start(e, err, sizeof err)) { /* --time emulated: the agents' clock at this tick */
+        say(e, "%s", err);
+        return -1;
+    }
     if (cfg->workers > 1) {
         pthread_barrier_init(&e->start, NULL, (unsigned)cfg->workers);
         pthread_barrier_init(&e->done, NULL, (unsigned)cfg->workers);
@@ -715,6 +727,7 @@ int engine_start(struct engine *e, const struct engine_config *cfg)
 
 void engine_stop(struct engine *e)
 {
+    engine_clock_stop(e); /* first: agents waiting on the clock go on in wall time */
     if (e->threads) {
         e->stop = 2;
         pthread_barrier_wait(&e->start);

@@ -17,6 +17,7 @@
 #include <urcu-bp.h>
 
 struct event_log;
+struct engine_clock;
 
 struct engine_config {
     const char *spec_path;    /* NULL: the embedded specs/smoke.yaml */
@@ -55,9 +56,20 @@ struct engine_config {
     /* --shard index/count (count 0 or 1: every node): only the nodes of the spec that are this
      * shard's (spec_keep_shard) are opened, stepped and served. */
     int shard_index, shard_count;
+    /* --time emulated (docs/time.md): the engine shares its emulated clock with the agents of
+     * its root (<root>/clock, seg_clock.h) and, at --speed max, moves time on only when each of
+     * them waits (every node then steps every tick: batch_ticks is 1). wait_agents: the first
+     * tick after the start waits until so many agent threads have joined (at most
+     * ENGINE_WAIT_AGENTS_NS of wall time). agent_wait_ns: how long an agent may run or stay
+     * silent, in wall time, before time goes on without it (0: ENGINE_AGENT_WAIT_NS). */
+    bool time_emulated;
+    int wait_agents;
+    int64_t agent_wait_ns;
 };
 #define ENGINE_SPEED_MAX (-1.0)
 #define ENGINE_BATCH_TICKS 300
+#define ENGINE_AGENT_WAIT_NS 10000000000LL
+#define ENGINE_WAIT_AGENTS_NS 60000000000LL
 
 struct engine;
 /* What a layer above (engine/runs) runs at every tick on the tick thread, with no worker
@@ -147,6 +159,7 @@ struct engine {
     struct node *nodes;
     int nnodes;
     struct event_log *events;
+    bool root_shared;            /* a setgid root (root_prepare): shared files group read-write */
     int lock_fd;                 /* <root>/.lock, flocked for the engine's life (root.h root_lock) */
     struct telemetry *telemetry; /* RCU pointer */
     struct telemetry *next;      /* being filled by the workers */
@@ -185,6 +198,7 @@ struct engine {
     uint64_t batch_pos;
     bool full_tick;
     int64_t next_full_mono;
+    struct engine_clock *clock; /* --time emulated: the clock shared with the agents (engine_clock.h) */
 };
 
 /* Loads profiles and spec (their problems printed by engine/model/load.c), prepares the root,

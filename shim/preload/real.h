@@ -8,14 +8,22 @@
 #include <dirent.h>
 #include <ftw.h>
 #include <glob.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/statfs.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 
 struct statx;
 
@@ -165,7 +173,41 @@ struct statx;
     X(int, posix_spawnp, (pid_t *, const char *, const posix_spawn_file_actions_t *,               \
                           const posix_spawnattr_t *, char *const[], char *const[]))                 \
     X(int, system, (const char *))                                                                 \
-    X(FILE *, popen, (const char *, const char *))
+    X(FILE *, popen, (const char *, const char *))                                                 \
+    /* time (emutime.h: only under HWEMU_TIME=emulated) */                                         \
+    X(int, clock_gettime, (clockid_t, struct timespec *))                                          \
+    X(int, gettimeofday, (struct timeval *restrict, void *restrict))                               \
+    X(time_t, time, (time_t *))                                                                    \
+    X(int, timespec_get, (struct timespec *, int))                                                 \
+    X(int, clock_nanosleep, (clockid_t, int, const struct timespec *, struct timespec *))          \
+    X(int, nanosleep, (const struct timespec *, struct timespec *))                                \
+    X(unsigned int, sleep, (unsigned int))                                                         \
+    X(int, usleep, (useconds_t))                                                                   \
+    X(int, timerfd_settime, (int, int, const struct itimerspec *, struct itimerspec *))            \
+    X(int, timer_settime, (timer_t, int, const struct itimerspec *, struct itimerspec *))          \
+    X(int, setitimer, (__itimer_which_t, const struct itimerval *, struct itimerval *))            \
+    X(unsigned int, alarm, (unsigned int))                                                         \
+    /* waits with timeouts (wrap_wait.c) */                                                        \
+    X(int, select, (int, fd_set *, fd_set *, fd_set *, struct timeval *))                          \
+    X(int, pselect, (int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *)) \
+    X(int, poll, (struct pollfd *, nfds_t, int))                                                   \
+    X(int, ppoll, (struct pollfd *, nfds_t, const struct timespec *, const sigset_t *))            \
+    X(int, epoll_wait, (int, struct epoll_event *, int, int))                                      \
+    X(int, epoll_pwait, (int, struct epoll_event *, int, int, const sigset_t *))                   \
+    X(int, epoll_pwait2, (int, struct epoll_event *, int, const struct timespec *, const sigset_t *)) \
+    X(int, pthread_cond_timedwait, (pthread_cond_t *, pthread_mutex_t *, const struct timespec *)) \
+    X(int, pthread_cond_clockwait, (pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *)) \
+    X(int, pthread_mutex_timedlock, (pthread_mutex_t *, const struct timespec *))                  \
+    X(int, pthread_mutex_clocklock, (pthread_mutex_t *, clockid_t, const struct timespec *))       \
+    X(int, sem_timedwait, (sem_t *, const struct timespec *))                                      \
+    X(int, sem_clockwait, (sem_t *, clockid_t, const struct timespec *))                           \
+    /* processes (wrap_proc.c) */                                                                  \
+    X(pid_t, fork, (void))                                                                         \
+    X(pid_t, waitpid, (pid_t, int *, int))                                                         \
+    X(pid_t, wait, (int *))                                                                        \
+    X(pid_t, wait3, (int *, int, struct rusage *))                                                 \
+    X(pid_t, wait4, (pid_t, int *, int, struct rusage *))                                          \
+    X(int, waitid, (idtype_t, id_t, siginfo_t *, int))
 
 #define SHIM_DECLARE(ret, name, args) extern ret(*real_##name) args;
 SHIM_SYMBOLS(SHIM_DECLARE)

@@ -5,6 +5,7 @@
 #include "alias.h"
 #include "cpufault.h"
 #include "emu.h"
+#include "emutime.h"
 #include "exec_env.h"
 #include "real.h"
 #include "stream.h"
@@ -13,6 +14,7 @@ __attribute__((constructor)) static void shim_init(void)
 {
     shim_resolve();
     stream_init();
+    emutime_init(); /* --time emulated: the engine's clock, before main() reads any time */
     if (emu_init() == 0) {
         exec_keep_env(); /* what a program it starts needs to stay on the node */
         alias_adopt(); /* emulated files a parent left on low numbers across exec */
@@ -24,4 +26,5 @@ __attribute__((constructor)) static void shim_init(void)
 __attribute__((destructor)) static void shim_fini(void)
 {
     alias_flush_all();
+    emutime_exit(); /* the exiting thread's clock slot (the others': the engine sees them gone) */
 }

@@ -12,6 +12,7 @@
  * given whole keeps every other variable as given. The seccomp route needs none of this: its
  * filter is inherited across every exec. Every start, system and popen included, begins the new
  * program with the host's RDTSC (tsctrap.c). */
+#include "emutime.h"
 #include "exec_env.h"
 #include "real.h"
 #include "tsctrap.h"
@@ -148,36 +149,63 @@ static char **with_node(char *const env[], char *made[N_LISTS])
 }
 
 /* Runs call with env, or with env and the node's variables, with the host's RDTSC for the new
- * image (tsctrap.c): the call's result, errno as it left it. */
-#define WITH_NODE(env, call_with)                                                                                      \
+ * image (tsctrap.c): the call's result into rc, errno as it left it. */
+#define WITH_NODE(env, call_with, rc)                                                                                  \
     do {                                                                                                               \
         char *made_[N_LISTS];                                                                                          \
         char **full_ = with_node((env), made_);                                                                        \
         char *const *use_ = full_ ? full_ : (env);                                                                     \
         bool tsc_ = tsc_exec_begin();                                                                                  \
-        int rc_ = (call_with);                                                                                         \
+        (rc) = (call_with);                                                                                            \
         int err_ = errno;                                                                                              \
         tsc_exec_end(tsc_);                                                                                            \
         free(full_);                                                                                                   \
         for (size_t l_ = 0; l_ < N_LISTS; l_++)                                                                        \
             free(made_[l_]);                                                                                           \
         errno = err_;                                                                                                  \
+    } while (0)
+
+/* An exec: the program goes on holding this process's clock slot (emutime.h), with the node's
+ * variables. */
+#define EXEC_WITH(envp, call_with)                                                                                     \
+    do {                                                                                                               \
+        char **clocked_ = emutime_exec_env((envp), -1);                                                                \
+        char *const *env_ = clocked_ ? clocked_ : (envp);                                                              \
+        int rc_;                                                                                                       \
+        WITH_NODE(env_, call_with, rc_);                                                                               \
+        int e_ = errno;                                                                                                \
+        free(clocked_);                                                                                                \
+        errno = e_;                                                                                                    \
+        return rc_;                                                                                                    \
+    } while (0)
+
+/* A spawn: the child holds the clock from its start on a slot claimed for it here. */
+#define SPAWN_WITH(pid, envp, call_with)                                                                               \
+    do {                                                                                                               \
+        int slot_ = emutime_fork_prepare();                                                                            \
+        char **clocked_ = emutime_exec_env((envp), slot_);                                                             \
+        char *const *env_ = clocked_ ? clocked_ : (envp);                                                              \
+        pid_t child_ = 0, *pid_ = (pid) ? (pid) : &child_;                                                             \
+        int rc_;                                                                                                       \
+        WITH_NODE(env_, call_with, rc_);                                                                               \
+        emutime_spawned(slot_, rc_, *pid_);                                                                            \
+        free(clocked_);                                                                                                \
         return rc_;                                                                                                    \
     } while (0)
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    WITH_NODE(envp, REAL(execve)(path, argv, use_));
+    EXEC_WITH(envp, REAL(execve)(path, argv, use_));
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    WITH_NODE(envp, REAL(execvpe)(file, argv, use_));
+    EXEC_WITH(envp, REAL(execvpe)(file, argv, use_));
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    WITH_NODE(envp, REAL(fexecve)(fd, argv, use_));
+    EXEC_WITH(envp, REAL(fexecve)(fd, argv, use_));
 }
 
 EXPORT int execv(const char *path, char *const argv[])
@@ -231,13 +259,13 @@ EXPORT int execle(const char *path, const char *arg, ...)
 EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
                        const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    WITH_NODE(envp, REAL(posix_spawn)(pid, path, fa, attr, argv, use_));
+    SPAWN_WITH(pid, envp, REAL(posix_spawn)(pid_, path, fa, attr, argv, use_));
 }
 
 EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
                         const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-    WITH_NODE(envp, REAL(posix_spawnp)(pid, file, fa, attr, argv, use_));
+    SPAWN_WITH(pid, envp, REAL(posix_spawnp)(pid_, file, fa, attr, argv, use_));
 }
 
 /* system and popen start /bin/sh through glibc's internal posix_spawn, which no wrapper sees:

@@ -1,0 +1,433 @@
+/* emutime: the shim's side of the emulated clock; see emutime.h, seg_clock.h and docs/time.md.
+ * A process holds a slot for its main thread from its start (its own, or the one its parent
+ * handed down through fork, exec or spawn); another thread claims one the first time it waits
+ * on time. A thread frees its slot at its exit (a thread-specific key's destructor), the main
+ * thread at the process's exit (the shim's destructor), first handing RUNNING back to a parent
+ * that waits for it. */
+#include "emutime.h"
+
+#include "real.h"
+#include "seg_clock.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* How long one real slice of a wait on descriptors or locks lasts at --speed max: the most an
+ * agent waiting on both takes to notice that time reached its deadline. */
+#define SLICE_NS 1000000LL
+/* How long a wait on the clock's futex lasts before the engine is checked for being alive. */
+#define ALIVE_NS 1000000000LL
+
+static struct seg_clock clk;
+static bool on;
+static const char *node_name;
+static pthread_key_t slot_key;
+static __thread int slot = -1;
+/* the parent's slot and pid, when the parent is an agent of the clock (its slot waits for us) */
+static int parent_slot = -1;
+static pid_t parent_pid;
+/* the slots this process claimed for its children, freed when it reaps them (a child that exits
+ * keeps holding time until then: its parent has not seen it end yet) */
+#define CHILDREN 256
+static _Atomic pid_t child_pid[CHILDREN];
+static int child_slot_of[CHILDREN];
+
+static void child_add(pid_t pid, int i)
+{
+    for (int k = 0; k < CHILDREN; k++) {
+        pid_t free_pid = 0;
+        if (atomic_compare_exchange_strong(&child_pid[k], &free_pid, pid)) {
+            child_slot_of[k] = i;
+            return;
+        }
+    }
+    /* a full table: the engine frees the slot once the child is gone */
+}
+/* the engine died without stopping the clock (kill -9): time goes on in wall time from here */
+static _Atomic int64_t dead_emu, dead_real;
+static _Atomic bool dead;
+
+bool emutime_on(void)
+{
+    return on;
+}
+
+int64_t emutime_real_mono(void)
+{
+    struct timespec ts;
+    REAL(clock_gettime)(CLOCK_MONOTONIC, &ts);
+    return emutime_ns_of(&ts);
+}
+
+int64_t emutime_mono(void)
+{
+    int64_t r = emutime_real_mono();
+    if (atomic_load_explicit(&dead, memory_order_acquire))
+        return atomic_load(&dead_emu) + (r - atomic_load(&dead_real));
+    return seg_clock_now(&clk, r);
+}
+
+int64_t emutime_after(int64_t rel_ns)
+{
+    if (rel_ns < 0)
+        return INT64_MAX;
+    int64_t now = emutime_mono();
+    return rel_ns > INT64_MAX - now ? INT64_MAX : now + rel_ns;
+}
+
+bool emutime_clock(clockid_t id, int64_t *ns)
+{
+    switch (id) {
+    case CLOCK_REALTIME:
+    case CLOCK_REALTIME_COARSE:
+    case CLOCK_REALTIME_ALARM:
+        *ns = emutime_mono() + clk.h->realtime_off;
+        return true;
+    case CLOCK_MONOTONIC:
+    case CLOCK_MONOTONIC_COARSE:
+    case CLOCK_MONOTONIC_RAW:
+        *ns = emutime_mono();
+        return true;
+    case CLOCK_BOOTTIME:
+    case CLOCK_BOOTTIME_ALARM:
+        *ns = emutime_mono() + clk.h->boottime_off;
+        return true;
+    default: /* the CPU-time clocks, CLOCK_TAI, dynamic clocks: the host's */
+        return false;
+    }
+}
+
+bool emutime_to_mono(clockid_t id, int64_t t, int64_t *mono)
+{
+    int64_t now_id, now = emutime_mono();
+    if (!emutime_clock(id, &now_id))
+        return false;
+    *mono = t - (now_id - now);
+    return true;
+}
+
+static void release_slot(void *value)
+{
+    (void)value;
+    emutime_release_thread();
+}
+
+void emutime_release_thread(void)
+{
+    if (on && slot >= 0) {
+        seg_clock_release(&clk, slot);
+        slot = -1;
+        pthread_setspecific(slot_key, NULL);
+    }
+}
+
+/* "index:token" of HWEMU_CLOCK_SLOT / "index:pid" of HWEMU_CLOCK_PARENT */
+static bool stepped(void);
+static bool stepped_now(void)
+{
+    return stepped();
+}
+
+static bool two_numbers(const char *v, long *a, unsigned long *b)
+{
+    char *end;
+    if (!v)
+        return false;
+    *a = strtol(v, &end, 10);
+    if (*end != ':')
+        return false;
+    *b = strtoul(end + 1, &end, 10);
+    return !*end;
+}
+
+static void say_and_exit(const char *what)
+{
+    char msg[1400];
+    int n = snprintf(msg, sizeof msg, "hwemu-shim: --time emulated: %s\n", what);
+    if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
+        _exit(1);
+    _exit(1);
+}
+
+void emutime_init(void)
+{
+    const char *mode = getenv("HWEMU_TIME");
+    if (!mode || strcmp(mode, "emulated"))
+        return;
+    const char *root = getenv("HWEMU_ROOT");
+    char path[PATH_MAX], err[1100];
+    if (seg_clock_path(root && *root ? root : "/dev/shm/hwemu", path, sizeof path))
+        say_and_exit("HWEMU_ROOT is too long");
+    if (seg_clock_open(&clk, path, err, sizeof err))
+        say_and_exit(err);
+    node_name = getenv("HWEMU_NODE");
+    pthread_key_create(&slot_key, release_slot);
+    on = true;
+    /* the slot a parent handed down (exec, spawn), else one of our own: held from here on */
+    extern char *program_invocation_short_name;
+    long i;
+    unsigned long v;
+    if (two_numbers(getenv("HWEMU_CLOCK_SLOT"), &i, &v) &&
+        seg_clock_adopt(&clk, (int)i, (uint32_t)v, getpid(), gettid(), program_invocation_short_name))
+        slot = (int)i;
+    if (two_numbers(getenv("HWEMU_CLOCK_PARENT"), &i, &v) && (pid_t)v == getppid())
+        parent_slot = (int)i, parent_pid = (pid_t)v;
+    unsetenv("HWEMU_CLOCK_SLOT");
+    unsetenv("HWEMU_CLOCK_PARENT");
+    if (slot < 0 && atomic_load(&clk.h->state) == SEG_CLOCK_STEPPED)
+        slot = seg_clock_claim(&clk, getpid(), gettid(), node_name, program_invocation_short_name);
+    if (slot >= 0)
+        pthread_setspecific(slot_key, (void *)1);
+}
+
+int emutime_fork_prepare(void)
+{
+    if (!on || slot < 0) /* a thread outside the protocol starts children outside it */
+        return -1;
+    extern char *program_invocation_short_name;
+    return seg_clock_claim(&clk, getpid(), gettid(), node_name, program_invocation_short_name);
+}
+
+void emutime_fork_child(int child_slot)
+{
+    if (!on)
+        return;
+    parent_slot = slot;
+    parent_pid = getppid();
+    slot = child_slot;
+    for (int k = 0; k < CHILDREN; k++) /* the parent's children are not ours */
+        atomic_store(&child_pid[k], 0);
+    if (slot >= 0) {
+        atomic_store(&clk.slots[slot].pid, getpid());
+        atomic_store(&clk.slots[slot].tid, gettid());
+    }
+}
+
+void emutime_spawned(int child_slot, int rc, pid_t child)
+{
+    if (child_slot < 0)
+        return;
+    if (rc) {
+        seg_clock_release(&clk, child_slot);
+        return;
+    }
+    atomic_store(&clk.slots[child_slot].pid, child);
+    atomic_store(&clk.slots[child_slot].tid, child);
+    child_add(child, child_slot);
+}
+
+void emutime_reaped(pid_t pid)
+{
+    if (!on || pid <= 0)
+        return;
+    for (int k = 0; k < CHILDREN; k++)
+        if (atomic_load(&child_pid[k]) == pid) {
+            int i = child_slot_of[k];
+            atomic_store(&child_pid[k], 0);
+            if (atomic_load(&clk.slots[i].pid) == pid) /* still the child's (not taken over by another) */
+                seg_clock_release(&clk, i);
+            return;
+        }
+}
+
+char **emutime_exec_env(char *const env[], int child_slot)
+{
+    int i = child_slot >= 0 ? child_slot : slot;
+    if (!on || i < 0)
+        return NULL;
+    size_t n = 0;
+    while (env && env[n])
+        n++;
+    char **out = malloc((n + 3) * sizeof *out);
+    static __thread char slot_var[64], parent_var[64];
+    if (!out)
+        return NULL;
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++)
+        if (strncmp(env[j], "HWEMU_CLOCK_SLOT=", 17) && strncmp(env[j], "HWEMU_CLOCK_PARENT=", 19))
+            out[k++] = env[j];
+    snprintf(slot_var, sizeof slot_var, "HWEMU_CLOCK_SLOT=%d:%u", i, atomic_load(&clk.slots[i].token));
+    out[k++] = slot_var;
+    int pslot = child_slot >= 0 ? slot : parent_slot;
+    pid_t ppid = child_slot >= 0 ? getpid() : parent_pid;
+    if (pslot >= 0) {
+        snprintf(parent_var, sizeof parent_var, "HWEMU_CLOCK_PARENT=%d:%d", pslot, (int)ppid);
+        out[k++] = parent_var;
+    }
+    out[k] = NULL;
+    return out;
+}
+
+void emutime_exit(void)
+{
+    if (!on)
+        return;
+    /* a child of an agent keeps its slot until its parent reaps it (emutime_reaped) */
+    if (parent_slot >= 0 && getppid() == parent_pid && slot >= 0 && pthread_getspecific(slot_key))
+        return;
+    emutime_release_thread();
+}
+
+void emutime_wait_child_begin(void)
+{
+    if (on && slot >= 0 && stepped_now())
+        seg_clock_block(&clk, slot, SEG_CLOCK_WAIT_CHILD);
+}
+
+void emutime_wait_child_end(void)
+{
+    if (on && slot >= 0 && atomic_load(&clk.slots[slot].state) != SEG_SLOT_RUNNING)
+        seg_clock_run(&clk, slot);
+}
+
+/* The calling thread's slot, claimed on its first wait: -1 when every slot is taken (the thread
+ * then waits in the clock's time without the engine knowing: said once). */
+static int my_slot(void)
+{
+    if (slot >= 0)
+        return slot;
+    extern char *program_invocation_short_name;
+    slot = seg_clock_claim(&clk, getpid(), gettid(), node_name, program_invocation_short_name);
+    if (slot >= 0) {
+        pthread_setspecific(slot_key, (void *)1);
+    } else {
+        static _Atomic bool said;
+        if (!atomic_exchange(&said, true)) {
+            static const char msg[] = "hwemu-shim: --time emulated: every slot of the engine's clock is taken; "
+                                      "this thread's waits do not hold the engine's time\n";
+            if (write(2, msg, sizeof msg - 1) < 0)
+                return -1;
+        }
+    }
+    return slot;
+}
+
+/* Has the engine gone without stopping the clock? Then time goes on in wall time from now. */
+static bool check_dead(void)
+{
+    if (atomic_load(&dead))
+        return true;
+    if (!seg_clock_engine_gone(&clk) || atomic_load(&clk.h->state) == SEG_CLOCK_STOPPED)
+        return false;
+    atomic_store(&dead_emu, seg_clock_now(&clk, emutime_real_mono()));
+    atomic_store(&dead_real, emutime_real_mono());
+    atomic_store_explicit(&dead, true, memory_order_release);
+    return true;
+}
+
+/* Is the clock stepped by a live engine (the protocol applies)? */
+static bool stepped(void)
+{
+    return !atomic_load_explicit(&dead, memory_order_acquire) &&
+           atomic_load_explicit(&clk.h->state, memory_order_acquire) == SEG_CLOCK_STEPPED;
+}
+
+/* The real CLOCK_MONOTONIC at which emulated time reaches deadline (not stepped). */
+static int64_t real_at(int64_t deadline)
+{
+    if (atomic_load(&dead)) {
+        int64_t d = deadline - atomic_load(&dead_emu);
+        return d > INT64_MAX - atomic_load(&dead_real) ? INT64_MAX : atomic_load(&dead_real) + d;
+    }
+    return seg_clock_real_at(&clk, deadline);
+}
+
+int emutime_sleep_until(int64_t deadline)
+{
+    for (;;) {
+        if (emutime_mono() >= deadline)
+            return 0;
+        if (!stepped()) {
+            int64_t r = real_at(deadline);
+            struct timespec ts = emutime_ts_of(r == INT64_MAX ? emutime_real_mono() + ALIVE_NS : r);
+            int rc = REAL(clock_nanosleep)(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+            if (rc == EINTR)
+                return EINTR;
+            continue; /* the pair may have moved: look again */
+        }
+        int i = my_slot();
+        if (i < 0) { /* no slot: wait for time to come without holding it */
+            uint32_t seen = atomic_load(&clk.h->now_futex);
+            if (emutime_mono() < deadline && seg_clock_wait_now(&clk, seen, ALIVE_NS) == EINTR)
+                return EINTR;
+            check_dead();
+            continue;
+        }
+        seg_clock_block(&clk, i, deadline);
+        int rc = 0;
+        for (;;) {
+            uint32_t seen = atomic_load_explicit(&clk.h->now_futex, memory_order_acquire);
+            if (emutime_mono() >= deadline || !stepped())
+                break;
+            int e = seg_clock_wait_now(&clk, seen, ALIVE_NS);
+            if (e == EINTR) {
+                rc = EINTR;
+                break;
+            }
+            if (e == ETIMEDOUT && check_dead())
+                break;
+        }
+        seg_clock_run(&clk, i);
+        if (rc)
+            return rc;
+        if (emutime_mono() >= deadline) {
+            atomic_fetch_add_explicit(&clk.h->wakeups, 1, memory_order_relaxed);
+            return 0;
+        }
+    }
+}
+
+bool emutime_wait(int64_t deadline, emutime_op *op, void *ctx)
+{
+    for (;;) {
+        if (deadline != INT64_MAX && emutime_mono() >= deadline)
+            return false;
+        if (!stepped() || deadline == INT64_MAX) {
+            /* wall or scaled time, or no deadline: one real wait to the deadline's real time,
+             * the thread counted as waiting (past any deadline) meanwhile */
+            int i = stepped() ? slot : -1;
+            if (i >= 0)
+                seg_clock_block(&clk, i, INT64_MAX);
+            int64_t r = deadline == INT64_MAX ? INT64_MAX : real_at(deadline);
+            if (r == INT64_MAX && deadline != INT64_MAX) /* stepped since: look again */
+                r = emutime_real_mono() + SLICE_NS;
+            bool done = op(ctx, r);
+            if (i >= 0)
+                seg_clock_run(&clk, i);
+            if (done)
+                return true;
+            continue; /* timed out in real time: the emulated deadline decides */
+        }
+        /* ready at once (data waiting, a free lock): over without ever counting as waiting, so
+         * time cannot move between the call and its answer */
+        if (op(ctx, emutime_real_mono()))
+            return true;
+        int i = my_slot();
+        if (i >= 0)
+            seg_clock_block(&clk, i, deadline);
+        bool done = false;
+        int64_t checked = emutime_real_mono();
+        while (stepped() && emutime_mono() < deadline) {
+            int64_t r = emutime_real_mono();
+            if ((done = op(ctx, r + SLICE_NS)))
+                break;
+            if (r - checked > ALIVE_NS) {
+                checked = r;
+                check_dead();
+            }
+        }
+        if (i >= 0)
+            seg_clock_run(&clk, i);
+        if (done)
+            return true;
+        if (emutime_mono() >= deadline) {
+            atomic_fetch_add_explicit(&clk.h->wakeups, 1, memory_order_relaxed);
+            return false;
+        }
+    }
+}

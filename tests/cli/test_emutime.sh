@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Agents in emulated time (docs/time.md): `sleep 5` under `hwemu exec --time emulated` against an
+# engine at --speed max takes far less than 5 s of wall time while `date` moves by exactly 5 s,
+# and a Python agent (tests/emutime/agent.py: reads energy_uj every 20 s of its clock, caps the
+# package past a threshold) runs in the loop of `hwemu run --speed max --time emulated
+# --wait-agents 1`: its reads are exactly 20 emulated seconds apart, its cap is the engine's
+# write event at the emulated time it chose, and three runs give the same agent log, the same
+# write events and byte-identical jobs.jsonl, course.jsonl and summary.json (but runId, see
+# docs/runs.md "Repeatability"), the third beside a CPU hog; select, poll, epoll, an event, a
+# lock and a condition waited on with a timeout of 5 s take 5 emulated seconds exactly. The same at --speed 10: the agent's
+# reads 20 emulated seconds apart and the jobs' ends near --speed max's. A Go program under --time emulated is refused with the reason.
+# Expected values: the agent's own period (20 s) and threshold; the engine's outputs of the
+# first run. Usage: test_emutime.sh HWEMU_BINARY   (run from the source tree)
+set -u
+hwemu=$(realpath "$1")
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d /tmp/emutime-test.XXXXXX)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+one=tests/runs/one.yaml
+
+# --- A. sleep 5 and date -----------------------------------------------------------------------
+# --wait-agents 1: the engine's first tick waits for the agent (one that joins a running engine
+# may see time move once, by the tick the engine was computing: docs/time.md "Limits")
+"$hwemu" serve --spec "$one" --root "$tmp/ra" --addr 127.0.0.1:0 --speed max --time emulated --wait-agents 1 >"$tmp/a.log" 2>&1 &
+pids+=($!)
+until_ok 15 test -e "$tmp/ra/clock" || bad "A: the engine made no clock ($(cat "$tmp/a.log"))"
+t0=$(date +%s%N)
+out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/ra" -- sh -c 'date +%s%N; sleep 5; date +%s%N' 2>&1)
+wall=$(( $(date +%s%N) - t0 ))
+read -r d0 d1 <<<"$(echo $out)"
+if [ -n "${d1:-}" ] && [ $((d1 - d0)) -eq 5000000000 ]; then ok; else bad "A: date moved by $((${d1:-0} - ${d0:-0})) ns, not 5 s: $out"; fi
+# far less than 5 s of wall time (a loaded 2-core machine: 2.5 s is still half of it)
+if [ "$wall" -lt 2500000000 ]; then ok; else bad "A: sleep 5 took $wall ns of wall time"; fi
+# the same without --time emulated: the host's clock (the engine's time runs far ahead of it)
+out=$("$hwemu" exec --node cpu-0 --root "$tmp/ra" -- sh -c 'date +%s; sleep 1; date +%s')
+read -r h0 h1 <<<"$(echo $out)"
+if [ $((h1 - h0)) -ge 1 ] && [ $((h1 - h0)) -le 2 ]; then ok; else bad "A: wall time moved $((h1 - h0)) s over sleep 1"; fi
+# a Go (static) program is refused with the reason, not run in the wrong time
+gobin=$(command -v go || ls /usr/local/go/bin/go 2>/dev/null)
+if [ -n "$gobin" ]; then
+    err=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/ra" -- "$gobin" version 2>&1); rc=$?
+    if [ $rc -eq 1 ] && grep -q "cannot give it emulated time" <<<"$err"; then ok; else bad "A: go under --time emulated: rc $rc: $err"; fi
+fi
+# the waits with timeouts (tests/emutime/waits.py): each 5 s of emulated time exactly (the engine
+# moves time to their deadlines), a ready descriptor none
+out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/ra" -- python3 tests/emutime/waits.py 2>&1)
+want="select-sleep 5.0
+select-pipe 5.0
+poll-pipe 5.0
+epoll-pipe 5.0
+event-wait 5.0
+lock-acquire 5.0
+condition-wait 5.0
+poll-ready 0.0"
+if [ "$out" = "$want" ]; then ok; else bad "A: the waits: $out"; fi
+# an engine without --time emulated: exec --time emulated says how to start it
+"$hwemu" serve --spec "$one" --root "$tmp/rw" --addr 127.0.0.1:0 --speed max >"$tmp/w.log" 2>&1 &
+pids+=($!)
+until_ok 15 test -e "$tmp/rw/cpu-0.seg"
+err=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/rw" -- true 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "start the engine with --time emulated" <<<"$err"; then ok; else bad "A: no clock: rc $rc: $err"; fi
+
+# run_with_agent DIR SPEED: `hwemu run` of the trace with tests/emutime/agent.py in its loop (its
+# log DIR/agent.log; stopped once the run ends)
+run_with_agent() {
+    local d=$1 speed=$2 rp ap
+    mkdir -p "$d"
+    "$hwemu" run --spec "$one" --trace "$tmp/trace.jsonl" --root "$d/root" --runs-dir "$d/runs" --speed "$speed" \
+        --time emulated --wait-agents 1 --json >"$d/status.json" 2>"$d/run.err" &
+    rp=$!
+    until_ok 15 test -e "$d/root/clock"
+    "$hwemu" exec --time emulated --node cpu-0 --root "$d/root" -- python3 tests/emutime/agent.py "$d/agent.log" 60 \
+        2>"$d/agent.err" &
+    ap=$!
+    pids+=($ap)
+    wait $rp || bad "$d: the run failed: $(cat "$d/run.err")"
+    kill $ap 2>/dev/null
+    wait $ap 2>/dev/null
+}
+
+# --- B. a Python agent in the loop of a run, three times ---------------------------------------
+"$hwemu" trace generate --jobs 12 --seed 11 --time-scale 60 --gpu-ratio 0 --out "$tmp/trace.jsonl" 2>/dev/null
+for i in 1 2 3; do
+    hog=
+    if [ $i = 3 ]; then (while :; do :; done) & hog=$!; fi # the third beside a CPU hog
+    run_with_agent "$tmp/b$i" max
+    [ -n "$hog" ] && kill $hog
+done
+d="$tmp/b1"
+# reads exactly 20 emulated seconds apart, from the agent's start
+python3 - "$d/agent.log" <<'PY' && ok || bad "B: the agent's reads: $(cat "$d/agent.log")"
+import sys
+lines = [l.split() for l in open(sys.argv[1])]
+t = [int(l[1]) for l in lines if l[0] in ("start", "read")]
+assert len(t) >= 3, t
+assert all(b - a == 20 * 10**9 for a, b in zip(t, t[1:])), t
+assert any(l[0] == "cap" for l in lines), lines
+PY
+# the cap is the engine's write event, one of it, at the emulated time the agent wrote it: 18 s
+# after the first job started (the agent started with the engine; the trace's first job is placed
+# at the run's second tick, 2 s in), on the whole second of the agent's read (its 20 s)
+python3 - "$d/agent.log" "$d/root/events.jsonl" <<'PY' && ok || bad "B: the cap's event: $(grep write "$d/root/events.jsonl")"
+import json, sys
+from datetime import datetime
+lines = [l.split() for l in open(sys.argv[1])]
+cap = next(int(l[1]) for l in lines if l[0] == "cap")
+ev = [json.loads(l) for l in open(sys.argv[2])]
+def t(e):
+    s = e["time"].rstrip("Z"); whole, frac = s.split(".")
+    return int(datetime.fromisoformat(whole).timestamp()) * 10**9 + int(frac.ljust(9, "0"))
+first = min(t(e) for e in ev if e["event"] == "joulie.sim.job.started")
+w = [e for e in ev if e["event"].startswith("joulie.sim.write")]
+assert len(w) == 1 and w[0]["attributes"]["file"].endswith("constraint_0_power_limit_uw"), w
+assert w[0]["attributes"]["effective"] == "48000000", w
+assert t(w[0]) - first == cap - 2 * 10**9, (t(w[0]) - first, cap)
+PY
+for i in 2 3; do
+    if cmp -s "$tmp/b1/agent.log" "$tmp/b$i/agent.log"; then ok; else bad "B$i: the agent's log differs: $(diff "$tmp/b1/agent.log" "$tmp/b$i/agent.log" | head -5)"; fi
+    for f in jobs.jsonl course.jsonl summary.json; do
+        a=$(ls "$tmp/b1/runs"/*/"$f") b=$(ls "$tmp/b$i/runs"/*/"$f")
+        # runId and the wall-clock fields of docs/runs.md "Repeatability"
+        if cmp -s <(sed -E 's/run-[0-9TZ]+-[0-9]+/RUN/g; /placementMicroseconds/d; s/"cgroup":"[^"]*"//' "$a") \
+                  <(sed -E 's/run-[0-9TZ]+-[0-9]+/RUN/g; /placementMicroseconds/d; s/"cgroup":"[^"]*"//' "$b"); then ok
+        else bad "B$i: $f differs: $(diff "$a" "$b" | head -4)"; fi
+    done
+    if cmp -s <(grep -o '"event":"joulie.sim.write.*' "$tmp/b1/root/events.jsonl" | sed 's/"pid":[0-9]*//') \
+              <(grep -o '"event":"joulie.sim.write.*' "$tmp/b$i/root/events.jsonl" | sed 's/"pid":[0-9]*//'); then ok
+    else bad "B$i: the write events differ"; fi
+done
+
+# --- C. the same experiment at --speed 10: the agent's clock runs at the emulated rate --------
+# (wall time decides when the ticks come, so the run is a measurement, not a repeat: the jobs'
+# ends within 3 s of --speed max's, the tick the cap lands at and the agent's reads being
+# scheduled by the host, and the agent's reads 20 s apart within 0.5 s)
+d="$tmp/c"
+run_with_agent "$d" 10
+python3 - "$tmp/b1/runs"/*/jobs.jsonl "$d/runs"/*/jobs.jsonl "$d/agent.log" <<'PY' && ok || bad "C: --speed 10 against --speed max"
+import json, sys
+a = {j["jobId"]: j for j in map(json.loads, open(sys.argv[1]))}
+b = {j["jobId"]: j for j in map(json.loads, open(sys.argv[2]))}
+assert a.keys() == b.keys()
+for k in a:
+    assert a[k]["state"] == b[k]["state"] == "completed", (k, a[k]["state"], b[k]["state"])
+    assert abs(a[k]["endSec"] - b[k]["endSec"]) <= 3, (k, a[k]["endSec"], b[k]["endSec"])
+print("C: jobs' ends at --speed 10 minus --speed max: %s s" % sorted(b[k]["endSec"] - a[k]["endSec"] for k in a))
+t = [int(l.split()[1]) for l in open(sys.argv[3]) if l.split()[0] in ("start", "read")]
+print("C: the agent's read intervals at --speed 10: %s s" % [round((y - x) / 1e9, 3) for x, y in zip(t, t[1:])])
+assert len(t) >= 3 and all(abs(y - x - 20e9) <= 0.5e9 for x, y in zip(t, t[1:])), t
+PY
+finish

@@ -1,0 +1,164 @@
+/* Unit tests of engine/segment/seg_clock.c, the emulated clock's contract (seg_clock.h): the time
+ * at each state (stepped, rate, stopped) and never back across them, the real deadline of an
+ * emulated one, slots claimed, handed down with their token, refused to a wrong token and
+ * freed, a wait woken by a publication, a header that is not a clock refused with the remedy. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "seg_clock.h"
+
+static char root[128];
+
+static int setup(void **state)
+{
+    snprintf(root, sizeof root, "/tmp/hwemu-seg-clock.%d", (int)getpid());
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", root, root);
+    if (system(cmd))
+        return -1;
+    struct seg_clock *c = calloc(1, sizeof *c);
+    char err[300];
+    /* stepped at emulated 1000 s; realtime 1e18 ns later, boottime 5 s later */
+    if (seg_clock_create(c, root, 16, false, true, 1000000000000, 7, 2, 1000000000000000000, 5000000000, err,
+                         sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    *state = c;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    seg_clock_close(*state);
+    free(*state);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    return system(cmd) ? -1 : 0;
+}
+
+static void stepped_rate_stopped(void **state)
+{
+    struct seg_clock *c = *state;
+    /* stepped: time stands still whatever the real clock does, until the engine stores a new now */
+    assert_int_equal(seg_clock_now(c, 0), 1000000000000);
+    assert_int_equal(seg_clock_now(c, 99999999999), 1000000000000);
+    assert_int_equal(seg_clock_real_at(c, 2000000000000), INT64_MAX);
+    seg_clock_publish(c, 1020000000000, true);
+    assert_int_equal(seg_clock_now(c, 5), 1020000000000);
+    /* rate 10 from (1020 s, real 50 s): real 51 s is emulated 1030 s; 1040 s comes at real 52 s */
+    seg_clock_publish_rate(c, 1020000000000, 50000000000, 10);
+    assert_int_equal(seg_clock_now(c, 51000000000), 1030000000000);
+    assert_int_equal(seg_clock_real_at(c, 1040000000000), 52000000000 + 1);
+    assert_int_equal(seg_clock_real_at(c, 10), 50000000000); /* past: now */
+    /* stopped at (1030 s, real 51 s): wall rate from there */
+    seg_clock_stop(c, 1030000000000, 51000000000);
+    assert_int_equal(seg_clock_now(c, 53000000000), 1032000000000);
+    assert_true(seg_clock_engine_gone(c));
+    /* the offsets every party applies */
+    assert_int_equal(c->h->realtime_off, 1000000000000000000);
+    assert_int_equal(c->h->boottime_off, 5000000000);
+}
+
+static void slots(void **state)
+{
+    struct seg_clock *c = *state;
+    int a = seg_clock_claim(c, 100, 101, "node-a", "agent");
+    int b = seg_clock_claim(c, 200, 200, "node-b", "other");
+    assert_true(a >= 0 && b >= 0 && a != b);
+    assert_true(atomic_load(&c->h->slots_used) >= (uint32_t)(a > b ? a : b) + 1);
+    assert_int_equal(atomic_load(&c->slots[a].state), SEG_SLOT_RUNNING);
+    assert_string_equal(c->slots[a].node, "node-a");
+    /* handed down: the right token takes it over, a wrong one or a free slot does not */
+    uint32_t token = atomic_load(&c->slots[a].token);
+    assert_false(seg_clock_adopt(c, a, token + 1, 300, 300, "exec"));
+    assert_true(seg_clock_adopt(c, a, token, 300, 300, "exec"));
+    assert_int_equal(atomic_load(&c->slots[a].pid), 300);
+    assert_false(seg_clock_adopt(c, 16, token, 300, 300, "x")); /* out of range */
+    /* blocked until a deadline, running again, freed */
+    uint32_t seq = atomic_load(&c->slots[a].seq), engine_word = atomic_load(&c->h->agents_futex);
+    seg_clock_block(c, a, 1234);
+    assert_int_equal(atomic_load(&c->slots[a].state), SEG_SLOT_BLOCKED);
+    assert_int_equal(atomic_load(&c->slots[a].deadline_ns), 1234);
+    assert_true(atomic_load(&c->slots[a].seq) != seq);
+    assert_true(atomic_load(&c->h->agents_futex) != engine_word); /* the engine was woken */
+    seg_clock_run(c, a);
+    assert_int_equal(atomic_load(&c->slots[a].state), SEG_SLOT_RUNNING);
+    seg_clock_release(c, a);
+    assert_int_equal(atomic_load(&c->slots[a].state), SEG_SLOT_FREE);
+    assert_false(seg_clock_adopt(c, a, token, 300, 300, "late"));
+    seg_clock_release(c, b);
+    /* every slot taken: -1 */
+    for (int i = 0; i < 16; i++)
+        assert_true(seg_clock_claim(c, 1, 1, "n", "c") >= 0);
+    assert_int_equal(seg_clock_claim(c, 1, 1, "n", "c"), -1);
+}
+
+static void *publisher(void *arg)
+{
+    usleep(20000);
+    seg_clock_publish(arg, 5000000000000, true);
+    return NULL;
+}
+
+static void wait_woken(void **state)
+{
+    struct seg_clock *c = *state;
+    seg_clock_publish(c, 4000000000000, true);
+    uint32_t seen = atomic_load(&c->h->now_futex);
+    assert_int_equal(seg_clock_wait_now(c, seen + 1, 1000000), EAGAIN); /* it had moved */
+    pthread_t t;
+    pthread_create(&t, NULL, publisher, c);
+    int e = seg_clock_wait_now(c, seen, 5000000000); /* woken by the publication, not the timeout */
+    pthread_join(t, NULL);
+    assert_true(e == 0 || e == EAGAIN);
+    assert_int_equal(seg_clock_now(c, 0), 5000000000000);
+    /* a tick that reaches no deadline leaves the sleepers alone */
+    seen = atomic_load(&c->h->now_futex);
+    seg_clock_publish(c, 5001000000000, false);
+    assert_int_equal(atomic_load(&c->h->now_futex), seen);
+    assert_int_equal(seg_clock_wait_now(c, seen, 1000000), ETIMEDOUT);
+}
+
+static void not_a_clock(void **state)
+{
+    (void)state;
+    char p[200], err[400];
+    snprintf(p, sizeof p, "%s/bad", root);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 8192; i++)
+        fputc('x', f);
+    fclose(f);
+    struct seg_clock c;
+    assert_int_equal(seg_clock_open(&c, p, err, sizeof err), EINVAL);
+    assert_non_null(strstr(err, "restart the engine with --time emulated"));
+    snprintf(p, sizeof p, "%s/none", root);
+    assert_int_equal(seg_clock_open(&c, p, err, sizeof err), ENOENT);
+    assert_non_null(strstr(err, "start the engine with --time emulated"));
+    /* the real one opens */
+    assert_int_equal(seg_clock_path(root, p, sizeof p), 0);
+    assert_int_equal(seg_clock_open(&c, p, err, sizeof err), 0);
+    assert_int_equal(c.n_slots, 16);
+    seg_clock_close(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(stepped_rate_stopped, setup, teardown),
+        cmocka_unit_test_setup_teardown(slots, setup, teardown),
+        cmocka_unit_test_setup_teardown(wait_woken, setup, teardown),
+        cmocka_unit_test_setup_teardown(not_a_clock, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
