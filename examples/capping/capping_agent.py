@@ -21,8 +21,12 @@ eco_pct % of it. With --steer the agent also labels its node joulie.io/power-pro
 performance (PUT /nodes/<node>/labels), which keeps performance jobs off eco nodes from the next
 tick on (docs/runs.md "Placement"), as Joulie's operator does; without it the agent only caps and
 a performance job may land on an eco node, where it runs under the cap, slower as far as its
-sensitivity says (docs/runs.md "Load and progress"). Unlike Joulie, a node that turns eco caps the
-jobs already on it at once (no draining).
+sensitivity says (docs/runs.md "Load and progress").
+
+Draining, as Joulie's operator does it: a node that turns eco while it runs jobs that came while
+it took performance jobs keeps full power (it is labelled eco at once, so no new one comes) until
+those jobs have ended. The node's files show which jobs run on it (their cgroup directories,
+docs/interfaces.md "Job cgroups"), not their class, so every such job counts.
 
 Each change of role is one line on stdout; a failed HTTP request or write is said on stderr with
 what to do, and the agent keeps its role and tries again at its next reconcile.
@@ -105,6 +109,12 @@ def high_performance_nodes(args, demand):
     return min(max(hp, args.hp_min), hp_max, n)
 
 
+def jobs_on_node():
+    """The jobs running on the node: their cgroup directories (SLURM's or the kubelet's layout)."""
+    return set(glob.glob("/sys/fs/cgroup/system.slice/slurmstepd.scope/job_*") +
+               glob.glob("/sys/fs/cgroup/kubepods.slice/*/*-pod*.slice"))
+
+
 def apply_caps(zones, pct):
     ok = True
     for d, max_uw in zones:
@@ -149,12 +159,26 @@ def main():
     zones = package_zones()
     if not zones:
         warn("node %s shows no package zone under /sys/class/powercap: nothing to cap" % args.node)
-    role = None
+    role = None        # what the caps say now: performance, eco, or draining (eco-bound)
+    draining = set()   # the jobs a draining node waits for
     while True:
         try:
             demand = engine.performance_demand() if args.policy == "demand" else 0
             hp = high_performance_nodes(args, demand)
             want = "performance" if args.index < hp else "eco"
+            if want == "eco" and role == "performance":
+                draining = jobs_on_node() if args.steer else set()
+                if draining:
+                    engine.set_profile(args.node, "eco")
+                    role = "draining"
+                    say("node %s: draining (%s policy: %d of %d nodes performance, %d performance jobs); "
+                        "eco once its %d jobs have ended" % (args.node, args.policy, hp, args.nodes, demand,
+                                                           len(draining)))
+            if role == "draining":
+                draining &= jobs_on_node()
+                if want == "eco" and draining:
+                    time.sleep(args.interval)
+                    continue
             if want != role:
                 # steering: eco, the label first (no new performance job comes), then the caps;
                 # back to performance, the caps first, then the label
