@@ -19,6 +19,7 @@ nodes=4 speed=20 seed=7 sim_hours=1 peak_rate=3 time_scale=60
 policies="none static demand"
 hp_frac=0.25 perf_per_hp=2 eco_pct=40 steer=--steer
 while [ $# -gt 0 ]; do
+    case $1 in --no-steer | -h | --help) ;; *) [ $# -ge 2 ] || { echo "run-experiment.sh: $1 needs a value" >&2; exit 2; } ;; esac
     case $1 in
     --out) out=$2 ;;
     --hwemu) hwemu=$2 ;;
@@ -36,7 +37,6 @@ while [ $# -gt 0 ]; do
     -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run-experiment.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
-    [ $# -ge 2 ] || { echo "run-experiment.sh: $1 needs a value" >&2; exit 2; }
     shift 2
 done
 [ -n "$hwemu" ] && [ -x "$hwemu" ] || { echo "run-experiment.sh: no hwemu on PATH; give --hwemu PATH" >&2; exit 2; }
@@ -56,12 +56,8 @@ spec:
 EOF
 # the trace: diurnal mode, CPU jobs only; its performance jobs (large CPU jobs, sensitivity 0.5)
 # are slowed by a cap, its standard ones (sensitivity 0, as in Joulie's generator) are not
-if [ -n "${TRACE_ARGS:-}" ]; then
-    "$hwemu" trace generate --seed "$seed" $TRACE_ARGS --out "$out/trace.jsonl"
-else
 "$hwemu" trace generate --mode diurnal --gpu-ratio 0 --seed "$seed" --sim-hours "$sim_hours" \
     --diurnal-peak-rate "$peak_rate" --time-scale "$time_scale" --out "$out/trace.jsonl"
-fi
 # the agents reconcile every 10 emulated seconds, as Joulie's agent does
 interval=$(awk -v s="$speed" 'BEGIN { printf "%.3f", 10 / s }')
 
@@ -75,11 +71,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-field() { "$python" -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1], {}, {"d": d}))' "$1"; }
+# field KEY: the value of KEY in the JSON object on stdin
+field() { "$python" -c 'import json, sys; print(json.load(sys.stdin).get(sys.argv[1], ""))' "$1"; }
+die() { echo "run-experiment.sh: $*" >&2; exit 1; }
 
 run_dirs=()
 for policy in $policies; do
-    case $policy in none | static | demand) ;; *) echo "run-experiment.sh: unknown policy $policy" >&2; exit 2 ;; esac
+    case $policy in none | static | demand) ;; *) echo "run-experiment.sh: unknown policy $policy (none, static, demand)" >&2; exit 2 ;; esac
     logs=$out/logs/$policy
     mkdir -p "$logs" "$out/runs/$policy"
     # a fresh root each run (no cap an agent wrote stays), on tmpfs when there is one: the run's
@@ -93,9 +91,10 @@ for policy in $policies; do
     for _ in $(seq 600); do
         url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$logs/engine.log" | head -1 || true)
         [ -n "$url" ] && curl -sf "$url/healthz" >/dev/null 2>&1 && break
-        kill -0 $serve_pid 2>/dev/null || { echo "run-experiment.sh: the engine stopped: $(cat "$logs/engine.log")" >&2; exit 1; }
+        kill -0 $serve_pid 2>/dev/null || die "$policy: the engine stopped: $(cat "$logs/engine.log")"
         sleep 0.1
     done
+    curl -sf "$url/healthz" >/dev/null 2>&1 || die "$policy: the engine did not answer within 60 s (see $logs/engine.log)"
     if [ "$policy" != none ]; then
         "$hwemu" agents --spec "$out/cluster.yaml" --root "$root" --logs "$logs" -- \
             "$python" "$here/capping_agent.py" --policy "$policy" --engine "$url" --nodes "$nodes" \
@@ -108,13 +107,15 @@ for policy in $policies; do
             kill -0 $agents_pid 2>/dev/null || break
             sleep 0.1
         done
-        [ "$set_" -ge "$nodes" ] || { echo "run-experiment.sh: the agents did not start (see $logs)" >&2; exit 1; }
+        [ "$set_" -ge "$nodes" ] || die "$policy: the agents did not set their nodes' caps within 60 s (see $logs)"
     fi
-    run_id=$(curl -sf --data-binary @"$out/trace.jsonl" "$url/runs" | field 'd["runId"]')
+    answer=$(curl -s --data-binary @"$out/trace.jsonl" "$url/runs") || die "$policy: POST $url/runs failed (see $logs/engine.log)"
+    run_id=$(echo "$answer" | field runId)
+    [ -n "$run_id" ] || die "$policy: the engine did not start the run: $answer"
     start=$(date +%s.%N)
     while :; do
-        status=$(curl -sf "$url/runs/$run_id")
-        state=$(echo "$status" | field 'd["state"]')
+        status=$(curl -sf "$url/runs/$run_id") || die "$policy: the engine stopped answering (see $logs/engine.log)"
+        state=$(echo "$status" | field state)
         [ "$state" != running ] && break
         sleep 0.5
     done
@@ -123,7 +124,18 @@ for policy in $policies; do
     cp -r "$root/runs/$run_id" "$out/runs/$policy/"
     cleanup
     run_dirs+=("$out/runs/$policy/$run_id")
-    echo "run-experiment.sh: $policy: $run_id $state, $(echo "$status" | field 'd["timeSec"]') s emulated in $wall s" >&2
+    echo "run-experiment.sh: $policy: $run_id $state, $(echo "$status" | field timeSec) s emulated in $wall s" >&2
+    # course.jsonl has a line every 10 s of emulated time; a longer gap is a tick the machine held
+    # back, whose jobs all ended at its end: this run measured the machine's load as well
+    "$python" - "$out/runs/$policy/$run_id/course.jsonl" "$speed" "$policy" <<'PY' >&2
+import json, sys
+t = [json.loads(l)["timeSec"] for l in open(sys.argv[1])]
+gap = max([b - a for a, b in zip(t, t[1:])] or [0])
+if gap > 30:
+    print("run-experiment.sh: %s: warning: one tick lasted %.0f s of emulated time (%.1f s of wall time at --speed %s): "
+          "the machine held the engine back; run it again on a quieter machine or at a lower --speed"
+          % (sys.argv[3], gap, gap / float(sys.argv[2]), sys.argv[2]))
+PY
 done
 trap - EXIT
 
