@@ -23,9 +23,9 @@ tick on (docs/runs.md "Placement"), as Joulie's operator does; without it the ag
 a performance job may land on an eco node, where it runs under the cap, slower as far as its
 sensitivity says (docs/runs.md "Load and progress").
 
-With --steer, draining as Joulie's operator does it: a node that turns eco while it runs jobs that came while
-it took performance jobs keeps full power (it is labelled eco at once, so no new one comes) until
-those jobs have ended. The node's files show which jobs run on it (their cgroup directories,
+With --steer, draining as Joulie's operator does it: a node that turns eco while it runs jobs
+that came while it took performance jobs keeps full power (it is labelled eco at once, so no new
+one comes) until those jobs have ended. The node's files show which jobs run on it (their cgroup directories,
 docs/interfaces.md "Job cgroups"), not their class, so every such job counts.
 
 Each change of role is one line on stdout; a failed HTTP request or write is said on stderr with
