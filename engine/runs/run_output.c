@@ -216,6 +216,17 @@ cJSON *run_status_json(const struct engine *e, const struct run *r)
     cJSON_AddNumberToObject(js, "total", r->njobs);
     for (int s = 0; s < nstates(r); s++)
         cJSON_AddNumberToObject(js, job_state_names[s], r->count[s]);
+    /* the same counts by class: what a policy reads of the queue (its performance jobs waiting) */
+    cJSON *bc = cJSON_AddObjectToObject(x, "jobsByClass");
+    for (int c = 0; c < JOB_NCLASSES; c++) {
+        cJSON *o2 = cJSON_AddObjectToObject(bc, job_class_names[c]);
+        int n[JS_NSTATES] = {0};
+        for (int k = 0; k < r->njobs; k++)
+            if (r->jobs[k].t->cls == c)
+                n[r->jobs[k].state]++;
+        for (int s = 0; s < nstates(r); s++)
+            cJSON_AddNumberToObject(o2, job_state_names[s], n[s]);
+    }
     uint64_t cls[JOB_NCLASSES], idle, nodes;
     run_energy(r, cls, &idle, &nodes);
     cJSON *en = cJSON_AddObjectToObject(x, "energyJoules");
@@ -258,16 +269,6 @@ int run_output_close(struct run_output *o, const struct engine *e, const struct 
         if (r->jobs[k].end_ns > makespan)
             makespan = r->jobs[k].end_ns;
     cJSON_AddNumberToObject(x, "makespanSec", (double)makespan / 1e9);
-    cJSON *bc = cJSON_AddObjectToObject(x, "jobsByClass");
-    for (int c = 0; c < JOB_NCLASSES; c++) {
-        cJSON *o2 = cJSON_AddObjectToObject(bc, job_class_names[c]);
-        int n[JS_NSTATES] = {0};
-        for (int k = 0; k < r->njobs; k++)
-            if (r->jobs[k].t->cls == c)
-                n[r->jobs[k].state]++;
-        for (int s = 0; s < nstates(r); s++)
-            cJSON_AddNumberToObject(o2, job_state_names[s], n[s]);
-    }
     cJSON *nodes = cJSON_AddArrayToObject(x, "nodes");
     for (int i = 0; i < r->nnodes; i++) {
         const struct run_node *n = &r->nodes[i];

@@ -61,7 +61,7 @@ d3=$(ls -d "$tmp"/r3/runs/*/ | head -1)
 python3 - "$d3/summary.json" "$tmp/json.out" <<'PY' && ok || bad "--json: $(head -c 400 "$tmp/json.out")"
 import json, sys
 s, o = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-keys = ["runId", "state", "trace", "placement", "timeSec", "ticks", "jobs", "energyJoules"]
+keys = ["runId", "state", "trace", "placement", "timeSec", "ticks", "jobs", "jobsByClass", "energyJoules"]
 bad = [k for k in keys if o.get(k) != s.get(k)]
 # the status object has no summary-only fields (makespanSec, nodes, facility, ...)
 extra = [k for k in o if k not in keys + ["resumes"]]
