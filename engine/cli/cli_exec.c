@@ -361,6 +361,8 @@ int cmd_exec(int argc, char **argv)
         free(preload);
         free(newpath);
         free(libs);
+        free(audit);
+        free(tunables);
         return EXIT_INVALID;
     }
     if (route == SV_ROUTE_SECCOMP) {
