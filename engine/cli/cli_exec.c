@@ -69,6 +69,16 @@ static const char help[] =
     "                     the engine waits for it (docs/time.md); preload route only; default wall\n"
     "  -h, --help         this text\n";
 
+/* The environment values cmd_exec made with asprintf (NULL ones skipped). */
+static void free_all(char *a, char *b, char *c, char *d, char *e)
+{
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(e);
+}
+
 /* A file of hwemu's (libhwemu-shim.so, fakesmi): the environment variable's path, else next to
  * the hwemu binary (the build tree), else in ../lib/hwemu (the install tree, wherever it was
  * moved: the binary's own path from /proc/self/exe, links resolved). */
@@ -329,6 +339,7 @@ int cmd_exec(int argc, char **argv)
     setenv("HWEMU_ROOT", abs_root, 1);
     setenv("PATH", newpath, 1);
     setenv("LD_LIBRARY_PATH", libs, 1);
+    free_all(preload, newpath, libs, audit, tunables); /* setenv kept copies */
     /* the shim's answer to a dlopen of each library by an absolute path (shim/preload/wrap_dl.c) */
     static const char *const shim_vars[N_NODE_LIBS] = {"HWEMU_NVML", "HWEMU_AMDSMI", "HWEMU_ROCMSMI"};
     for (size_t k = 0; k < N_NODE_LIBS; k++) {
@@ -358,28 +369,13 @@ int cmd_exec(int argc, char **argv)
                 "shows, and would run in the host's time while the engine waits for the others. Run it without "
                 "--time emulated (in wall time, with the engine at --speed 1), or run a dynamically linked libc "
                 "agent (docs/time.md)\n", argv[optind], why);
-        free(preload);
-        free(newpath);
-        free(libs);
-        free(audit);
-        free(tunables);
         return EXIT_INVALID;
     }
     if (route == SV_ROUTE_SECCOMP) {
-        free(preload);
-        free(newpath);
-        free(libs);
-        free(audit);
-        free(tunables);
         return sv_exec(argv + optind);
     }
     execvp(argv[optind], argv + optind);
     int e = errno;
     fprintf(stderr, "hwemu exec: %s: %s\n", argv[optind], strerror(e));
-    free(preload);
-    free(newpath);
-    free(libs);
-    free(audit);
-    free(tunables);
     return e == ENOENT ? 127 : 126;
 }
