@@ -217,15 +217,15 @@ cJSON *run_status_json(const struct engine *e, const struct run *r)
     for (int s = 0; s < nstates(r); s++)
         cJSON_AddNumberToObject(js, job_state_names[s], r->count[s]);
     /* the same counts by class: what a policy reads of the queue (its performance jobs waiting) */
+    int n[JOB_NCLASSES][JS_NSTATES] = {{0}};
+    for (int k = 0; k < r->njobs; k++)
+        if ((unsigned)r->jobs[k].t->cls < JOB_NCLASSES && (unsigned)r->jobs[k].state < JS_NSTATES)
+            n[r->jobs[k].t->cls][r->jobs[k].state]++;
     cJSON *bc = cJSON_AddObjectToObject(x, "jobsByClass");
     for (int c = 0; c < JOB_NCLASSES; c++) {
         cJSON *o2 = cJSON_AddObjectToObject(bc, job_class_names[c]);
-        int n[JS_NSTATES] = {0};
-        for (int k = 0; k < r->njobs; k++)
-            if (r->jobs[k].t->cls == c)
-                n[r->jobs[k].state]++;
         for (int s = 0; s < nstates(r); s++)
-            cJSON_AddNumberToObject(o2, job_state_names[s], n[s]);
+            cJSON_AddNumberToObject(o2, job_state_names[s], n[c][s]);
     }
     uint64_t cls[JOB_NCLASSES], idle, nodes;
     run_energy(r, cls, &idle, &nodes);
