@@ -143,6 +143,9 @@ static const struct sfield physics_fields[] = {
     OBJ("cpu", phys_cpu_fields), OBJ("dram", phys_dram_fields), OBJ("platform", phys_platform_fields),
     OBJ("rapl", phys_rapl_fields), OBJ("hsmp", phys_hsmp_fields), OBJ("gpu", phys_gpu_fields), END};
 
+static const struct sfield sensor_fields[] = {
+    FACT("gpuPowerNoiseW", SF_FLOAT), FACT("socketPowerNoiseW", SF_FLOAT), FACT("bmcPowerNoisePct", SF_FLOAT), END};
+
 const struct sfield profile_schema[] = {
     OBJ("node", node_fields),
     OBJLIST("pci", pci_fields),
@@ -154,6 +157,7 @@ const struct sfield profile_schema[] = {
     OBJ("crayPmCounters", cray_pm_fields),
     OBJ("gpus", gpu_fields),
     OBJ("physics", physics_fields),
+    OBJ("sensors", sensor_fields),
     END};
 
 const struct sfield *sfield_find(const struct sfield *table, const char *key)

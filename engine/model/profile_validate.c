@@ -727,6 +727,26 @@ static void check_physics(struct vctx *c, const struct yt_node *t)
     }
 }
 
+/* sensors (docs/faults.md "Sensors"): a noise bound is a measurement's error, never negative and
+ * never larger than a reading could be wrong and still be a reading (ours: 100 W, 20 %). */
+static void check_sensors(struct vctx *c, const struct yt_node *t)
+{
+    static const struct {
+        const char *key;
+        double max;
+        const char *unit;
+    } bound[] = {{"gpuPowerNoiseW", 100, "W"}, {"socketPowerNoiseW", 100, "W"}, {"bmcPowerNoisePct", 20, "%"}};
+    const struct yt_node *s = yt_get(t, "sensors");
+    if (!s || s->kind != YT_MAP)
+        return;
+    for (size_t i = 0; i < sizeof bound / sizeof bound[0]; i++) {
+        double v = prof_num(s, bound[i].key, 0);
+        if (v < 0 || v > bound[i].max)
+            VERR(c, yt_get(s, bound[i].key), "sensors.%s: must be 0..%g %s, not %g", bound[i].key, bound[i].max,
+                 bound[i].unit, v);
+    }
+}
+
 int profile_validate(const struct yt_node *tree, const char *subject, struct diag *d)
 {
     struct vctx c = {.subject = subject, .sources = yt_get(tree, "sources"), .d = d};
@@ -741,5 +761,6 @@ int profile_validate(const struct yt_node *tree, const char *subject, struct dia
     check_cray(&c, tree);
     check_gpus(&c, tree);
     check_physics(&c, tree);
+    check_sensors(&c, tree);
     return c.errors ? -1 : 0;
 }

@@ -190,6 +190,13 @@ void params_cpu(const struct yt_node *t, double ambient_c, struct phys_cpu_param
         }
 }
 
+void params_sensors(const struct yt_node *t, struct sensor_params *s)
+{
+    s->gpu_w = prof_num(t, "sensors.gpuPowerNoiseW", PARAMS_GPU_NOISE_W);
+    s->socket_w = prof_num(t, "sensors.socketPowerNoiseW", PARAMS_SOCKET_NOISE_W);
+    s->bmc_pct = prof_num(t, "sensors.bmcPowerNoisePct", PARAMS_BMC_NOISE_PCT);
+}
+
 /* gpus and physics.gpu (profiles/README.md): no gpus block -> vendor NONE. The limit in force at
  * render is limits.currentW when sourced, else defaultW (else maxW); capSettleTauMS 0 settles at
  * once; telemetryWindowMS <= 0 means 1 s; thermalRiseC absent keeps the GPUs at ambient. */

@@ -22,6 +22,20 @@ int params_zone_of(const char *zone_name, bool top);
 void params_cpu(const struct yt_node *tree, double ambient_c, struct phys_cpu_params *p);
 void params_gpu(const struct yt_node *tree, double ambient_c, struct phys_gpu_params *g);
 
+/* What the node's power sensors add to the truth when the spec wants real sensors
+ * (spec.sensors.noise, docs/faults.md "Sensors"): the bound of each reading's noise, from the
+ * profile's sensors block (profiles/README.md), each defaulting to ours when the profile gives
+ * none. 0: that sensor reads exact. */
+struct sensor_params {
+    double gpu_w;      /* sensors.gpuPowerNoiseW: NVML's power reading, amdgpu's power1_average/_input */
+    double socket_w;   /* sensors.socketPowerNoiseW: amd_hsmp's power1_input */
+    double bmc_pct;    /* sensors.bmcPowerNoisePct: the BMC's reading (DCMI, Redfish), % of it */
+};
+#define PARAMS_GPU_NOISE_W 1.0
+#define PARAMS_SOCKET_NOISE_W 1.0
+#define PARAMS_BMC_NOISE_PCT 1.0
+void params_sensors(const struct yt_node *tree, struct sensor_params *s);
+
 /* The part-to-part spread of one node (docs/profiles.md "Part-to-part spread"): each package's
  * and each GPU's power_scale becomes 1 + d, d within ±PARAMS_SPREAD, d summing to zero over the
  * node's packages and over its GPUs (so the node's total at equal loads is unchanged), drawn

@@ -108,6 +108,7 @@ static void fill_telemetry(const struct engine *e, int i, struct node_telemetry 
             t->has_rapl_limits = true;
     }
     t->node_power_w = node_power_w(n); /* GPUs included */
+    t->node_power_reading_w = n->power.current_w;
     t->node_power_min_w = n->power.min_w;
     t->node_power_max_w = n->power.max_w;
     t->node_power_avg_w = node_power_avg_w(n);

@@ -86,8 +86,9 @@ struct node_telemetry {
     const char *name, *pool, *profile;
     int npkgs;
     double node_power_w, cpu_power_w, dram_power_w;
-    /* node_power_w's statistics since the node opened (node.h "power": what the BMC reports) */
-    double node_power_min_w, node_power_max_w, node_power_avg_w;
+    /* the BMC's reading of node_power_w (with its sensor's noise, docs/faults.md "Sensors") and
+     * the readings' statistics since the node opened (node.h "power": what DCMI and Redfish report) */
+    double node_power_reading_w, node_power_min_w, node_power_max_w, node_power_avg_w;
     int64_t node_power_period_ms;
     double pkg_power_w[PHYS_MAX_PKGS], pkg_temp_c[PHYS_MAX_PKGS], pkg_cap_w[PHYS_MAX_PKGS];
     double pkg_dram_power_w[PHYS_MAX_PKGS];

@@ -92,11 +92,15 @@ int64_t node_power_period_ms(const struct node *n)
     return (n->power.last_mono - n->power.since_mono) / 1000000;
 }
 
-/* One sample of the node's power at a tick (after the interval's power is decided). */
+/* One sample of the node's power at a tick (after the interval's power is decided), as its BMC
+ * measures it: the power held over the interval that begins, with the BMC sensor's noise (a
+ * share of the reading, sensors.bmcPowerNoisePct; docs/faults.md "Sensors"); its statistics are
+ * those of the readings. */
 static void sample_power(struct node *n, int64_t now_mono, int64_t now_wall)
 {
     struct node_power_stats *p = &n->power;
-    double w = node_power_w(n);
+    double truth = node_power_w(n);
+    double w = truth * (1 + n->sensors.bmc_pct / 100 * node_sensor_noise(n, 0, UINT64_C(0x626d63)));
     if (!p->since_mono) {
         p->since_mono = p->last_mono = now_mono;
         p->since_wall_ns = now_wall;
@@ -356,10 +360,16 @@ static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *n
             c.v.nsub = (uint32_t)((pub.until_ns - pub.grid_ns) / PHYS_SUBSTEP_NS);
             break;
         }
-        case BK_HSMP_POWER:
-            snprintf(text, sizeof text, "%lld\n", (long long)(n->state.pkg[b->pkg].power_w * 1000) * 1000);
+        case BK_HSMP_POWER: {
+            /* the socket's power as the SMU reports it: with the socket sensor's noise
+             * (sensors.socketPowerNoiseW; docs/faults.md "Sensors") */
+            double w = n->state.pkg[b->pkg].power_w;
+            if (w > 0)
+                w += n->sensors.socket_w * node_sensor_noise(n, b->pkg, UINT64_C(0x68736d70));
+            snprintf(text, sizeof text, "%lld\n", (long long)((w > 0 ? w : 0) * 1000) * 1000);
             node_text_value(&c.v, text);
             break;
+        }
         case BK_GPU:
             node_gpu_text(n, b, text, sizeof text);
             node_text_value(&c.v, text);

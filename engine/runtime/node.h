@@ -12,6 +12,7 @@
 #ifndef HWEMU_NODE_H
 #define HWEMU_NODE_H
 #include "layout.h"
+#include "params.h"
 #include "physics_cpu.h"
 #include "physics_gpu.h"
 #include "segment.h"
@@ -46,6 +47,7 @@ struct node_template {
     const char *gpu_product;
     struct phys_cpu_params params;
     struct phys_gpu_params gparams;
+    struct sensor_params sensors; /* its power sensors' noise (profile sensors.*) */
     struct seg_image image;
     struct binding *binds;
     uint32_t nbinds;
@@ -204,6 +206,7 @@ struct node {
     int64_t tick_ns;
     bool resumed;
     bool sensor_noise;           /* its sensors measure with noise (spec.sensors.noise, default true) */
+    struct sensor_params sensors; /* how much (the template's, from the profile) */
     /* health (node_repair.c "Damage"): checked every tick, the file itself every few */
     uint32_t ticks;
     uint32_t damaged;            /* damage seen since the start (repairs made) */
@@ -339,9 +342,9 @@ bool node_settling(const struct node *n);
 /* An agent wrote to the node's files (a slot store or an event) since its last tick. */
 bool node_has_writes(const struct node *n);
 /* What GPU k's vendor tools report as its power (NVML's power.draw, amdgpu's power1_average), W:
- * the physics' window mean, with NVML's measurement noise unless the spec asks for exact sensors
- * (spec.sensors.noise false; docs/faults.md "Sensors"). The truth is its held power and energy. */
-#define NODE_NVML_NOISE_W 1.0
+ * the physics' window mean, with the GPU sensor's measurement noise (sensors.gpuPowerNoiseW)
+ * unless the spec asks for exact sensors (spec.sensors.noise false; docs/faults.md "Sensors").
+ * The truth is its held power and energy (node_gpu.c). */
 /* A GPU's thermal limits (NVML's NVML_TEMPERATURE_THRESHOLD_GPU_MAX and _SLOWDOWN; assumed for
  * every GPU: the values of the one nvidia-smi capture with both, a GeForce 2080, faults.md §3): above
  * the first its driver caps clocks (SW thermal slowdown), above the second the hardware slows
@@ -352,6 +355,13 @@ bool node_has_writes(const struct node *n);
 #define NODE_TJMAX_C 100.0
 #define NODE_GPU_SLOWDOWN_C 97.0
 double node_gpu_draw_w(const struct node *n, int k);
+/* A reading's noise (node_sensors.c, docs/faults.md "Sensors"): triangular in [-1, 1], a function
+ * of the node's name, the device k, the sensor (salt) and the physics time, new at every
+ * publication; 0 when the spec wants exact sensors. A reading is the truth + bound x this. */
+double node_sensor_noise(const struct node *n, int k, uint64_t salt);
+/* A stable 64-bit mix of the node's name, a device index and a salt (FNV-1a, then splitmix64's
+ * finaliser): the GPU identities and the sensors' noise draw from it. */
+uint64_t node_ident_bits(const char *node, int k, uint64_t salt);
 /* The node's power now, W: packages, DRAM, GPUs and the rest of the platform (the figure
  * /telemetry's nodePowerWatts and the BMC interfaces show). */
 double node_power_w(const struct node *n);

@@ -27,31 +27,23 @@ static void dpm_table(char *t, size_t len, int lo, int hi, int cur)
         snprintf(t, len, "0: %dMhz\n1: %dMhz *\n2: %dMhz\n", lo, cur, hi);
 }
 
-/* A stable 64-bit mix of the node name and a GPU index (FNV-1a, then splitmix64's finaliser). */
-static uint64_t ident_bits(const char *node, int gpu, uint64_t salt)
-{
-    uint64_t x = seg_hash_bytes(1469598103934665603ULL ^ salt, node, strlen(node));
-    x ^= (uint64_t)gpu * 0x9e3779b97f4a7c15ULL;
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
+/* The salts of the GPU power sensors' noise (node_sensor_noise): NVML's reading ("noise", as it
+ * always was), amdgpu's power1_average and power1_input. */
+#define SALT_NVML UINT64_C(0x6e6f697365)
+#define SALT_AMD_AVG UINT64_C(0x616d64617667)
+#define SALT_AMD_INPUT UINT64_C(0x616d64696e70)
 
 double node_gpu_draw_w(const struct node *n, int k)
 {
     const struct phys_gpu *g = &n->gstate.g[k];
-    if (n->gparams.vendor == PHYS_GPU_AMD)
-        return g->avg_amd_w;
-    if (!n->sensor_noise || n->gparams.vendor != PHYS_GPU_NVIDIA)
-        return g->draw_w;
     /* NVML's power reading is "accurate to within +/- 5 watts" (nvidia-smi(1), power.draw): a
-     * measurement, not the truth. Ours: triangular noise of +/- NODE_NVML_NOISE_W, new at each
-     * publication, a function of the node, the GPU and the physics time (repeatable). */
-    uint64_t x = ident_bits(n->name, k, UINT64_C(0x6e6f697365) ^ n->state.substeps);
-    double a = (double)(x >> 40) / 16777216.0, b = (double)(x & 0xffffff) / 16777216.0;
-    return g->draw_w + NODE_NVML_NOISE_W * (a + b - 1);
+     * measurement, not the truth; amdgpu documents none. Ours: triangular noise within +/- the
+     * profile's sensors.gpuPowerNoiseW (1 W unless it says), new at each publication. */
+    if (n->gparams.vendor == PHYS_GPU_AMD)
+        return g->avg_amd_w + n->sensors.gpu_w * node_sensor_noise(n, k, SALT_AMD_AVG);
+    if (n->gparams.vendor != PHYS_GPU_NVIDIA)
+        return g->draw_w;
+    return g->draw_w + n->sensors.gpu_w * node_sensor_noise(n, k, SALT_NVML);
 }
 
 bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_t len)
@@ -116,8 +108,10 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
         snprintf(t, len, "%lld\n", busy ? (long long)(total * (0.1 + 0.8 * m) * u) : 0);
         break;
     }
-    case GQ_HWMON_AVG_UW: snprintf(t, len, "%lld\n", mw(g->avg_amd_w) * 1000); break;
-    case GQ_HWMON_INPUT_UW: snprintf(t, len, "%lld\n", mw(g->instant_w) * 1000); break;
+    case GQ_HWMON_AVG_UW: snprintf(t, len, "%lld\n", mw(node_gpu_draw_w(n, b->pkg)) * 1000); break;
+    case GQ_HWMON_INPUT_UW:
+        snprintf(t, len, "%lld\n", mw(g->instant_w + n->sensors.gpu_w * node_sensor_noise(n, b->pkg, SALT_AMD_INPUT)) * 1000);
+        break;
     case GQ_TEMP_EDGE_MC: snprintf(t, len, "%lld\n", (long long)(g->temp_c * 1000)); break;
     /* the hotspot runs above the edge as power rises (ours: +10 C at the natural maximum) */
     case GQ_TEMP_JUNCTION_MC:
@@ -133,12 +127,12 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
         break;
     }
     case GQ_UUID: {
-        uint64_t a = ident_bits(n->name, b->pkg, 1), c = ident_bits(n->name, b->pkg, 2);
+        uint64_t a = node_ident_bits(n->name, b->pkg, 1), c = node_ident_bits(n->name, b->pkg, 2);
         snprintf(t, len, "GPU-%08x-%04x-%04x-%04x-%012llx\n", (unsigned)(a >> 32), (unsigned)(a >> 16) & 0xffff,
                  (unsigned)a & 0xffff, (unsigned)(c >> 48), (unsigned long long)(c & 0xffffffffffffULL));
         break;
     }
-    case GQ_SERIAL: snprintf(t, len, "%013llu\n", (unsigned long long)(ident_bits(n->name, b->pkg, 3) % 10000000000000ULL)); break;
+    case GQ_SERIAL: snprintf(t, len, "%013llu\n", (unsigned long long)(node_ident_bits(n->name, b->pkg, 3) % 10000000000000ULL)); break;
     default: return false;
     }
     return true;

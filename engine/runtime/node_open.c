@@ -211,6 +211,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->gload = *gload;
     n->params = t->params;
     n->gparams = t->gparams;
+    n->sensors = t->sensors;
     params_spread(name, &n->params, &n->gparams); /* two packages or GPUs are not identical */
     n->binds = t->binds;
     n->nvalues = t->nbinds;

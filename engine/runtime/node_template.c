@@ -134,6 +134,7 @@ int node_template_build(struct node_template *t, const char *profile, const stru
     t->profile = profile;
     params_cpu(tree, ambient_c, &t->params);
     params_gpu(tree, ambient_c, &t->gparams);
+    params_sensors(tree, &t->sensors);
     t->gpu_product = prof_str(tree, "gpus.product", "");
     struct node_layout l = {.b = segb_new()};
     render_node(&l, tree, profile, &t->params, &t->gparams, cg);

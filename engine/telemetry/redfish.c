@@ -1,5 +1,7 @@
 /* redfish: the Redfish resources a BMC serves for power, one chassis per emulated node, from the
- * telemetry snapshot (the same figures as /telemetry: nodePowerWatts is PowerConsumedWatts).
+ * telemetry snapshot: PowerConsumedWatts and PowerWatts are the BMC's reading of /telemetry's
+ * nodePowerWatts, the same reading DCMI answers (the truth, with the BMC sensor's noise unless the
+ * spec wants exact sensors: docs/faults.md "Sensors"); the energy is the truth.
  * Schemas and property names from the DMTF Redfish schema bundle (DSP8010: ServiceRoot,
  * ChassisCollection, Chassis, Power, PowerSubsystem, EnvironmentMetrics); what CEEMS reads
  * (gofish v0.20.0: the Chassis collection, each chassis's Power link, PowerControl[] with
@@ -9,8 +11,8 @@
  *   /redfish/v1/Chassis/<node>                          Chassis: Id = Name = the node, ChassisType
  *                                                       RackMount, links Power, PowerSubsystem,
  *                                                       EnvironmentMetrics
- *   /redfish/v1/Chassis/<node>/Power                    PowerControl[0]: PowerConsumedWatts (node
- *                                                       power, W), PowerMetrics {IntervalInMin,
+ *   /redfish/v1/Chassis/<node>/Power                    PowerControl[0]: PowerConsumedWatts (the
+ *                                                       BMC's node power reading, W), PowerMetrics {IntervalInMin,
  *                                                       Min/Max/AverageConsumedWatts} since the
  *                                                       engine opened the node (IntervalInMin: the
  *                                                       period in whole minutes, rounded up),
@@ -120,7 +122,7 @@ static cJSON *power(const struct node_telemetry *n)
     cJSON_AddStringToObject(pc, "@odata.id", id);
     cJSON_AddStringToObject(pc, "MemberId", "0");
     cJSON_AddStringToObject(pc, "Name", "System Power Control");
-    cJSON_AddNumberToObject(pc, "PowerConsumedWatts", n->node_power_w);
+    cJSON_AddNumberToObject(pc, "PowerConsumedWatts", n->node_power_reading_w);
     cJSON *m = cJSON_AddObjectToObject(pc, "PowerMetrics");
     cJSON_AddNumberToObject(m, "IntervalInMin", (double)((n->node_power_period_ms + 59999) / 60000));
     cJSON_AddNumberToObject(m, "MinConsumedWatts", n->node_power_min_w);
@@ -146,7 +148,7 @@ static cJSON *environment(const struct node_telemetry *n)
 {
     cJSON *o = resource("#EnvironmentMetrics.v1_3_0.EnvironmentMetrics", n->name, "/EnvironmentMetrics", "EnvironmentMetrics", "Chassis Environment Metrics");
     double j = node_energy_j(n);
-    cJSON_AddItemToObject(o, "PowerWatts", reading(n->node_power_w));
+    cJSON_AddItemToObject(o, "PowerWatts", reading(n->node_power_reading_w));
     cJSON_AddItemToObject(o, "EnergyJoules", reading(j));
     cJSON_AddItemToObject(o, "EnergykWh", reading(j / 3.6e6));
     return o;

@@ -525,6 +525,29 @@ done
 # only changing samples (tests/nvml/pynvml_changes.py) has one sample and measures 0 J. NVML's
 # reading is a measurement with noise (within nvidia-smi's documented +/- 5 W): it changes at
 # every publication, and the client's energy is within 1 % of the energy counter's (the truth).
+# The other power readings (docs/faults.md "Sensors") of idle nodes, whose truth (/telemetry)
+# stands still: the BMC's (the real ipmitool's DCMI reading, Redfish's PowerConsumedWatts) within
+# the profile's 1 % of it, amdgpu's power1_input (MI300X) and power1_average (W7900, through the
+# real lm-sensors) and amd_hsmp's power1_input within 1 W (the bounds: profiles/README.md
+# sensors.*), read across ticks: with noise they take several values, without they are the
+# truth, one value.
+# sample NODE FILE: the file read 12 times 0.25 s apart (about 15 ticks of 200 ms) through the shim
+sample() { ion "$1" -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do cat "$0"; sleep 0.25; done' "$2"; }
+# check WHAT NOISE TRUTH BAND VALUES...: with noise, 2 or more distinct values, each within BAND of
+# TRUTH; without, every value TRUTH (within a reading's rounding, 0.5 of its unit) and one value
+check() {
+    local what=$1 noise=$2 truth=$3 band=$4
+    shift 4
+    printf '%s\n' "$@" | awk -v n="$noise" -v t="$truth" -v b="$band" -v what="$what" '
+        { d = $1 - t; if (d < 0) d = -d
+          if ($1 == "" || (n == "true" ? d > b : d > 0.5)) { print what ": " $1 " vs the truth " t; bad = 1 }
+          seen[$1] = 1 }
+        END { k = 0; for (v in seen) k++
+              if (n == "true" ? k < 2 : k != 1) { print what ": " k " distinct readings with noise " n; bad = 1 }
+              exit bad }' && ok || bad "$what (noise $noise, truth $truth): $*"
+}
+ion() { "$hwemu" exec --root "$root/ri" --node "$@"; }
+tel() { curl -sf "$iurl/telemetry/$1" | python3 -c "import json,sys; d = json.load(sys.stdin); print($2)"; }
 for noise in true false; do
     cat >"$root/idle.yaml" <<EOF
 apiVersion: sim.joulie.io/v1alpha1
@@ -534,15 +557,17 @@ spec:
   sensors: {noise: $noise}
   pools:
   - {name: idle, profile: nvidia-h100-sxm-8gpu, count: 1}
+  - {name: xeon, profile: intel-xeon-2s-rapl, count: 1}
+  - {name: mi, profile: amd-instinct-mi300x-8gpu, count: 1}
+  - {name: w79, profile: amd-radeon-pro-w7900-4gpu, count: 1}
+  - {name: epyc, profile: amd-epyc-2s-hsmp, count: 1}
 EOF
     port=$(free_port)
+    iurl=http://127.0.0.1:$port
     rm -rf "$root/ri"
-    serve_start http://127.0.0.1:$port "$root/serve.err" --spec "$root/idle.yaml" --root "$root/ri" \
+    serve_start $iurl "$root/serve.err" --spec "$root/idle.yaml" --root "$root/ri" \
         --addr 127.0.0.1:$port --tick 200ms || { bad "serve did not come up: $(cat "$root/serve.err")"; finish; }
-    out=$("$hwemu" exec --root "$root/ri" --node idle-0 -- "$venv/bin/python" tests/nvml/pynvml_changes.py 0 6 2>&1)
-    kill $pid
-    wait $pid 2>/dev/null
-    pid=
+    out=$(ion idle-0 -- "$venv/bin/python" tests/nvml/pynvml_changes.py 0 6 2>&1)
     n=$(sed -n 's/^samples=//p' <<<"$out") m=$(sed -n 's/^measured_j=//p' <<<"$out") t=$(sed -n 's/^truth_j=//p' <<<"$out")
     if [ $noise = true ]; then
         # 6 s at 200 ms ticks: about 30 readings; at least 10 even on a loaded machine
@@ -551,5 +576,42 @@ EOF
     else
         [ "$n" = 1 ] && ok || bad "with spec.sensors.noise false an idle GPU's reading should never change: $out"
     fi
+    # the BMC: ipmitool's instantaneous reading (whole watts) and Redfish's, 12 times across ticks
+    truth=$(tel xeon-0 'd["nodePowerWatts"]')
+    dcmi=() rf=()
+    for _ in $(seq 12); do
+        out=$(ion xeon-0 -- ipmitool dcmi power reading 2>&1)
+        dcmi+=("$(sed -n 's/^ *Instantaneous power reading: *\([0-9]*\) Watts$/\1/p' <<<"$out")")
+        rf+=("$(curl -sf "$iurl/redfish/v1/Chassis/xeon-0/Power" |
+            python3 -c 'import json,sys; print(json.load(sys.stdin)["PowerControl"][0]["PowerConsumedWatts"])')")
+        sleep 0.25
+    done
+    band=$(awk -v t="$truth" 'BEGIN { print t * 0.01 }')
+    check "ipmitool dcmi power reading of an idle node (W)" $noise "$truth" "$(awk -v b="$band" 'BEGIN { print b + 0.5 }')" "${dcmi[@]}"
+    check "Redfish PowerConsumedWatts of an idle node" $noise "$truth" "$band" "${rf[@]}"
+    # its statistics: minimum <= average <= maximum, the average within the band of the truth
+    out=$(ion xeon-0 -- ipmitool dcmi power reading 2>&1)
+    v=($(sed -n 's/^ *\(Minimum\|Maximum\|Average\)[^:]*: *\([0-9]*\) Watts$/\2/p' <<<"$out"))
+    awk -v lo="${v[0]:-0}" -v hi="${v[1]:-0}" -v a="${v[2]:-0}" -v t="$truth" -v b="$band" \
+        'BEGIN { exit !(lo <= a && a <= hi && a - t <= b + 0.5 && t - a <= b + 0.5) }' && ok ||
+        bad "ipmitool's DCMI statistics of an idle node (noise $noise, truth $truth W): $out"
+    # amdgpu: the MI300X's power1_input, and the W7900's power1_average as lm-sensors prints it
+    truth=$(tel mi-0 'd["gpus"][0]["powerWatts"]')
+    f=$(ion mi-0 -- sh -c 'echo /sys/devices/pci0000:10/0000:10:00.0/hwmon/hwmon*/power1_input') # GPU 0 (bus 0x10)
+    check "amdgpu power1_input of an idle MI300X (W)" $noise "$truth" 1.01 $(sample mi-0 "$f" | awk '{ print $1 / 1e6 }')
+    truth=$(tel w79-0 'd["gpus"][0]["powerWatts"]')
+    w=()
+    for _ in $(seq 12); do
+        w+=("$(ion w79-0 -- sensors amdgpu-pci-1000 2>/dev/null | awk '/^PPT:/ { print $2; exit }')") # GPU 0 (bus 0x10)
+        sleep 0.25
+    done
+    check "lm-sensors' PPT (power1_average) of an idle W7900 (W)" $noise "$truth" 1.01 "${w[@]}"
+    # amd_hsmp: socket 0's power1_input
+    truth=$(tel epyc-0 'd["packages"][0]["powerWatts"]')
+    check "amd_hsmp power1_input of an idle EPYC socket (W)" $noise "$truth" 1.01 \
+        $(sample epyc-0 /sys/devices/platform/amd_hsmp/hwmon/hwmon0/power1_input | awk '{ print $1 / 1e6 }')
+    kill $pid
+    wait $pid 2>/dev/null
+    pid=
 done
 finish
