@@ -54,8 +54,9 @@ enum bind_kind {
                       * table entry (SEG_V_LINE), zone 1 SEG_COUNTS_PER_VALUE of its transition counts
                       * (SEG_V_COUNTS); pkg = the table's entries */
     BK_CF_RESET,     /* A: cpufreq/stats/reset of the policy whose first CPU index is cpu */
-    BK_CPU_CYCLES,   /* S counter: the clock cycles CPU index cpu ran while busy (its busy time at its
-                      * running frequency: IA32_APERF), republished when either changes
+    BK_CPU_CYCLES,   /* S counter: zone 0, the clock cycles CPU index cpu ran while busy (its busy time at
+                      * its running frequency: IA32_APERF); zone 1, the ns package pkg was throttled by
+                      * its RAPL limits (MSR_PKG_PERF_STATUS); republished when its rate changes
                       * (runtime/node_cycles.c), in the ledger */
     /* job cgroup slot `cpu` (render_cgroup.c; published by runtime/node_unit.c) */
     BK_UNIT_ID,      /* S: the slot's id (zone 0), its container's id (zone 1); empty: absent */

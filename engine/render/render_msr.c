@@ -15,9 +15,11 @@
  *     0xE8  IA32_APERF            the CPU's busy cycles at its running frequency (BK_CPU_CYCLES,
  *                                 runtime/node_cycles.c), so APERF/MPERF is the running/base ratio
  *     0x19C IA32_THERM_STATUS     the core's coretemp temperature below TjMax (100 °C, as
- *                                 render_coretemp assumes), PROCHOT and its log (bits 0, 1)
- *                                 while the package is throttled at TjMax (render_throttle.c),
- *                                 0x19B its interrupt register (0)
+ *                                 render_coretemp assumes), PROCHOT (bit 0) while the package is
+ *                                 throttled at TjMax (render_throttle.c) and its sticky log
+ *                                 (bit 1): set while it is or since it was, until a write with
+ *                                 bit 1 clear clears it (the package's cores share one log, as
+ *                                 they share its throttling); 0x19B its interrupt register (0)
  *     0x3FD MSR_CORE_C6_RESIDENCY the idle time the core's threads share, in the share the
  *                                 cpuidle files give C6 (render_cpuidle), at the TSC's clock
  *                                 (residencies "count at the same frequency as the TSC");
@@ -43,7 +45,8 @@
  *                                 0x772/0x774 HWP_REQUEST(_PKG) min lowest, max highest, EPP
  *                                 0x80 (assumed: the policy's EPP is not followed), 0x773, 0x777 0
  *     0x198/0x199 PERF_STATUS/CTL the package's scaling_cur_freq as a ratio in 15:8
- *     0x1B1 PACKAGE_THERM_STATUS  the package temperature below TjMax, bits 0 and 1 as 0x19C's;
+ *     0x1B1 PACKAGE_THERM_STATUS  the package temperature below TjMax, bits 0 and 1 as 0x19C's
+ *                                 (a log of its own);
  *                                 0x1B2 its interrupt (0)
  *     0x60D/0x3F9 PKG C2/C6 RESIDENCY the idle time all the package's CPUs share (the least of
  *                                 theirs), split as the cores' C6 share (PC6) and the rest (PC2);
@@ -61,10 +64,15 @@
  *                                 THERMAL_SPEC_POWER there), 46:32 the short_term one's
  *                                 (MAX_POWER), min power and max window 0 (not in the profile)
  *     0x610 MSR_PKG_POWER_LIMIT   composed from the constraint files, written through them
- *     0x601, 0x613, 0x618, 0x61B, 0x61C, 0x638, 0x63A, 0x63B, 0x640-0x642 (perf status, DRAM limit and
- *                                 info, PP0/PP1 limits, policies, PP1 energy, the VR current
- *                                 limit) read 0: no throttled time, limit or graphics domain
- *                                 is modelled
+ *     0x613 MSR_PKG_PERF_STATUS   31:0 the time the package's RAPL limits held its power down, in
+ *                                 the time unit (2^-TU s, TU = 10), wrapping at 32 bits (Intel
+ *                                 SDM Vol. 3B §14.9.3): a line of the throttled ns
+ *                                 (runtime/node_cycles.c; not a fault's cap: PROCHOT, a lost
+ *                                 PSU's share); with the time counters only (else 0)
+ *     0x601, 0x618, 0x61B, 0x61C, 0x638, 0x63A, 0x63B, 0x640-0x642 (DRAM limit, info and perf
+ *                                 status, PP0/PP1 limits, policies, perf status, PP1 energy, the
+ *                                 VR current limit) read 0: no DRAM limit (so no DRAM throttled
+ *                                 time) or graphics domain is modelled
  *   AMD (AuthenticAMD), per CPU: 0x10, 0xE7/0xC00000E7 MPERF, 0xE8/0xC00000E8 APERF as above,
  *   at the TSC's clock of the reader (the host's RDTSC rate, seg_msr_tsc_khz: no profile gives
  *   an AMD node's TSC rate, and turbostat scales AMD's APERF/MPERF by the TSC it measures);
@@ -82,16 +90,19 @@
 #include "profile.h"
 #include "render.h"
 #include "render_cpuinfo.h"
+#include "seg_attr.h"
 #include "seg_msr.h"
 #include "ytree.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DEV "sys/devices/virtual/powercap"
 #define TIME_UNIT_US 976 /* 2^-10 s, as render_powercap's window validator uses */
+#define TIME_UNIT_TU 10   /* MSR_RAPL_POWER_UNIT 19:16: the time unit is 2^-TU s */
 #define TJMAX_C 100       /* render_coretemp's (assumed) */
 
 /* The value bound to kind/zone/pkg (the first), or SEG_NONE. */
@@ -174,13 +185,40 @@ static uint32_t reg_line(struct seg_builder *b, uint32_t msr, int kind, uint32_t
                                             .related = SEG_NONE}, words);
 }
 
-/* A THERM_STATUS register of temperature value temp, PROCHOT from the package's throttle value
- * active (SEG_NONE: none). */
-static void therm(struct seg_builder *b, uint32_t msr, uint32_t temp, long long d, uint32_t active)
+/* The hidden files of package k's thermal status logs (before any register list: each file's
+ * validator is a param of its own): state/msr/package<k>/<scope>_therm_log holds the package's
+ * episode count (BK_THERMAL TQ_COUNT, up to 2^32 - 1) at the log's last clear, which a write of the register
+ * stores (seg_msr.c); scope core serves every core register of the package (whose throttling is
+ * the package's), package IA32_PACKAGE_THERM_STATUS. None without the throttle values. */
+static void therm_logs(struct node_layout *l, int k)
 {
+    if (bound(l, BK_THERMAL, TQ_ACTIVE, k) == SEG_NONE || bound(l, BK_THERMAL, TQ_COUNT, k) == SEG_NONE)
+        return;
+    static const char *const scopes[] = {"core", "package"};
+    for (int i = 0; i < 2; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "state/msr/package%d/%s_therm_log", k, scopes[i]);
+        segb_dynamic(l->b, path, 0600, SEG_A, layout_value(l, "0\n", (struct binding){.kind = BK_STATIC}), SV_UW_CLAMP,
+                     segb_param(l->b, (struct seg_param){.a = 0, .b = UINT32_MAX, .related = SEG_NONE}, NULL));
+    }
+}
+
+/* A THERM_STATUS register of package k's temperature value temp: PROCHOT from its throttle value
+ * TQ_ACTIVE (none: never), its sticky log (bit 1) from its episode count TQ_COUNT and the log file
+ * of scope (therm_logs); see seg_msr.c therm_read. */
+static void therm(struct node_layout *l, uint32_t msr, int k, const char *scope, uint32_t temp, long long d)
+{
+    uint32_t active = bound(l, BK_THERMAL, TQ_ACTIVE, k), count = bound(l, BK_THERMAL, TQ_COUNT, k);
     long long on = active != SEG_NONE ? (long long)active + 1 : 0;
-    segb_param(b, (struct seg_param){.a = msr, .b = SEG_MSR_THERM, .c = temp, .d = d | on << 32, .related = SEG_NONE},
-               NULL);
+    long long c = temp;
+    char path[64] = "";
+    snprintf(path, sizeof path, "state/msr/package%d/%s_therm_log", k, scope);
+    if (active != SEG_NONE && count != SEG_NONE && segb_find(l->b, path) != SEG_NONE)
+        c |= (long long)((uint64_t)(count + 1) << 32);
+    else
+        path[0] = 0;
+    segb_param(l->b, (struct seg_param){.a = msr, .b = SEG_MSR_THERM, .c = c, .d = d | on << 32, .related = SEG_NONE},
+               *path ? path : NULL);
 }
 
 /* The list's END, continuing in list next (SEG_NONE: none). */
@@ -228,7 +266,7 @@ static void rapl_regs(struct node_layout *l, const struct msr_node *m, int k, co
             reg(b, MSR_AMD_CORE_ENERGY_STATUS, SEG_MSR_ENERGY, core, cores > 1 ? cores : 1, NULL);
         return;
     }
-    reg(b, MSR_RAPL_POWER_UNIT, SEG_MSR_CONST, pu | esu << 8 | 10 << 16, 0, NULL);
+    reg(b, MSR_RAPL_POWER_UNIT, SEG_MSR_CONST, pu | esu << 8 | TIME_UNIT_TU << 16, 0, NULL);
     reg(b, MSR_PKG_ENERGY_STATUS, SEG_MSR_ENERGY, pkg_ctr, 1, NULL);
     uint32_t dram = bound(l, BK_ENERGY, PHYS_ZONE_DRAM, k);
     if (dram != SEG_NONE)
@@ -239,7 +277,16 @@ static void rapl_regs(struct node_layout *l, const struct msr_node *m, int k, co
         reg(b, MSR_PP0_ENERGY_STATUS, SEG_MSR_ENERGY, core, 1, NULL);
     else
         reg(b, MSR_PP0_ENERGY_STATUS, SEG_MSR_CONST, 0, 0, NULL);
-    static const uint32_t zero[] = {MSR_VR_CURRENT_CONFIG, MSR_PKG_PERF_STATUS, MSR_DRAM_POWER_LIMIT, MSR_DRAM_PERF_STATUS, MSR_DRAM_POWER_INFO,
+    /* the time the package's RAPL limits held it down, in the time unit (TU, 2^-10 s), 32 bits
+     * (Intel SDM Vol. 3B §14.9.3 "Package RAPL Domain"): its throttle-time line
+     * (runtime/node_cycles.c) in ns, shown in units of 2^-TU s */
+    if (m->elapsed != SEG_NONE)
+        reg_line(b, MSR_PKG_PERF_STATUS, SEG_MSR_CYCLES, m->elapsed,
+                 layout_counter_ex(l, 1000, 64, false, (struct binding){.kind = BK_CPU_CYCLES, .zone = 1, .pkg = (uint8_t)k}),
+                 TIME_UNIT_TU, NULL);
+    else
+        reg(b, MSR_PKG_PERF_STATUS, SEG_MSR_CONST, 0, 0, NULL);
+    static const uint32_t zero[] = {MSR_VR_CURRENT_CONFIG, MSR_DRAM_POWER_LIMIT, MSR_DRAM_PERF_STATUS, MSR_DRAM_POWER_INFO,
                                     MSR_PP0_POWER_LIMIT, MSR_PP0_POLICY,       MSR_PP0_PERF_STATUS,  MSR_PP1_POWER_LIMIT,
                                     MSR_PP1_ENERGY_STATUS, MSR_PP1_POLICY};
     for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
@@ -304,7 +351,7 @@ static uint32_t package_list(struct node_layout *l, const struct msr_node *m, in
         }
         uint32_t temp = bound(l, BK_PKG_TEMP, -1, k);
         if (temp != SEG_NONE)
-            therm(b, MSR_IA32_PACKAGE_THERM_STATUS, temp, TJMAX_C, bound(l, BK_THERMAL, TQ_ACTIVE, k));
+            therm(l, MSR_IA32_PACKAGE_THERM_STATUS, k, "package", temp, TJMAX_C);
         reg(b, MSR_IA32_PACKAGE_THERM_INTERRUPT, SEG_MSR_CONST, 0, 0, NULL);
         if (m->elapsed != SEG_NONE) {
             positions(m, k, -1, w, sizeof w);
@@ -347,8 +394,7 @@ static uint32_t cpu_list(struct node_layout *l, const struct msr_node *m, int i,
             uint32_t temp = bound(l, BK_PKG_TEMP, -1, k);
             int core = m->cpus[i].core;
             if (temp != SEG_NONE) /* render_coretemp's spread of core c below its package */
-                therm(b, MSR_IA32_THERM_STATUS, temp, TJMAX_C | (long long)(core * 7 % 5 * 500) << 8,
-                      bound(l, BK_THERMAL, TQ_ACTIVE, k));
+                therm(l, MSR_IA32_THERM_STATUS, k, "core", temp, TJMAX_C | (long long)(core * 7 % 5 * 500) << 8);
             reg(b, MSR_IA32_THERM_INTERRUPT, SEG_MSR_CONST, 0, 0, NULL);
         }
     }
@@ -378,6 +424,8 @@ void render_msr(struct node_layout *l, const struct yt_node *tree, const struct 
     if (m.busy0 == SEG_NONE || render_proc_ncpus(p) < m.ncpu)
         m.elapsed = SEG_NONE; /* the registers of time need every CPU's busy counter */
     uint32_t list[PHYS_MAX_PKGS];
+    for (int k = 0; k < sockets && k < PHYS_MAX_PKGS && m.intel && !hyper; k++)
+        therm_logs(l, k);
     for (int k = 0; k < sockets && k < PHYS_MAX_PKGS; k++)
         list[k] = hyper || !(m.intel || amd) ? SEG_NONE : package_list(l, &m, k);
     for (int i = 0; i < m.ncpu; i++) {

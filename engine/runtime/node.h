@@ -285,7 +285,8 @@ struct node {
     /* the CPUs' busy-cycle lines (node_cycles.c) */
     struct node_cyc {
         uint32_t v;                /* its BK_CPU_CYCLES value */
-        uint16_t cpu;              /* CPU index */
+        uint16_t cpu;              /* CPU index (a CPU's cycles, zone 0) */
+        int16_t pkg;               /* the package of a RAPL throttle-time line (zone 1), -1: a CPU's */
         bool shown;                /* the segment shows this line */
         uint64_t base, base_sub;   /* cycles (this engine's) at grid boundary base_sub */
         uint64_t rate;             /* cycles per substep, UINT64_MAX: before the first tick */

@@ -1,5 +1,8 @@
-/* node_cycles: the busy-cycle lines of a node's CPUs (BK_CPU_CYCLES, what IA32_APERF shows:
- * engine/render/render_msr.c, segment.h "Devices" CYCLES). A CPU's line counts the cycles it runs
+/* node_cycles: the busy-cycle lines of a node's CPUs (BK_CPU_CYCLES zone 0, what IA32_APERF shows:
+ * engine/render/render_msr.c, segment.h "Devices" CYCLES), and the lines of the time each package
+ * spends throttled by its RAPL limits (zone 1, what MSR_PKG_PERF_STATUS shows: ns, at 1 ms a
+ * substep while the interval's power is set by a limit an agent or the firmware wrote, never by a
+ * fault's cap: PROCHOT and a lost PSU's share are no RAPL limit). A CPU's line counts the cycles it runs
  * while busy: its busy ns per substep (the physics' busy line) times its running frequency (the
  * kHz its scaling_cur_freq shows, held over the tick as that file holds it) / 10^6. Like a busy
  * line it is open-ended and republished only when its rate changes (a new utilisation or
@@ -26,7 +29,9 @@ void node_cycles_init(struct node *n)
     uint32_t k = 0;
     for (uint32_t v = 0; v < n->nvalues; v++)
         if (n->binds[v].kind == BK_CPU_CYCLES)
-            n->cyc[k++] = (struct node_cyc){.v = v, .cpu = n->binds[v].cpu, .rate = UINT64_MAX};
+            n->cyc[k++] = (struct node_cyc){.v = v, .cpu = n->binds[v].cpu,
+                                            .pkg = n->binds[v].zone == 1 ? (int16_t)n->binds[v].pkg : -1,
+                                            .rate = UINT64_MAX};
 }
 
 void node_cycles_free(struct node *n)
@@ -57,6 +62,25 @@ uint64_t node_cycles_total(const struct node *n, uint32_t v, uint64_t until_sub)
     return node_cstart_of(n, v);
 }
 
+bool node_rapl_throttled(const struct node *n, int k)
+{
+    if (k < 0 || k >= n->state.npkgs || k >= PHYS_MAX_PKGS || n->state.powered_off)
+        return false;
+    const struct phys_pkg_state *ps = &n->state.pkg[k];
+    return ps->capped && !(ps->fault_cap_w > 0 && ps->cap_w >= ps->fault_cap_w);
+}
+
+void node_cycles_power_back(struct node *n)
+{
+    for (uint32_t k = 0; k < n->ncyc; k++) {
+        struct node_cyc *c = &n->cyc[k];
+        *node_cstart(n, c->v) = 0;
+        c->base = 0;
+        c->base_sub = n->state.substeps;
+        c->shown = false;
+    }
+}
+
 void node_cycles_collect(struct node *n, struct node_change *ch, uint32_t *nch)
 {
     const struct seg_value *cur = n->seg.copy[0];
@@ -65,7 +89,8 @@ void node_cycles_collect(struct node *n, struct node_change *ch, uint32_t *nch)
         struct node_cyc *c = &n->cyc[k];
         int cpu = c->cpu < PHYS_MAX_CPUS ? c->cpu : 0;
         int64_t khz = phys_cpu_cpu_freq_khz(&n->params, &n->state, cpu);
-        uint64_t rate = (uint64_t)n->state.cpu[cpu].busy_rate_ns * (uint64_t)(khz > 0 ? khz : 0) / 1000000;
+        uint64_t rate = c->pkg >= 0 ? (node_rapl_throttled(n, c->pkg) ? (uint64_t)PHYS_SUBSTEP_NS : 0)
+                                    : (uint64_t)n->state.cpu[cpu].busy_rate_ns * (uint64_t)(khz > 0 ? khz : 0) / 1000000;
         if (rate != c->rate) {
             c->base = cycles_at(c, s);
             c->base_sub = s;

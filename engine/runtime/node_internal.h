@@ -127,6 +127,11 @@ void node_cycles_init(struct node *n);
 void node_cycles_free(struct node *n);
 void node_cycles_republish(struct node *n);
 void node_cycles_collect(struct node *n, struct node_change *ch, uint32_t *nch);
+/* Package k's power is held down by its RAPL limits over the interval that begins (not by a
+ * fault's cap: PROCHOT or a lost PSU's share), the time MSR_PKG_PERF_STATUS counts. */
+bool node_rapl_throttled(const struct node *n, int k);
+/* The power came back: every line restarts from 0 at this tick (APERF, PERF_STATUS). */
+void node_cycles_power_back(struct node *n);
 uint64_t node_cycles_total(const struct node *n, uint32_t v, uint64_t until_sub);
 
 #endif

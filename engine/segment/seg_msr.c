@@ -243,8 +243,9 @@ static int time_read(struct seg *s, const struct seg_param *p, int64_t now_ns, u
     if (khz == 0)
         khz = seg_msr_tsc_khz(); /* the TSC's clock: the reader's RDTSC rate */
     view_latched(s, lines_read, &m);
-    if (p->b == SEG_MSR_CYCLES)
-        *val = m.line_at;
+    if (p->b == SEG_MSR_CYCLES) /* d > 0: a line of ns in units of 2^-d s, 32 bits (PERF_STATUS) */
+        *val = p->d > 0 && p->d < 32 ? (uint64_t)(((unsigned __int128)m.line_at << p->d) / 1000000000u) & 0xFFFFFFFFu
+                                     : m.line_at;
     else if (p->b == SEG_MSR_TIME) /* a busy line capped at the elapsed time, as the views cap it */
         *val = (uint64_t)((unsigned __int128)(m.line_at < m.elapsed_ns ? m.line_at : m.elapsed_ns) * khz / 1000000);
     else
@@ -258,18 +259,47 @@ uint64_t seg_msr_tsc_clock_khz(const struct seg *s, uint32_t entry)
     return p && p->b == SEG_MSR_TIME && p->d > 0 ? (uint64_t)p->d : 0;
 }
 
-/* IA32_THERM_STATUS / IA32_PACKAGE_THERM_STATUS (Intel SDM Vol. 3B §15.8.5.2). */
-static uint64_t therm_read(const struct seg *s, const struct seg_param *p)
+/* The entry of a THERM register's log file (its words), or SEG_NONE. */
+static uint32_t therm_log_entry(const struct seg *s, const struct seg_param *p)
+{
+    if (p->words_off == SEG_NONE || p->words_off >= s->strings_size)
+        return SEG_NONE;
+    const char *w = s->strings + p->words_off, *end = memchr(w, 0, s->strings_size - p->words_off);
+    return end && end > w ? seg_lookup(s, w, (size_t)(end - w)) : SEG_NONE;
+}
+
+/* The package's throttle episodes so far (c >> 32: 1 + its BK_THERMAL count value), and whether
+ * it is throttled now (d >> 32: 1 + its active value); false without them. */
+static bool therm_state(const struct seg *s, const struct seg_param *p, uint64_t *count, bool *active)
+{
+    uint64_t a = (uint64_t)p->d >> 32, k = (uint64_t)p->c >> 32;
+    *active = a > 0 && a - 1 < s->n_values && view_value_number(s, (uint32_t)(a - 1)) > 0;
+    *count = k > 0 && k - 1 < s->n_values ? (uint64_t)view_value_number(s, (uint32_t)(k - 1)) : 0;
+    return k > 0 && k - 1 < s->n_values;
+}
+
+/* IA32_THERM_STATUS / IA32_PACKAGE_THERM_STATUS (Intel SDM Vol. 3B §15.8.5.2, faults.md §3.5). */
+static uint64_t therm_read(struct seg *s, const struct seg_param *p, int64_t now_ns)
 {
     int64_t tjmax = p->d & 0xFF, spread_mc = (p->d >> 8) & 0xFFFF;
-    int64_t mc = view_value_number(s, (uint32_t)p->c) - spread_mc;
+    int64_t mc = view_value_number(s, (uint32_t)(p->c & 0xFFFFFFFF)) - spread_mc;
     int64_t c = mc > 0 ? mc / 1000 : 0;
     int64_t below = tjmax - c;
     below = below < 0 ? 0 : below > 0x7F ? 0x7F : below;
-    /* PROCHOT (TCC) active, bit 0, and its log, bit 1, while the package is throttled at TjMax
-     * (d >> 32: 1 + its BK_THERMAL active value, segment.h) */
-    uint64_t active = (uint64_t)p->d >> 32;
-    uint64_t hot = active > 0 && active - 1 < s->n_values && view_value_number(s, (uint32_t)(active - 1)) > 0 ? 3 : 0;
+    /* PROCHOT (TCC) active, bit 0, while the package is throttled at TjMax; its log, bit 1, is
+     * sticky: set while it is and since it was, until software writes it 0 (R/WC0). The log file
+     * holds the episodes there had been when it was last cleared (less one still going then), so
+     * the log is set when more have begun since. Without a log file: set while active. */
+    uint64_t count;
+    bool active;
+    uint64_t hot = 0;
+    if (therm_state(s, p, &count, &active)) {
+        hot = active ? 1 : 0;
+        if (active || count > file_number(s, therm_log_entry(s, p), now_ns))
+            hot |= 2;
+    } else if (active) {
+        hot = 3;
+    }
     return UINT64_C(1) << 31 | UINT64_C(1) << 27 | (uint64_t)below << 16 | hot;
 }
 
@@ -306,9 +336,9 @@ int seg_msr_read(struct seg *s, uint32_t entry, uint32_t msr, int64_t now_ns, ui
     case SEG_MSR_IDLE:
         return time_read(s, p, now_ns, val);
     case SEG_MSR_THERM:
-        if (p->c < 0 || p->c >= s->n_values)
+        if (p->c < 0 || (p->c & 0xFFFFFFFF) >= s->n_values)
             return EIO;
-        *val = therm_read(s, p);
+        *val = therm_read(s, p, now_ns);
         return 0;
     default:
         return EIO;
@@ -326,9 +356,25 @@ static int store_number(struct seg *s, uint32_t entry, uint64_t v, int pid)
     return seg_attr_write(s, entry, text, (size_t)n, pid);
 }
 
+/* A write of a THERM_STATUS register: its log bits are R/WC0, a 0 clears, a 1 is ignored, and the
+ * status bits are read-only (a write leaves them). Bit 1 written 0 clears the thermal log: the
+ * log file takes the episodes that have ended by now. */
+static int therm_write(struct seg *s, const struct seg_param *p, uint64_t val, int pid)
+{
+    uint64_t count;
+    bool active;
+    uint32_t e = therm_log_entry(s, p);
+    if ((val & 2) || e == SEG_NONE || !therm_state(s, p, &count, &active))
+        return 0;
+    uint64_t ended = count > 0 && active ? count - 1 : count;
+    return store_number(s, e, ended, pid) ? EIO : 0;
+}
+
 int seg_msr_write(struct seg *s, uint32_t entry, uint32_t msr, uint64_t val, int pid)
 {
     const struct seg_param *p = find_reg(s, entry, msr);
+    if (p && p->b == SEG_MSR_THERM)
+        return therm_write(s, p, val, pid);
     if (!p || p->b != SEG_MSR_LIMIT)
         return EIO; /* WRMSR of a read-only or unimplemented register: #GP */
     int64_t now = seg_now_ns();

@@ -85,7 +85,9 @@
 /* The register at address msr of M entry at now_ns: 0 with *val, or EIO. */
 int seg_msr_read(struct seg *s, uint32_t entry, uint32_t msr, int64_t now_ns, uint64_t *val);
 /* A write of val to msr through M entry by pid: 0 (stored, or ignored under the lock bit) or EIO
- * (not writable here) or the errno a powercap validator gave (the same as the file write). */
+ * (not writable here) or the errno a powercap validator gave (the same as the file write). A
+ * THERM register takes any value: its log bit written 0 clears the log (stored through its log
+ * file, an event like a file write), the other bits are ignored. */
 int seg_msr_write(struct seg *s, uint32_t entry, uint32_t msr, uint64_t val, int pid);
 /* The rate of the reader's RDTSC in kHz, measured once per process against CLOCK_MONOTONIC_RAW
  * over 20 ms (each end the tightest of 16 RDTSC-clock-RDTSC reads, so a preemption does not

@@ -144,18 +144,25 @@
  *                (cycles of a d kHz clock that runs while the line does); d = 0: the reader's
  *                TSC rate (seg_msr_tsc_khz), the clock the TSC and MPERF share
  *        CYCLES  c = E | L << 32: the count of cycle line L (a BK_CPU_CYCLES counter: start +
- *                acc in thousands, rem the rest) at E's capped time (APERF)
+ *                acc in thousands, rem the rest) at E's capped time (APERF); d = 1..31: the
+ *                line counts ns, shown in units of 2^-d s modulo 2^32 (MSR_PKG_PERF_STATUS's
+ *                throttled time in the RAPL time unit)
  *        IDLE    a C-state residency, c = E | B << 32: the idle ns the CPUs named in words
  *                (their positions: busy counter B + position, seg_view.h) all share, taken as
  *                the least idle time among them (their idle periods assumed to overlap as far
  *                as they can), times (d & 0xFFFF) / 1000 (the state's share of idle time), in
  *                cycles of a (d >> 16) kHz clock (0: the reader's TSC rate, as TIME)
- *        THERM   IA32_(PACKAGE_)THERM_STATUS of the package temperature text c (m°C): bit 31
- *                valid, 30:27 resolution 1 °C, 22:16 the degrees below TjMax (d & 0xFF) of the
- *                temperature less (d >> 8) m°C (a core's spread below its package), in whole
- *                degrees as the coretemp view shows it; bits 0 (PROCHOT active) and 1 (its
- *                log) while the text value (d >> 32) - 1 (d >> 32 = 0: none) reads above 0:
- *                the package is throttled at TjMax
+ *        THERM   IA32_(PACKAGE_)THERM_STATUS of the package temperature text (c & 0xFFFFFFFF,
+ *                m°C): bit 31 valid, 30:27 resolution 1 °C, 22:16 the degrees below TjMax
+ *                (d & 0xFF) of the temperature less ((d >> 8) & 0xFFFF) m°C (a core's spread
+ *                below its package), in whole degrees as the coretemp view shows it; bit 0
+ *                (PROCHOT active) while the text value (d >> 32) - 1 (d >> 32 = 0: none) reads
+ *                above 0: the package is throttled at TjMax; bit 1 (its log, sticky): with
+ *                c >> 32 = 0, as bit 0; else set while bit 0 is or while the episode count, text
+ *                value (c >> 32) - 1, exceeds the number in the A file words names (a path: the
+ *                count at the log's last clear). A write with bit 1 clear stores there the
+ *                episodes ended by then (the count, less one still going), through the file's
+ *                validator; any other write changes nothing
  *      seg_msr.h's seg_msr_read / seg_msr_write are its readers; any other address is EIO.
  *   I  /dev/ipmi0 (the OpenIPMI device): no content of its own. The shim answers its ioctls from
  *      state/platform/power (node power "<current> <min> <max> <avg> <period_ms>\n", W with one

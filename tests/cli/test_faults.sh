@@ -15,9 +15,10 @@
 #    answers right, after its delay;
 # D. a failing hwmon: lm-sensors' `sensors` prints "ERROR: Can't get value of subfeature
 #    temp1_input: I/O error" and N/A (faults.md §5.3), cat "Input/output error";
-# E. a capped node that ignores its cap: the package's power stays above the PL1 an agent wrote
-#    (read back as written), and the fault's event says limit-ignored; a lost PSU holds a node
-#    within what is left;
+# E. a capped package counts its throttled time in MSR_PKG_PERF_STATUS (rdmsr), an uncapped one
+#    does not; a capped node that ignores its cap: the package's power stays above the PL1 an
+#    agent wrote (read back as written), and the fault's event says limit-ignored; a lost PSU
+#    holds a node within what is left;
 # F. writes refused: a powercap write fails "No data available" (ENODATA, faults.md §4.3); a
 #    locked package limit refuses its constraint stores ENODATA and enabled ENOSYS; a
 #    RAPL counter that freezes stands still under a reader through the shim, then catches up;
@@ -227,6 +228,20 @@ pkg0() { curl -sf "$url/telemetry/intel-1" | python3 -c 'import json,sys; print(
 for _ in $(seq 100); do awk -v p="$(pkg0)" 'BEGIN { exit !(p <= 60.5) }' && break; sleep 0.1; done
 p=$(pkg0)
 awk -v p="$p" 'BEGIN { exit !(p <= 60.5) }' && ok || bad "the 60 W cap never held: package 0 at $p W"
+# MSR_PKG_PERF_STATUS (0x613) counts the time a package's RAPL limit holds its power down, in the
+# RAPL time unit (MSR_RAPL_POWER_UNIT 19:16: 2^-10 s; Intel SDM Vol. 3B §14.9.3), 32 bits: package
+# 0, capped at 60 W (/telemetry's truth says so), counts the node's uptime between two reads in
+# the same shell (the same order each time); package 1, not capped, stands still
+p1=$(on intel-1 -- sh -c 'grep -l "^1$" /sys/devices/system/cpu/cpu*/topology/physical_package_id | head -1')
+p1=${p1#/sys/devices/system/cpu/cpu} p1=${p1%%/*}
+caps=$(curl -sf "$url/telemetry/intel-1" | python3 -c 'import json,sys; print(*[p["capped"] for p in json.load(sys.stdin)["packages"]])')
+perf() { on intel-1 -- sh -c "cut -d' ' -f1 /proc/uptime; rdmsr -p 0 -u 0x613; rdmsr -p $p1 -u 0x613; rdmsr -p 0 -u -f 19:16 0x606" | tr '\n' ' '; }
+read -r u0 a0 b0 tu <<<"$(perf)"
+sleep 2
+read -r u1 a1 b1 _ <<<"$(perf)"
+awk -v u0="$u0" -v u1="$u1" -v a0="$a0" -v a1="$a1" -v b0="$b0" -v b1="$b1" -v tu="$tu" -v caps="$caps" \
+    'BEGIN { d = (a1 - a0) / 2 ^ tu; e = u1 - u0; exit !(caps == "True False" && tu == 10 && e > 1 && d >= 0.8 * e && d <= 1.2 * e && b1 == b0) }' &&
+    ok || bad "PKG_PERF_STATUS over $u0 -> $u1 s of uptime (packages capped: $caps, TU $tu): package 0 $a0 -> $a1, package 1 (CPU $p1) $b0 -> $b1"
 fault add --kind limit-ignored --node intel-1 --device package0 --id deaf >/dev/null
 for _ in $(seq 100); do awk -v p="$(pkg0)" 'BEGIN { exit !(p > 100) }' && break; sleep 0.1; done
 p=$(pkg0)
@@ -322,6 +337,9 @@ kill -TERM $ne; wait $ne 2>/dev/null
     bad "node_exporter's throttle counters on hot-0: $(grep throttles "$root/ne.txt" | head -4) $(tail -2 "$root/ne.log")"
 bit=$(on hot-0 -- rdmsr -p 5 -f 0:0 0x1b1)
 [ "$bit" = 1 ] && ok || bad "PACKAGE_THERM_STATUS bit 0 (PROCHOT) of a package at TjMax: $bit"
+# its log (bit 1, R/WC0, faults.md §3.5) is set while PROCHOT is: a write of 0 does not clear it then
+on hot-0 -- wrmsr -p 5 0x1b1 0 && [ "$(on hot-0 -- rdmsr -p 5 -f 1:0 0x1b1)" = 3 ] && ok ||
+    bad "PACKAGE_THERM_STATUS of a package at TjMax after a write of 0: $(on hot-0 -- rdmsr -p 5 0x1b1) (want bits 0 and 1)"
 tele() { curl -sf "$url/telemetry/$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["cpu"]["thermalThrottlePct"], d["packages"][0]["frequencyKHz"])'; }
 read -r pct hot_khz <<<"$(tele hot-0)"
 read -r pct0 cool_khz <<<"$(tele intel-0)"
@@ -339,6 +357,19 @@ for _ in $(seq 50); do [ "$(tt)" != 0 ] && break; sleep 0.1; done
 t=$(tt) mx=$(on hot-0 -- cat /sys/devices/system/cpu/cpu5/thermal_throttle/core_throttle_max_time_ms)
 [ "$t" -ge 1000 ] && [ "$t" = "$mx" ] && [ "$(throttled)" = 1 ] && [ "$(on hot-0 -- rdmsr -p 5 -f 0:0 0x1b1)" = 0 ] && ok ||
     bad "after the repair: total $t ms, max $mx ms (want equal, 1 s or more), count $(throttled)"
+# the logs are sticky (Intel SDM Vol. 3B §15.8.5.2, faults.md §3.5): PROCHOT has dropped, bit 1 stays
+# set in IA32_PACKAGE_THERM_STATUS (0x1B1) and IA32_THERM_STATUS (0x19C) until software writes it
+# 0; a write of 1 leaves it; the package's log and a core's are apart
+l() { on hot-0 -- rdmsr -p "$1" -f 1:0 "$2"; }
+logs="$(l 5 0x1b1) $(l 5 0x19c)"
+on hot-0 -- wrmsr -p 5 0x1b1 2
+logs="$logs $(l 5 0x1b1)"
+on hot-0 -- wrmsr -p 5 0x1b1 0
+logs="$logs $(l 5 0x1b1) $(l 5 0x19c)"
+on hot-0 -- wrmsr -p 5 0x19c 0
+logs="$logs $(l 5 0x19c)"
+[ "$logs" = "2 2 2 0 2 0" ] && ok ||
+    bad "the THERM_STATUS logs after an episode (pkg, core; pkg after a write of 1; pkg, core after the pkg's write of 0; core after its own): $logs, want 2 2 2 0 2 0"
 # hotgpu-0's inlet is 80 °C warmer: its loaded GPUs heat to their maximum operating temperature
 # (89 °C), where the driver caps their clocks (SW thermal slowdown, 0x20), and past the slowdown
 # temperature (97 °C) the hardware's slowdown shows too (0x40): the real nvidia-smi 535 and

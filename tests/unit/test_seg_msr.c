@@ -3,7 +3,9 @@
  * PKG_POWER_LIMIT composed from its powercap files and written through their validators, the
  * lock bit, the window field encoding against the powercap window rounding (seg_attr.c), and a
  * CPU's list continuing in its package's with the time registers (TSC, MPERF, APERF, a C-state
- * residency over two CPUs) and a thermal status. */
+ * residency over two CPUs) and a thermal status; a throttled-time line in RAPL time units
+ * (PKG_PERF_STATUS, wrapping at 32 bits) and the thermal status logs, sticky until a write of 0
+ * clears them (R/WC0). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,8 +28,9 @@ static char path[256];
 
 struct fixture {
     struct seg s;
-    uint32_t ctr, msr, msr_locked, msr_cpu;
+    uint32_t ctr, msr, msr_locked, msr_cpu, msr_therm;
     uint32_t elapsed, busy0, busy1, cycles, temp; /* value indices */
+    uint32_t thr, thr_wrap;                       /* throttled-time lines (ns) */
 };
 
 static uint32_t entry(struct fixture *f, const char *p)
@@ -90,16 +93,38 @@ static int setup(void **st)
     segb_param(b, (struct seg_param){.a = 0x3FD, .b = SEG_MSR_IDLE, .c = e | (long long)f->busy0 << 32,
                                      .d = 1000000LL << 16 | 500, .related = SEG_NONE}, "0 1");
     segb_param(b, (struct seg_param){.a = 0x3F9, .b = SEG_MSR_IDLE, .c = e | (long long)f->busy0 << 32,
-                                     .d = 1000000LL << 16 | 500, .related = SEG_NONE}, "0 7");
+                                     .d = 1000000LL << 16 | 500, .related = SEG_NONE}, "0 999");
     segb_param(b, (struct seg_param){.a = 0x19C, .b = SEG_MSR_THERM, .c = f->temp, .d = 100 | 500 << 8,
                                      .related = SEG_NONE}, NULL);
     segb_param(b, (struct seg_param){.b = SEG_MSR_END, .c = first, .d = 1, .related = SEG_NONE}, NULL);
     segb_device(b, "dev/cpu/2/msr", 0600, SEG_M, own);
+    /* CPU 3: the throttled time of two packages (2 s; 5e6 s, past 2^32 units of 2^-10 s) and two
+     * thermal status registers with their logs: 0x19C throttled now (its first episode), 0x1B1
+     * not (two episodes over), both logs never cleared */
+    f->thr = segb_value_counter(b, 1000, 64, false);
+    f->thr_wrap = segb_value_counter(b, 1000, 64, false);
+    uint32_t on = segb_value_text(b, "1\n"), off = segb_value_text(b, "0\n");
+    uint32_t one = segb_value_text(b, "1\n"), two = segb_value_text(b, "2\n");
+    static const char *const logs[] = {"state/msr/package0/core_therm_log", "state/msr/package0/package_therm_log"};
+    for (int i = 0; i < 2; i++)
+        segb_dynamic(b, logs[i], 0600, SEG_A, segb_value_text(b, "0\n"), SV_UW_CLAMP,
+                     segb_param(b, (struct seg_param){.a = 0, .b = UINT32_MAX, .related = SEG_NONE}, NULL));
+    uint32_t therm = segb_param(b, (struct seg_param){.a = 0x613, .b = SEG_MSR_CYCLES, .c = e | (long long)f->thr << 32,
+                                                      .d = 10, .related = SEG_NONE}, NULL);
+    segb_param(b, (struct seg_param){.a = 0x61B, .b = SEG_MSR_CYCLES, .c = e | (long long)f->thr_wrap << 32, .d = 10,
+                                     .related = SEG_NONE}, NULL);
+    segb_param(b, (struct seg_param){.a = 0x19C, .b = SEG_MSR_THERM, .c = f->temp | (long long)(one + 1) << 32,
+                                     .d = 100 | (long long)(on + 1) << 32, .related = SEG_NONE}, logs[0]);
+    segb_param(b, (struct seg_param){.a = 0x1B1, .b = SEG_MSR_THERM, .c = f->temp | (long long)(two + 1) << 32,
+                                     .d = 100 | (long long)(off + 1) << 32, .related = SEG_NONE}, logs[1]);
+    segb_param(b, (struct seg_param){.b = SEG_MSR_END, .related = SEG_NONE}, NULL);
+    segb_device(b, "dev/cpu/3/msr", 0600, SEG_M, therm);
     assert_int_equal(segb_errors(b, NULL), 0);
     int rc = seg_tmp_write(b, path, &f->s);
     f->msr = entry(f, "dev/cpu/0/msr");
     f->msr_locked = entry(f, "dev/cpu/1/msr");
     f->msr_cpu = entry(f, "dev/cpu/2/msr");
+    f->msr_therm = entry(f, "dev/cpu/3/msr");
     /* the counter at 1 J (16384 units and a bit), held there */
     seg_publish_begin(&f->s);
     for (int copy = 0; copy < 2; copy++) {
@@ -108,9 +133,9 @@ static int setup(void **st)
         v->ctr.t0_ns = seg_now_ns();
         /* elapsed 10 ms; CPU 0 busy 4 ms, CPU 1 6 ms (in µs, seg_view.h units); 3000005 cycles;
          * every line stands still (rate 0) */
-        static const uint64_t acc[4] = {10000, 4000, 6000, 3000};
-        uint32_t vi[4] = {f->elapsed, f->busy0, f->busy1, f->cycles};
-        for (int i = 0; i < 4; i++) {
+        static const uint64_t acc[6] = {10000, 4000, 6000, 3000, 2000000, 5000000000000};
+        uint32_t vi[6] = {f->elapsed, f->busy0, f->busy1, f->cycles, f->thr, f->thr_wrap};
+        for (int i = 0; i < 6; i++) {
             struct seg_value *c = &seg_writable_copy(&f->s)[vi[i]];
             c->ctr.acc_uj = acc[i];
             c->ctr.rem_nj = i == 3 ? 5 : 0;
@@ -211,6 +236,50 @@ static void test_limit_write(void **st)
     assert_int_equal(strtoull(t, NULL, 10), 100000000);
 }
 
+/* PKG_PERF_STATUS: a line of ns in units of 2^-10 s, modulo 2^32. */
+static void test_throttled_time(void **st)
+{
+    struct fixture *f = *st;
+    uint64_t v = 0;
+    assert_int_equal(seg_msr_read(&f->s, f->msr_therm, 0x613, seg_now_ns(), &v), 0);
+    assert_int_equal(v, 2048); /* 2 s */
+    assert_int_equal(seg_msr_read(&f->s, f->msr_therm, 0x61B, seg_now_ns(), &v), 0);
+    assert_int_equal(v, (5000000ull * 1024) & 0xFFFFFFFFu);
+}
+
+/* The thermal logs (bit 1): set while PROCHOT is (bit 0) and since; a write of 1 leaves them, a
+ * write of 0 clears them unless PROCHOT still holds; the log files take the episodes ended. */
+static void test_therm_log(void **st)
+{
+    struct fixture *f = *st;
+    uint64_t v = 0;
+    char tmp[SEG_TEXT_MAX];
+    size_t n;
+    assert_int_equal(seg_msr_read(&f->s, f->msr_therm, 0x19C, seg_now_ns(), &v), 0);
+    assert_int_equal(v & 3, 3);
+    assert_int_equal(seg_msr_read(&f->s, f->msr_therm, 0x1B1, seg_now_ns(), &v), 0);
+    assert_int_equal(v & 3, 2);
+    assert_int_equal(v >> 16 & 0x7F, 55); /* the readout is untouched: 45 °C, 55 below TjMax */
+    /* a write of 1 to the log: nothing changes */
+    assert_int_equal(seg_msr_write(&f->s, f->msr_therm, 0x1B1, 2, 42), 0);
+    assert_int_equal(seg_msr_read(&f->s, f->msr_therm, 0x1B1, seg_now_ns(), &v), 0);
+    assert_int_equal(v & 3, 2);
+    /* a write of 0 while PROCHOT holds: the episode going on is not over, the log stays set */
+    assert_int_equal(seg_msr_write(&f->s, f->msr_therm, 0x19C, 0, 42), 0);
+    assert_int_equal(seg_msr_read(&f->s, f->msr_therm, 0x19C, seg_now_ns(), &v), 0);
+    assert_int_equal(v & 3, 3);
+    const char *t = seg_read(&f->s, entry(f, "state/msr/package0/core_therm_log"), seg_now_ns(), tmp, &n);
+    assert_int_equal(strtoull(t, NULL, 10), 0);
+    /* a write of 0 after two episodes: cleared, the package's log apart from the cores' */
+    assert_int_equal(seg_msr_write(&f->s, f->msr_therm, 0x1B1, 0, 42), 0);
+    assert_int_equal(seg_msr_read(&f->s, f->msr_therm, 0x1B1, seg_now_ns(), &v), 0);
+    assert_int_equal(v & 3, 0);
+    t = seg_read(&f->s, entry(f, "state/msr/package0/package_therm_log"), seg_now_ns(), tmp, &n);
+    assert_int_equal(strtoull(t, NULL, 10), 2);
+    assert_int_equal(seg_msr_read(&f->s, f->msr_therm, 0x19C, seg_now_ns(), &v), 0);
+    assert_int_equal(v & 3, 3);
+}
+
 /* Every window the powercap file can show encodes to a field that decodes to it again. */
 static void test_window_field(void **st)
 {
@@ -229,6 +298,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cpu_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limit_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_throttled_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_therm_log, setup, teardown),
         cmocka_unit_test(test_window_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
