@@ -300,10 +300,37 @@ void node_counter_jump(struct node *n, uint32_t pkgs, bool dram, double uj)
 }
 
 /* The power came back (power-loss ended): the node's time counters restart from 0 at this
- * tick's grid boundary as a booting machine's do: the elapsed counter (/proc/uptime, the TSC)
- * and every CPU's busy line (/proc/stat, MPERF); the energy counters restart in shown_seed. */
-static void node_power_back(struct node *n)
+ * tick's grid boundary as a booting machine's do: the elapsed counter (/proc/uptime, the TSC),
+ * every CPU's busy line (/proc/stat, MPERF) and cycle line (APERF), the RAPL throttled time
+ * (MSR_PKG_PERF_STATUS) and the thermal throttle counters (thermal_throttle/, the THERM_STATUS
+ * logs); the energy counters restart in shown_seed. Every setting agents wrote goes back to the
+ * profile's, what the firmware and the kernel set at boot (docs/faults.md power-loss): each
+ * writable file shows its rendered text again and the physics takes it (the cpufreq/stats
+ * reset files' among them, so the stats restart from 0). */
+static void node_power_back(struct node *n, struct node_change *ch, uint32_t *nch)
 {
+    for (uint32_t i = 0; i < n->seg.n_slots; i++) {
+        uint32_t e = n->slot_entry[i], v = n->seg.entries[e].value;
+        if (v >= n->nvalues)
+            continue;
+        struct node_change c = {.value = v, .v = node_img_values(n->t)[v]};
+        uint64_t seq;
+        size_t len;
+        char st[SEG_TEXT_MAX], text[SEG_TEXT_MAX + 1];
+        if (seg_slot_load(&n->seg, i, &seq, st, &len)) {
+            c.v.a.applied = seq;
+            n->slot_applied[i] = seq;
+        }
+        size_t l = c.v.len < sizeof c.v.a.text ? c.v.len : sizeof c.v.a.text;
+        memcpy(text, c.v.a.text, l);
+        text[l] = 0;
+        node_apply(n, &n->binds[v], text);
+        ch[(*nch)++] = c;
+    }
+    n->freq_dirty = true; /* the cpufreq limits moved */
+    node_cycles_power_back(n);
+    for (int k = 0; k < PHYS_MAX_PKGS; k++)
+        n->thermal[k].count = n->thermal[k].total_ms = n->thermal[k].max_ms = 0;
     for (uint32_t v = 0; v < n->nvalues; v++) {
         const struct binding *b = &n->binds[v];
         if (b->kind == BK_ELAPSED) {
@@ -749,7 +776,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
     int64_t dt = (now_mono - n->mono_origin) - n->state.now_ns;
     n->freq_dirty |= phys_cpu_step(&n->params, &n->state, &n->load, ambient_c, dt);
     phys_gpu_step(&n->gparams, &n->gstate, ambient_c, n->state.now_ns);
-    uint32_t cap = n->nvalues + n->seg.n_slots;
+    uint32_t cap = n->nvalues + 2 * n->seg.n_slots; /* the drain's and a power-up's settings too */
     struct node_change *ch = malloc(sizeof *ch * (cap ? cap : 1));
     if (!ch)
         return;
@@ -765,7 +792,7 @@ void node_tick(struct node *n, int64_t now_mono, int64_t until_mono, int64_t now
     n->power_back = n->was_off && !n->off_held;
     n->was_off = n->off_held;
     if (n->power_back)
-        node_power_back(n);
+        node_power_back(n, ch, &nch);
     unsigned began = phys_cpu_begin_interval(&n->params, &n->state, &n->load);
     n->freq_dirty |= (began & PHYS_BEGAN_FREQ_CEILING) != 0;
     n->busy_dirty |= (began & PHYS_BEGAN_BUSY_LINES) != 0;

@@ -27,13 +27,16 @@
 #    a job on the lost GPU stalls for the fault's duration, a cooling fault on a rack slows its
 #    jobs, and a second run gives the same jobs.jsonl and faults.jsonl byte for byte;
 # J. a cooling fault throttles as the hardware does: node_exporter reads the thermal_throttle
-#    counters, rdmsr PROCHOT, /telemetry the frequency lost, nvidia-smi and nvidia-ml-py the GPUs'
-#    thermal slowdowns;
-# K. a node that loses its power (its files, MSRs, IPMI, Redfish and GPUs fail; back, its counters
-#    restart from 0), a stuck frequency, a RAPL counter that jumps;
-# I. NVML's power reading measures with noise: a client that keeps only changing samples
-#    (nvidia-ml-py) measures an idle GPU's energy within 1 % of its energy counter; with
-#    spec.sensors.noise false the reading never changes.
+#    counters, rdmsr PROCHOT and its sticky log (cleared by wrmsr), /telemetry the frequency lost,
+#    nvidia-smi and nvidia-ml-py the GPUs' thermal slowdowns;
+# K. a node that loses its power (its files, MSRs, IPMI, Redfish and GPUs fail; back, its counters,
+#    APERF and cpufreq/stats restart from 0 and its settings are the profile's), a stuck
+#    frequency, a RAPL counter that jumps;
+# I. the power sensors measure with noise: a client that keeps only changing NVML samples
+#    (nvidia-ml-py) measures an idle GPU's energy within 1 % of its energy counter; ipmitool's
+#    DCMI reading and statistics, Redfish's, amdgpu's power1_input and power1_average (lm-sensors)
+#    and amd_hsmp's change between ticks within their bands of the truth; with
+#    spec.sensors.noise false every reading is the truth and never changes.
 # Usage: test_faults.sh HWEMU_BINARY   (run from the source tree)
 set -u
 hwemu=$1
@@ -84,6 +87,7 @@ spec:
   - {name: sxm, profile: nvidia-h100-sxm-8gpu, count: 1}
   - {name: hot, profile: intel-xeon-2s-rapl, count: 1}
   - {name: hotgpu, profile: nvidia-h100-sxm-4gpu, count: 1}
+  - {name: epyc, profile: amd-epyc-2s-energy-only, count: 1}
   faults:
   - {id: bmc-dead, kind: bmc-timeout, nodes: [intel-0], params: {delayMs: 300}}
   - {id: bmc-late, kind: bmc-slow, nodes: [intel-2], params: {delayMs: 1500}}
@@ -394,13 +398,23 @@ print(hex(pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h) & (pynvml.nvmlCloc
 # from 0 again (a booting machine's), NVML's energy counter too, while /telemetry's energy (the
 # truth) never went back.
 E=/sys/class/powercap/intel-rapl:0/energy_uj
+# what agents set on intel-2 and epyc-0 (acpi-cpufreq: cpufreq/stats) before their power goes
+L=/sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw C0=/sys/devices/system/cpu/cpu0/cpufreq
+set0="$(on intel-2 -- cat $L $C0/scaling_max_freq) $(on epyc-0 -- cat $C0/scaling_governor $C0/scaling_max_freq)"
+on intel-2 -- sh -c "echo 90000000 > $L; echo 1500000 > $C0/scaling_max_freq" &&
+    on epyc-0 -- sh -c "echo powersave > $C0/scaling_governor; echo 1500000 > $C0/scaling_max_freq" && ok ||
+    bad "the settings written before the power loss"
+for _ in $(seq 50); do [ "$(on epyc-0 -- cat $C0/stats/total_trans)" -gt 0 ] && break; sleep 0.1; done
+tis() { on epyc-0 -- awk '{ s += $2 } END { print s / 100 }' $C0/stats/time_in_state; } # s (10 ms units)
+stats0="$(on epyc-0 -- cat $C0/stats/total_trans) $(tis)" aperf0=$(on intel-2 -- rdmsr -p 0 -u 0xe8)
 before=$(on intel-2 -- cat $E) up0=$(on intel-2 -- cut -d' ' -f1 /proc/uptime)
 gpu_mj() { on sxm-0 -- "$venv/bin/python" -c 'import pynvml; pynvml.nvmlInit(); print(pynvml.nvmlDeviceGetTotalEnergyConsumption(pynvml.nvmlDeviceGetHandleByIndex(0)))'; }
 gpu0=$(gpu_mj)
 truth() { curl -sf "$url/telemetry/$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["energyJoules"], d["nodePowerWatts"])'; }
 read -r j0 _ <<<"$(truth intel-2)"
 fault add --kind power-loss --node intel-2 --id off >/dev/null && fault add --kind power-loss --node sxm-0 --id off-gpu >/dev/null &&
-    wait_state intel-2 off=5 && wait_state sxm-0 off=5 && ok || bad "power-loss never reached state/faults"
+    fault add --kind power-loss --node epyc-0 --id off-epyc >/dev/null &&
+    wait_state intel-2 off=5 && wait_state sxm-0 off=5 && wait_state epyc-0 off=5 && ok || bad "power-loss never reached state/faults"
 out=$(on intel-2 -- cat $E 2>&1)
 [ "$out" = "cat: '$E': Input/output error" ] && ok || bad "cat of a node without power: $out"
 out=$(on intel-2 -- sh -c 'cat /proc/uptime; rdmsr 0x611; echo 5 > /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw; ipmitool dcmi power reading' 2>&1)
@@ -419,8 +433,20 @@ read -r j1 w1 <<<"$(truth intel-2)"
 sleep 1
 read -r j2 _ <<<"$(truth intel-2)"
 [ "$w1" = 0 ] && [ "$j1" = "$j2" ] && ok || bad "a node without power: $w1 W, energy $j1 -> $j2 J (want 0 W, unchanged)"
-fault clear off >/dev/null && fault clear off-gpu >/dev/null
+fault clear off >/dev/null && fault clear off-gpu >/dev/null && fault clear off-epyc >/dev/null
 for _ in $(seq 50); do after=$(on intel-2 -- cat $E 2>/dev/null) && break; sleep 0.1; done
+for _ in $(seq 50); do on epyc-0 -- cat /proc/uptime >/dev/null 2>&1 && break; sleep 0.1; done
+# the settings are the profile's again, as a booted machine's (docs/faults.md power-loss); APERF,
+# cpufreq/stats count from the power-up: the time in the states is at most the uptime since
+set1="$(on intel-2 -- cat $L $C0/scaling_max_freq) $(on epyc-0 -- cat $C0/scaling_governor $C0/scaling_max_freq)"
+[ "$set1" = "$set0" ] && ok || bad "the settings after a power cycle: $set1, want the profile's $set0"
+stats1="$(on epyc-0 -- cat $C0/stats/total_trans) $(tis)" aperf1=$(on intel-2 -- rdmsr -p 0 -u 0xe8)
+upe=$(on epyc-0 -- cut -d' ' -f1 /proc/uptime)
+read -r n0 s0 <<<"$stats0"
+read -r n1 s1 <<<"$stats1"
+awk -v n0="$n0" -v s0="$s0" -v n1="$n1" -v s1="$s1" -v u="$upe" -v a0="$aperf0" -v a1="$aperf1" \
+    'BEGIN { exit !(n0 > 0 && s1 < s0 && s1 <= u + 0.1 && a1 < a0) }' && ok ||
+    bad "after a power cycle: total_trans $n0 -> $n1, time_in_state $s0 -> $s1 s (uptime $upe s), APERF $aperf0 -> $aperf1"
 up1=$(on intel-2 -- cut -d' ' -f1 /proc/uptime) gpu1=$(gpu_mj)
 read -r j3 _ <<<"$(truth intel-2)"
 # the counters went back and count from the power-up: the package's energy since is what its
