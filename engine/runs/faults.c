@@ -321,9 +321,16 @@ static void raise_errors(const struct fault_def *d, struct node *n, int64_t now_
             ge->rows_uncorrected++;
             ge->remap_pending = true;
         }
-        if (xid) {
+        /* a remap is recorded: Xid 63 "Row Remapper: New row marked for remapping, reset gpu to
+         * activate" (nverror.h INFOROM_DRAM_RETIREMENT_EVENT; an A100's, faults.md §2), after
+         * the error's own Xid */
+        int xids[2] = {xid, d->kind == FK_GPU_ECC_CORRECTED || d->kind == FK_GPU_ECC_UNCORRECTED ? 63 : 0};
+        for (int i = 0; i < 2; i++) {
+            if (!xids[i])
+                continue;
+            memmove(ge->xid + 1, ge->xid, sizeof ge->xid - sizeof ge->xid[0]);
+            ge->xid[0] = xids[i];
             ge->xid_seq++;
-            ge->xid = xid;
         }
         node_wake(n, now_mono);
     }

@@ -123,6 +123,10 @@ struct node_unit_info {
     const char *name;             /* the job's name for its process's cmdline (truncated), or NULL */
 };
 
+/* The Xids a GPU's state/nvml/gpu<i>/xid keeps (gpu_files.h): NVML delivers each to an event set
+ * that waits, the oldest first, as long as no more than this many came between two waits. */
+#define NODE_XIDS 4
+
 /* The faults striking a node now (docs/faults.md): set on the tick thread between ticks by the
  * fault schedule (engine/runs/faults.c), applied by the node's tick: the physics' inputs (the
  * inlet, GPU brakes, ignored limits) and state/faults, the text the readers of the segment
@@ -229,8 +233,8 @@ struct node {
     /* per GPU: its Xid errors and ECC counts since the engine started (what a fault raised:
      * gpu-lost, gpu-xid, gpu-ecc-*), published as state/nvml/gpu<i>/xid and ecc_errors */
     struct node_gpu_errors {
-        uint32_t xid_seq;
-        int xid;
+        uint32_t xid_seq;                          /* Xids raised so far */
+        int xid[NODE_XIDS];                        /* the last ones: xid[0] number xid_seq, 0: none */
         uint64_t ecc_corrected, ecc_uncorrected;
         uint32_t rows_corrected, rows_uncorrected; /* rows remapped: one per memory error fault */
         bool remap_pending;                        /* a remap waits for the GPU's reset */

@@ -58,7 +58,11 @@ bool node_gpu_text(const struct node *n, const struct binding *b, char *t, size_
     switch (b->zone) {
     case GQ_ENFORCED_MW: snprintf(t, len, "%lld\n", llround(g->enforced_w * 1000)); break;
     case GQ_DRAW_MW: snprintf(t, len, "%lld\n", mw(node_gpu_draw_w(n, b->pkg))); break;
-    case GQ_XID: snprintf(t, len, "%u %d\n", n->gpu_err[b->pkg].xid_seq, n->gpu_err[b->pkg].xid); break;
+    case GQ_XID: {
+        const struct node_gpu_errors *ge = &n->gpu_err[b->pkg];
+        snprintf(t, len, "%u %d %d %d %d\n", ge->xid_seq, ge->xid[0], ge->xid[1], ge->xid[2], ge->xid[3]);
+        break;
+    }
     case GQ_ECC: {
         const struct node_gpu_errors *ge = &n->gpu_err[b->pkg];
         snprintf(t, len, "%llu %llu %u %u %d\n", (unsigned long long)ge->ecc_corrected,

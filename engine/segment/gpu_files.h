@@ -75,7 +75,9 @@
  *     persistence_mode               A  "1" enabled, "0" disabled (SV_BOOL01)
  *     clocks_event_reasons           S  "0x%016llX" bitmask: 0x1 idle, 0x4 SW power cap
  *     peer_rx_bytes, peer_tx_bytes   S  bytes received from / sent to the node's other GPUs
- *     xid                            S  "<seq> <xid>": the GPU's Xid errors since the engine started
+ *     xid                            S  "<seq> <x0> <x1> <x2> <x3>": the GPU's Xid errors since the engine
+ *                                          started, seq of them; x0 the last (number seq), x1 the one
+ *                                          before, ... (0: none)
  *                                       (seq, 0: none) and the last one's number (docs/faults.md)
  *     ecc_errors                     S  "<corrected> <uncorrected> <rows corrected> <rows uncorrected>
  *                                        <pending>": its memory errors since then, the rows

@@ -96,22 +96,25 @@ NVML_API nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, uns
 }
 
 /* Event sets (faults.md §2.2): Xid events only (nvmlEventTypeXidCriticalError). A GPU's Xids are
- * its state/nvml/gpu<i>/xid, "<seq> <xid>" (a fault raises them: docs/faults.md); a set takes
- * the ones after its registration, the last of them when several came between two waits. Any
- * other type is NOT_SUPPORTED (the set stays usable, as the header says). */
+ * its state/nvml/gpu<i>/xid, "<seq> <x0> <x1> <x2> <x3>" (the last four, x0 the newest; a fault
+ * raises them: docs/faults.md); a set takes the ones after its registration, one a wait, the
+ * oldest first, and of more than four between two waits the last four. Any other type is
+ * NOT_SUPPORTED (the set stays usable, as the header says). */
+#define XIDS 4
 #define EVENT_GPUS 64
 struct nvmlEventSet_st {
     unsigned long long types[EVENT_GPUS]; /* registered types per GPU index */
     unsigned long seen[EVENT_GPUS];       /* the Xid sequence delivered up to */
 };
 
-/* GPU g's Xid sequence and last Xid (0 0: none, or no file). */
-static unsigned long xid_now(const struct nvmlDevice_st *g, int *xid)
+/* GPU g's Xid sequence and its last Xids, xid[0] the newest (0: none, or no file). */
+static unsigned long xid_now(const struct nvmlDevice_st *g, int xid[XIDS])
 {
     char t[64];
     unsigned long seq = 0;
-    *xid = 0;
-    if (nv_text(g, NF_XID, t, sizeof t) != NVML_SUCCESS || sscanf(t, "%lu %d", &seq, xid) != 2)
+    memset(xid, 0, sizeof(int) * XIDS);
+    if (nv_text(g, NF_XID, t, sizeof t) != NVML_SUCCESS ||
+        sscanf(t, "%lu %d %d %d %d", &seq, &xid[0], &xid[1], &xid[2], &xid[3]) < 2)
         return 0;
     return seq;
 }
@@ -141,9 +144,9 @@ NVML_API nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long l
         return rc;
     if (types & ~NVML_EVENT_TYPE_XID || !types || dev->index >= EVENT_GPUS)
         return NVML_ERROR_NOT_SUPPORTED;
-    int xid;
+    int xid[XIDS];
     set->types[dev->index] |= types;
-    set->seen[dev->index] = xid_now(dev, &xid); /* events before the registration are not delivered */
+    set->seen[dev->index] = xid_now(dev, xid); /* events before the registration are not delivered */
     return NVML_SUCCESS;
 }
 
@@ -166,14 +169,16 @@ static nvmlReturn_t wait_event(nvmlEventSet_t set, nvmlEventData_t *data, unsign
         return NVML_ERROR_INVALID_ARGUMENT;
     for (unsigned waited = 0;; waited += 10) {
         for (unsigned i = 0; i < nv_count() && i < EVENT_GPUS; i++) {
-            int xid;
+            int xid[XIDS];
             unsigned long seq;
-            if (!(set->types[i] & NVML_EVENT_TYPE_XID) || (seq = xid_now(nv_gpu(i), &xid)) <= set->seen[i])
+            if (!(set->types[i] & NVML_EVENT_TYPE_XID) || (seq = xid_now(nv_gpu(i), xid)) <= set->seen[i])
                 continue;
-            set->seen[i] = seq;
+            /* the oldest not delivered yet that the file still holds */
+            unsigned long next = seq - set->seen[i] > XIDS ? seq - XIDS + 1 : set->seen[i] + 1;
+            set->seen[i] = next;
             data->device = nv_gpu(i);
             data->eventType = NVML_EVENT_TYPE_XID;
-            data->eventData = (unsigned long long)xid;
+            data->eventData = (unsigned long long)xid[seq - next];
             if (v2)
                 data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFFu;
             return NVML_SUCCESS;

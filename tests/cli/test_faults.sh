@@ -161,15 +161,17 @@ curl -sf "$url/debug/events?node=sxm-0" | grep -q '"joulie.sim.fault.ended".*"en
     bad "no joulie.sim.fault.ended event for the cleared fault"
 
 # --- B2. Xid and ECC: nvidia-ml-py waiting in nvmlEventSetWait gets Xid 48 when uncorrected memory
-# errors strike the GPU it registered, and nvmlDeviceGetTotalEccErrors counts them (faults.md
-# §2.1: Xid 48 accompanies a double-bit error) ----------------------------------------------------
+# errors strike the GPU it registered, then Xid 63 for the row they remap, and
+# nvmlDeviceGetTotalEccErrors counts them (faults.md §2.1: Xid 48 accompanies a double-bit error;
+# Xid 63 a remap recorded) ---------------------------------------------------------------------------
 on sxm-0 -- "$venv/bin/python" tests/nvml/pynvml_events.py 3 >"$root/events.out" 2>&1 &
 py=$!
 for _ in $(seq 100); do grep -q ready "$root/events.out" && break; sleep 0.1; done
 fault add --kind gpu-ecc-uncorrected --node sxm-0 --device gpu3 --param count=2 >/dev/null
 wait $py
 ev=$(cat "$root/events.out")
-for w in supported=8 event_gpu=3 event_type=8 event_xid=48 ecc_corrected=0 ecc_uncorrected=2; do
+# (then Xid 63, the row remap recorded: the next wait gets it, the oldest first)
+for w in supported=8 event_gpu=3 event_type=8 event_xid=48 event2_xid=63 ecc_corrected=0 ecc_uncorrected=2; do
     grep -qxF "$w" <<<"$ev" && ok || bad "nvidia-ml-py's Xid event and ECC counts: no $w in: $ev"
 done
 # the row the errors hit is remapped, pending until the GPU's reset (row remapping, faults.md

@@ -1,7 +1,8 @@
 """Xid events and ECC counts a fault raises, seen by an NVML client on nvidia-ml-py (PyPI,
 `import pynvml`): registers GPU INDEX for nvmlEventTypeXidCriticalError, says `ready`, waits
-(nvmlEventSetWait, 500 ms at a time, 30 s at most) for an event, then prints `key=value` lines:
-the event's GPU and Xid, and the GPU's ECC counts (nvmlDeviceGetTotalEccErrors, volatile).
+(nvmlEventSetWait, 500 ms at a time, 30 s at most) for an event and 2 s more for a second one,
+then prints `key=value` lines: the event's GPU and Xid, the second event's Xid (or
+event2=none), and the GPU's ECC counts (nvmlDeviceGetTotalEccErrors, volatile).
 Run by tests/cli/test_faults.sh under `hwemu exec`.
 Usage: python pynvml_events.py INDEX"""
 import sys
@@ -25,6 +26,10 @@ def main():
         print(f"event_gpu={pynvml.nvmlDeviceGetIndex(e.device)}")
         print(f"event_type={e.eventType}")
         print(f"event_xid={e.eventData}")
+        try:
+            print(f"event2_xid={pynvml.nvmlEventSetWait(s, 2000).eventData}")
+        except pynvml.NVMLError_Timeout:
+            print("event2=none")
         break
     else:
         print("event=none")
