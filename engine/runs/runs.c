@@ -984,6 +984,22 @@ const char *runs_path(const struct runs *m)
     return m->dir;
 }
 
+char *runs_file_read(struct runs *m, const char *id, const char *name, size_t max, size_t *len)
+{
+    if (!runs_state(m, id)) { /* a run of this engine: its id is a name the engine made */
+        errno = ESRCH;
+        return NULL;
+    }
+    int dfd = run_files_opendir(m->dfd, id);
+    if (dfd < 0)
+        return NULL;
+    char *text = run_files_read(dfd, name, max, len);
+    int e = errno;
+    close(dfd);
+    errno = e;
+    return text;
+}
+
 const char *runs_state(struct runs *m, const char *id)
 {
     lock_caller(m);
