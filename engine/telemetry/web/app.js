@@ -317,7 +317,7 @@
       if (d.next < after) return false;
       d.lines.forEach(take);
       if (what === "course") run.courseNext = d.next; else run.jobsNext = d.next;
-      run.state = d.state;
+      if (what === "course") run.state = d.state; // the state the course was read in: ended, it is whole
       if (d.next >= d.total) return true;
     }
     return true;

@@ -76,8 +76,8 @@
       const states = ["waiting", "running", "completed", "stalled"];
       const data = uPlot.join(cols.flatMap((c) => states.map((s) => [c.t, c[s]])));
       out.push({ title: "Jobs by state over time", x: ["emulated time", "s"], y: ["jobs", ""], data: data,
-                 series: withCourse.flatMap((r, i) => states.map((s) => ({ label: (runs.length > 1 ? r.name + " " : "") + s,
-                   stroke: stateColors[s], width: 2, spanGaps: true, dash: i ? [6, 4] : undefined }))) });
+                 series: withCourse.flatMap((r, i) => states.map((s) => Object.assign({ label: (runs.length > 1 ? r.name + " " : "") + s,
+                   stroke: stateColors[s], width: 2, spanGaps: true }, i ? { dash: [6, 4] } : {}))) });
       out.push({ title: "Throttling over time (packages and GPUs whose power a cap sets)", x: ["emulated time", "s"],
                  y: ["throttled", ""], data: joined("throttled"), series: lines });
     }
@@ -94,7 +94,7 @@
         const v = ((r.completed || {})[c] || []).slice().sort((a, b) => a - b);
         if (v.length) {
           data.push(q.map((p) => quantile(v, p / 100)));
-          series.push(Object.assign(line(r.name + " " + c, i), { dash: k ? [6, 4] : undefined }));
+          series.push(Object.assign(line(r.name + " " + c, i), k ? { dash: [6, 4] } : {}));
         }
       }));
       if (series.length)
@@ -147,7 +147,7 @@
       const u = new uPlot({
         width: width, height: opts.height || 300,
         scales: { x: { time: false } },
-        axes: [{ label: s.xlabel, values: s.xvalues }, { label: s.ylabel, size: 90 }],
+        axes: [Object.assign({ label: s.xlabel }, s.xvalues ? { values: s.xvalues } : {}), { label: s.ylabel, size: 90 }],
         series: [{ label: s.xlabel, value: s.xvalues ? (u, v) => (s.xvalues(u, [v])[0] || "–") : (u, v) => number(v) }]
           .concat(s.series.map((x) => Object.assign({ value: (u, v) => number(v) + (v == null ? "" : yunit) }, x))),
       }, s.scaledData, div);
