@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -560,7 +561,11 @@ int run_merge(const struct run_merge_in *in, int n, struct run_merge_out *out, c
             lens[i] = sh[i].in->course_len;
             dirs[i] = sh[i].in->dir;
         }
-        rc = run_merge_course(texts, lens, dirs, n, out->jobs, &out->course, err, errlen);
+        /* the shards' interval (summary.json's courseIntervalSec), when they all say the same */
+        double iv = num_of(sh[0].sum, "courseIntervalSec");
+        for (int i = 1; i < n; i++)
+            iv = num_of(sh[i].sum, "courseIntervalSec") == iv ? iv : 0;
+        rc = run_merge_course(texts, lens, dirs, n, iv > 0 ? llround(iv * 1e9) : 0, out->jobs, &out->course, err, errlen);
         free(texts);
         free(dirs);
         free(lens);

@@ -183,8 +183,19 @@ static cJSON *line_at(const struct course *c, int n, const int *at, int64_t t, d
     return x;
 }
 
-int run_merge_course(const char *const *texts, const size_t *lens, const char *const *dirs, int n, const char *jobs,
-                     char **out, char *err, size_t errlen)
+/* Each line's time on the merged course: a line before the shard's last is at the first tick at or
+ * after a multiple of the interval, so it counts at that multiple (shards' ticks need not meet);
+ * the last line, the shard's end, at its own time. */
+static void on_grid(struct course *c, int64_t interval_ns)
+{
+    for (int k = 0; interval_ns > 0 && k + 1 < c->n; k++) {
+        c->l[k].t = c->l[k].t / interval_ns * interval_ns;
+        c->l[k].time_s = (double)c->l[k].t / 1e9;
+    }
+}
+
+int run_merge_course(const char *const *texts, const size_t *lens, const char *const *dirs, int n,
+                     int64_t interval_ns, const char *jobs, char **out, char *err, size_t errlen)
 {
     *out = NULL;
     struct course *c = calloc((size_t)n + 1, sizeof *c);
@@ -194,6 +205,7 @@ int run_merge_course(const char *const *texts, const size_t *lens, const char *c
     int rc = 0, total = 0;
     for (int i = 0; i < n && !rc; i++) {
         rc = parse(texts[i], lens[i], dirs[i], &c[i], err, errlen);
+        on_grid(&c[i], interval_ns);
         total += c[i].n;
     }
     int64_t *times = malloc(sizeof *times * (size_t)(total + 1));

@@ -1,9 +1,12 @@
 /* run_merge_course: the shards' course.jsonl made the merged run's (docs/runs.md "Merging the
  * shards' runs"), for run_merge. Each shard's course has a line at each multiple of the interval
- * it reached and one at its own end; each counts every job of the trace (those of the others as
- * `elsewhere` once placed) and covers only its own nodes. The merged course has a line at each
- * time any shard has one (the shared interval grid, and each shard's end), where
- *   - each shard contributes its last line at or before that time (none yet: nothing used);
+ * it reached (the first of its ticks at or after it: the shards' ticks need not meet) and one at
+ * its own end; each counts every job of the trace (those of the others as `elsewhere` once placed)
+ * and covers only its own nodes. The merged course has a line at each multiple of the interval a
+ * shard reached and at each shard's end (with no interval known: at each time a shard's line has),
+ * where
+ *   - each shard contributes its last line at or before that time, a line before its last counted
+ *     at the multiple it was written for (none yet: nothing used);
  *     a shard that has ended contributes its final energies and nothing else (no power, no caps,
  *     no throttling: its nodes' run is over);
  *   - powerWatts, energyJoules (each key) and each pool's figures are the shards' summed (a pool's
@@ -17,11 +20,13 @@
 #ifndef HWEMU_RUN_MERGE_COURSE_H
 #define HWEMU_RUN_MERGE_COURSE_H
 #include <stddef.h>
+#include <stdint.h>
 
 /* texts[i], lens[i]: shard i's course.jsonl (shards in index order; dirs[i] as messages name its
- * directory); jobs: the merged jobs.jsonl. The merged course into *out (malloc'd): 0, or -1 with
- * what is wrong (file:line) in err. */
-int run_merge_course(const char *const *texts, const size_t *lens, const char *const *dirs, int n, const char *jobs,
-                     char **out, char *err, size_t errlen);
+ * directory); interval_ns: the courses' interval (summary.json's courseIntervalSec; 0: unknown,
+ * the lines' own times); jobs: the merged jobs.jsonl. The merged course into *out (malloc'd): 0,
+ * or -1 with what is wrong (file:line) in err. */
+int run_merge_course(const char *const *texts, const size_t *lens, const char *const *dirs, int n,
+                     int64_t interval_ns, const char *jobs, char **out, char *err, size_t errlen);
 
 #endif

@@ -297,6 +297,7 @@ static void finish(struct runs *m)
     char err[4400];
     cJSON *resumes = m->out.resumes ? cJSON_Duplicate(m->out.resumes, true) : NULL;
     run_course_close(&m->course, m->e, r, true);
+    m->out.course_interval_ns = m->course.interval_ns;
     int rc = run_output_close(&m->out, m->e, r, err, sizeof err);
     if (rc)
         fprintf(stderr, "hwemu: run %s: %s\n", r->id, err);

@@ -59,13 +59,14 @@ echo '{"type":"job","schemaVersion":"v2","jobId":"too-many-gpus","submitTimeOffs
     >>"$tmp/trace.jsonl"
 njobs=$(grep -c '"type": *"job"' "$tmp/trace.jsonl")
 
-# engine NAME ARGS...: hwemu serve on a free port at --speed 10 with the cluster; URL in url_NAME
+# engine NAME ARGS...: hwemu serve on a free port at --speed 10 with the cluster, a course line
+# every 10 s of emulated time (several for the merged course.jsonl); URL in url_NAME
 engine() {
     local name=$1 port
     shift
     port=$(free_port)
     eval "url_$name=http://127.0.0.1:$port"
-    serve_start "http://127.0.0.1:$port" "$tmp/$name.err" --spec "$tmp/spec.yaml" --root "$tmp/$name" \
+    SIM_RUN_COURSE_INTERVAL=10s serve_start "http://127.0.0.1:$port" "$tmp/$name.err" --spec "$tmp/spec.yaml" --root "$tmp/$name" \
         --addr 127.0.0.1:$port --speed 10 --kubeconfig "$KUBECONFIG" "$@" || return 1
     pids+=($pid)
     eval "pid_$name=$pid"
@@ -210,8 +211,8 @@ PY
     bad "runs merge failed: $(cat "$tmp/merge.err")"
 grep -q "run key $key, 3 shards: $njobs jobs ($((njobs - 1)) completed:" "$tmp/merge.err" && ok || bad "merge said: $(cat "$tmp/merge.err")"
 # the merged course.jsonl, recomputed here from the shards' own course.jsonl and the merged jobs.jsonl
-# (docs/runs.md "Merging the shards' runs"): a line at each shard line's time; per shard its line
-# at or before it (its power only up to its end); jobs by state from the jobs' times; the last line
+# (docs/runs.md "Merging the shards' runs"): a line at each multiple of the interval a shard's line
+# was written for and at each shard's end; per shard its line at or before it (its power only up to its end); jobs by state from the jobs' times; the last line
 # the merged summary.json's energies and counts
 "$py" - "$tmp/merged" "$d0" "$d1" "$d2" <<'PY' && ok || bad "the merged course.jsonl (above)"
 import json, sys
@@ -222,8 +223,17 @@ jobs = lines(m + "/jobs.jsonl")
 summary = json.load(open(m + "/summary.json"))
 sc = [lines(d + "/course.jsonl") for d in shards]
 ns = lambda x: round(x * 1e9)
+iv = {json.load(open(d + "/summary.json")).get("courseIntervalSec") for d in shards}
+I = ns(iv.pop()) if len(iv) == 1 and None not in iv else 0
+# a line before a shard's last counts at the multiple of the interval it was written for (its
+# first tick at or after it), the last at its own time
+for c in sc:
+    for k, l in enumerate(c):
+        l["timeSec"] = (ns(l["timeSec"]) // I * I) / 1e9 if I and k + 1 < len(c) else l["timeSec"]
+if not I:
+    fail_early = "the shards' summary.json say no one courseIntervalSec: %s" % iv
 times = sorted({ns(l["timeSec"]) for c in sc for l in c})
-fail = []
+fail = [fail_early] if not I else []
 if [ns(l["timeSec"]) for l in course] != times:
     fail.append("merged times %s, the shards' %s" % ([l["timeSec"] for l in course][:8], [t / 1e9 for t in times][:8]))
 done = [ns(j["endSec"]) for j in jobs if j["state"] == "completed"]

@@ -334,7 +334,7 @@ static const double rows0[][6] = {{10, 100, 10, 0, 0.5, 12}, {20, 100, 20, 0, 1,
 static const double rows1[][6] = {{10, 200, 5, 0.2, 0.5, 20}, {20, 200, 10, 0.4, 1, 40}, {30, 150, 15, 0.6, 1.2, 50},
                                   {40, 150, 20, 0.8, 1.5, 60}, {50, 120, 25, 0.9, 1.8, 70}, {60, 100, 30, 1, 2, 80}};
 
-static char *course_of(const double (*rows)[6], int n, int shard)
+static char *course_of(const double (*rows)[6], int n, int shard, double offset)
 {
     char *text = NULL;
     size_t size = 0;
@@ -344,7 +344,7 @@ static char *course_of(const double (*rows)[6], int n, int shard)
         const double *r = rows[k];
         fprintf(f, "{\"timeSec\":%g,\"powerWatts\":%g,\"energyJoules\":{\"standard\":%g,\"performance\":%g,\"idle\":%g,"
                 "\"nodes\":%g},\"jobs\":{\"waiting\":1,\"running\":1,\"completed\":%d,\"stalled\":1,\"elsewhere\":1},",
-                r[0], r[1], r[2], r[3], r[4], r[5], k);
+                r[0] + offset, r[1], r[2], r[3], r[4], r[5], k);
         if (shard == 0)
             fprintf(f, "\"pools\":{\"intel\":{\"powerWatts\":%g,\"energyJoules\":%g,\"packagesCapped\":2,\"gpusCapped\":0,"
                     "\"capWatts\":300,\"packagesThrottled\":1,\"gpusThrottled\":0}}}\n", r[1], r[5]);
@@ -385,22 +385,10 @@ static double at(const cJSON *o, const char *path)
     return v->valuedouble;
 }
 
-static void test_course(void **state)
+/* The merged course of test_course's shards (lines at times[0..7)): every value read off the rows. */
+static void course_checks(const struct run_merge_out *mo, const double *times)
 {
-    (void)state;
-    struct two t;
-    two_shards(&t);
-    free(t.sum[1]);
-    t.sum[1] = summary("k1", "0/2", "kubernetes", "stalled", 45, "n0", 40, "n2", 20);
-    t.in[1].summary = t.sum[1];
-    t.in[1].summary_len = strlen(t.sum[1]);
-    char *c0 = course_of(rows0, 5, 0), *c1 = course_of(rows1, 6, 1);
-    t.in[0].jobs = tjobs1, t.in[0].jobs_len = strlen(tjobs1), t.in[0].course = c1, t.in[0].course_len = strlen(c1);
-    t.in[1].jobs = tjobs0, t.in[1].jobs_len = strlen(tjobs0), t.in[1].course = c0, t.in[1].course_len = strlen(c0);
-    struct run_merge_out m;
-    char err[2048] = "";
-    if (run_merge(t.in, 2, &m, err, sizeof err))
-        fail_msg("%s", err);
+    struct run_merge_out m = *mo;
     assert_non_null(m.course);
     cJSON *l[16];
     int n = 0;
@@ -409,8 +397,7 @@ static void test_course(void **state)
         assert_non_null(l[n]);
         n++;
     }
-    /* a line at each time either shard has one: 10..40 both, 45 shard 0's end, 50, 60 shard 1's */
-    const double times[] = {10, 20, 30, 40, 45, 50, 60};
+    /* a line at each multiple of the interval a shard reached and at each shard's end */
     assert_int_equal(n, 7);
     for (int k = 0; k < n; k++)
         assert_float_equal(at(l[k], "timeSec"), times[k], 0);
@@ -462,6 +449,27 @@ static void test_course(void **state)
     cJSON_Delete(s);
     for (int k = 0; k < n; k++)
         cJSON_Delete(l[k]);
+}
+
+static void test_course(void **state)
+{
+    (void)state;
+    struct two t;
+    two_shards(&t);
+    free(t.sum[1]);
+    t.sum[1] = summary("k1", "0/2", "kubernetes", "stalled", 45, "n0", 40, "n2", 20);
+    t.in[1].summary = t.sum[1];
+    t.in[1].summary_len = strlen(t.sum[1]);
+    char *c0 = course_of(rows0, 5, 0, 0), *c1 = course_of(rows1, 6, 1, 0);
+    t.in[0].jobs = tjobs1, t.in[0].jobs_len = strlen(tjobs1), t.in[0].course = c1, t.in[0].course_len = strlen(c1);
+    t.in[1].jobs = tjobs0, t.in[1].jobs_len = strlen(tjobs0), t.in[1].course = c0, t.in[1].course_len = strlen(c0);
+    struct run_merge_out m;
+    char err[2048] = "";
+    if (run_merge(t.in, 2, &m, err, sizeof err))
+        fail_msg("%s", err);
+    /* the lines' own times (no interval in the summaries): 10..40 both, 45 shard 0's end, 50, 60 shard 1's */
+    const double times[] = {10, 20, 30, 40, 45, 50, 60};
+    course_checks(&m, times);
     /* run_merge_dirs reads each shard's course.jsonl and writes the merged one */
     char tmp[] = "/tmp/hwemu-merge-course-XXXXXX";
     assert_non_null(mkdtemp(tmp));
@@ -488,6 +496,26 @@ static void test_course(void **state)
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
     assert_int_equal(system(cmd), 0);
+    /* the shards' ticks not on the multiples (shard 0's 0.25 s after them, shard 1's 0.5 s) and the
+     * interval in their summaries (courseIntervalSec 10): a line before a shard's last counts at the
+     * multiple it was written for, the last (the shard's end) at its own time */
+    char *g0 = course_of(rows0, 5, 0, 0.25), *g1 = course_of(rows1, 6, 1, 0.5), *gs[2];
+    struct run_merge_in gin[2] = {t.in[0], t.in[1]};
+    for (int i = 0; i < 2; i++) {
+        if (asprintf(&gs[i], "{\"courseIntervalSec\":10,%s", t.in[i].summary + 1) < 0)
+            abort();
+        gin[i].summary = gs[i], gin[i].summary_len = strlen(gs[i]);
+        gin[i].course = i ? g0 : g1, gin[i].course_len = strlen(gin[i].course);
+    }
+    if (run_merge(gin, 2, &m, err, sizeof err))
+        fail_msg("%s", err);
+    const double gtimes[] = {10, 20, 30, 40, 45.25, 50, 60.5};
+    course_checks(&m, gtimes);
+    run_merge_free(&m);
+    free(g0);
+    free(g1);
+    free(gs[0]);
+    free(gs[1]);
     /* a shard without course.jsonl (an hwemu before it): no merged course */
     t.in[0].course = NULL;
     if (run_merge(t.in, 2, &m, err, sizeof err))
