@@ -520,6 +520,13 @@ int run_merge(const struct run_merge_in *in, int n, struct run_merge_out *out, c
     cJSON *sum = rc ? NULL : merge_summary(sh, n, chosen, t.njobs, out, err, errlen);
     if (!rc && !sum)
         rc = -1;
+    /* the shards' course interval (summary.json's courseIntervalSec), when they all say the same:
+     * the merged course's grid */
+    double iv = rc ? 0 : num_of(sh[0].sum, "courseIntervalSec");
+    for (int i = 1; i < n; i++)
+        iv = num_of(sh[i].sum, "courseIntervalSec") == iv ? iv : 0;
+    if (sum && iv > 0)
+        cJSON_AddNumberToObject(sum, "courseIntervalSec", iv);
     if (sum) {
         char *s = cJSON_Print(sum);
         if (!s || asprintf(&out->summary, "%s\n", s) < 0)
@@ -561,10 +568,6 @@ int run_merge(const struct run_merge_in *in, int n, struct run_merge_out *out, c
             lens[i] = sh[i].in->course_len;
             dirs[i] = sh[i].in->dir;
         }
-        /* the shards' interval (summary.json's courseIntervalSec), when they all say the same */
-        double iv = num_of(sh[0].sum, "courseIntervalSec");
-        for (int i = 1; i < n; i++)
-            iv = num_of(sh[i].sum, "courseIntervalSec") == iv ? iv : 0;
         rc = run_merge_course(texts, lens, dirs, n, iv > 0 ? llround(iv * 1e9) : 0, out->jobs, &out->course, err, errlen);
         free(texts);
         free(dirs);

@@ -511,6 +511,9 @@ static void test_course(void **state)
         fail_msg("%s", err);
     const double gtimes[] = {10, 20, 30, 40, 45.25, 50, 60.5};
     course_checks(&m, gtimes);
+    cJSON *gsum = cJSON_Parse(m.summary); /* the merged run says its course's grid */
+    assert_float_equal(at(gsum, "courseIntervalSec"), 10, 0);
+    cJSON_Delete(gsum);
     run_merge_free(&m);
     free(g0);
     free(g1);
