@@ -80,6 +80,23 @@ struct body {
     bool too_big;
 };
 
+/* Queues text[0..len) (malloc'd: freed here) as the answer. */
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned code, const char *type, char *text, size_t len,
+                                  const char *allow)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", type);
+    if (allow)
+        MHD_add_response_header(r, "Allow", allow);
+    enum MHD_Result ret = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, cJSON *o, const char *allow)
 {
     char *s = cJSON_PrintUnformatted(o);
@@ -94,17 +111,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, cJSON *o, 
     }
     b[n] = '\n';
     b[n + 1] = 0;
-    struct MHD_Response *r = MHD_create_response_from_buffer(n + 1, b, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(b);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    if (allow)
-        MHD_add_response_header(r, "Allow", allow);
-    enum MHD_Result ret = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
-    return ret;
+    return reply_text(c, code, "application/json", b, n + 1, allow);
 }
 
 static enum MHD_Result error(struct MHD_Connection *c, unsigned code, const char *msg, const char *allow)
@@ -190,17 +197,7 @@ static enum MHD_Result run_lines(struct MHD_Connection *c, const char *id, const
     int n = head ? asprintf(&out, "%.*s,\"lines\":[%s]}\n", (int)strlen(head) - 1, head, body) : -1;
     free(head);
     free(body);
-    if (n < 0)
-        return MHD_NO;
-    struct MHD_Response *r = MHD_create_response_from_buffer((size_t)n, out, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(out);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result ret = MHD_queue_response(c, 200, r);
-    MHD_destroy_response(r);
-    return ret;
+    return n < 0 ? MHD_NO : reply_text(c, 200, "application/json", out, (size_t)n, NULL);
 }
 
 /* GET /runs/<runId>/report: the HTML `hwemu report <runs dir>/<runId>` writes (report.c), made
@@ -229,15 +226,7 @@ static enum MHD_Result run_report(struct MHD_Connection *c, const char *id)
         snprintf(msg, sizeof msg, "the report of run %s cannot be made: %s", id, err);
         return error(c, 500, msg, NULL);
     }
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, html, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(html);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
-    enum MHD_Result ret = MHD_queue_response(c, 200, r);
-    MHD_destroy_response(r);
-    return ret;
+    return reply_text(c, 200, "text/html; charset=utf-8", html, len, NULL);
 }
 
 /* {"tracePath": "..."} and nothing that makes it a trace record */
