@@ -184,7 +184,8 @@ static cJSON *line_at(const struct course *c, int n, const int *at, int64_t t, d
 }
 
 /* Each line's time on the merged course: a line before the shard's last is at the first tick at or
- * after a multiple of the interval, so it counts at that multiple (shards' ticks need not meet);
+ * after a multiple of the interval, so it counts at the last multiple at or before it (shards'
+ * ticks need not meet; a tick longer than the interval skips multiples);
  * the last line, the shard's end, at its own time. */
 static void on_grid(struct course *c, int64_t interval_ns)
 {
