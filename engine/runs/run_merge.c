@@ -4,11 +4,13 @@
 #include "diag.h"
 #include "run.h"
 #include "run_files.h"
+#include "run_merge_course.h"
 #include "trace.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -518,6 +520,13 @@ int run_merge(const struct run_merge_in *in, int n, struct run_merge_out *out, c
     cJSON *sum = rc ? NULL : merge_summary(sh, n, chosen, t.njobs, out, err, errlen);
     if (!rc && !sum)
         rc = -1;
+    /* the shards' course interval (summary.json's courseIntervalSec), when they all say the same:
+     * the merged course's grid */
+    double iv = rc ? 0 : num_of(sh[0].sum, "courseIntervalSec");
+    for (int i = 1; i < n; i++)
+        iv = num_of(sh[i].sum, "courseIntervalSec") == iv ? iv : 0;
+    if (sum && iv > 0)
+        cJSON_AddNumberToObject(sum, "courseIntervalSec", iv);
     if (sum) {
         char *s = cJSON_Print(sum);
         if (!s || asprintf(&out->summary, "%s\n", s) < 0)
@@ -546,6 +555,24 @@ int run_merge(const struct run_merge_in *in, int n, struct run_merge_out *out, c
                 fwrite(sh[i].in->metrics, 1, sh[i].in->metrics_len, f);
         closed(f, &out->metrics);
     }
+    bool course = true; /* every shard's, or none (a shard of an hwemu before course.jsonl) */
+    for (int i = 0; i < n; i++)
+        course &= in[i].course != NULL;
+    if (!rc && course) {
+        const char **texts = calloc((size_t)n, sizeof *texts), **dirs = calloc((size_t)n, sizeof *dirs);
+        size_t *lens = calloc((size_t)n, sizeof *lens);
+        if (!texts || !dirs || !lens)
+            abort();
+        for (int i = 0; i < n; i++) { /* in shard order */
+            texts[i] = sh[i].in->course;
+            lens[i] = sh[i].in->course_len;
+            dirs[i] = sh[i].in->dir;
+        }
+        rc = run_merge_course(texts, lens, dirs, n, iv > 0 ? llround(iv * 1e9) : 0, out->jobs, &out->course, err, errlen);
+        free(texts);
+        free(dirs);
+        free(lens);
+    }
     if (!rc) {
         out->trace = malloc(sh[0].in->trace_len + 1);
         if (!out->trace)
@@ -571,6 +598,7 @@ void run_merge_free(struct run_merge_out *out)
     free(out->summary);
     free(out->logs);
     free(out->metrics);
+    free(out->course);
     free(out->completed_on);
     memset(out, 0, sizeof *out);
 }
@@ -599,7 +627,8 @@ static int write_out(const char *out_dir, const struct run_merge_out *m, char *e
     }
     int rc = run_files_create(dfd, out_dir, "trace.jsonl", m->trace, m->trace_len, 0644, err, errlen) ||
              run_files_create(dfd, out_dir, "jobs.jsonl", m->jobs, strlen(m->jobs), 0644, err, errlen) ||
-             run_files_create(dfd, out_dir, "summary.json", m->summary, strlen(m->summary), 0644, err, errlen);
+             run_files_create(dfd, out_dir, "summary.json", m->summary, strlen(m->summary), 0644, err, errlen) ||
+             (m->course && run_files_create(dfd, out_dir, "course.jsonl", m->course, strlen(m->course), 0644, err, errlen));
     if (!rc && (m->logs || m->metrics)) {
         char shown[4200];
         snprintf(shown, sizeof shown, "%s/otlp", out_dir);
@@ -640,6 +669,8 @@ int run_merge_dirs(const char *const *dirs, int n, const char *out_dir, struct r
             in[i].trace = read_one(dfd, dirs[i], "trace.jsonl", &in[i].trace_len, &bad, err, errlen);
         if (!bad)
             in[i].jobs = read_one(dfd, dirs[i], "jobs.jsonl", &in[i].jobs_len, &bad, err, errlen);
+        if (!bad)
+            in[i].course = read_one(dfd, dirs[i], "course.jsonl", &in[i].course_len, &bad, err, errlen);
         int odfd = bad ? -1 : run_files_opendir(dfd, "otlp");
         if (odfd >= 0) {
             char shown[4200];
@@ -666,6 +697,7 @@ int run_merge_dirs(const char *const *dirs, int n, const char *out_dir, struct r
         free((char *)in[i].jobs);
         free((char *)in[i].logs);
         free((char *)in[i].metrics);
+        free((char *)in[i].course);
     }
     free(in);
     return rc;

@@ -14,6 +14,8 @@
  *   otlp/logs.jsonl     every shard's job events in time order, the stalled events once
  *   otlp/metrics.jsonl  every shard's metrics lines, shard after shard (each names its shard's
  *                       run id: hwemu.run.id)
+ *   course.jsonl        when every shard has one: the shards' lines on their shared times,
+ *                       summed, jobs by state from the merged jobs.jsonl (run_merge_course.h)
  * Refused, with which directories and why: run directories of different run keys or traces,
  * of unsharded or standalone-placed runs, of runs that did not end (no summary.json, or a state
  * other than completed or stalled), a shard given twice or missing, a node in two shards.
@@ -25,14 +27,14 @@
 /* One shard's run directory read into memory (NULL text: the file is absent). */
 struct run_merge_in {
     const char *dir;                 /* as messages name it */
-    const char *trace, *jobs, *summary, *logs, *metrics;
-    size_t trace_len, jobs_len, summary_len, logs_len, metrics_len;
+    const char *trace, *jobs, *summary, *logs, *metrics, *course;
+    size_t trace_len, jobs_len, summary_len, logs_len, metrics_len, course_len;
 };
 
-/* The merged run: the files' texts (logs and metrics NULL when no shard had them) and figures
- * for the command's line. */
+/* The merged run: the files' texts (logs and metrics NULL when no shard had them, course when
+ * one had none) and figures for the command's line. */
 struct run_merge_out {
-    char *trace, *jobs, *summary, *logs, *metrics;
+    char *trace, *jobs, *summary, *logs, *metrics, *course;
     size_t trace_len;
     char key[64];
     int shards, jobs_total, completed, stalled, nodes;

@@ -269,6 +269,8 @@ int run_output_close(struct run_output *o, const struct engine *e, const struct 
         if (r->jobs[k].end_ns > makespan)
             makespan = r->jobs[k].end_ns;
     cJSON_AddNumberToObject(x, "makespanSec", (double)makespan / 1e9);
+    if (o->course_interval_ns > 0) /* the grid of course.jsonl's lines (runs merge puts shards' on it) */
+        cJSON_AddNumberToObject(x, "courseIntervalSec", (double)o->course_interval_ns / 1e9);
     cJSON *nodes = cJSON_AddArrayToObject(x, "nodes");
     for (int i = 0; i < r->nnodes; i++) {
         const struct run_node *n = &r->nodes[i];

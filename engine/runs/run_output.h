@@ -9,6 +9,7 @@
 #include "run_files.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -24,6 +25,7 @@ struct run_output {
     struct line_file faults; /* faults.jsonl, made at the first fault line */
     bool faults_made;
     struct cJSON *resumes;   /* [{"at", "fromSec", "after"}]: each resume of the run */
+    int64_t course_interval_ns; /* course.jsonl's interval at the end, summary.json's courseIntervalSec (0: none) */
 };
 
 /* Makes the run's directory name in runs_dfd (exclusive) and writes trace.jsonl and an empty

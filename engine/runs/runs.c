@@ -297,6 +297,7 @@ static void finish(struct runs *m)
     char err[4400];
     cJSON *resumes = m->out.resumes ? cJSON_Duplicate(m->out.resumes, true) : NULL;
     run_course_close(&m->course, m->e, r, true);
+    m->out.course_interval_ns = m->course.interval_ns;
     int rc = run_output_close(&m->out, m->e, r, err, sizeof err);
     if (rc)
         fprintf(stderr, "hwemu: run %s: %s\n", r->id, err);
@@ -982,6 +983,22 @@ void runs_set_course_interval(struct runs *m, int64_t interval_ns)
 const char *runs_path(const struct runs *m)
 {
     return m->dir;
+}
+
+char *runs_file_read(struct runs *m, const char *id, const char *name, size_t max, size_t *len)
+{
+    if (!runs_state(m, id)) { /* a run of this engine: its id is a name the engine made */
+        errno = ESRCH;
+        return NULL;
+    }
+    int dfd = run_files_opendir(m->dfd, id);
+    if (dfd < 0)
+        return NULL;
+    char *text = run_files_read(dfd, name, max, len);
+    int e = errno;
+    close(dfd);
+    errno = e;
+    return text;
 }
 
 const char *runs_state(struct runs *m, const char *id)

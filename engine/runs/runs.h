@@ -105,6 +105,12 @@ bool runs_progress(struct runs *m, struct runs_progress *p);
 void runs_set_course_interval(struct runs *m, int64_t interval_ns);
 /* The runs directory (SIM_RUNS_DIR or <root>/runs): a run's outputs are in <it>/<runId>/. */
 const char *runs_path(const struct runs *m);
+/* A file of run id's directory (course.jsonl, jobs.jsonl: what GET /runs/<runId>/course and
+ * /jobs page through), whole, NUL-terminated, malloc'd, at most max bytes, opened as run_files.h
+ * opens a run's files (never through a symbolic link); NULL with errno: ESRCH no such run (of
+ * this engine), else run_files_read's. Read while the run writes it: the last line may be half
+ * written (take whole lines only). */
+char *runs_file_read(struct runs *m, const char *id, const char *name, size_t max, size_t *len);
 /* The state of the run (its enum run_state name), or NULL. */
 const char *runs_state(struct runs *m, const char *id);
 /* Sets a node's labels at run time (PUT /nodes/<node>/labels), all or none: an edit's value

@@ -5,6 +5,7 @@
 #include "diag.h"
 #include "fault.h"
 #include "jsontext.h"
+#include "report.h"
 #include "run_labels.h"
 #include "runs.h"
 #include "trace_file.h"
@@ -12,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +46,14 @@ static bool faults_route(const char *url)
     return !strcmp(url, "/faults") || (!strncmp(url, "/faults/", 8) && url[8] && !strchr(url + 8, '/'));
 }
 
+/* GET /runs/<runId>/course and /jobs: at most this many lines an answer (the next asks from where
+ * it stopped), from files of at most RUN_LINES_FILE_MAX bytes */
+#define RUN_LINES_MAX 10000
+#define RUN_LINES_FILE_MAX ((size_t)1 << 30)
+
 const char *const http_runs_routes[] = {"POST /runs", "GET /runs", "GET /runs/<runId>", "POST /runs/<runId>/stop",
+                                        "GET /runs/<runId>/course", "GET /runs/<runId>/jobs",
+                                        "GET /runs/<runId>/report",
                                         "GET /nodes/<node>/labels", "PUT /nodes/<node>/labels", "POST /faults",
                                         "GET /faults", "GET /faults/<id>", "DELETE /faults/<id>", NULL};
 
@@ -71,6 +80,23 @@ struct body {
     bool too_big;
 };
 
+/* Queues text[0..len) (malloc'd: freed here) as the answer. */
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned code, const char *type, char *text, size_t len,
+                                  const char *allow)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", type);
+    if (allow)
+        MHD_add_response_header(r, "Allow", allow);
+    enum MHD_Result ret = MHD_queue_response(c, code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, cJSON *o, const char *allow)
 {
     char *s = cJSON_PrintUnformatted(o);
@@ -85,17 +111,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, cJSON *o, 
     }
     b[n] = '\n';
     b[n + 1] = 0;
-    struct MHD_Response *r = MHD_create_response_from_buffer(n + 1, b, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(b);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    if (allow)
-        MHD_add_response_header(r, "Allow", allow);
-    enum MHD_Result ret = MHD_queue_response(c, code, r);
-    MHD_destroy_response(r);
-    return ret;
+    return reply_text(c, code, "application/json", b, n + 1, allow);
 }
 
 static enum MHD_Result error(struct MHD_Connection *c, unsigned code, const char *msg, const char *allow)
@@ -103,6 +119,114 @@ static enum MHD_Result error(struct MHD_Connection *c, unsigned code, const char
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "error", msg);
     return reply(c, code, o, allow);
+}
+
+/* A whole non-negative number of at most max in query parameter name (def when absent): 0, or -1
+ * (then *v is untouched). */
+static int query_count(struct MHD_Connection *c, const char *name, long def, long max, long *v)
+{
+    const char *s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+    if (!s) {
+        *v = def;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (!*s || *end || errno || x < 0 || x > max)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+/* GET /runs/<runId>/course and /jobs: the whole lines of the run's file from line `after` on
+ * (0-based: the `next` of an earlier answer asks for only the newer ones), at most `limit`:
+ * {"runId", "state", "after", "next", "total", "lines": [the lines as the file has them]}. A file
+ * cut back by a resume (Restarts) answers a `total` below the caller's `after`: ask from 0. */
+static enum MHD_Result run_lines(struct MHD_Connection *c, const char *id, const char *file)
+{
+    const char *state = runs_state(the_runs, id);
+    if (!state)
+        return error(c, 404, "no such run of this engine (GET /runs lists them; a run of another engine or of an "
+                             "earlier start is read from its directory: hwemu report RUN_DIR)", NULL);
+    long after, limit;
+    if (query_count(c, "after", 0, 1L << 40, &after))
+        return error(c, 400, "after: a whole number of lines, 0 or more (the next of the previous answer)", NULL);
+    if (query_count(c, "limit", RUN_LINES_MAX, RUN_LINES_MAX, &limit) || limit == 0)
+        return error(c, 400, "limit: a whole number of lines from 1 to 10000", NULL);
+    size_t len = 0;
+    char *text = runs_file_read(the_runs, id, file, RUN_LINES_FILE_MAX, &len);
+    if (!text && errno != ENOENT) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "cannot read %s of run %s: %s", file, id,
+                 errno == EFBIG ? "larger than 1 GiB: read it from the run's directory" : strerror(errno));
+        return error(c, 500, msg, NULL);
+    }
+    char *body = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&body, &size);
+    if (!f)
+        abort();
+    long k = 0, next = after;
+    bool first = true;
+    for (size_t at = 0; text && at < len;) { /* whole lines only: a last line being written waits */
+        const char *nl = memchr(text + at, '\n', len - at);
+        if (!nl)
+            break;
+        if (k >= after && next - after < limit) {
+            fputs(first ? "" : ",", f);
+            fwrite(text + at, 1, (size_t)(nl - (text + at)), f);
+            first = false;
+            next++;
+        }
+        k++;
+        at = (size_t)(nl - text) + 1;
+    }
+    free(text);
+    if (fclose(f))
+        abort();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "runId", id);
+    cJSON_AddStringToObject(o, "state", state);
+    cJSON_AddNumberToObject(o, "after", (double)after);
+    cJSON_AddNumberToObject(o, "next", (double)(k < after ? k : next));
+    cJSON_AddNumberToObject(o, "total", (double)k);
+    char *head = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    char *out = NULL;
+    int n = head ? asprintf(&out, "%.*s,\"lines\":[%s]}\n", (int)strlen(head) - 1, head, body) : -1;
+    free(head);
+    free(body);
+    return n < 0 ? MHD_NO : reply_text(c, 200, "application/json", out, (size_t)n, NULL);
+}
+
+/* GET /runs/<runId>/report: the HTML `hwemu report <runs dir>/<runId>` writes (report.c), made
+ * now from the run's directory; the run has to have ended (summary.json). */
+static enum MHD_Result run_report(struct MHD_Connection *c, const char *id)
+{
+    const char *state = runs_state(the_runs, id);
+    char msg[8400];
+    if (!state)
+        return error(c, 404, "no such run of this engine (GET /runs lists them; for a run of another engine or "
+                             "of an earlier start: hwemu report RUN_DIR --out FILE.html)", NULL);
+    if (!report_available())
+        return error(c, 404, "this hwemu was built without the web page's chart library, which the report "
+                             "embeds: configure with -DHWEMU_WEB_UI=ON (npm installed) and build again", NULL);
+    if (strcmp(state, "completed") && strcmp(state, "stalled") && strcmp(state, "stopped")) {
+        snprintf(msg, sizeof msg, "run %s is %s: a report is made from the summary.json a run writes at its end; "
+                 "meanwhile GET /runs/%s/course has its course (the page draws it)", id, state, id);
+        return error(c, 409, msg, NULL);
+    }
+    char dir[4200], err[8192];
+    snprintf(dir, sizeof dir, "%s/%s", runs_path(the_runs), id);
+    const char *dirs[] = {dir};
+    size_t len = 0;
+    char *html = report_html(dirs, 1, &len, err, sizeof err);
+    if (!html) {
+        snprintf(msg, sizeof msg, "the report of run %s cannot be made: %s", id, err);
+        return error(c, 500, msg, NULL);
+    }
+    return reply_text(c, 200, "text/html; charset=utf-8", html, len, NULL);
 }
 
 /* {"tracePath": "..."} and nothing that makes it a trace record */
@@ -407,9 +531,19 @@ enum MHD_Result http_runs_handle(struct MHD_Connection *c, const char *url, cons
                 ret = o ? reply(c, 200, o, NULL) : error(c, 404, "no such run", NULL);
             }
         }
+    } else if (!strcmp(slash, "/course") || !strcmp(slash, "/jobs") || !strcmp(slash, "/report")) {
+        char id[128];
+        snprintf(id, sizeof id, "%.*s", (int)(slash - rest), rest);
+        if (!get)
+            ret = error(c, 405, "method not allowed: use GET", "GET, HEAD");
+        else if (!strcmp(slash, "/report"))
+            ret = run_report(c, id);
+        else
+            ret = run_lines(c, id, !strcmp(slash, "/course") ? "course.jsonl" : "jobs.jsonl");
     } else {
         ret = error(c, 404, "no such route under /runs (POST /runs, GET /runs, GET /runs/<runId>, "
-                            "POST /runs/<runId>/stop)", NULL);
+                            "POST /runs/<runId>/stop, GET /runs/<runId>/course, GET /runs/<runId>/jobs, "
+                            "GET /runs/<runId>/report)", NULL);
     }
     free(b->p);
     free(b);

@@ -7,6 +7,10 @@
  *   GET  /runs/<runId>         state running|completed|stalled|stopped, time, jobs by state,
  *                              energy by class so far
  *   POST /runs/<runId>/stop    stops it at the next tick (200 with its status)
+ *   GET  /runs/<runId>/course  course.jsonl's and jobs.jsonl's whole lines from ?after=N (at most
+ *   GET  /runs/<runId>/jobs    ?limit=, 10,000): {"runId","state","after","next","total","lines"}
+ *   GET  /runs/<runId>/report  the HTML `hwemu report` writes of the run's directory (report.c),
+ *                              made on request; 409 until the run has ended
  *   POST /faults               body: one fault (docs/faults.md)            -> 201 with its status
  *                              400 with the problems (file "request", line:col), 409 id taken
  *   GET  /faults[/<id>]        every fault (pending, active, ended) or one

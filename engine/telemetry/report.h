@@ -12,6 +12,9 @@
 /* Writes the report of dirs[0..n) (dirs[0] the baseline) to html (and the table to csv, unless
  * NULL). 0, or -1 with what went wrong, where, and what to do in err. */
 int report_write(const char *const *dirs, int n, const char *html, const char *csv, char *err, size_t errlen);
+/* The same report's HTML (the bytes report_write writes), malloc'd, its length in len; NULL with
+ * what went wrong in err. For GET /runs/<runId>/report (http_runs.c), made on request. */
+char *report_html(const char *const *dirs, int n, size_t *len, char *err, size_t errlen);
 /* Whether this binary has the chart library the report embeds (built with the web page). */
 bool report_available(void);
 

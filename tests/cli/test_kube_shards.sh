@@ -17,7 +17,8 @@
 #      16-GPU job is stalled on every shard (judged against the whole spec); every pod of the
 #      run Succeeded;
 #   M. `hwemu runs merge` makes the three run directories one: the same completed job ids as U,
-#      one line a job, each node once, per node the jobs' energies plus idle equal its
+#      one line a job, its course.jsonl the shards' summed on their times (recomputed from the
+#      shards' files) and drawn by `hwemu report`, each node once, per node the jobs' energies plus idle equal its
 #      counters' increase, and the cluster's energy equals U's within the tolerance computed
 #      and explained below (part E); merging two of the three, or mixing in U's run, is refused;
 #   R. the trace again under a key given (POST /runs?key=), shard 1 stopped in the middle and
@@ -58,13 +59,14 @@ echo '{"type":"job","schemaVersion":"v2","jobId":"too-many-gpus","submitTimeOffs
     >>"$tmp/trace.jsonl"
 njobs=$(grep -c '"type": *"job"' "$tmp/trace.jsonl")
 
-# engine NAME ARGS...: hwemu serve on a free port at --speed 10 with the cluster; URL in url_NAME
+# engine NAME ARGS...: hwemu serve on a free port at --speed 10 with the cluster, a course line
+# every 10 s of emulated time (several for the merged course.jsonl); URL in url_NAME
 engine() {
     local name=$1 port
     shift
     port=$(free_port)
     eval "url_$name=http://127.0.0.1:$port"
-    serve_start "http://127.0.0.1:$port" "$tmp/$name.err" --spec "$tmp/spec.yaml" --root "$tmp/$name" \
+    SIM_RUN_COURSE_INTERVAL=10s serve_start "http://127.0.0.1:$port" "$tmp/$name.err" --spec "$tmp/spec.yaml" --root "$tmp/$name" \
         --addr 127.0.0.1:$port --speed 10 --kubeconfig "$KUBECONFIG" "$@" || return 1
     pids+=($pid)
     eval "pid_$name=$pid"
@@ -208,6 +210,62 @@ PY
 "$hwemu" runs merge --out "$tmp/merged" "$d2" "$d0" "$d1" 2>"$tmp/merge.err" && ok ||
     bad "runs merge failed: $(cat "$tmp/merge.err")"
 grep -q "run key $key, 3 shards: $njobs jobs ($((njobs - 1)) completed:" "$tmp/merge.err" && ok || bad "merge said: $(cat "$tmp/merge.err")"
+# the merged course.jsonl, recomputed here from the shards' own course.jsonl and the merged jobs.jsonl
+# (docs/runs.md "Merging the shards' runs"): a line at each multiple of the interval a shard's line
+# was written for and at each shard's end; per shard its line at or before it (its power only up to its end); jobs by state from the jobs' times; the last line
+# the merged summary.json's energies and counts
+"$py" - "$tmp/merged" "$d0" "$d1" "$d2" <<'PY' && ok || bad "the merged course.jsonl (above)"
+import json, sys
+m, shards = sys.argv[1], sys.argv[2:]
+lines = lambda p: [json.loads(l) for l in open(p)]
+course = lines(m + "/course.jsonl")
+jobs = lines(m + "/jobs.jsonl")
+summary = json.load(open(m + "/summary.json"))
+sc = [lines(d + "/course.jsonl") for d in shards]
+ns = lambda x: round(x * 1e9)
+iv = {json.load(open(d + "/summary.json")).get("courseIntervalSec") for d in shards}
+I = ns(iv.pop()) if len(iv) == 1 and None not in iv else 0
+# a line before a shard's last counts at the multiple of the interval it was written for (its
+# first tick at or after it), the last at its own time
+for c in sc:
+    for k, l in enumerate(c):
+        l["timeSec"] = (ns(l["timeSec"]) // I * I) / 1e9 if I and k + 1 < len(c) else l["timeSec"]
+if not I:
+    fail_early = "the shards' summary.json say no one courseIntervalSec: %s" % iv
+times = sorted({ns(l["timeSec"]) for c in sc for l in c})
+fail = [fail_early] if not I else []
+if [ns(l["timeSec"]) for l in course] != times:
+    fail.append("merged times %s, the shards' %s" % ([l["timeSec"] for l in course][:8], [t / 1e9 for t in times][:8]))
+done = [ns(j["endSec"]) for j in jobs if j["state"] == "completed"]
+for l in course:
+    t = ns(l["timeSec"])
+    held = [[x for x in c if ns(x["timeSec"]) <= t] for c in sc]
+    power = sum(h[-1]["powerWatts"] for h, c in zip(held, sc) if h and t <= ns(c[-1]["timeSec"]))
+    energy = sum(h[-1]["energyJoules"]["nodes"] for h in held if h)
+    if abs(l["powerWatts"] - power) > 1e-6 * max(1, power) or abs(l["energyJoules"]["nodes"] - energy) > 1e-6 * max(1, energy):
+        fail.append("at %s s: power %s energy %s, the shards' %s %s" % (l["timeSec"], l["powerWatts"], l["energyJoules"]["nodes"], power, energy))
+    if l["jobs"]["completed"] != sum(1 for e in done if e <= t) or "elsewhere" in l["jobs"]:
+        fail.append("at %s s: jobs %s, %d ended by then" % (l["timeSec"], l["jobs"], sum(1 for e in done if e <= t)))
+last = course[-1]
+for k in ("standard", "performance", "idle", "nodes"):
+    if last["energyJoules"][k] != summary["energyJoules"][k]:
+        fail.append("last line %s %s, summary.json %s" % (k, last["energyJoules"][k], summary["energyJoules"][k]))
+if last["jobs"]["completed"] != summary["jobs"]["completed"] or last["jobs"]["stalled"] != summary["jobs"]["stalled"]:
+    fail.append("last line jobs %s, summary.json %s" % (last["jobs"], summary["jobs"]))
+print("merged course: %d lines from %s" % (len(course), [len(c) for c in sc]))
+print("\n".join(fail))
+sys.exit(1 if fail else 0)
+PY
+if command -v chromium >/dev/null; then # hwemu report draws the merged run's course
+    "$hwemu" report "$tmp/merged" --out "$tmp/merged.html" 2>/dev/null && ok || bad "hwemu report of the merged run"
+    timeout 120 chromium --headless --no-sandbox --disable-gpu --virtual-time-budget=10000 --dump-dom "file://$tmp/merged.html" \
+        2>/dev/null | "$py" -c '
+import html, json, re, sys
+d = json.loads(html.unescape(re.search(r"<pre id=\"drawn\">(.*?)</pre>", sys.stdin.read(), re.S).group(1)))
+c = {x["title"]: x["seriesPixels"] for x in d["charts"]}
+sys.exit(0 if c.get("Cluster power over time", [0])[0] > 0 and c.get("Cumulative energy over time", [0])[0] > 0 else 1)' &&
+        ok || bad "the merged run's report did not draw its course"
+fi
 out=$("$hwemu" runs merge --out "$tmp/m2" "$d0" "$d1" 2>&1) && bad "a merge of 2 of 3 shards went through" ||
     { grep -q "missing: shard 2/3" <<<"$out" && ok || bad "2 of 3: $out"; }
 out=$("$hwemu" runs merge --out "$tmp/m3" "$d0" "$d1" "$du" 2>&1) && bad "a merge with run U went through" ||

@@ -3,7 +3,7 @@
 # same trace with both packages capped at 80 W through the node's powercap files (the cap slows
 # the jobs and lowers the energy: test_runs.sh F); the report of both, the uncapped the baseline,
 # opened in headless Chromium (Debian's chromium, --dump-dom after its scripts ran): every chart
-# drew every series (pixels of its colour), the table's numbers are the ones this test computes
+# drew every series (pixels of its colour; of the jobs by state, running and completed), the table's numbers are the ones this test computes
 # from summary.json and jobs.jsonl, the CSV says the same, and the page loads nothing from
 # elsewhere. Usage: test_report.sh path/to/hwemu
 set -uo pipefail
@@ -42,13 +42,18 @@ if not drawn:
     bad.append("#drawn is empty: the charts' script did not run")
 else:
     titles = [c["title"].split(" (")[0] for c in drawn["charts"]]
-    want = ["Energy against makespan", "Cluster power over time", "Cumulative energy over time", "Throttling over time",
-            "Energy by class", "Completion time by class", "Energy per node"]
+    want = ["Energy against makespan", "Cluster power over time", "Cumulative energy over time", "Jobs by state over time",
+            "Throttling over time", "Energy by class", "Completion time by class", "Energy per node"]
     if titles != want:
         bad.append("charts %s, expected %s" % (titles, want))
-    for c in drawn["charts"]:
-        if len(c["seriesPixels"]) < 2 or min(c["seriesPixels"]) <= 0:
-            bad.append("%s: a series drew nothing: %s" % (c["title"], c["seriesPixels"]))
+    for t, c in zip(titles, drawn["charts"]):
+        px = c["seriesPixels"]
+        if t == "Jobs by state over time":  # per run: waiting, running, completed, stalled (none stalled,
+            # and a state at 0 all along lies under the others): running and completed drew for each run
+            if len(px) != 8 or min(px[1], px[2], px[5], px[6]) <= 0:
+                bad.append("%s: running or completed drew nothing: %s" % (t, px))
+        elif len(px) < 2 or min(px) <= 0:
+            bad.append("%s: a series drew nothing: %s" % (t, px))
     print("drawn:", [(t, c["seriesPixels"]) for t, c in zip(titles, drawn["charts"])])
 # the expected values, from the run directories
 def run(d):

@@ -3,7 +3,10 @@
 # sorts, filters and sums as documented; /debug/cluster agrees with it at the same snapshot;
 # /debug/history answers only newer points; /debug/events?after= only newer events; a node's
 # last agent write; bad parameters are 400s naming the parameter; GET / is the page or the text
-# saying how to build it. Usage: test_web_routes.sh path/to/hwemu
+# saying how to build it; a run's course and jobs (GET /runs/<runId>/course, /jobs) page with
+# after= and limit= through the lines of its files, its report (GET /runs/<runId>/report) is 409
+# while it runs and then the bytes `hwemu report` writes of its directory, an unknown run is a
+# 404 saying where the runs are listed. Usage: test_web_routes.sh path/to/hwemu
 set -uo pipefail
 hwemu=$1
 source "$(dirname "$0")/lib.sh"
@@ -12,7 +15,7 @@ pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null && wait $pid 2>/dev/null; rm -rf "$root"' EXIT
 port=$(free_port)
 url=http://127.0.0.1:$port
-serve_start "$url" "$root/serve.err" --root "$root/r" --addr 127.0.0.1:$port --tick 200ms ||
+SIM_RUN_COURSE_INTERVAL=1s serve_start "$url" "$root/serve.err" --root "$root/r" --addr 127.0.0.1:$port --tick 200ms ||
     { echo "FAIL: serve did not start: $(cat "$root/serve.err")"; exit 1; }
 Z=/sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw
 "$hwemu" write --node intel-0 --root "$root/r" $Z 60000000 && ok || bad "write refused"
@@ -95,7 +98,7 @@ check(code == 404, "/ui/nope.js: %d" % code)
 try:
     st, ctype, body = get("/")
     check(st == 200 and ctype.startswith("text/html") and b'id="chart-cluster"' in body, "GET /: %s" % ctype)
-    for f in ("app.js", "app.css", "uPlot.iife.min.js", "uPlot.min.css"):
+    for f in ("app.js", "app.css", "report.js", "uPlot.iife.min.js", "uPlot.min.css"):
         st, ctype, body = get("/ui/" + f)
         check(st == 200 and len(body) > 100, "/ui/%s" % f)
 except urllib.error.HTTPError as e:
@@ -106,4 +109,69 @@ PY
 while read -r line; do
     [ "$line" = ok ] && ok || bad "${line#FAIL: }"
 done <<<"$out"
+
+# --- a run's course, jobs and report (docs/runs.md "Run API")
+for k in 0 1 2; do
+    printf '{"type":"job","jobId":"r-%d","submitTimeOffsetSec":%d,"podTemplate":{"requests":{"cpu":"4"}},"work":{"cpuUnits":20}}\n' $k $k
+done >"$root/t.jsonl"
+id=$(curl -s --data-binary @"$root/t.jsonl" "$url/runs" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["runId"])')
+[ -n "$id" ] && ok || bad "POST /runs gave no run id"
+code=$(curl -s -o "$root/rep409" -w '%{http_code}' "$url/runs/$id/report")
+[ "$code" = 409 ] && grep -q "is running: a report is made from the summary.json" "$root/rep409" && ok ||
+    bad "report while running: $code $(cat "$root/rep409")"
+for _ in $(seq 300); do
+    [ "$(curl -s "$url/runs/$id" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')" = completed ] && break
+    sleep 0.2
+done
+out=$(URL=$url DIR="$root/r/runs/$id" ID=$id /usr/bin/python3 - <<'PY'
+import json, os, urllib.request, urllib.error
+url, d, rid = os.environ["URL"], os.environ["DIR"], os.environ["ID"]
+def check(ok, what):
+    print("ok" if ok else "FAIL: " + what)
+def status(p, method="GET"):
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url + p, method=method, data=b"" if method == "POST" else None)) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+for name in ("course", "jobs"):
+    want = [json.loads(l) for l in open("%s/%s.jsonl" % (d, name))]
+    code, a = status("/runs/%s/%s" % (rid, name))
+    check(code == 200 and a["lines"] == want and a["total"] == len(want) and a["next"] == len(want) and a["after"] == 0
+          and a["state"] == "completed" and a["runId"] == rid, "%s: %s %s" % (name, code, {k: a.get(k) for k in ("after", "next", "total")}))
+    check(len(want) >= 3, "%s.jsonl has %d lines" % (name, len(want)))
+    code, a = status("/runs/%s/%s?after=2" % (rid, name))
+    check(a["lines"] == want[2:] and a["next"] == len(want), "%s?after=2: %s" % (name, a["next"]))
+    got, after = [], 0
+    while True:  # one line at a time
+        code, a = status("/runs/%s/%s?after=%d&limit=1" % (rid, name, after))
+        if not a["lines"]:
+            break
+        check(len(a["lines"]) == 1 and a["next"] == after + 1, "%s?after=%d&limit=1: %s" % (name, after, a["next"]))
+        got += a["lines"]
+        after = a["next"]
+    check(got == want, "%s paged by limit=1: %d of %d lines" % (name, len(got), len(want)))
+    code, a = status("/runs/%s/%s?after=%d" % (rid, name, len(want) + 5))
+    check(code == 200 and a["lines"] == [] and a["next"] == len(want) and a["total"] == len(want), "after past the end: %s" % a)
+for q, word in (("after=-1", "after"), ("after=x", "after"), ("limit=0", "limit"), ("limit=10001", "limit")):
+    code, a = status("/runs/%s/course?%s" % (rid, q))
+    check(code == 400 and word in a["error"], "course?%s: %d %s" % (q, code, a))
+for p in ("/runs/run-none/course", "/runs/run-none/jobs", "/runs/run-none/report"):
+    code, a = status(p)
+    check(code == 404 and "GET /runs lists" in a["error"], "%s: %d %s" % (p, code, a))
+code, a = status("/runs/%s/course" % rid, "POST")
+check(code == 405, "POST course: %d" % code)
+PY
+)
+while read -r line; do
+    [ "$line" = ok ] && ok || bad "${line#FAIL: }"
+done <<<"$out"
+code=$(curl -s -o "$root/served.html" -w '%{http_code} %{content_type}' "$url/runs/$id/report")
+if [ "$code" = "404 application/json" ] && grep -q "HWEMU_WEB_UI=ON" "$root/served.html"; then
+    ok # built without the page: the report route says how to get it
+else
+    [ "$code" = "200 text/html; charset=utf-8" ] && ok || bad "GET /runs/$id/report: $code $(head -c 300 "$root/served.html")"
+    "$hwemu" report "$root/r/runs/$id" --out "$root/written.html" 2>/dev/null && cmp -s "$root/served.html" "$root/written.html" &&
+        ok || bad "GET /runs/$id/report differs from hwemu report $root/r/runs/$id"
+fi
 finish

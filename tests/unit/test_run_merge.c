@@ -9,7 +9,10 @@
  * - every refusal, each naming what is wrong: a job completed on two shards or on none, two run
  *   keys, a shard missing or given twice, a standalone or unsharded run, a run not ended, two
  *   traces, a node in two shards;
- * - run_merge_dirs: the files written into a new directory, an existing --out refused. */
+ * - run_merge_dirs: the files written into a new directory, an existing --out refused;
+ * - course.jsonl (test_course): the shards' lines on their shared times, summed, an ended
+ *   shard's energy carried on, jobs by state from the merged jobs' times, the last line the
+ *   merged summary's; no merged course when a shard has none; a bad line refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -310,9 +313,230 @@ static void test_dirs(void **state)
     two_free(&t);
 }
 
+/* course.jsonl: two shards' courses, built here as run_course.c writes them (every 10 s and at
+ * each shard's end: shard 0 ends at 45 s, shard 1 at 60 s; shard 0 has the pool intel, shard 1
+ * intel and gpu); the jobs' times in their jobs.jsonl lines (a 2-25 s on shard 0, b 3-42 s and d
+ * 5-55 s on shard 1, c stalled on both). Each expected value below is a sum read off these rows:
+ *            t   power  standard  perf  idle  nodes
+ * shard 0:  10   100    10        0     0.5   12      pool intel: power, energy = nodes, 2 capped, 300 W, 1 throttled
+ *           20   100    20        0     1     30
+ *           30    80    30        0.5   1.5   45
+ *           40    80    35        1     2     55
+ *           45    60    40        1     2     60      = its summary.json (standard 40, nodes 40 + 20)
+ * shard 1:  10   200     5        0.2   0.5   20      pool intel: a quarter of power and energy, 1 capped,
+ *           20   200    10        0.4   1     40        150 W, 1 throttled; gpu: three quarters,
+ *           30   150    15        0.6   1.2   50        4 GPUs capped, 1200 W, 2 throttled
+ *           40   150    20        0.8   1.5   60
+ *           50   120    25        0.9   1.8   70
+ *           60   100    30        1     2     80      = its summary.json (standard 30, nodes 30 + 50) */
+static const double rows0[][6] = {{10, 100, 10, 0, 0.5, 12}, {20, 100, 20, 0, 1, 30}, {30, 80, 30, 0.5, 1.5, 45},
+                                  {40, 80, 35, 1, 2, 55}, {45, 60, 40, 1, 2, 60}};
+static const double rows1[][6] = {{10, 200, 5, 0.2, 0.5, 20}, {20, 200, 10, 0.4, 1, 40}, {30, 150, 15, 0.6, 1.2, 50},
+                                  {40, 150, 20, 0.8, 1.5, 60}, {50, 120, 25, 0.9, 1.8, 70}, {60, 100, 30, 1, 2, 80}};
+
+static char *course_of(const double (*rows)[6], int n, int shard, double offset)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    assert_non_null(f);
+    for (int k = 0; k < n; k++) {
+        const double *r = rows[k];
+        fprintf(f, "{\"timeSec\":%g,\"powerWatts\":%g,\"energyJoules\":{\"standard\":%g,\"performance\":%g,\"idle\":%g,"
+                "\"nodes\":%g},\"jobs\":{\"waiting\":1,\"running\":1,\"completed\":%d,\"stalled\":1,\"elsewhere\":1},",
+                r[0] + offset, r[1], r[2], r[3], r[4], r[5], k);
+        if (shard == 0)
+            fprintf(f, "\"pools\":{\"intel\":{\"powerWatts\":%g,\"energyJoules\":%g,\"packagesCapped\":2,\"gpusCapped\":0,"
+                    "\"capWatts\":300,\"packagesThrottled\":1,\"gpusThrottled\":0}}}\n", r[1], r[5]);
+        else
+            fprintf(f, "\"pools\":{\"intel\":{\"powerWatts\":%g,\"energyJoules\":%g,\"packagesCapped\":1,\"gpusCapped\":0,"
+                    "\"capWatts\":150,\"packagesThrottled\":1,\"gpusThrottled\":0},\"gpu\":{\"powerWatts\":%g,"
+                    "\"energyJoules\":%g,\"packagesCapped\":0,\"gpusCapped\":4,\"capWatts\":1200,\"packagesThrottled\":0,"
+                    "\"gpusThrottled\":2}}}\n", r[1] / 4, r[5] / 4, r[1] * 3 / 4, r[5] * 3 / 4);
+    }
+    assert_int_equal(fclose(f), 0);
+    return text;
+}
+
+#define TLINE(id, cls, state, node, start, end)                                                                       \
+    "{\"jobId\":\"" id "\",\"class\":\"" cls "\",\"state\":\"" state "\",\"node\":" node ",\"queuedSec\":0,"           \
+    "\"startSec\":" start ",\"endSec\":" end "}\n"
+static const char tjobs0[] = TLINE("a", "standard", "completed", "\"n0\"", "2", "25")
+    TLINE("c", "standard", "stalled", "null", "-1", "-1") TLINE("b", "standard", "elsewhere", "null", "-1", "-1")
+        TLINE("d", "performance", "elsewhere", "null", "-1", "-1");
+static const char tjobs1[] = TLINE("c", "standard", "stalled", "null", "-1", "-1")
+    TLINE("a", "standard", "elsewhere", "null", "-1", "-1") TLINE("b", "standard", "completed", "\"n1\"", "3", "42")
+        TLINE("d", "performance", "completed", "\"n3\"", "5", "55");
+
+static const cJSON *field(const cJSON *o, const char *path) /* "pools.intel.powerWatts" */
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *k = strtok(buf, "."); k; k = strtok(NULL, "."))
+        o = cJSON_GetObjectItemCaseSensitive(o, k);
+    return o;
+}
+
+static double at(const cJSON *o, const char *path)
+{
+    const cJSON *v = field(o, path);
+    if (!cJSON_IsNumber(v))
+        fail_msg("no number at %s", path);
+    return v->valuedouble;
+}
+
+/* The merged course of test_course's shards (lines at times[0..7)): every value read off the rows. */
+static void course_checks(const struct run_merge_out *mo, const double *times)
+{
+    struct run_merge_out m = *mo;
+    assert_non_null(m.course);
+    cJSON *l[16];
+    int n = 0;
+    for (char *s = m.course, *nl; (nl = strchr(s, '\n')) && n < 16; s = nl + 1) {
+        l[n] = cJSON_ParseWithLength(s, (size_t)(nl - s));
+        assert_non_null(l[n]);
+        n++;
+    }
+    /* a line at each multiple of the interval a shard reached and at each shard's end */
+    assert_int_equal(n, 7);
+    for (int k = 0; k < n; k++)
+        assert_float_equal(at(l[k], "timeSec"), times[k], 0);
+    /* 10 s: both shards' lines summed; a, b, d started, none ended, c stalled */
+    assert_float_equal(at(l[0], "powerWatts"), 300, 1e-9);
+    assert_float_equal(at(l[0], "energyJoules.nodes"), 32, 1e-9);
+    assert_float_equal(at(l[0], "jobs.running"), 3, 0);
+    assert_float_equal(at(l[0], "jobs.waiting"), 0, 0);
+    assert_float_equal(at(l[0], "jobs.completed"), 0, 0);
+    assert_float_equal(at(l[0], "jobs.stalled"), 1, 0);
+    assert_null(field(l[0], "jobs.elsewhere"));
+    /* 30 s: a ended at 25 */
+    assert_float_equal(at(l[2], "jobs.running"), 2, 0);
+    assert_float_equal(at(l[2], "jobs.completed"), 1, 0);
+    /* 45 s: shard 0's end line (60 W) and shard 1's of 40 s (150 W); b ended at 42 */
+    assert_float_equal(at(l[4], "powerWatts"), 210, 1e-9);
+    assert_float_equal(at(l[4], "energyJoules.nodes"), 120, 1e-9);
+    assert_float_equal(at(l[4], "energyJoules.standard"), 60, 1e-9);
+    assert_float_equal(at(l[4], "pools.intel.powerWatts"), 60 + 37.5, 1e-9);
+    assert_float_equal(at(l[4], "pools.intel.energyJoules"), 60 + 15, 1e-9);
+    assert_float_equal(at(l[4], "pools.intel.packagesCapped"), 3, 0);
+    assert_float_equal(at(l[4], "pools.gpu.powerWatts"), 112.5, 1e-9);
+    assert_float_equal(at(l[4], "jobs.running"), 1, 0);
+    assert_float_equal(at(l[4], "jobs.completed"), 2, 0);
+    /* 50 s: shard 0 has ended: its energies carried on, no power, caps or throttling */
+    assert_float_equal(at(l[5], "powerWatts"), 120, 1e-9);
+    assert_float_equal(at(l[5], "energyJoules.nodes"), 130, 1e-9);
+    assert_float_equal(at(l[5], "energyJoules.idle"), 3.8, 1e-9);
+    assert_float_equal(at(l[5], "pools.intel.powerWatts"), 30, 1e-9);
+    assert_float_equal(at(l[5], "pools.intel.energyJoules"), 60 + 17.5, 1e-9);
+    assert_float_equal(at(l[5], "pools.intel.packagesCapped"), 1, 0);
+    assert_float_equal(at(l[5], "pools.intel.capWatts"), 150, 0);
+    assert_float_equal(at(l[5], "pools.intel.packagesThrottled"), 1, 0);
+    /* the last line: the merged summary.json's energies and job counts, exactly */
+    cJSON *s = cJSON_Parse(m.summary);
+    assert_non_null(s);
+    const char *keys[] = {"standard", "performance", "idle", "nodes"};
+    for (int k = 0; k < 4; k++) {
+        char p[64];
+        snprintf(p, sizeof p, "energyJoules.%s", keys[k]);
+        assert_true(at(l[6], p) == at(s, p));
+    }
+    assert_float_equal(at(l[6], "energyJoules.nodes"), 140, 1e-9);
+    assert_float_equal(at(l[6], "powerWatts"), 100, 1e-9);
+    assert_true(at(l[6], "jobs.completed") == at(s, "jobs.completed"));
+    assert_true(at(l[6], "jobs.stalled") == at(s, "jobs.stalled"));
+    assert_float_equal(at(l[6], "jobs.running"), 0, 0);
+    assert_float_equal(at(l[6], "jobs.waiting"), 0, 0);
+    cJSON_Delete(s);
+    for (int k = 0; k < n; k++)
+        cJSON_Delete(l[k]);
+}
+
+static void test_course(void **state)
+{
+    (void)state;
+    struct two t;
+    two_shards(&t);
+    free(t.sum[1]);
+    t.sum[1] = summary("k1", "0/2", "kubernetes", "stalled", 45, "n0", 40, "n2", 20);
+    t.in[1].summary = t.sum[1];
+    t.in[1].summary_len = strlen(t.sum[1]);
+    char *c0 = course_of(rows0, 5, 0, 0), *c1 = course_of(rows1, 6, 1, 0);
+    t.in[0].jobs = tjobs1, t.in[0].jobs_len = strlen(tjobs1), t.in[0].course = c1, t.in[0].course_len = strlen(c1);
+    t.in[1].jobs = tjobs0, t.in[1].jobs_len = strlen(tjobs0), t.in[1].course = c0, t.in[1].course_len = strlen(c0);
+    struct run_merge_out m;
+    char err[2048] = "";
+    if (run_merge(t.in, 2, &m, err, sizeof err))
+        fail_msg("%s", err);
+    /* the lines' own times (no interval in the summaries): 10..40 both, 45 shard 0's end, 50, 60 shard 1's */
+    const double times[] = {10, 20, 30, 40, 45, 50, 60};
+    course_checks(&m, times);
+    /* run_merge_dirs reads each shard's course.jsonl and writes the merged one */
+    char tmp[] = "/tmp/hwemu-merge-course-XXXXXX";
+    assert_non_null(mkdtemp(tmp));
+    char d0[300], d1[300], out[300], p[400];
+    snprintf(d0, sizeof d0, "%s/s0", tmp);
+    snprintf(d1, sizeof d1, "%s/s1", tmp);
+    snprintf(out, sizeof out, "%s/merged", tmp);
+    assert_int_equal(mkdir(d0, 0755), 0);
+    assert_int_equal(mkdir(d1, 0755), 0);
+    const char *files[] = {"trace.jsonl", "jobs.jsonl", "summary.json", "course.jsonl"};
+    for (int k = 0; k < 4; k++) {
+        const char *v0[] = {trace, tjobs0, t.sum[1], c0}, *v1[] = {trace, tjobs1, t.sum[0], c1};
+        put(d0, files[k], v0[k]);
+        put(d1, files[k], v1[k]);
+    }
+    const char *dirs[] = {d0, d1};
+    struct run_merge_out md;
+    if (run_merge_dirs(dirs, 2, out, &md, err, sizeof err))
+        fail_msg("%s", err);
+    snprintf(p, sizeof p, "%s/course.jsonl", out);
+    assert_string_equal(slurp(p), m.course);
+    run_merge_free(&md);
+    run_merge_free(&m);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    assert_int_equal(system(cmd), 0);
+    /* the shards' ticks not on the multiples (shard 0's 0.25 s after them, shard 1's 0.5 s) and the
+     * interval in their summaries (courseIntervalSec 10): a line before a shard's last counts at the
+     * multiple it was written for, the last (the shard's end) at its own time */
+    char *g0 = course_of(rows0, 5, 0, 0.25), *g1 = course_of(rows1, 6, 1, 0.5), *gs[2];
+    struct run_merge_in gin[2] = {t.in[0], t.in[1]};
+    for (int i = 0; i < 2; i++) {
+        if (asprintf(&gs[i], "{\"courseIntervalSec\":10,%s", t.in[i].summary + 1) < 0)
+            abort();
+        gin[i].summary = gs[i], gin[i].summary_len = strlen(gs[i]);
+        gin[i].course = i ? g0 : g1, gin[i].course_len = strlen(gin[i].course);
+    }
+    if (run_merge(gin, 2, &m, err, sizeof err))
+        fail_msg("%s", err);
+    const double gtimes[] = {10, 20, 30, 40, 45.25, 50, 60.5};
+    course_checks(&m, gtimes);
+    cJSON *gsum = cJSON_Parse(m.summary); /* the merged run says its course's grid */
+    assert_float_equal(at(gsum, "courseIntervalSec"), 10, 0);
+    cJSON_Delete(gsum);
+    run_merge_free(&m);
+    free(g0);
+    free(g1);
+    free(gs[0]);
+    free(gs[1]);
+    /* a shard without course.jsonl (an hwemu before it): no merged course */
+    t.in[0].course = NULL;
+    if (run_merge(t.in, 2, &m, err, sizeof err))
+        fail_msg("%s", err);
+    assert_null(m.course);
+    run_merge_free(&m);
+    /* a line that is not JSON: refused with the file and line */
+    const char *bad = "{\"timeSec\":10,\"powerWatts\":1}\nnot json\n";
+    t.in[0].course = bad, t.in[0].course_len = strlen(bad);
+    refused(t.in, 2, "s1/course.jsonl:2: not a course line");
+    free(c0);
+    free(c1);
+    two_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_merge), cmocka_unit_test(test_refusals),
-                                       cmocka_unit_test(test_dirs)};
+                                       cmocka_unit_test(test_dirs), cmocka_unit_test(test_course)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

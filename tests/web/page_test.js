@@ -194,17 +194,100 @@ async function main() {
     await page.waitForTimeout(200);
     check(await page.evaluate(() => document.getElementById("runs").hidden), "the runs section shows with no GET /runs");
     await page.unroute("**/runs");
-    // ... shown, with the run's details, when it answers (answered here by the browser, not the engine)
-    await page.route("**/runs", (r) => r.fulfill({ status: 200, contentType: "application/json",
-      body: JSON.stringify({ runs: [{ runId: "r-test", state: "running" }] }) }));
-    await page.route("**/runs/r-test", (r) => r.fulfill({ status: 200, contentType: "application/json",
-      body: JSON.stringify({ runId: "r-test", state: "running", jobs: { pending: 2, running: 3, completed: 7 } }) }));
     await page.reload({ waitUntil: "load" });
-    const runs = await page.waitForFunction(() => !document.getElementById("runs").hidden &&
-      document.getElementById("runs-body").textContent, null, { timeout: 5000 }).then((h) => h.jsonValue(), () => "");
-    check(/r-test/.test(runs) && /completed/.test(runs) && /7/.test(runs), `runs section: "${runs.slice(0, 120)}"`);
-    await page.unroute("**/runs");
-    await page.unroute("**/runs/r-test");
+
+    // A workload run (POST /runs) charted live: the run's charts draw while it runs, a job's
+    // events name the job, and once it ended the numbers shown are its course.jsonl's last line and
+    // summary.json's, every line of the course is charted, and the report link opens the report
+    // `hwemu report` writes of its directory (the same bytes).
+    const trace = [0, 1, 2, 3, 4, 5].map((k) => JSON.stringify({ type: "job", jobId: `page-job-${k}`, submitTimeOffsetSec: k,
+      intentClass: k % 2 ? "performance" : "standard", podTemplate: { requests: { cpu: "4" } }, work: { cpuUnits: 16 },
+      sensitivity: { cpu: 1 }, workloadClass: { cpu: "cpu.compute_bound" } })).join("\n") + "\n";
+    const posted = await fetch(url + "/runs", { method: "POST", body: trace });
+    const runId = (await posted.json()).runId;
+    check(posted.status === 201 && /^run-/.test(runId || ""), `POST /runs answered ${posted.status} ${runId}`);
+    const runDir = path.join(root, "runs", runId || "none");
+    const drawnNow = () => page.evaluate(() => {
+      const t = document.getElementById("run-drawn").textContent;
+      return t ? JSON.parse(t) : null;
+    });
+    const live = await page.waitForFunction((id) => {
+      const t = document.getElementById("run-drawn").textContent;
+      const d = t && JSON.parse(t);
+      return d && d.runId === id && d.lines >= 2 && document.getElementById("run-state").textContent === "running" && t;
+    }, runId, { timeout: 20000, polling: 100 }).then((h) => h.jsonValue().then(JSON.parse), () => null);
+    check(live !== null, `the running run's charts never drew (#run-drawn: ${JSON.stringify(await drawnNow())})`);
+    if (live) {
+      const byTitle = Object.fromEntries(live.charts.map((c) => [c.title.split(" (")[0], c.seriesPixels]));
+      for (const t of ["Cluster power over time", "Cumulative energy over time", "Jobs by state over time"])
+        check(byTitle[t] && byTitle[t].some((n) => n > 0), `while running, "${t}" drew nothing: ${JSON.stringify(byTitle[t])}`);
+      check(await page.$$eval("#run-charts canvas", (cs) => cs.length) === live.charts.length, "a canvas per run chart");
+    }
+    const jobEvent = await page.waitForFunction(() => [...document.querySelectorAll("#event-feed li")].some((li) =>
+      li.dataset.event === "joulie.sim.job.completed" && /page-job-\d/.test(li.textContent)), null,
+      { timeout: 30000 }).then(() => true, () => false);
+    check(jobEvent, "no job completed event naming its job (page-job-N) in the feed");
+    let st = null;
+    for (let i = 0; i < 120 && !(st && st.state === "completed"); i++) {
+      await sleep(250);
+      st = await getJSON(`/runs/${runId}`);
+    }
+    check(st && st.state === "completed", `the run did not complete: ${JSON.stringify(st)}`);
+    const course = fs.readFileSync(path.join(runDir, "course.jsonl"), "utf8").trim().split("\n").map(JSON.parse);
+    const summary = JSON.parse(fs.readFileSync(path.join(runDir, "summary.json"), "utf8"));
+    const jobs = fs.readFileSync(path.join(runDir, "jobs.jsonl"), "utf8").trim().split("\n").map(JSON.parse);
+    const lastLine = course[course.length - 1];
+    const fin = await page.waitForFunction((n) => {
+      const d = document.getElementById("run-detail");
+      const t = document.getElementById("run-drawn").textContent;
+      return document.getElementById("run-state").textContent === "completed" && d.dataset.lines === String(n) && t &&
+        JSON.parse(t).lines === n && t;
+    }, course.length, { timeout: 10000 }).then((h) => h.jsonValue().then(JSON.parse), () => null);
+    check(fin !== null, `the page did not chart the ended run's ${course.length} course lines: ${await page.getAttribute("#run-detail", "data-lines")}`);
+    const val = (id) => page.getAttribute(`#${id}`, "data-value").then(Number);
+    check(await val("run-energy") === lastLine.energyJoules.nodes && lastLine.energyJoules.nodes === summary.energyJoules.nodes,
+      `energy shown ${await val("run-energy")} J, course.jsonl's last line ${lastLine.energyJoules.nodes}, summary.json ${summary.energyJoules.nodes}`);
+    const energyText = await page.textContent("#run-energy");
+    const eu = /^([\d,.]+) (kWh|kJ|J)$/.exec(energyText); // app.js's joules(): kWh to 3 decimals, kJ and J to 1
+    const [per, last] = eu ? { kWh: [3.6e6, 0.001], kJ: [1e3, 0.1], J: [1, 0.1] }[eu[2]] : [NaN, 0];
+    check(eu && Math.abs(Number(eu[1].replace(/,/g, "")) * per - summary.energyJoules.nodes) <= (last / 2) * per * (1 + 1e-9),
+      `energy text "${energyText}" for ${summary.energyJoules.nodes} J`);
+    check(await val("run-jobs") === summary.jobs.completed && summary.jobs.completed === 6,
+      `completed shown ${await val("run-jobs")}, summary.json ${summary.jobs.completed}`);
+    check(await val("run-time") === lastLine.timeSec, `time shown ${await val("run-time")}, course.jsonl ${lastLine.timeSec}`);
+    check(!/\d{6,}\.\d/.test(await page.textContent("#runs")), `a raw number in the runs section: ${(await page.textContent("#runs")).slice(0, 200)}`);
+    const rowEnergy = await page.getAttribute(`#run-table tr[data-run="${runId}"]`, "data-energy");
+    check(Number(rowEnergy) === summary.energyJoules.nodes, `the table's energy ${rowEnergy}, summary.json ${summary.energyJoules.nodes}`);
+    if (fin) {
+      const byTitle = Object.fromEntries(fin.charts.map((c) => [c.title.split(" (")[0], c.seriesPixels]));
+      const want = ["Cluster power over time", "Cumulative energy over time", "Jobs by state over time", "Throttling over time",
+                    "Energy by class", "Completion time by class"];
+      check(JSON.stringify(Object.keys(byTitle)) === JSON.stringify(want), `run charts ${Object.keys(byTitle)}, expected ${want}`);
+      for (const t of ["Cluster power over time", "Cumulative energy over time", "Energy by class", "Completion time by class"])
+        check(byTitle[t] && byTitle[t].length && byTitle[t].every((n) => n > 0), `"${t}": a series drew nothing: ${JSON.stringify(byTitle[t])}`);
+      // the completion chart: one series per class with completed jobs (jobs.jsonl)
+      const classes = new Set(jobs.filter((j) => j.state === "completed").map((j) => j.class));
+      check(byTitle["Completion time by class"] && byTitle["Completion time by class"].length === classes.size,
+        `completion series ${JSON.stringify(byTitle["Completion time by class"])} for classes ${[...classes]}`);
+      const jb = byTitle["Jobs by state over time"] || [];
+      check(jb.length === 4 && jb[1] > 0 && jb[2] > 0, `jobs by state: running and completed drew nothing: ${JSON.stringify(jb)}`);
+    }
+    await page.screenshot({ path: path.join(artifacts, "runs.png"), fullPage: true });
+    // the report link: GET /runs/<runId>/report, the bytes `hwemu report` writes of the run's directory
+    const href = await page.getAttribute("#run-report", "href");
+    check(href === `/runs/${runId}/report` && !(await page.evaluate(() => document.getElementById("run-report").hidden)),
+      `report link ${href}`);
+    const served = Buffer.from(await (await fetch(url + href)).arrayBuffer());
+    const written = path.join(artifacts, "report.html");
+    const rc = await new Promise((resolve) => execFile(hwemu, ["report", runDir, "--out", written], { timeout: 30000 },
+      (err) => resolve(err ? err.code : 0)));
+    check(rc === 0 && Buffer.compare(served, fs.readFileSync(written)) === 0,
+      `GET ${href} (${served.length} bytes) is not what hwemu report ${runDir} writes (rc ${rc})`);
+    const [tab] = await Promise.all([ctx.waitForEvent("page"), page.click("#run-report")]);
+    const opened = await tab.waitForFunction(() => document.getElementById("drawn") && document.getElementById("drawn").textContent,
+      null, { timeout: 10000 }).then((h) => h.jsonValue().then(JSON.parse), () => null);
+    check(opened && opened.runs === 1 && opened.charts.length >= 7, `the opened report drew ${JSON.stringify(opened)}`);
+    await tab.close();
 
     check(errors.length === 0, `the browser reported: ${errors.slice(0, 5).join(" | ")}`);
   } finally {

@@ -19,6 +19,8 @@
     node: null, nodeCols: null, nodeChart: null, nodeSeries: null,
     pools: "",
     runsShown: false,
+    runChosen: null, // the run clicked in the runs table
+    run: null,       // the chosen run's course and jobs so far (pollRun)
   };
 
   async function getJSON(url) {
@@ -31,6 +33,7 @@
   const fmt = (x, d) => Number(x).toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
   const watts = (w) => (Math.abs(w) >= 10000 ? `${fmt(w / 1000, 2)} kW` : `${fmt(w, 1)} W`);
   const joules = (j) => (j >= 3.6e6 ? `${fmt(j / 3.6e6, 3)} kWh` : j >= 1000 ? `${fmt(j / 1000, 1)} kJ` : `${fmt(j, 1)} J`);
+  const duration = (s) => (s >= 7200 ? `${fmt(s / 3600, 2)} h` : s >= 120 ? `${fmt(s / 60, 1)} min` : `${fmt(s, 1)} s`);
   const clock = (iso) => (iso ? iso.slice(11, 19) : "");
 
   function setStatus(text, bad) {
@@ -255,6 +258,9 @@
       "joulie.sim.write.reverted": ["write reverted", "w-reverted"],
       "joulie.sim.write.events_lost": ["write events lost", "w-lost"],
       "joulie.sim.cap.reset": ["cap reset", "w-reset"],
+      "joulie.sim.job.started": ["job started", "j-started"],
+      "joulie.sim.job.completed": ["job completed", "j-completed"],
+      "joulie.sim.job.stalled": ["job stalled", "w-rejected"],
     };
     const [kind, cls] = kinds[e.event] || [e.event, ""];
     let what = "";
@@ -265,6 +271,10 @@
     if (a.reason) what += ` <span class="sub">(${esc(a.reason)})</span>`;
     if (a.lost !== undefined) what += ` ${esc(a.lost)} writes`;
     if (a.pid !== undefined) what += ` <span class="sub">pid ${esc(a.pid)}</span>`;
+    if (a.jobId !== undefined) what += ` job <code>${esc(a.jobId)}</code>${a.class ? ` <span class="sub">${esc(a.class)}</span>` : ""}`;
+    if (typeof a.durationSec === "number") what += ` in ${duration(a.durationSec)}`;
+    if (typeof a.energyJoules === "number") what += `, ${joules(a.energyJoules)}`;
+    if (a.runId !== undefined && a.jobId === undefined) what += ` run <code>${esc(a.runId)}</code>`;
     const li = document.createElement("li");
     li.dataset.event = e.event;
     li.innerHTML = `<span class="t">${clock(e.time)}</span><span class="k ${cls}">${esc(kind)}</span><span>${esc(e.node)}</span><span>${what}</span>`;
@@ -287,17 +297,73 @@
   }
 
   // --- workload runs: shown only while the engine answers GET /runs ---------------------------
-  function renderValue(v) {
-    if (v === null || typeof v !== "object") return esc(v === null ? "" : v);
-    if (Array.isArray(v)) {
-      if (v.length && v.every((x) => x && typeof x === "object" && !Array.isArray(x))) {
-        const keys = [...new Set(v.flatMap((x) => Object.keys(x)))];
-        return `<table><thead><tr>${keys.map((k) => `<th>${esc(k)}</th>`).join("")}</tr></thead><tbody>` +
-          v.map((x) => `<tr>${keys.map((k) => `<td>${renderValue(x[k])}</td>`).join("")}</tr>`).join("") + "</tbody></table>";
-      }
-      return v.map(renderValue).join(", ");
+  // A table of the runs (GET /runs, newest first) and the chosen run's charts (report.js's, as
+  // `hwemu report` draws them) from its course (GET /runs/<runId>/course) and its ended jobs
+  // (GET /runs/<runId>/jobs), each asked only for the lines the page lacks.
+  const RUNS_SHOWN = 10;
+  const ended = (st) => ["completed", "stalled", "stopped"].includes(st);
+
+  function newRun(id) {
+    return { id, course: [], courseNext: 0, jobsNext: 0, completed: { standard: [], performance: [] }, charts: null,
+             state: "", done: false };
+  }
+
+  // The lines of a run's file the page lacks (every page of them); false when the file was cut
+  // back (a resumed run): the caller starts again.
+  async function moreLines(run, what, take) {
+    for (let k = 0; k < 100; k++) {
+      const after = what === "course" ? run.courseNext : run.jobsNext;
+      const d = await getJSON(`/runs/${encodeURIComponent(run.id)}/${what}?after=${after}`);
+      if (d.next < after) return false;
+      d.lines.forEach(take);
+      if (what === "course") run.courseNext = d.next; else run.jobsNext = d.next;
+      if (what === "course") run.state = d.state; // the state the course was read in: ended, it is whole
+      if (d.next >= d.total) return true;
     }
-    return `<table><tbody>${Object.entries(v).map(([k, x]) => `<tr><th>${esc(k)}</th><td>${renderValue(x)}</td></tr>`).join("")}</tbody></table>`;
+    return true;
+  }
+
+  async function pollRun(id) {
+    if (!state.run || state.run.id !== id) {
+      if (state.run && state.run.charts) state.run.charts.charts.forEach((c) => c.u.destroy());
+      state.run = newRun(id);
+      $("run-charts").textContent = "";
+    }
+    const run = state.run;
+    if (run.done) return;
+    const okCourse = await moreLines(run, "course", (l) => run.course.push(l));
+    const okJobs = okCourse && await moreLines(run, "jobs", (j) => {
+      if (j.state === "completed" && run.completed[j.class]) run.completed[j.class].push(j.endSec - j.queuedSec);
+    });
+    if (!okCourse || !okJobs) { state.run = null; return pollRun(id); }
+    if (state.run !== run) return;
+    run.done = ended(run.state);
+    const last = run.course[run.course.length - 1];
+    const put = (el, text, value) => { $(el).textContent = text; $(el).dataset.value = String(value); };
+    $("run-name").textContent = run.id;
+    $("run-state").textContent = run.state;
+    if (last) {
+      const e = last.energyJoules, j = last.jobs;
+      put("run-time", duration(last.timeSec), last.timeSec);
+      put("run-power", watts(last.powerWatts), last.powerWatts);
+      put("run-energy", joules(e.nodes), e.nodes);
+      $("run-classes").textContent = `standard ${joules(e.standard)} · performance ${joules(e.performance)} · idle ${joules(e.idle)}`;
+      put("run-jobs", `${fmt(j.completed, 0)} completed`, j.completed);
+      $("run-jobs-sub").textContent = `${fmt(j.waiting, 0)} waiting · ${fmt(j.running, 0)} running · ${fmt(j.stalled, 0)} stalled` +
+        (j.elsewhere !== undefined ? ` · ${fmt(j.elsewhere, 0)} elsewhere` : "");
+      $("run-detail").dataset.lines = String(run.course.length);
+      const data = [{ name: run.id, classes: [e.standard, e.performance, e.idle], course: run.course, completed: run.completed }];
+      run.charts = hwemuCharts.draw($("run-charts"), data, { live: true, prev: run.charts, heading: "h3", height: 220,
+        box: "chart-box", width: Math.max(300, Math.floor(($("runs").clientWidth - 80) / 2)) });
+      requestAnimationFrame(() => setTimeout(() => {
+        if (state.run === run) $("run-drawn").textContent = JSON.stringify({ runId: run.id, lines: run.course.length,
+          charts: hwemuCharts.drawn(run.charts) });
+      }, 0));
+    }
+    const link = $("run-report");
+    link.hidden = !ended(run.state);
+    link.href = `/runs/${encodeURIComponent(run.id)}/report`;
+    $("run-report-later").hidden = ended(run.state);
   }
 
   async function pollRuns() {
@@ -306,18 +372,37 @@
     const section = $("runs");
     if (!r || r.status !== 200) { section.hidden = true; state.runsShown = false; return; }
     const list = await r.json();
-    const runs = Array.isArray(list) ? list : Array.isArray(list.runs) ? list.runs : [];
-    let html = renderValue(list);
-    for (const run of runs) { // the details of active runs (GET /runs/<runId>)
-      if (run && typeof run.runId === "string" && run.state === "running") {
-        const d = await fetch(`/runs/${encodeURIComponent(run.runId)}`, { cache: "no-store" });
-        if (d.ok) html += `<h3>${esc(run.runId)}</h3>${renderValue(await d.json())}`;
-      }
-    }
-    $("runs-body").innerHTML = html;
+    const runs = (Array.isArray(list.runs) ? list.runs : []).slice().reverse().slice(0, RUNS_SHOWN);
     section.hidden = false;
     state.runsShown = true;
+    $("run-table").tBodies[0].innerHTML = runs.map((x) => {
+      const j = x.jobs || {}, e = x.energyJoules || {};
+      const n = (v) => (typeof v === "number" ? fmt(v, 0) : "");
+      return `<tr data-run="${esc(x.runId)}" data-energy="${e.nodes === undefined ? "" : e.nodes}"${x.runId === state.runChosen ? ' class="chosen"' : ""}>
+        <td>${esc(x.runId)}</td><td>${esc(x.state)}${x.error ? ` <span class="sub">${esc(x.error)}</span>` : ""}</td>
+        <td class="n">${typeof x.timeSec === "number" ? duration(x.timeSec) : ""}</td><td class="n">${n(j.total)}</td>
+        <td class="n">${n(j.waiting === undefined ? undefined : j.waiting + (j.pending || 0))}</td><td class="n">${n(j.running)}</td>
+        <td class="n">${n(j.completed)}</td><td class="n">${n(j.stalled)}</td>
+        <td class="n">${typeof e.nodes === "number" ? joules(e.nodes) : ""}</td>
+        <td>${ended(x.state) ? `<a href="/runs/${encodeURIComponent(x.runId)}/report" target="_blank">report</a>` : ""}</td></tr>`;
+    }).join("");
+    $("runs-none").hidden = runs.length > 0;
+    // the chosen run: the one clicked, else the running one, else the newest
+    const shown = runs.filter((x) => x.state !== "failed");
+    const pick = shown.find((x) => x.runId === state.runChosen) || shown.find((x) => x.state === "running") || shown[0];
+    $("run-detail").hidden = !pick;
+    if (pick) {
+      for (const tr of $("run-table").tBodies[0].rows) tr.classList.toggle("chosen", tr.dataset.run === pick.runId);
+      await pollRun(pick.runId);
+    }
   }
+
+  $("run-table").tBodies[0].addEventListener("click", (ev) => {
+    const tr = ev.target.closest("tr");
+    if (!tr || !tr.dataset.run || ev.target.closest("a")) return;
+    state.runChosen = tr.dataset.run;
+    pollRuns().catch(() => {});
+  });
 
   // --- hardware faults (GET /faults, docs/faults.md): shown once the engine has any ------------
   async function pollFaults() {
