@@ -2,14 +2,16 @@
  * (seg_view.h SEG_VIEW_CG_*) and a job's process views (SEG_VIEW_PID_*, SEG_VIEW_TEMPLATE): a slot resolves by its current name only while present, its
  * placeholder is never a name an absent slot answers to, nested slots follow their own ids,
  * seg_entry_present sees an absent ancestor, and cpu.stat / cpuset / memory.stat texts follow
- * the published values, and what readers get from a publication a kill cut short (segment.h
- * "Snapshot publication"). Expected texts are computed by hand from the values published here. */
+ * the published values, what readers get from a publication a kill cut short (segment.h
+ * "Snapshot publication"), and views read while a slow engine publishes. Expected texts are computed by hand from the values published here. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,6 +383,85 @@ static void test_killed_mid_store(void **st)
     free(tmpl);
 }
 
+/* --- views against a publishing engine -------------------------------------------------------- */
+
+struct view_hammer {
+    struct fx *f;
+    uint32_t e;
+    _Atomic int stop;
+    _Atomic long reads, decreases, errors;
+};
+
+static void *view_reader(void *arg)
+{
+    struct view_hammer *h = arg;
+    char buf[4096];
+    uint64_t last = 0;
+    while (!atomic_load(&h->stop)) {
+        size_t n = seg_view_render(&h->f->s, h->e, seg_now_ns(), buf, sizeof buf);
+        if (n == 0 || n >= sizeof buf) {
+            atomic_fetch_add(&h->errors, 1);
+            continue;
+        }
+        buf[n] = 0;
+        uint64_t usage = strtoull(buf + strlen("usage_usec "), NULL, 10);
+        if (usage < last)
+            atomic_fetch_add(&h->decreases, 1);
+        last = usage;
+        atomic_fetch_add(&h->reads, 1);
+    }
+    return NULL;
+}
+
+/* A cgroup's cpu.stat read while the engine publishes every 2 ms, each publication paused 100 us
+ * after the busy lines (a slow engine: the readers give up waiting for the generation and read
+ * the values as they stand) with the elapsed line last, as node_publish orders it: the busy
+ * rates change at every publication, so an old line read past its horizon would show more than
+ * the next read. Expected: usage never goes back, and every read answers. */
+static void test_views_hammer(void **st)
+{
+    struct fx *f = *st;
+    struct seg *s = &f->s;
+    struct view_hammer h = {.f = f};
+    assert_int_equal(res(f, "sys/fs/cgroup/cpu.stat", &h.e), 0);
+    int64_t start = seg_now_ns(), t0 = start;
+    uint64_t el = 10000000000ULL, b0 = 1000000000ULL, b1 = 2000000000ULL;
+    pthread_t th[2];
+    long publications = 0;
+    for (;;) {
+        uint64_t r0 = publications % 2 ? 900000 : 100000, r1 = publications % 3 ? 200000 : 800000;
+        struct seg_value v0, v1, ve;
+        line(&v0, b0, r0, t0, UINT32_MAX);
+        line(&v1, b1, r1, t0, UINT32_MAX);
+        line(&ve, el, 1000000, t0, 2);
+        seg_publish_begin(s);
+        seg_publish_value(s, f->v_busy[0], &v0);
+        seg_publish_value(s, f->v_busy[1], &v1);
+        for (int64_t until = seg_now_ns() + 100000; seg_now_ns() < until;)
+            ;
+        seg_publish_value(s, f->v_el, &ve);
+        seg_publish_end(s, t0);
+        if (publications++ == 0)
+            for (int i = 0; i < 2; i++)
+                pthread_create(&th[i], NULL, view_reader, &h);
+        if (seg_now_ns() - start > 300000000)
+            break;
+        while (seg_now_ns() < t0 + 2000000)
+            ;
+        b0 += r0 * 2;
+        b1 += r1 * 2;
+        el += 2000000;
+        t0 += 2000000;
+    }
+    atomic_store(&h.stop, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_true(publications > 50);
+    assert_true(h.reads > 100);
+    assert_int_equal(h.errors, 0);
+    assert_int_equal(h.decreases, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +469,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_views, setup, teardown),
         cmocka_unit_test_setup_teardown(test_process_views, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_mid_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_views_hammer, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
