@@ -6,8 +6,8 @@
  * Speed matters (a 384-CPU /proc/stat within 20 us, bench/README.md): one pass over the values
  * of one publication (view_latched), integer arithmetic only, and a two-digits-at-a-time
  * decimal writer. Trust (segment.h): counts and the substep are the reader's private copies,
- * never the shared header's, and a generation that never settles is given up after
- * SEG_LATCH_TRIES. A value an engine killed mid-store left torn makes every view answer EIO
+ * never the shared header's, and a publication that does not end is waited for at most
+ * SEG_PUBLISH_WAIT_NS (seg_values_read). A value an engine killed mid-store left torn makes every view answer EIO
  * (SEG_VIEW_EIO) until an engine starts on the file. */
 #include "seg_view_common.h"
 

@@ -84,8 +84,8 @@ static inline char *put_s(char *p, const char *t)
 /* Calls read(values, ctx) with the snapshot's values from one publication: while the generation
  * is even and stays so (segment.h "Snapshot publication"). A generation that stays odd for
  * SEG_LATCH_TRIES loads (a publication under way, an engine killed during one) or never settles
- * (an agent storing into it) is given up: read then gets the values as they stand, each whole
- * (seg_values_read). read only reads the values and writes ctx, so a read that is not kept is
+ * (an agent storing into it) goes to seg_values_read: a wait of at most SEG_PUBLISH_WAIT_NS for
+ * one publication, then the values as they stand, each whole. read only reads the values and writes ctx, so a read that is not kept is
  * harmless: it is read again. false when a value stayed torn (seg_values_torn: the view's
  * dispatcher answers EIO then). Inlined with a constant read, the caller's loop over its
  * counters is compiled in place, no call. */

@@ -750,6 +750,25 @@ static bool copy_whole(const struct seg *s, uint64_t q)
 
 bool seg_values_read(const struct seg *s, void (*read)(const struct seg_value *values, void *ctx), void *ctx)
 {
+    /* A publication under way: wait for its end (an engine descheduled in the middle of this
+     * node) on the reader's clock, unless this reader already waited this generation out. */
+    uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+    _Atomic uint64_t *stuck = &((struct seg *)s)->stuck_gen; /* the reader's own memo */
+    if (atomic_load_explicit(stuck, memory_order_relaxed) != g) {
+        int64_t until = seg_now_ns() + SEG_PUBLISH_WAIT_NS;
+        for (int spins = 0;; spins++) {
+            g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+            if (!(g & 1)) {
+                read(s->values, ctx);
+                atomic_thread_fence(memory_order_acquire);
+                if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
+                    return true;
+            }
+            if (spins % 64 == 63 && seg_now_ns() > until)
+                break;
+        }
+        atomic_store_explicit(stuck, atomic_load_explicit(&s->h->gen, memory_order_relaxed), memory_order_relaxed);
+    }
     const struct seg_journal *j = s->journal;
     for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
         uint64_t q = atomic_load_explicit(&j->seq, memory_order_acquire);

@@ -62,9 +62,13 @@
  *     retries only while the engine moves on to another value, SEG_LATCH_TRIES times at most.
  *   Several values that belong together (the views, seg_view_common.h view_latched): load gen g;
  *     when it is even, read them and check gen is still g: one publication, whole. While gen is
- *     odd (a publication under way, or an engine killed during one) a reader spins at most
- *     SEG_LATCH_TRIES times, then reads the values as they stand, each whole by the journal
- *     rule (seg_values_read): some of the publication under way, the rest of the one before.
+ *     odd (a publication under way, or an engine killed during one) a reader spins
+ *     SEG_LATCH_TRIES times, then waits on its clock for the publication to end, at most
+ *     SEG_PUBLISH_WAIT_NS (an engine descheduled in the middle of a node), and only then reads
+ *     the values as they stand, each whole by the journal rule (seg_values_read): some of the
+ *     publication under way, the rest of the one before. A generation it waited out is taken
+ *     as an engine's that stopped: the same reader reads the values as they stand at once while
+ *     gen stays there (struct seg's stuck_gen).
  *     The engine publishes a node's elapsed counter (which caps every line a view reads) after
  *     every other value, so such a read sees old lines up to their horizon and new ones at their
  *     start, which is at or after it: no line goes back.
@@ -439,6 +443,9 @@ _Static_assert(sizeof(struct seg_journal) == 128, "seg_journal layout is part of
  * an agent storing into it) before it takes what it read last: segment.c's value loads, and the
  * views' spin on an odd generation (view_latched) and their reads of values as they stand. */
 #define SEG_LATCH_TRIES 1000
+/* How long a view waits for a publication under way to end before it reads the values as they
+ * stand ("Snapshot publication"): 20 ms of the reader's clock, once per stopped generation. */
+#define SEG_PUBLISH_WAIT_NS 20000000
 
 struct seg {
     uint8_t *base;
@@ -469,6 +476,7 @@ struct seg {
     int st_guard;
     uint64_t pub_gen;           /* the engine's own publication generation (never read back) */
     uint64_t pub_jseq;          /* the engine's own journal sequence (read back once: seg_journal_heal) */
+    _Atomic uint64_t stuck_gen; /* a reader's: the odd generation it waited out (seg_values_read) */
 };
 
 /* --- any party ----------------------------------------------------------------------------- */
@@ -567,11 +575,13 @@ uint64_t seg_counter_raw(struct seg *s, uint32_t v, int64_t now_ns, uint8_t *wra
 /* One whole copy of snapshot value v (the journal read, "Snapshot publication" above): false
  * when v is out of range. */
 bool seg_value_load(const struct seg *s, uint32_t v, struct seg_value *out);
-/* Calls read(values, ctx) with the snapshot's values as they stand, each whole (the journal rule:
- * again while the engine writes a value of the copy): true, or false when one value stayed torn
- * for SEG_LATCH_TRIES reads (an engine killed in the middle of its store, seg_values_torn); read
- * was then called with it anyway. The views' fallback while a publication does not end
- * (seg_view_common.h view_latched). */
+/* The views' fallback while a publication does not end (seg_view_common.h view_latched): waits
+ * up to SEG_PUBLISH_WAIT_NS for it to end and then calls read(values, ctx) with one publication;
+ * past that (or at once for a generation this reader already waited out), with the snapshot's
+ * values as they stand, each whole (the journal rule: again while the engine writes a value of
+ * the copy). true, or false when one value stayed torn for SEG_LATCH_TRIES reads (an engine
+ * killed in the middle of its store, seg_values_torn); read was then called with it anyway.
+ * Writes only s->stuck_gen, the reader's own. */
 bool seg_values_read(const struct seg *s, void (*read)(const struct seg_value *values, void *ctx), void *ctx);
 /* Is a value of the copy torn and left so: a publication that does not end (gen odd) and the
  * journal's value, whole, not in its place (an engine killed inside its 64-byte store). Views
