@@ -127,7 +127,14 @@ int cmd_node(const char *what, int argc, char **argv)
                 char *buf = malloc(cap ? cap : 1);
                 if (!buf)
                     abort();
-                fwrite(buf, 1, seg_view_render(&s, e, seg_now_ns(), buf, cap), stdout);
+                size_t len = seg_view_render(&s, e, seg_now_ns(), buf, cap);
+                if (len == SEG_VIEW_EIO) {
+                    fprintf(stderr, "hwemu cat: %s: node %s cannot answer (an engine killed while it published "
+                            "left a value torn): start the engine again on its root\n", argv[a], node);
+                    rc = EXIT_INVALID;
+                } else {
+                    fwrite(buf, 1, len, stdout);
+                }
                 free(buf);
                 continue;
             }

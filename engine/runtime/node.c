@@ -446,7 +446,7 @@ static void collect_busy_lines(struct node *n, struct node_change *ch, uint32_t 
     if (!n->busy_dirty)
         return;
     n->busy_dirty = false;
-    const struct seg_value *cur = n->seg.copy[0];
+    const struct seg_value *cur = n->seg.values; /* the engine's own: it is their only writer */
     for (uint32_t i = 0; i < n->nbusy; i++) {
         const struct phys_core_state *cs = &n->state.cpu[i < PHYS_MAX_CPUS ? i : 0];
         if (n->busy_shown[i] == cs->busy_base_sub && n->busy_shown_rate[i] == cs->busy_rate_ns)
@@ -567,7 +567,7 @@ static void drain_slots(struct node *n, struct node_change *ch, uint32_t *nch, i
         size_t olen;
         bool changes;
         int rc = seg_attr_store(&n->seg, e, text, len, now_mono, out, &olen, &changes);
-        struct node_change c = {.value = v, .v = n->seg.copy[n->seg.pub_gen & 1][v]};
+        struct node_change c = {.value = v, .v = n->seg.values[v]};
         c.v.type = node_img_values(n->t)[v].type; /* the text may be the agent's; the kind is ours */
         if (rc || !changes) {
             /* Only a tampered slot gets here: the writer's store validated it. Put it back. */

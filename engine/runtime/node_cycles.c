@@ -83,7 +83,7 @@ void node_cycles_power_back(struct node *n)
 
 void node_cycles_collect(struct node *n, struct node_change *ch, uint32_t *nch)
 {
-    const struct seg_value *cur = n->seg.copy[0];
+    const struct seg_value *cur = n->seg.values; /* the engine's own: it is their only writer */
     uint64_t s = n->state.substeps;
     for (uint32_t k = 0; k < n->ncyc; k++) {
         struct node_cyc *c = &n->cyc[k];

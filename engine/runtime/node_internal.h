@@ -24,7 +24,7 @@ static inline const struct seg_header *node_img_header(const struct node_templat
 
 static inline const struct seg_value *node_img_values(const struct node_template *t)
 {
-    return (const struct seg_value *)(t->image.bytes + node_img_header(t)->values_off[0]);
+    return (const struct seg_value *)(t->image.bytes + node_img_header(t)->values_off);
 }
 
 /* The total before this start of counter value v (node.cstart); a value that is no counter gets

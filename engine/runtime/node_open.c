@@ -37,11 +37,10 @@ static void salvage_totals(struct node *n, const struct seg *from, uint64_t *out
         abort();
     bool have = seg_ledger_read(from, &seq, led);
     n->ledger_seq = have && seq < (UINT64_MAX >> 1) ? seq : 0;
-    uint64_t gen = atomic_load(&from->h->gen);
     for (uint32_t k = 0; k < n->ncounters; k++) {
         uint32_t v = n->counters[k];
         struct seg_value vis;
-        memcpy(&vis, &from->copy[gen & 1][v], sizeof vis);
+        seg_value_load(from, v, &vis); /* what a reader sees: the journal's when it names v */
         uint64_t hwm = atomic_load(&from->hwm[v]);
         out[k] = seg_resume_total(have && k < from->n_counters, have ? led[k] : 0, &vis, hwm, from->substep_ns,
                                   n->tick_ns);
@@ -142,6 +141,7 @@ static int open_existing(struct node *n, char *err, size_t errlen, char *why, si
                  (long long)st.st_size, (size_t)ih->file_size);
     } else {
         adopt(n); /* its static part is compared chunk by chunk from the first tick on */
+        seg_journal_heal(&n->seg, node_img_values(n->t)); /* a value store a kill cut short */
         return 0;
     }
     /* damaged: what can be read with the template's geometry is salvaged */

@@ -1,5 +1,5 @@
 /* node_publish: changed values made visible to readers: one snapshot of the node's changes
- * written into both copies around the generation flip (node_publish: the tick's publication,
+ * written value by value through the journal while the generation is odd (node_publish: the tick's publication,
  * node.c), and the values that name the node's hardware published once (node_publish_identity:
  * at the open, node_open.c; after a repair that lost them, node_repair.c). A value's text
  * (node_text_value) is inline in node_internal.h: the tick formats several a node. See
@@ -9,18 +9,19 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-/* One snapshot: the changes into the copy readers do not see, the flip, the same into the other. */
+/* One snapshot: the generation odd, each change through the journal, the generation even. The
+ * elapsed counter goes last: every line a view reads is capped at its horizon, so a view that
+ * reads a publication midway (segment.h "Snapshot publication": a publication that does not
+ * end, an engine killed in one) reads the old lines to their horizon and the new ones at their
+ * start, at or after it, and no line past what the next read shows. */
 void node_publish(struct node *n, struct node_change *ch, uint32_t nch, int64_t now_mono)
 {
     struct seg *s = &n->seg;
     seg_publish_begin(s);
-    for (int copy = 0; copy < 2; copy++) {
-        struct seg_value *c = seg_writable_copy(s);
+    for (int elapsed = 0; elapsed < 2; elapsed++)
         for (uint32_t i = 0; i < nch; i++)
-            c[ch[i].value] = ch[i].v;
-        if (!copy)
-            seg_publish_flip(s);
-    }
+            if ((ch[i].value < n->nvalues && n->binds[ch[i].value].kind == BK_ELAPSED) == (elapsed == 1))
+                seg_publish_value(s, ch[i].value, &ch[i].v);
     seg_publish_end(s, now_mono);
 }
 

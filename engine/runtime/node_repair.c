@@ -15,7 +15,7 @@
  *     keep it: its content is the same);
  *   file shrunk (a SIGBUS the guard caught, or the fstat): grown back, its space reserved, mapped
  *     afresh and rewritten from the image; counters continue from the physics; when the cut
- *     reached the snapshot copies the settings agents wrote are lost with them, and the node
+ *     reached the snapshot's values the settings agents wrote are lost with them, and the node
  *     goes back to the profile's (its physics too, so file and physics agree);
  *   file deleted or replaced: a new file is put at the path with the old one's dynamic part
  *     (snapshot, slots, marks, ledger), so counters and settings continue; agents that mapped
@@ -167,7 +167,7 @@ static void repair_shrunk(struct node *n, off_t had, int64_t now_wall, struct ev
     }
     bool values_lost = had < (off_t)s->static_end;
     if (values_lost) {
-        /* the snapshot copies are gone with the agents' settings: back to the template's */
+        /* the snapshot's values are gone with the agents' settings: back to the template's */
         memcpy(s->base, n->t->image.bytes, n->t->image.used);
         atomic_store(&s->h->gen, s->pub_gen);
     }
@@ -203,7 +203,7 @@ static void repair_deleted(struct node *n, const char *how, int64_t now_wall, st
         return;
     }
     struct seg *cur = &n->seg;
-    uint32_t from = node_img_header(n->t)->values_off[0];
+    uint32_t from = node_img_header(n->t)->journal_off; /* the journal, the values and what follows */
     memcpy(fresh.base + from, cur->base + from, cur->size - from);
     fresh.h->tick_ns = n->tick_ns;
     atomic_store(&fresh.h->gen, cur->pub_gen);

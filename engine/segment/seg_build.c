@@ -569,10 +569,10 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
 
     /* The node file. */
     off = align64(sizeof h);
+    h.journal_off = off;
+    off = align64(off + sizeof(struct seg_journal));
     h.n_values = b->nvalues;
-    h.values_off[0] = off;
-    off = align64(off + sizeof(struct seg_value) * b->nvalues);
-    h.values_off[1] = off;
+    h.values_off = off;
     off = align64(off + sizeof(struct seg_value) * b->nvalues);
     h.n_slots = l.nslots;
     h.slots_off = off;
@@ -598,10 +598,8 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
     if (!img->bytes)
         abort();
     memcpy(img->bytes, &h, sizeof h);
-    if (b->nvalues) { /* a node without dynamic files (a VM) has none */
-        memcpy(img->bytes + h.values_off[0], b->values, sizeof(struct seg_value) * b->nvalues);
-        memcpy(img->bytes + h.values_off[1], b->values, sizeof(struct seg_value) * b->nvalues);
-    }
+    if (b->nvalues) /* a node without dynamic files (a VM) has none */
+        memcpy(img->bytes + h.values_off, b->values, sizeof(struct seg_value) * b->nvalues);
     img->layout_hash = h.layout_hash;
     free(params);
     layout_free(&l);

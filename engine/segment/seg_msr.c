@@ -178,15 +178,15 @@ struct msr_lines {
     uint64_t elapsed_ns, line_at;  /* out: the elapsed ns; TIME/CYCLES: the line; IDLE: the least idle ns */
 };
 
-static void lines_read(const struct seg_value *copy, void *ctx)
+static void lines_read(const struct seg_value *values, void *ctx)
 {
     struct msr_lines *m = ctx;
-    const struct seg_value *ev = &copy[m->elapsed];
+    const struct seg_value *ev = &values[m->elapsed];
     struct line el = line_of(ev);
     int64_t t = capped_at_horizon(ev, m->now_ns, m->substep);
     m->elapsed_ns = line_at(&el, t, m->substep);
     if (!m->cpus) {
-        struct line l = line_of(&copy[m->line]);
+        struct line l = line_of(&values[m->line]);
         m->line_at = line_at(&l, t, m->substep);
         return;
     }
@@ -197,7 +197,7 @@ static void lines_read(const struct seg_value *copy, void *ctx)
             i = i * 10 + (uint64_t)(*w - '0');
         while (*w == ' ')
             w++;
-        struct line b = line_of(&copy[m->busy0 + i]);
+        struct line b = line_of(&values[m->busy0 + i]);
         uint64_t busy = line_at(&b, t, m->substep);
         uint64_t idle = busy < m->elapsed_ns ? m->elapsed_ns - busy : 0;
         if (idle < least)
@@ -242,7 +242,8 @@ static int time_read(struct seg *s, const struct seg_param *p, int64_t now_ns, u
     }
     if (khz == 0)
         khz = seg_msr_tsc_khz(); /* the TSC's clock: the reader's RDTSC rate */
-    view_latched(s, lines_read, &m);
+    if (!view_latched(s, lines_read, &m))
+        return EIO; /* a value the killed engine left torn (segment.h "Snapshot publication") */
     if (p->b == SEG_MSR_CYCLES) /* d > 0: a line of ns in units of 2^-d s, 32 bits (PERF_STATUS) */
         *val = p->d > 0 && p->d < 32 ? (uint64_t)(((unsigned __int128)m.line_at << p->d) / 1000000000u) & 0xFFFFFFFFu
                                      : m.line_at;

@@ -4,9 +4,11 @@
  * cpuinfo frequencies and cpuidle times in seg_view_cpu.c; cgroups in seg_view_cgroup.c; a job's
  * process in seg_view_pid.c; cpufreq/stats in seg_view_cpufreq.c.
  * Speed matters (a 384-CPU /proc/stat within 20 us, bench/README.md): one pass over the values
- * under the latch, integer arithmetic only, and a two-digits-at-a-time decimal writer.
- * Trust (segment.h): counts and the substep are the reader's private copies, never the shared
- * header's, and a latch that never settles is given up after SEG_LATCH_TRIES. */
+ * of one publication (view_latched), integer arithmetic only, and a two-digits-at-a-time
+ * decimal writer. Trust (segment.h): counts and the substep are the reader's private copies,
+ * never the shared header's, and a publication that does not end is waited for at most
+ * SEG_PUBLISH_WAIT_NS (seg_values_read). A value an engine killed mid-store left torn makes every view answer EIO
+ * (SEG_VIEW_EIO) until an engine starts on the file. */
 #include "seg_view_common.h"
 
 int seg_view_of(const struct seg *s, uint32_t entry)
@@ -81,6 +83,8 @@ size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char
     int kind = seg_view_of(s, entry);
     if (kind == SEG_VIEW_NONE)
         return 0;
+    if (seg_values_torn(s))
+        return SEG_VIEW_EIO;
     const struct seg_param *pa = param_of(s, entry);
     switch (kind) {
     case SEG_VIEW_PROC_STAT: return view_proc_stat(s, pa, now_ns, buf, cap);

@@ -137,7 +137,10 @@ int seg_view_of(const struct seg *s, uint32_t entry);
 /* An upper bound of the view's text length (what a reader's buffer must hold). */
 size_t seg_view_bound(const struct seg *s, uint32_t entry);
 /* The view's text at now_ns (CLOCK_MONOTONIC) into buf (cap bytes, at least seg_view_bound):
- * its length; 0 when buf is too small or the entry is not a view. */
+ * its length; 0 when buf is too small or the entry is not a view; SEG_VIEW_EIO when the node
+ * cannot answer: an engine killed inside the store of a value left it torn (seg_values_torn),
+ * until an engine starts on the file again. The reader answers EIO. */
+#define SEG_VIEW_EIO SIZE_MAX
 size_t seg_view_render(const struct seg *s, uint32_t entry, int64_t now_ns, char *buf, size_t cap);
 
 #endif

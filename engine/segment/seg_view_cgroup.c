@@ -10,16 +10,16 @@ struct cg_time {
     uint64_t total;
 };
 
-static void cg_time_read(const struct seg_value *copy, void *ctx)
+static void cg_time_read(const struct seg_value *values, void *ctx)
 {
     struct cg_time *ct = ctx;
     const struct seg_param *pa = ct->pa;
-    const struct seg_value *ev = &copy[pa->a];
+    const struct seg_value *ev = &values[pa->a];
     struct line el = line_of(ev);
     int64_t t = capped_at_horizon(ev, ct->now_ns, ct->substep);
     uint64_t elapsed = line_at(&el, t, ct->substep), total = 0;
     for (int64_t i = 0; i < pa->c; i++) {
-        struct line b = line_of(&copy[pa->b + i]);
+        struct line b = line_of(&values[pa->b + i]);
         uint64_t v = line_at(&b, t, ct->substep);
         total += pa->d || v < elapsed ? v : elapsed;
     }
@@ -115,11 +115,11 @@ struct cg_mask {
     unsigned char mask[64 * SEG_TEXT_MAX];
 };
 
-static void cg_mask_read(const struct seg_value *copy, void *ctx)
+static void cg_mask_read(const struct seg_value *values, void *ctx)
 {
     struct cg_mask *cm = ctx;
     for (int64_t i = 0; i < cm->pa->b; i++) {
-        const struct seg_value *v = &copy[cm->pa->a + i];
+        const struct seg_value *v = &values[cm->pa->a + i];
         memset(cm->mask + i * SEG_TEXT_MAX, 0, SEG_TEXT_MAX);
         memcpy(cm->mask + i * SEG_TEXT_MAX, v->text, v->len < SEG_TEXT_MAX ? v->len : SEG_TEXT_MAX);
     }

@@ -81,21 +81,27 @@ static inline char *put_s(char *p, const char *t)
 
 /* --- the latch ------------------------------------------------------------------------------ */
 
-/* Calls read(copy, ctx) with the copy of the values that the latch generation selects, and again
- * while the generation moves (segment.h "Snapshot publication"); a generation that never settles
- * (an agent storing into it) is given up after SEG_LATCH_TRIES tries with the last copy read.
- * read only reads the copy and writes ctx, so a torn copy is harmless: it is read again. Inlined
- * with a constant read, the caller's loop over its counters is compiled in place, no call. */
-static inline void view_latched(const struct seg *s, void (*read)(const struct seg_value *copy, void *ctx),
+/* Calls read(values, ctx) with the snapshot's values from one publication: while the generation
+ * is even and stays so (segment.h "Snapshot publication"). A generation that stays odd for
+ * SEG_LATCH_TRIES loads (a publication under way, an engine killed during one) or never settles
+ * (an agent storing into it) goes to seg_values_read: a wait of at most SEG_PUBLISH_WAIT_NS for
+ * one publication, then the values as they stand, each whole. read only reads the values and writes ctx, so a read that is not kept is
+ * harmless: it is read again. false when a value stayed torn (seg_values_torn: the view's
+ * dispatcher answers EIO then). Inlined with a constant read, the caller's loop over its
+ * counters is compiled in place, no call. */
+static inline bool view_latched(const struct seg *s, void (*read)(const struct seg_value *values, void *ctx),
                                 void *ctx)
 {
     for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
         uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
-        read(s->copy[g & 1], ctx);
+        if (g & 1)
+            continue;
+        read(s->values, ctx);
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
-            return;
+            return true;
     }
+    return seg_values_read(s, read, ctx);
 }
 
 /* --- time counters -------------------------------------------------------------------------- */
@@ -135,10 +141,10 @@ struct view_times {
     int64_t boot_mono;
 };
 
-static inline void view_times_read(const struct seg_value *copy, void *ctx)
+static inline void view_times_read(const struct seg_value *values, void *ctx)
 {
     struct view_times *vt = ctx;
-    const struct seg_value *ev = &copy[vt->pa->a], *bv = &copy[vt->pa->b];
+    const struct seg_value *ev = &values[vt->pa->a], *bv = &values[vt->pa->b];
     int64_t substep = vt->substep; /* locals: the stores to busy[] may alias ctx */
     int n = vt->n;
     uint64_t *busy = vt->busy;
@@ -165,7 +171,7 @@ static inline int view_read_times(const struct seg *s, const struct seg_param *p
     if (pa->a < 0 || pa->a >= nv || pa->b < 0 || pa->c < 0 || pa->c > VIEW_MAX_CPUS || pa->b + pa->c > nv)
         return -1;
     struct view_times vt = {.pa = pa, .now_ns = now_ns, .substep = s->substep_ns, .n = (int)pa->c, .busy = busy};
-    view_latched(s, view_times_read, &vt); /* settled, or the last copy of a generation that never did */
+    view_latched(s, view_times_read, &vt); /* one publication, or the values as they stand */
     *elapsed = vt.elapsed;
     *rates = vt.rates;
     *boot_mono = vt.boot_mono;
@@ -174,8 +180,7 @@ static inline int view_read_times(const struct seg *s, const struct seg_param *p
 
 /* --- text values ---------------------------------------------------------------------------- */
 
-/* The text of value v (v < s->n_values) NUL-terminated in text, from one latch generation
- * (seg_value_load). */
+/* The text of value v (v < s->n_values) NUL-terminated in text, whole (seg_value_load). */
 static inline void view_value_text(const struct seg *s, uint32_t v, char text[SEG_TEXT_MAX + 1])
 {
     struct seg_value sv = {0};

@@ -20,15 +20,15 @@ struct rate_of {
     uint64_t rate;
 };
 
-static void rate_read(const struct seg_value *copy, void *ctx)
+static void rate_read(const struct seg_value *values, void *ctx)
 {
     struct rate_of *r = ctx;
-    r->type = copy[r->v].type;
-    r->rate = copy[r->v].ctr.power_uw;
+    r->type = values[r->v].type;
+    r->rate = values[r->v].ctr.power_uw;
 }
 
 /* Whether time counter v (v < n_values) adds nothing per substep now: its CPU is idle. Reads the
- * one field from the settled copy, not the whole value. */
+ * one field of the published value, not the whole value. */
 static bool line_stands_still(const struct seg *s, uint32_t v)
 {
     struct rate_of r = {.v = v};

@@ -19,26 +19,26 @@ struct cf_lines {
     struct cf_stats *st;
 };
 
-static void cf_lines_read(const struct seg_value *copy, void *ctx)
+static void cf_lines_read(const struct seg_value *values, void *ctx)
 {
     struct cf_lines *cl = ctx;
     const struct seg_param *pa = cl->pa;
     struct cf_stats *st = cl->st;
     int k = st->k;
-    const struct seg_value *ev = &copy[pa->a];
+    const struct seg_value *ev = &values[pa->a];
     struct line el = line_of(ev);
     int64_t t = capped_at_horizon(ev, cl->now_ns, cl->substep);
     uint64_t elapsed = line_at(&el, t, cl->substep);
     st->cur = -1;
     for (int i = 0; i < k; i++) {
-        struct line l = line_of(&copy[pa->b + i]);
+        struct line l = line_of(&values[pa->b + i]);
         uint64_t v = line_at(&l, t, cl->substep);
         st->time_ns[i] = v < elapsed ? v : elapsed;
         if (l.rate)
             st->cur = i;
     }
     for (int i = 0; i < k * k; i++) {
-        const struct seg_value *cv = &copy[pa->b + k + i / SEG_COUNTS_PER_VALUE];
+        const struct seg_value *cv = &values[pa->b + k + i / SEG_COUNTS_PER_VALUE];
         uint32_t c = 0;
         if (cv->type == SEG_V_COUNTS)
             memcpy(&c, cv->text + (i % SEG_COUNTS_PER_VALUE) * 4, 4);

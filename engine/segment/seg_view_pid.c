@@ -35,16 +35,16 @@ struct proc_read {
     char info[SEG_TEXT_MAX + 1], mem[SEG_TEXT_MAX + 1];
 };
 
-static void proc_read(const struct seg_value *copy, void *ctx)
+static void proc_read(const struct seg_value *values, void *ctx)
 {
     struct proc_read *r = ctx;
     const struct seg_param *pa = r->pa;
-    const struct seg_value *ev = &copy[pa->a];
+    const struct seg_value *ev = &values[pa->a];
     int64_t t = capped_at_horizon(ev, r->now_ns, r->substep);
-    struct line u = line_of(&copy[pa->b]);
+    struct line u = line_of(&values[pa->b]);
     r->cpu_ns = line_at(&u, t, r->substep);
     r->rate = u.rate;
-    const struct seg_value *iv = &copy[pa->c], *mv = &copy[pa->d];
+    const struct seg_value *iv = &values[pa->c], *mv = &values[pa->d];
     size_t il = iv->len < SEG_TEXT_MAX ? iv->len : SEG_TEXT_MAX, ml = mv->len < SEG_TEXT_MAX ? mv->len : SEG_TEXT_MAX;
     memcpy(r->info, iv->text, il);
     r->info[il] = 0;

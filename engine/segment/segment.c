@@ -72,20 +72,21 @@ int seg_check(const struct seg *s, char *err, size_t errlen)
     if (s->size < sizeof *h || memcmp(h->magic, SEG_MAGIC, 8) != 0)
         return fail(err, errlen, EINVAL, "not an hwemu segment (bad magic)");
     if (h->version != SEG_VERSION || h->header_size != sizeof *h)
-        return fail(err, errlen, EINVAL, "segment version or header size differs from this hwemu's; "
-                    "restart the engine with the same hwemu build");
+        return fail(err, errlen, EINVAL, "segment version or header size differs from this hwemu's (format %u, "
+                    "%u header bytes; this hwemu reads format %u, %zu); restart the engine with the same hwemu "
+                    "build", h->version, h->header_size, SEG_VERSION, sizeof *h);
     if (h->file_size != s->size)
         return fail(err, errlen, EINVAL, "segment size does not match its header (truncated?)");
     uint64_t f = s->size;
     /* Every section inside the file, 8-byte aligned (atomics live in them), the ring a power
      * of two, the substep positive (readers divide by it). */
-    uint32_t offs[] = {h->values_off[0], h->values_off[1], h->slots_off,  h->hwm_off,
-                       h->ring_off,      h->ledger_off,    h->ledger_size};
+    uint32_t offs[] = {h->values_off, h->journal_off, h->slots_off,  h->hwm_off,
+                       h->ring_off,   h->ledger_off,  h->ledger_size};
     for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
         if (offs[i] % 8)
             return fail(err, errlen, EINVAL, "segment sections are misaligned; it is damaged");
-    if (!range_ok(h->values_off[0], h->n_values, sizeof(struct seg_value), f) ||
-        !range_ok(h->values_off[1], h->n_values, sizeof(struct seg_value), f) ||
+    if (!range_ok(h->values_off, h->n_values, sizeof(struct seg_value), f) ||
+        !range_ok(h->journal_off, 1, sizeof(struct seg_journal), f) ||
         !range_ok(h->slots_off, h->n_slots, sizeof(struct seg_slot), f) ||
         !range_ok(h->hwm_off, h->n_values, sizeof(uint64_t), f) ||
         !range_ok(h->ring_off, h->ring_cap, sizeof(struct seg_event), f) ||
@@ -104,8 +105,8 @@ int seg_check_static(const struct seg *s, const uint8_t *base, size_t size, char
     if (size < sizeof *sh || memcmp(sh->magic, SEG_STATIC_MAGIC, 8) != 0)
         return fail(err, errlen, EINVAL, "not an hwemu static file (bad magic)");
     if (sh->version != SEG_VERSION || sh->header_size != sizeof *sh)
-        return fail(err, errlen, EINVAL, "its version or header size differs from this hwemu's; "
-                    "restart the engine with the same hwemu build");
+        return fail(err, errlen, EINVAL, "its version or header size differs from this hwemu's (format %u; this "
+                    "hwemu reads format %u); restart the engine with the same hwemu build", sh->version, SEG_VERSION);
     if (sh->file_size != size)
         return fail(err, errlen, EINVAL, "its size does not match its header (truncated?)");
     if (sh->layout_hash != h->layout_hash || sh->n_entries != h->n_entries || sh->strings_size != h->strings_size ||
@@ -145,15 +146,16 @@ void seg_bind(struct seg *s, const struct seg_header *h)
     s->n_counters = h->n_counters;
     s->ledger_size = h->ledger_size;
     s->substep_ns = h->substep_ns > 0 ? h->substep_ns : 1000000;
-    s->static_end = h->values_off[1] + h->n_values * (uint32_t)sizeof(struct seg_value);
-    s->copy[0] = (struct seg_value *)(s->base + h->values_off[0]);
-    s->copy[1] = (struct seg_value *)(s->base + h->values_off[1]);
+    s->static_end = h->values_off + h->n_values * (uint32_t)sizeof(struct seg_value);
+    s->values = (struct seg_value *)(s->base + h->values_off);
+    s->journal = (struct seg_journal *)(s->base + h->journal_off);
     s->slots = (struct seg_slot *)(s->base + h->slots_off);
     s->hwm = (_Atomic uint64_t *)(s->base + h->hwm_off);
     s->ring = (struct seg_event *)(s->base + h->ring_off);
     s->ledger[0] = (struct seg_ledger *)(s->base + h->ledger_off);
     s->ledger[1] = (struct seg_ledger *)(s->base + h->ledger_off + h->ledger_size);
     s->pub_gen = atomic_load_explicit(&s->h->gen, memory_order_relaxed) & ~UINT64_C(1);
+    s->pub_jseq = (atomic_load_explicit(&s->journal->seq, memory_order_relaxed) + 1) & ~UINT64_C(1);
 }
 
 void seg_bind_static(struct seg *s, const uint8_t *base)
@@ -177,7 +179,7 @@ static size_t page_size(void)
 }
 
 /* Readers: the pages wholly inside [first page after the header, the first agent-writable
- * section) of the node file (the snapshot copies) are read-only. */
+ * section) of the node file (the snapshot's values) are read-only. */
 static void protect_static(struct seg *s)
 {
     if (s->rw || !s->h)
@@ -718,17 +720,79 @@ int seg_resolve_ex(const struct seg *s, const char *path, size_t len, bool follo
     return 0;
 }
 
-/* One consistent copy of a snapshot value (latch read). A generation that never settles (an
- * agent storing into it) gives up after a bounded number of tries with the last copy. */
+/* One whole snapshot value (segment.h "Snapshot publication": the journal's when it names v,
+ * else the copy's, under the journal's sequence). A sequence that never settles (an agent
+ * storing into it) gives up after SEG_LATCH_TRIES tries with the last value read. */
 static void load_value(const struct seg *s, uint32_t v, struct seg_value *out)
 {
+    const struct seg_journal *j = s->journal;
     for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
-        uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
-        memcpy(out, &s->copy[g & 1][v], sizeof *out);
+        uint64_t q = atomic_load_explicit(&j->seq, memory_order_acquire);
+        memcpy(out, &s->values[v], sizeof *out);
+        uint32_t jv = j->value;
+        if (q && !(q & 1) && jv == v)
+            memcpy(out, &j->v, sizeof *out);
         atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
+        if (atomic_load_explicit(&j->seq, memory_order_relaxed) == q)
             return;
     }
+}
+
+/* No value of the copy is being written, or the one that is equals the journal's whole value:
+ * journal sequence q (even and non-zero: the journal is whole; odd: it is being written, and
+ * then no value of the copy is). */
+static bool copy_whole(const struct seg *s, uint64_t q)
+{
+    const struct seg_journal *j = s->journal;
+    uint32_t jv = j->value;
+    return !q || (q & 1) || jv >= s->n_values || !memcmp(&s->values[jv], &j->v, sizeof j->v);
+}
+
+bool seg_values_read(const struct seg *s, void (*read)(const struct seg_value *values, void *ctx), void *ctx)
+{
+    /* A publication under way: wait for its end (an engine descheduled in the middle of this
+     * node) on the reader's clock, unless this reader already waited this generation out. */
+    uint64_t g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+    _Atomic uint64_t *stuck = &((struct seg *)s)->stuck_gen; /* the reader's own memo */
+    if (atomic_load_explicit(stuck, memory_order_relaxed) != g) {
+        int64_t until = seg_now_ns() + SEG_PUBLISH_WAIT_NS;
+        for (int spins = 0;; spins++) {
+            g = atomic_load_explicit(&s->h->gen, memory_order_acquire);
+            if (!(g & 1)) {
+                read(s->values, ctx);
+                atomic_thread_fence(memory_order_acquire);
+                if (atomic_load_explicit(&s->h->gen, memory_order_relaxed) == g)
+                    return true;
+            }
+            if (spins % 64 == 63 && seg_now_ns() > until)
+                break;
+        }
+        atomic_store_explicit(stuck, atomic_load_explicit(&s->h->gen, memory_order_relaxed), memory_order_relaxed);
+    }
+    const struct seg_journal *j = s->journal;
+    for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
+        uint64_t q = atomic_load_explicit(&j->seq, memory_order_acquire);
+        if (!copy_whole(s, q))
+            continue; /* the engine is inside a value's store (or was killed there) */
+        read(s->values, ctx);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&j->seq, memory_order_relaxed) == q)
+            return true;
+    }
+    read(s->values, ctx);
+    return false;
+}
+
+bool seg_values_torn(const struct seg *s)
+{
+    if (!(atomic_load_explicit(&s->h->gen, memory_order_acquire) & 1))
+        return false; /* no publication under way: every value is whole */
+    for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
+        uint64_t q = atomic_load_explicit(&s->journal->seq, memory_order_acquire);
+        if (copy_whole(s, q))
+            return false;
+    }
+    return true;
 }
 
 bool seg_value_load(const struct seg *s, uint32_t v, struct seg_value *out)
@@ -1071,33 +1135,52 @@ bool seg_event_pop(struct seg *s, uint64_t *tail, struct seg_event *out, uint64_
     return false;
 }
 
-/* The engine's latch: its own generation (pub_gen, never read back from the file, where an
- * agent could change it), stored into the header for readers. */
+/* The engine's publication (segment.h "Snapshot publication"): its own generation and journal
+ * sequence (pub_gen, pub_jseq: never read back from the file, where an agent could change them,
+ * but once by seg_journal_heal), stored into the file for readers. Each store that starts a
+ * section readers check is followed by a fence before the section's stores, and each section
+ * is followed by a fence before the store that ends it. */
 void seg_publish_begin(struct seg *s)
 {
-    s->pub_gen = (s->pub_gen & ~UINT64_C(1)) + 1; /* odd: readers use copy 1 */
-    atomic_store_explicit(&s->h->gen, s->pub_gen, memory_order_release);
+    s->pub_gen = (s->pub_gen & ~UINT64_C(1)) + 1; /* odd: a publication under way */
+    atomic_store_explicit(&s->h->gen, s->pub_gen, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
 }
 
-void seg_publish_flip(struct seg *s)
+void seg_publish_value(struct seg *s, uint32_t v, const struct seg_value *val)
 {
+    if (v >= s->n_values)
+        return;
+    struct seg_journal *j = s->journal;
+    s->pub_jseq = (s->pub_jseq & ~UINT64_C(1)) + 1; /* odd: the journal is being written */
+    atomic_store_explicit(&j->seq, s->pub_jseq, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
-    s->pub_gen++; /* even: readers use copy 0 */
-    atomic_store_explicit(&s->h->gen, s->pub_gen, memory_order_release);
-    atomic_thread_fence(memory_order_seq_cst);
+    j->value = v;
+    memcpy(&j->v, val, sizeof *val);
+    atomic_thread_fence(memory_order_release);
+    s->pub_jseq++; /* even: the journal holds v whole, and values[v] is being written */
+    atomic_store_explicit(&j->seq, s->pub_jseq, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    memcpy(&s->values[v], val, sizeof *val);
+    atomic_thread_fence(memory_order_release);
 }
 
 void seg_publish_end(struct seg *s, int64_t now_ns)
 {
     atomic_thread_fence(memory_order_release);
+    s->pub_gen++; /* even: the publication is whole */
+    atomic_store_explicit(&s->h->gen, s->pub_gen, memory_order_release);
     atomic_store_explicit(&s->h->heartbeat_ns, now_ns, memory_order_release);
 }
 
-struct seg_value *seg_writable_copy(struct seg *s)
+void seg_journal_heal(struct seg *s, const struct seg_value *tmpl)
 {
-    /* While gen is odd readers use copy 1, so the engine writes copy 0, and vice versa. */
-    return s->copy[(s->pub_gen & 1) ? 0 : 1];
+    struct seg_journal *j = s->journal;
+    uint64_t q = atomic_load_explicit(&j->seq, memory_order_acquire);
+    uint32_t v = j->value;
+    s->pub_jseq = (q + 1) & ~UINT64_C(1); /* the next sequence is past the file's, odd or even */
+    if (q && !(q & 1) && v < s->n_values && j->v.type == tmpl[v].type && memcmp(&s->values[v], &j->v, sizeof j->v))
+        memcpy(&s->values[v], &j->v, sizeof j->v);
 }
 
 static uint64_t ledger_check(uint64_t seq, int64_t wall_ns, const uint64_t *total, uint32_t n)

@@ -14,15 +14,17 @@
  *                               hex digits of the node header's layout_hash, in the directory
  *                               of the node's file (seg_static_path)
  * Sharing the static part is what keeps thousands of nodes cheap: on a 96-CPU node it is about
- * 88 % of the bytes (1.4 MB of 1.6 MB), written once per layout instead of once per node. The
- * node file is created with its slots, hwm and ring as holes (seg_image_write): they read as
- * zeros, what they hold before any write, and take memory only once an agent stores into them.
+ * 92 % of the bytes (1.6 MB of 1.8 MB, segment format 10), written once per layout instead of
+ * once per node. The node file is created with its slots, hwm and ring as holes
+ * (seg_image_write): they read as zeros, what they hold before any write, and take memory only
+ * once an agent stores into them.
  * Layout of the node file, all offsets from its start, every section 64-byte aligned:
  *
  *   struct seg_header                        version, sizes, offsets, node and profile names,
  *                                            layout hash, publication generation, heartbeat
- *   struct seg_value    copy0[n_values]      snapshot copy 0  \  the latch: readers use copy
- *   struct seg_value    copy1[n_values]      snapshot copy 1  /  (gen & 1), retry if gen moved
+ *   struct seg_journal  journal              the value being published, whole ("Snapshot
+ *                                            publication" below)
+ *   struct seg_value    values[n_values]     the snapshot: one copy of every value
  *   struct seg_slot     slots[n_slots]       one write slot per agent-writable attribute
  *   _Atomic uint64_t    hwm[n_values]        read high-water mark of each counter value
  *   struct seg_event    ring[ring_cap]       agent write events, multi-producer ring
@@ -43,10 +45,38 @@
  * agent: a snapshot value plus a write slot; a write is validated by its validator, and on
  * success the normalised text goes to the slot, where readers see it at once).
  *
- * Snapshot publication (the "latch"): the engine increments gen (now odd) and updates copy 0,
- * then increments gen (now even) and updates copy 1. A reader loads gen, reads copy (gen & 1),
- * and retries if gen changed meanwhile. Readers never block and never see a torn value; the
- * engine never waits for a reader.
+ * Snapshot publication (format 10: one copy of the values, a sequence lock and a one-value
+ * journal; formats up to 9 kept two copies of every value, 64 B a value more, and a reader took
+ * the copy the generation's low bit named). The engine publishes a node's changes as
+ *     gen += 1 (now odd); for each changed value v: journal = v's new value, then values[v] =
+ *     the same (seg_publish_value); gen += 1 (now even), heartbeat (seg_publish_end)
+ * and writes one value's journal as: journal.seq += 1 (odd), journal.value = v and journal.v =
+ * the value, journal.seq += 1 (even), then values[v]. So at any instant at most one value of
+ * the copy is being written, and it is the one the journal names whole: a value store cut short
+ * (an engine killed with SIGKILL in the middle of its 64 bytes) leaves the journal holding the
+ * whole new value, and a journal store cut short leaves every value of the copy whole.
+ *   One value (seg_read, seg_value_load): load journal.seq q, copy values[v] and journal.value,
+ *     and when q is even and non-zero and journal.value is v, copy journal.v instead; if
+ *     journal.seq is still q the copy is whole (the only value written meanwhile was the one
+ *     the journal names), else read again. No wait on the engine, which may be dead: a reader
+ *     retries only while the engine moves on to another value, SEG_LATCH_TRIES times at most.
+ *   Several values that belong together (the views, seg_view_common.h view_latched): load gen g;
+ *     when it is even, read them and check gen is still g: one publication, whole. While gen is
+ *     odd (a publication under way, or an engine killed during one) a reader spins
+ *     SEG_LATCH_TRIES times, then waits on its clock for the publication to end, at most
+ *     SEG_PUBLISH_WAIT_NS (an engine descheduled in the middle of a node), and only then reads
+ *     the values as they stand, each whole by the journal rule (seg_values_read): some of the
+ *     publication under way, the rest of the one before. A generation it waited out is taken
+ *     as an engine's that stopped: the same reader reads the values as they stand at once while
+ *     gen stays there (struct seg's stuck_gen).
+ *     The engine publishes a node's elapsed counter (which caps every line a view reads) after
+ *     every other value, so such a read sees old lines up to their horizon and new ones at their
+ *     start, which is at or after it: no line goes back.
+ *     The one state no read can get a whole answer from is an engine killed inside a value's
+ *     64-byte store (gen odd, journal.seq even, values[journal.value] differs from journal.v):
+ *     seg_values_torn says so and the views answer EIO (seg_view_render) until an engine starts
+ *     on the file, which first writes the journal's value into its place (seg_journal_heal).
+ * Readers never block; the engine never waits for a reader.
  *
  * Counters (energy): the power of a counter's zone is held constant over each published
  * interval (physics_cpu.h, "Reads between ticks"), so a counter is a straight line on the 1 ms
@@ -75,11 +105,12 @@
  * Resume (the rule that keeps counters from ever going back across crashes, seg_resume_total):
  * a dead engine's last snapshot keeps advancing until its horizon, and readers may read it at
  * any instant until the new engine publishes, so the new engine resumes every counter from
- *     H = start_uj + acc_uj + (rem_nj + nsub * power_uw) / 1000   of the visible copy (gen & 1),
+ *     H = start_uj + acc_uj + (rem_nj + nsub * power_uw) / 1000   of the visible value (the
+ *         journal's when it names the value, else the copy's: what a reader reads, seg_value_load),
  * the largest value that snapshot can ever show, which is >= every read of it, before or after
  * the restart read the segment. (The ledger and the high-water marks alone are not enough: a
  * read between the restart's look at them and its first publication can be above both.) The
- * visible copy is believed only when it is a plausible counter (type counter, power_uw <=
+ * visible value is believed only when it is a plausible counter (type counter, power_uw <=
  * SEG_POWER_MAX_UW, nsub within two ticks of the engine's own tick) and H is within one step
  * (SEG_POWER_MAX_UW over three of the engine's ticks) above the newest whole ledger copy L.
  * Otherwise the node resumes from max(L, min(hwm, L + step)): a high-water mark is what agents
@@ -109,9 +140,12 @@
  * further: its entries, strings and params are the template image it rendered (private
  * memory), its geometry is the image's, it never reads the static file, and it checks each
  * node's header every tick and one 4 KiB chunk of each static file every tick (node_repair.c). Readers
- * map the static file whole and the node's snapshot copies read-only, so a stray store of an
- * agent cannot damage them (a process that maps a file itself still can: the engine repairs
- * it). A file that shrinks under a mapping would raise SIGBUS on the next touch of a lost page:
+ * map the static file whole and the node's snapshot values read-only (the pages after the
+ * header's: the journal and the first values share the header's page, which holds atomics
+ * readers store into), so a stray store of an agent cannot damage them (a process that maps a
+ * file itself still can: the engine repairs it; a forged journal misleads readers of one value
+ * until the engine's next publication, and the engine takes it only for a value of the same
+ * type, seg_journal_heal). A file that shrinks under a mapping would raise SIGBUS on the next touch of a lost page:
  * seg_guard_install() catches it for the pages of a registered segment (both files), puts a
  * zero page in place so the access completes, and marks the segment faulted; seg_read then
  * answers NULL (the caller's EIO) until seg_revalidate finds both files whole again (the
@@ -236,7 +270,11 @@
 /* 9: a table-driver policy's k² cpufreq/stats transition counts packed SEG_COUNTS_PER_VALUE to a
  * SEG_V_COUNTS value instead of one SEG_V_LINE value each (seg_view.h SEG_VIEW_CF_*): 3,072 fewer
  * values, 400 KiB less, in a 384-CPU node's file; a reader of 8 would show those files wrong. */
-#define SEG_VERSION 9u
+/* 10: one copy of the values under a sequence lock with a one-value journal ("Snapshot
+ * publication" above) instead of two copies under a latch: 64 B a value less (161 KiB of a node
+ * of the 5,000-node mix); the header's values_off[2] became values_off and journal_off. A reader
+ * of 9 would read half its values from the journal's place. */
+#define SEG_VERSION 10u
 #define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
 #define SEG_READ_MAX 4096       /* sysfs shows at most a page */
 #define SEG_NONE UINT32_MAX
@@ -282,7 +320,7 @@ struct seg_header {
     char profile[64];
     uint64_t layout_hash;       /* of the rendered entries and profile values: names the static file */
     uint32_t n_entries, strings_size, n_params; /* the static file's counts */
-    uint32_t n_values, values_off[2];
+    uint32_t n_values, values_off, journal_off; /* the snapshot's values, and its journal */
     uint32_t n_slots, slots_off;
     uint32_t hwm_off;
     uint32_t ring_cap, ring_off;   /* ring_cap is a power of two */
@@ -293,7 +331,7 @@ struct seg_header {
     int64_t tick_ns;
     uint32_t engine_pid;
     uint32_t pad0;
-    _Atomic uint64_t gen;       /* latch generation; bumps twice per publication */
+    _Atomic uint64_t gen;       /* publication generation: odd while the engine publishes */
     _Atomic int64_t heartbeat_ns; /* CLOCK_MONOTONIC of the last publication */
     _Atomic uint64_t ring_head; /* next event sequence to be claimed by a producer */
     _Atomic uint64_t writes_refused_unsafely; /* slot writes abandoned (a writer died mid-write) */
@@ -364,6 +402,14 @@ struct seg_value {
     uint8_t pad2[8];
 };
 
+/* The value being published ("Snapshot publication" above): 128 bytes, 64-byte aligned. */
+struct seg_journal {
+    _Atomic uint64_t seq;       /* odd while the engine writes value and v; 0: never written */
+    uint32_t value;             /* the index of the value v holds */
+    uint8_t pad[52];
+    struct seg_value v;
+};
+
 struct seg_slot {
     _Atomic uint64_t seq;       /* even: stable; odd: a writer is filling text */
     int64_t time_ns;
@@ -392,6 +438,7 @@ struct seg_ledger {
 
 _Static_assert(sizeof(struct seg_value) == 64, "seg_value is one cache line");
 _Static_assert(sizeof(struct seg_entry) == 40, "seg_entry layout is part of the contract");
+_Static_assert(sizeof(struct seg_journal) == 128, "seg_journal layout is part of the contract");
 
 /* Bounds of the resume rule (see "Resume" above). */
 #define SEG_POWER_MAX_UW UINT64_C(20000000000) /* 20 kW: above any zone hwemu renders */
@@ -399,9 +446,13 @@ _Static_assert(sizeof(struct seg_entry) == 40, "seg_entry layout is part of the 
 
 /* A mapped segment, as any party holds it. The section pointers and the counts below are
  * private: set once from a checked header (seg_bind) and never re-read from shared memory. */
-/* How many times a reader retries a latch read whose generation keeps moving (an agent storing
- * into it) before it takes the last copy: segment.c's value loads and the views (view_latched). */
+/* How many times a reader retries a read whose sequence keeps moving (the engine publishing, or
+ * an agent storing into it) before it takes what it read last: segment.c's value loads, and the
+ * views' spin on an odd generation (view_latched) and their reads of values as they stand. */
 #define SEG_LATCH_TRIES 1000
+/* How long a view waits for a publication under way to end before it reads the values as they
+ * stand ("Snapshot publication"): 20 ms of the reader's clock, once per stopped generation. */
+#define SEG_PUBLISH_WAIT_NS 20000000
 
 struct seg {
     uint8_t *base;
@@ -410,14 +461,15 @@ struct seg {
     const struct seg_entry *entries;
     const char *strings;
     const struct seg_param *params;
-    struct seg_value *copy[2];
+    struct seg_value *values;   /* the snapshot (read-only to readers) */
+    struct seg_journal *journal;
     struct seg_slot *slots;
     _Atomic uint64_t *hwm;
     struct seg_event *ring;
     struct seg_ledger *ledger[2];
     int fd;
     uint32_t n_entries, strings_size, n_params, n_values, n_slots, ring_cap, n_counters, ledger_size;
-    uint32_t static_end;        /* values_off[1] + its copy: what agents never write in the node file ends here */
+    uint32_t static_end;        /* the values' end: what agents never write in the node file ends here */
     int64_t substep_ns;         /* > 0 */
     size_t map_size;            /* size plus the zero guard page */
     int guard;                  /* seg_guard registry slot, or -1 */
@@ -429,7 +481,9 @@ struct seg {
     size_t st_size, st_map_size;
     int st_fd;
     int st_guard;
-    uint64_t pub_gen;           /* the engine's own latch generation (never read back) */
+    uint64_t pub_gen;           /* the engine's own publication generation (never read back) */
+    uint64_t pub_jseq;          /* the engine's own journal sequence (read back once: seg_journal_heal) */
+    _Atomic uint64_t stuck_gen; /* a reader's: the odd generation it waited out (seg_values_read) */
 };
 
 /* --- any party ----------------------------------------------------------------------------- */
@@ -439,7 +493,7 @@ struct seg {
  * set (no node: the process is not emulated). */
 bool seg_path_from_env(char *path, size_t len);
 /* Maps path as a reader (the shim, the supervisor, fakesmi, the CLI): the node file with its
- * snapshot copies read-only and its slots, high-water marks and ring writable, then its static
+ * snapshot values read-only and its slots, high-water marks and ring writable, then its static
  * file (seg_attach_static); checks both headers and registers both mappings with the SIGBUS
  * guard. Returns 0, or an errno with a message in err (what is wrong and what to do). */
 int seg_open(struct seg *s, const char *path, char *err, size_t errlen);
@@ -454,7 +508,7 @@ int seg_static_path_in(const char *dir, size_t dirlen, uint64_t layout_hash, cha
  * strings and params into it. 0, or an errno with a message in err; s keeps what it mapped
  * either way (seg_close frees it). */
 int seg_attach_static(struct seg *s, const char *seg_path, char *err, size_t errlen);
-/* Maps size bytes of fd shared (writable whole when rw, else the snapshot copies read-only) and
+/* Maps size bytes of fd shared (writable whole when rw, else the snapshot values read-only) and
  * one zero page after them into s->base, s->size, s->map_size. 0 or an errno. */
 int seg_map(struct seg *s, int fd, size_t size, bool rw);
 /* Checks every offset and size in a mapped node header against the file; 0 or EINVAL. */
@@ -525,8 +579,21 @@ uint64_t seg_resume_total(bool have_ledger, uint64_t ledger_uj, const struct seg
  * read of its file computes it (raising its high-water mark); *wrap_bits and *unit_nj say how
  * the file shows it. Class M readers use it (seg_msr.h). */
 uint64_t seg_counter_raw(struct seg *s, uint32_t v, int64_t now_ns, uint8_t *wrap_bits, uint32_t *unit_nj);
-/* One consistent copy of snapshot value v (the latch read): false when v is out of range. */
+/* One whole copy of snapshot value v (the journal read, "Snapshot publication" above): false
+ * when v is out of range. */
 bool seg_value_load(const struct seg *s, uint32_t v, struct seg_value *out);
+/* The views' fallback while a publication does not end (seg_view_common.h view_latched): waits
+ * up to SEG_PUBLISH_WAIT_NS for it to end and then calls read(values, ctx) with one publication;
+ * past that (or at once for a generation this reader already waited out), with the snapshot's
+ * values as they stand, each whole (the journal rule: again while the engine writes a value of
+ * the copy). true, or false when one value stayed torn for SEG_LATCH_TRIES reads (an engine
+ * killed in the middle of its store, seg_values_torn); read was then called with it anyway.
+ * Writes only s->stuck_gen, the reader's own. */
+bool seg_values_read(const struct seg *s, void (*read)(const struct seg_value *values, void *ctx), void *ctx);
+/* Is a value of the copy torn and left so: a publication that does not end (gen odd) and the
+ * journal's value, whole, not in its place (an engine killed inside its 64-byte store). Views
+ * answer EIO then, until an engine starts on the file (seg_journal_heal). */
+bool seg_values_torn(const struct seg *s);
 
 /* --- agent side ---------------------------------------------------------------------------- */
 
@@ -538,13 +605,18 @@ void seg_event_push(struct seg *s, uint32_t entry, int err, const char *text, si
 
 /* --- engine side --------------------------------------------------------------------------- */
 
-/* Latch publication: begin (gen odd), update copy 0, flip (gen even), update copy 1, end.
- * seg_publish_value writes one value into the copy being updated. */
+/* Publication ("Snapshot publication" above): begin (gen odd), seg_publish_value for each
+ * changed value (through the journal), end (gen even, heartbeat now_ns). A value index out of
+ * range is ignored. The engine reads its own values back from s->values (it is their only
+ * writer). */
 void seg_publish_begin(struct seg *s);
-void seg_publish_flip(struct seg *s);
+void seg_publish_value(struct seg *s, uint32_t v, const struct seg_value *val);
 void seg_publish_end(struct seg *s, int64_t now_ns);
-/* The copy the engine is currently allowed to write (valid between begin and end). */
-struct seg_value *seg_writable_copy(struct seg *s);
+/* An engine taking over an existing file, before it publishes: puts the journal's value into its
+ * place when a killed engine left it there whole and the copy's differs (a store cut short), if
+ * the value's type is tmpl[v]'s (the template's values: an agent's forgery of another kind is
+ * not taken), and continues the journal's sequence. */
+void seg_journal_heal(struct seg *s, const struct seg_value *tmpl);
 
 /* Reads one slot consistently: its sequence and text. Returns false when the slot has never
  * been written or a writer is mid-store. */

@@ -117,7 +117,7 @@ static int map_node(void)
             snprintf(p, sizeof p, "%s/%s", dir, file_names[f]);
             g->entry[f] = lookup(p);
             uint32_t v = g->entry[f] == SEG_NONE ? SEG_NONE : the_seg.entries[g->entry[f]].value;
-            if (v != SEG_NONE && v < the_seg.n_values && the_seg.copy[0][v].type == SEG_V_COUNTER)
+            if (v != SEG_NONE && v < the_seg.n_values && the_seg.values[v].type == SEG_V_COUNTER)
                 g->counters |= UINT64_C(1) << f;
         }
         g->bus = GPU_PCI_BUS_BASE + i;

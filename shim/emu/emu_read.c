@@ -142,11 +142,15 @@ ssize_t emu_read_at(struct emu_show *sh, uint32_t entry, int flags, int64_t off,
         char *buf = view_buf(sh->buf, &cap);
         sh->len = seg_view_render(s, entry, seg_now_ns(), buf, cap);
         sh->content = buf;
+        if (sh->len == SEG_VIEW_EIO) { /* a value a killed engine left torn: until it restarts */
+            sh->len = 0;
+            sh->content = NULL;
+        }
     } else if (off == 0 || !sh->content) {
         sh->content = seg_read(s, entry, seg_now_ns(), sh->text, &sh->len);
     }
     if (!sh->content)
-        return -EIO; /* the segment shrank under us (a SIGBUS the guard caught) */
+        return -EIO; /* the segment shrank under us (a SIGBUS the guard caught), or a view cannot answer */
     if ((uint64_t)off > sh->len)
         return -EPERM; /* sysfs: a read past the end of what show() gave */
     size_t left = sh->len - (size_t)off;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A hostile segment (issue 13): tests/soak/seg_vandal.c does to intel-2's segment what a
 # hostile agent could (hostile header counts and offsets with substep_ns = 0, high-water marks
-# at 2^62, a junk event ring, slots that never settle, a latch generation bumped in a loop,
-# random bytes, truncation, deletion) while the engine runs three nodes; then to the static
-# file the three share (junk entries, truncation, deletion).
+# at 2^62, a junk event ring, slots that never settle, a publication generation and the value
+# journal bumped in a loop, random bytes, truncation, deletion) while the engine runs three
+# nodes; then to the static file the three share (junk entries, truncation, deletion).
 # Expected (docs/robustness.md): the engine never stops or stalls; the readers of intel-0 (shim)
 # and intel-1 (seccomp supervisor, a static reader) never see a decrease or an error; intel-2's
 # reader survives (EIO while its file is short, never SIGBUS); each damage is a
@@ -60,6 +60,7 @@ attack hwm
 attack ring
 attack slots
 attack gen 300
+attack journal 300
 attack random 1 2000
 attack random 2 20000
 wait_s=1.2 attack truncate 100000

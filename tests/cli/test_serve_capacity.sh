@@ -7,7 +7,7 @@
 # - serve of 1,000,000 nodes exits 1 with one line saying what is short (memory on any machine
 #   with less than about 100 GiB available, else the root's space), never a signal;
 # - a small root (HWEMU_DEBUG_ROOT_FREE stands in for it: 100,000,000 bytes, less than 2,000
-#   segments of about 194 KiB) is one line naming the root, the need and the free space, with
+#   segments of about 139 KiB) is one line naming the root, the need and the free space, with
 #   no segment written; a resume of segments already there needs no new space;
 # - a node holds no descriptor (issue 31: the engine held its segment open, so RLIMIT_NOFILE
 #   bounded the node count): 2,000 nodes serve under ulimit -n 256, and the engine's open
@@ -16,9 +16,9 @@
 #   one count, not a line each;
 # - memory counts the segments when the root keeps them in memory (issue 31: a tmpfs root's
 #   segments are most of what a node costs, and the check counted only the engine's own part):
-#   50 intel-xeon-2s-rapl nodes need about 4 MiB of node state (node_private_bytes) and 12 MiB
-#   of segments (50 files of 213,504 bytes and a static file of 1.6 MB, the sizes a root of
-#   them shows), so with HWEMU_DEBUG_MEM_AVAILABLE at 8 MB they are refused on a tmpfs root
+#   50 intel-xeon-2s-rapl nodes need about 5 MiB of node state (node_private_bytes) and 8 MiB
+#   of segments (50 files of 142,336 bytes, segment format 10, and a static file of 1.6 MB, the
+#   sizes a root of them shows), so with HWEMU_DEBUG_MEM_AVAILABLE at 8 MB they are refused on a tmpfs root
 #   (/dev/shm), naming both parts, and start on a disk-backed one; at 2 MB both refuse.
 # Usage: test_serve_capacity.sh HWEMU_BINARY   (run from the source tree)
 set -u
@@ -105,7 +105,7 @@ if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
         --addr 127.0.0.1:0 >/dev/null 2>"$tmp/e8a"
     rc=$?
     grep -v 'HWEMU_DEBUG_MEM_AVAILABLE: the machine' "$tmp/e8a" >"$tmp/e8"
-    [ $rc = 1 ] && [ "$(wc -l <"$tmp/e8")" = 1 ] && grep -qE "^hwemu serve: 50 nodes need about 1[5-7] MiB of memory \\([3-5] MiB of node state in the engine, 1[12] MiB of segments in the root $shm/r, a tmpfs" "$tmp/e8" \
+    [ $rc = 1 ] && [ "$(wc -l <"$tmp/e8")" = 1 ] && grep -qE "^hwemu serve: 50 nodes need about 1[2-4] MiB of memory \\([4-6] MiB of node state in the engine, [7-9] MiB of segments in the root $shm/r, a tmpfs" "$tmp/e8" \
         && grep -q 'choose a --root (SIM_HWEMU_ROOT) on a disk-backed file system' "$tmp/e8" \
         && ok || bad "50 nodes on a tmpfs root with 8 MB: rc $rc $(cat "$tmp/e8a")"
     [ -z "$(ls "$shm/r" | grep -E '\.seg|\.static')" ] && ok || bad "the refused tmpfs root got files: $(ls "$shm/r" | head)"

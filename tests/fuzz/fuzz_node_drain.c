@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct node *n = &eng.nodes[((data[0] >> 4) & 3) % eng.nnodes];
     struct seg *s = &n->seg;
     const struct seg_header *h = (const struct seg_header *)n->t->image.bytes; /* the template's */
-    uint32_t where[] = {0, h->values_off[0], h->slots_off, h->hwm_off, h->ring_off, h->ledger_off, 0};
+    uint32_t where[] = {0, h->values_off, h->slots_off, h->hwm_off, h->ring_off, h->ledger_off, 0};
     unsigned pick = (data[0] & 15) % 7;
     uint32_t at = where[pick];
     uint8_t *base = s->base;

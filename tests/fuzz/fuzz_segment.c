@@ -59,10 +59,11 @@ static void exercise(struct seg *s)
     bool have = tot && seg_ledger_read(s, &seq, tot);
     uint32_t nv = s->n_values < 4096 ? s->n_values : 4096;
     for (uint32_t v = 0, k = 0; tot && v < nv; v++) {
-        if (s->copy[0][v].type != SEG_V_COUNTER)
+        struct seg_value vis;
+        if (!seg_value_load(s, v, &vis) || vis.type != SEG_V_COUNTER)
             continue;
-        uint64_t r = seg_resume_total(have && k < s->n_counters, have && k < s->n_counters ? tot[k] : 0,
-                                      &s->copy[1][v], s->hwm[v], s->substep_ns, 1000000000);
+        uint64_t r = seg_resume_total(have && k < s->n_counters, have && k < s->n_counters ? tot[k] : 0, &vis,
+                                      s->hwm[v], s->substep_ns, 1000000000);
         if (r > SEG_TOTAL_MAX)
             abort();
         k++;

@@ -9,7 +9,10 @@
  *   hwm                every read high-water mark at 2^62
  *   ring               ring_head near 2^64 and events naming entries that do not exist
  *   slots              slot sequences odd (a writer that never finishes), lengths of 2^32-1
- *   gen                the latch generation bumped in a loop for MS milliseconds
+ *   gen MS             the publication generation bumped in a loop for MS milliseconds
+ *   journal MS         the journal (segment.h "Snapshot publication", in the header's page, which
+ *                      agents can store into) bumped in a loop for MS milliseconds, naming values
+ *                      that do not exist and junk ones, left naming one that does not
  *   truncate BYTES     the file cut to BYTES
  * Exit 0, or 1 with a message when the file is not a segment. */
 #include "segment.h"
@@ -27,7 +30,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: seg_vandal FILE random SEED N | header | entries | hwm | ring | slots | gen MS | "
-                        "truncate BYTES | static-truncate BYTES\n");
+                        "journal MS | truncate BYTES | static-truncate BYTES\n");
         return 2;
     }
     const char *what = argv[2];
@@ -61,7 +64,7 @@ int main(int argc, char **argv)
         h->ring_cap = 3;
         h->n_entries = 0xffffffff;
         h->strings_size = 0xffffffff;
-        h->values_off[0] = 0xfffffff8;
+        h->values_off = 0xfffffff8;
         h->ledger_off = 0xfffffff8;
         h->substep_ns = 0;
         h->file_size = 1;
@@ -123,6 +126,26 @@ int main(int argc, char **argv)
                 h->gen++;
             clock_gettime(CLOCK_MONOTONIC, &t);
         } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+    } else if (!strcmp(what, "journal")) {
+        if (h0.journal_off > size || size - h0.journal_off < sizeof(struct seg_journal)) {
+            fprintf(stderr, "%s: no journal where the header says\n", argv[1]);
+            return 1;
+        }
+        struct seg_journal *j = (struct seg_journal *)(b + h0.journal_off);
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        long ms = argc > 3 ? atol(argv[3]) : 500;
+        uint32_t k = 0;
+        do {
+            for (int i = 0; i < 10000; i++, k++) {
+                j->seq++;
+                j->value = k % 3 ? 0xfffffff0u - k : k % (h0.n_values + 1);
+                memset(&j->v, (int)(k & 0xff), sizeof j->v);
+            }
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+        j->value = 0xfffffff0u;
+        j->seq = (j->seq | 1) + 1;
     } else {
         fprintf(stderr, "seg_vandal: unknown attack %s\n", what);
         return 2;

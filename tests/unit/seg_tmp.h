@@ -8,6 +8,8 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +51,28 @@ __attribute__((unused)) static int seg_tmp_write(struct seg_builder *b, const ch
     if (rc)
         fprintf(stderr, "%s\n", err);
     return rc;
+}
+
+/* The engine's side of a publication, as the tests make one: a private copy of s's values to
+ * change (seg_tmp_scratch), then every value that differs published through the journal
+ * (seg_tmp_publish, which frees the copy; segment.h "Snapshot publication"). */
+__attribute__((unused)) static struct seg_value *seg_tmp_scratch(const struct seg *s)
+{
+    struct seg_value *c = malloc(sizeof *c * (s->n_values + 1));
+    if (!c)
+        abort();
+    memcpy(c, s->values, sizeof *c * s->n_values);
+    return c;
+}
+
+__attribute__((unused)) static void seg_tmp_publish(struct seg *s, struct seg_value *c, int64_t now_ns)
+{
+    seg_publish_begin(s);
+    for (uint32_t v = 0; v < s->n_values; v++)
+        if (memcmp(&c[v], &s->values[v], sizeof *c))
+            seg_publish_value(s, v, &c[v]);
+    seg_publish_end(s, now_ns);
+    free(c);
 }
 
 /* Closes s and removes the directory with everything in it. */

@@ -88,23 +88,18 @@ static void line(struct seg_value *v, uint64_t base_ns, uint64_t rate, int64_t t
 static void publish(struct fx *f, int64_t t0, uint32_t big)
 {
     struct seg *s = &f->s;
-    seg_publish_begin(s);
-    for (int copy = 0; copy < 2; copy++) {
-        struct seg_value *c = seg_writable_copy(s);
-        line(&c[f->v_el], 10000000000ULL, 1000000, t0, 5000);
-        line(&c[f->v0 + 0], 1234567890ULL, 1000000, t0, UINT32_MAX);
-        line(&c[f->v0 + 1], 200000000ULL, 0, t0, UINT32_MAX);
-        line(&c[f->v0 + 2], 0, 0, t0, UINT32_MAX);
-        uint32_t counts[K * K] = {0, 3, 0, 2, 0, 0, 0, 1, big};
-        struct seg_value *cv = &c[f->v0 + K];
-        memset(cv, 0, sizeof *cv);
-        cv->type = SEG_V_COUNTS;
-        cv->len = SEG_COUNTS_PER_VALUE * 4;
-        memcpy(cv->text, counts, sizeof counts);
-        if (!copy)
-            seg_publish_flip(s);
-    }
-    seg_publish_end(s, t0);
+    struct seg_value *c = seg_tmp_scratch(s);
+    line(&c[f->v_el], 10000000000ULL, 1000000, t0, 5000);
+    line(&c[f->v0 + 0], 1234567890ULL, 1000000, t0, UINT32_MAX);
+    line(&c[f->v0 + 1], 200000000ULL, 0, t0, UINT32_MAX);
+    line(&c[f->v0 + 2], 0, 0, t0, UINT32_MAX);
+    uint32_t counts[K * K] = {0, 3, 0, 2, 0, 0, 0, 1, big};
+    struct seg_value *cv = &c[f->v0 + K];
+    memset(cv, 0, sizeof *cv);
+    cv->type = SEG_V_COUNTS;
+    cv->len = SEG_COUNTS_PER_VALUE * 4;
+    memcpy(cv->text, counts, sizeof counts);
+    seg_tmp_publish(s, c, t0);
 }
 
 static size_t show(struct fx *f, const char *p, int64_t now, char *buf, size_t cap)

@@ -126,25 +126,21 @@ static int setup(void **st)
     f->msr_cpu = entry(f, "dev/cpu/2/msr");
     f->msr_therm = entry(f, "dev/cpu/3/msr");
     /* the counter at 1 J (16384 units and a bit), held there */
-    seg_publish_begin(&f->s);
-    for (int copy = 0; copy < 2; copy++) {
-        struct seg_value *v = &seg_writable_copy(&f->s)[f->ctr];
-        v->ctr.acc_uj = 1000100;
-        v->ctr.t0_ns = seg_now_ns();
-        /* elapsed 10 ms; CPU 0 busy 4 ms, CPU 1 6 ms (in µs, seg_view.h units); 3000005 cycles;
-         * every line stands still (rate 0) */
-        static const uint64_t acc[6] = {10000, 4000, 6000, 3000, 2000000, 5000000000000};
-        uint32_t vi[6] = {f->elapsed, f->busy0, f->busy1, f->cycles, f->thr, f->thr_wrap};
-        for (int i = 0; i < 6; i++) {
-            struct seg_value *c = &seg_writable_copy(&f->s)[vi[i]];
-            c->ctr.acc_uj = acc[i];
-            c->ctr.rem_nj = i == 3 ? 5 : 0;
-            c->ctr.t0_ns = seg_now_ns();
-        }
-        if (!copy)
-            seg_publish_flip(&f->s);
+    struct seg_value *scratch = seg_tmp_scratch(&f->s);
+    struct seg_value *v = &scratch[f->ctr];
+    v->ctr.acc_uj = 1000100;
+    v->ctr.t0_ns = seg_now_ns();
+    /* elapsed 10 ms; CPU 0 busy 4 ms, CPU 1 6 ms (in µs, seg_view.h units); 3000005 cycles;
+     * every line stands still (rate 0) */
+    static const uint64_t acc[6] = {10000, 4000, 6000, 3000, 2000000, 5000000000000};
+    uint32_t vi[6] = {f->elapsed, f->busy0, f->busy1, f->cycles, f->thr, f->thr_wrap};
+    for (int i = 0; i < 6; i++) {
+        struct seg_value *c = &scratch[vi[i]];
+        c->ctr.acc_uj = acc[i];
+        c->ctr.rem_nj = i == 3 ? 5 : 0;
+        c->ctr.t0_ns = seg_now_ns();
     }
-    seg_publish_end(&f->s, seg_now_ns());
+    seg_tmp_publish(&f->s, scratch, seg_now_ns());
     *st = f;
     return rc;
 }

@@ -39,7 +39,7 @@ static int build(void)
         snprintf(p, sizeof p, "sys/devices/system/cpu/cpu%d/online", i);
         segb_static(b, p, 0444, "1\n", 2);
     }
-    for (int i = 0; i < 80; i++) { /* snapshot copies enough for a whole read-only page */
+    for (int i = 0; i < 160; i++) { /* snapshot values enough for a whole read-only page */
         char p[80];
         snprintf(p, sizeof p, "sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", i);
         segb_dynamic(b, p, 0444, SEG_S, segb_value_text(b, "1000000\n"), 0, SEG_NONE);
@@ -102,7 +102,8 @@ static void test_check_refuses_hostile_headers(void **st)
     REFUSED(w.h->ring_cap = 0);
     REFUSED(w.h->n_counters = w.h->n_values + 1);
     REFUSED(w.h->n_slots = 0xfffffff0u);
-    REFUSED(w.h->values_off[1] = 0xfffffff8u);
+    REFUSED(w.h->values_off = 0xfffffff8u);
+    REFUSED(w.h->journal_off = 0xfffffff8u);
     REFUSED(w.h->hwm_off += 4); /* misaligned: atomics live there */
     REFUSED(w.h->ledger_size = 8);
     REFUSED(w.h->file_size = 1);
@@ -261,7 +262,7 @@ static void test_reader_static_pages_read_only(void **st)
     char err[256];
     assert_int_equal(seg_open(&r, path, err, sizeof err), 0);
     long ps = sysconf(_SC_PAGESIZE);
-    assert_true((uint64_t)w.h->slots_off >= 2 * (uint64_t)ps); /* a whole page of copies (build) */
+    assert_true((uint64_t)w.h->slots_off >= 2 * (uint64_t)ps); /* a whole page of values (build) */
     assert_true(store_faults(r.base + ps));
     assert_true(store_faults((volatile uint8_t *)r.entries));
     assert_true(store_faults((volatile uint8_t *)r.strings + r.strings_size - 1));

@@ -2,13 +2,16 @@
  * (seg_view.h SEG_VIEW_CG_*) and a job's process views (SEG_VIEW_PID_*, SEG_VIEW_TEMPLATE): a slot resolves by its current name only while present, its
  * placeholder is never a name an absent slot answers to, nested slots follow their own ids,
  * seg_entry_present sees an absent ancestor, and cpu.stat / cpuset / memory.stat texts follow
- * the published values. Expected texts are computed by hand from the values published here. */
+ * the published values, what readers get from a publication a kill cut short (segment.h
+ * "Snapshot publication"), and views read while a slow engine publishes. Expected texts are computed by hand from the values published here. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,28 +138,23 @@ static void line(struct seg_value *v, uint64_t base_ns, uint64_t rate, int64_t t
 static void publish(struct fx *f, const char *id0, const char *id1, const char *cid, int64_t t0)
 {
     struct seg *s = &f->s;
-    seg_publish_begin(s);
-    for (int copy = 0; copy < 2; copy++) {
-        struct seg_value *c = seg_writable_copy(s);
-        if (id0)
-            text(&c[f->v_id[0]], id0, strlen(id0));
-        if (id1)
-            text(&c[f->v_id[1]], id1, strlen(id1));
-        if (cid)
-            text(&c[f->v_cid], cid, strlen(cid));
-        line(&c[f->v_el], 10000000000ULL, 1000000, t0, 1000);       /* 10 s elapsed */
-        line(&c[f->v_busy[0]], 4000000000ULL, 500000, t0, 1000);    /* CPU 0: 4 s, half busy */
-        line(&c[f->v_busy[1]], 12000000000ULL, 1000000, t0, 1000);  /* CPU 1: above elapsed: capped */
-        line(&c[f->v_unit], 25000000000ULL + 999, 2000000, t0, 1000); /* unit: 25 s on 2 CPUs, not capped */
-        unsigned char mask[SEG_TEXT_MAX] = {0};
-        mask[0] = 0x0f | 0x40; /* CPUs 0-3, 6 */
-        mask[1] = 0x80;        /* CPU 15 */
-        text(&c[f->v_mask], (const char *)mask, SEG_TEXT_MAX);
-        text(&c[f->v_mem], "1000000\n", 8);
-        if (!copy)
-            seg_publish_flip(s);
-    }
-    seg_publish_end(s, t0);
+    struct seg_value *c = seg_tmp_scratch(s);
+    if (id0)
+        text(&c[f->v_id[0]], id0, strlen(id0));
+    if (id1)
+        text(&c[f->v_id[1]], id1, strlen(id1));
+    if (cid)
+        text(&c[f->v_cid], cid, strlen(cid));
+    line(&c[f->v_el], 10000000000ULL, 1000000, t0, 1000);       /* 10 s elapsed */
+    line(&c[f->v_busy[0]], 4000000000ULL, 500000, t0, 1000);    /* CPU 0: 4 s, half busy */
+    line(&c[f->v_busy[1]], 12000000000ULL, 1000000, t0, 1000);  /* CPU 1: above elapsed: capped */
+    line(&c[f->v_unit], 25000000000ULL + 999, 2000000, t0, 1000); /* unit: 25 s on 2 CPUs, not capped */
+    unsigned char mask[SEG_TEXT_MAX] = {0};
+    mask[0] = 0x0f | 0x40; /* CPUs 0-3, 6 */
+    mask[1] = 0x80;        /* CPU 15 */
+    text(&c[f->v_mask], (const char *)mask, SEG_TEXT_MAX);
+    text(&c[f->v_mem], "1000000\n", 8);
+    seg_tmp_publish(s, c, t0);
 }
 
 static int res(struct fx *f, const char *p, uint32_t *e)
@@ -255,16 +253,11 @@ static void test_views(void **st)
 static void publish_proc(struct fx *f, const char *pid, const char *info, const char *name, int64_t t0)
 {
     struct seg *s = &f->s;
-    seg_publish_begin(s);
-    for (int copy = 0; copy < 2; copy++) {
-        struct seg_value *c = seg_writable_copy(s);
-        text(&c[f->v_pid], pid, strlen(pid));
-        text(&c[f->v_info], info, strlen(info));
-        text(&c[f->v_name], name, strlen(name));
-        if (!copy)
-            seg_publish_flip(s);
-    }
-    seg_publish_end(s, t0);
+    struct seg_value *c = seg_tmp_scratch(s);
+    text(&c[f->v_pid], pid, strlen(pid));
+    text(&c[f->v_info], info, strlen(info));
+    text(&c[f->v_name], name, strlen(name));
+    seg_tmp_publish(s, c, t0);
 }
 
 static size_t show(struct fx *f, const char *p, int64_t now, char *buf, size_t cap)
@@ -317,12 +310,168 @@ static void test_process_views(void **st)
     assert_int_equal(res(f, "proc/4194304/stat", &e), ENOENT);
 }
 
+/* An engine killed inside a value's store (segment.h "Snapshot publication"): the generation odd,
+ * the journal holding the value's new text whole, its place half old and half new. A reader of
+ * that value gets the journal's; the views cannot answer (SEG_VIEW_EIO) until an engine heals
+ * the file (seg_journal_heal, which takes only a value of the template's type). And one killed
+ * inside the journal's store: every value of the copy is whole, and the views answer with the
+ * values as they stand. */
+static void test_killed_mid_store(void **st)
+{
+    struct fx *f = *st;
+    struct seg *s = &f->s;
+    publish(f, "1", "", "", 1000);
+    int64_t now = 1000 + 5 * 1000000 + 10;
+    char buf[4096], before[4096];
+    uint32_t e;
+    assert_int_equal(res(f, "sys/fs/cgroup/cpu.stat", &e), 0);
+    size_t n = seg_view_render(s, e, now, before, sizeof before);
+    assert_true(n > 0 && n < sizeof before);
+    before[n] = 0;
+    struct seg_value *tmpl = seg_tmp_scratch(s); /* the values' types, as a template has them */
+
+    uint32_t v = f->v_busy[0];
+    struct seg_value old = s->values[v], nv = old, got;
+    line(&nv, 5000000000ULL, 250000, 2000, 1000); /* CPU 0: 5 s at t0 + 1 us, a quarter busy */
+    seg_publish_begin(s);
+    struct seg_journal *j = s->journal;
+    uint64_t q = atomic_load(&j->seq);
+    assert_int_equal(q & 1, 0);
+    atomic_store(&j->seq, q + 1);
+    j->value = v;
+    j->v = nv;
+    atomic_store(&j->seq, q + 2);
+    memcpy(&s->values[v], &nv, 24); /* killed here: acc_uj and power_uw new, t0_ns old */
+    assert_memory_not_equal(&s->values[v], &nv, sizeof nv);
+    assert_true(seg_value_load(s, v, &got));
+    assert_memory_equal(&got, &nv, sizeof nv);
+    assert_true(seg_values_torn(s));
+    assert_int_equal(seg_view_render(s, e, now, buf, sizeof buf), SEG_VIEW_EIO);
+
+    /* a journal of another type is not taken */
+    struct seg_value keep = j->v;
+    j->v.type = SEG_V_TEXT;
+    seg_journal_heal(s, tmpl);
+    assert_true(seg_values_torn(s));
+    j->v = keep;
+    /* the next engine's heal: the value whole in its place, the views answer */
+    seg_journal_heal(s, tmpl);
+    assert_memory_equal(&s->values[v], &nv, sizeof nv);
+    assert_false(seg_values_torn(s));
+    n = seg_view_render(s, e, now, buf, sizeof buf);
+    assert_true(n > 0 && n < sizeof buf);
+    buf[n] = 0;
+    assert_string_not_equal(buf, before); /* the new busy line */
+    seg_publish_end(s, now);
+
+    /* killed inside the journal's store: the journal half written, every value whole */
+    seg_publish_begin(s);
+    q = atomic_load(&j->seq);
+    atomic_store(&j->seq, q + 1);
+    j->value = v;
+    memset(&j->v, 0x5a, 40);
+    assert_false(seg_values_torn(s));
+    assert_true(seg_value_load(s, v, &got));
+    assert_memory_equal(&got, &nv, sizeof nv);
+    size_t n2 = seg_view_render(s, e, now, before, sizeof before);
+    assert_int_equal(n2, n);
+    before[n2] = 0;
+    assert_string_equal(before, buf);
+    seg_journal_heal(s, tmpl); /* nothing to put in place; the sequence goes on past the journal's */
+    assert_int_equal(s->pub_jseq, q + 2);
+    seg_publish_end(s, now);
+    free(tmpl);
+}
+
+/* --- views against a publishing engine -------------------------------------------------------- */
+
+struct view_hammer {
+    struct fx *f;
+    uint32_t e;
+    _Atomic int stop;
+    _Atomic long reads, decreases, errors;
+};
+
+static void *view_reader(void *arg)
+{
+    struct view_hammer *h = arg;
+    char buf[4096];
+    uint64_t last = 0;
+    while (!atomic_load(&h->stop)) {
+        size_t n = seg_view_render(&h->f->s, h->e, seg_now_ns(), buf, sizeof buf);
+        if (n == 0 || n >= sizeof buf) {
+            atomic_fetch_add(&h->errors, 1);
+            continue;
+        }
+        buf[n] = 0;
+        uint64_t usage = strtoull(buf + strlen("usage_usec "), NULL, 10);
+        if (usage < last)
+            atomic_fetch_add(&h->decreases, 1);
+        last = usage;
+        atomic_fetch_add(&h->reads, 1);
+    }
+    return NULL;
+}
+
+/* A cgroup's cpu.stat read while the engine publishes every 30 ms, each publication paused after
+ * the busy lines for longer than a reader waits (SEG_PUBLISH_WAIT_NS: a stopped engine, for the
+ * readers, which then read the values as they stand) with the elapsed line last, as
+ * node_publish orders it: the busy rates change at every publication, so an old line read past
+ * its horizon would show more than the next read. Expected: usage never goes back, and every
+ * read answers. */
+static void test_views_hammer(void **st)
+{
+    struct fx *f = *st;
+    struct seg *s = &f->s;
+    struct view_hammer h = {.f = f};
+    assert_int_equal(res(f, "sys/fs/cgroup/cpu.stat", &h.e), 0);
+    const int64_t period = 30000000, pause = SEG_PUBLISH_WAIT_NS + 5000000;
+    int64_t start = seg_now_ns(), t0 = start;
+    uint64_t el = 10000000000ULL, b0 = 1000000000ULL, b1 = 2000000000ULL;
+    pthread_t th[2];
+    long publications = 0;
+    for (;;) {
+        uint64_t r0 = publications % 2 ? 900000 : 100000, r1 = publications % 3 ? 200000 : 800000;
+        struct seg_value v0, v1, ve;
+        line(&v0, b0, r0, t0, UINT32_MAX);
+        line(&v1, b1, r1, t0, UINT32_MAX);
+        line(&ve, el, 1000000, t0, (uint32_t)(period / 1000000));
+        seg_publish_begin(s);
+        seg_publish_value(s, f->v_busy[0], &v0);
+        seg_publish_value(s, f->v_busy[1], &v1);
+        for (int64_t until = seg_now_ns() + pause; seg_now_ns() < until;)
+            ;
+        seg_publish_value(s, f->v_el, &ve);
+        seg_publish_end(s, t0);
+        if (publications++ == 0)
+            for (int i = 0; i < 2; i++)
+                pthread_create(&th[i], NULL, view_reader, &h);
+        if (seg_now_ns() - start > 600000000)
+            break;
+        while (seg_now_ns() < t0 + period)
+            ;
+        b0 += r0 * (uint64_t)(period / 1000000);
+        b1 += r1 * (uint64_t)(period / 1000000);
+        el += (uint64_t)period;
+        t0 += period;
+    }
+    atomic_store(&h.stop, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    assert_true(publications > 10);
+    assert_true(h.reads > 100);
+    assert_int_equal(h.errors, 0);
+    assert_int_equal(h.decreases, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_names_and_presence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_views, setup, teardown),
         cmocka_unit_test_setup_teardown(test_process_views, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_killed_mid_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_views_hammer, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,6 +120,17 @@ static void test_damaged_segment_is_refused(void **st)
     struct seg s;
     assert_int_equal(seg_open(&s, p2, err, sizeof err), 22);
     assert_non_null(strstr(err, "version or header size"));
+    /* a whole segment of format 9 (two snapshot copies): refused, both formats named */
+    struct fixture *f = *st;
+    struct seg_header h9 = *f->s.h;
+    h9.version = 9;
+    fp = fopen(p2, "w");
+    fwrite(&h9, 1, sizeof h9, fp);
+    fwrite(f->s.base + sizeof h9, 1, f->s.size - sizeof h9, fp);
+    fclose(fp);
+    assert_int_equal(seg_open(&s, p2, err, sizeof err), 22);
+    assert_non_null(strstr(err, "format 9, "));
+    assert_non_null(strstr(err, "this hwemu reads format 10"));
     unlink(p2);
     assert_int_equal(seg_open(&s, "/nonexistent/x.seg", err, sizeof err), 2);
     assert_non_null(strstr(err, "cannot open the segment"));
@@ -133,19 +144,16 @@ static uint32_t entry(struct fixture *f, const char *p)
 static void publish_counter(struct seg *s, uint32_t v, uint64_t acc_uj, uint64_t power_uw, uint32_t seed_raw,
                             int64_t t0, uint32_t nsub)
 {
+    struct seg_value c = s->values[v];
+    c.ctr.acc_uj = acc_uj;
+    c.ctr.rem_nj = 0;
+    c.ctr.power_uw = power_uw;
+    c.ctr.seed_raw = seed_raw;
+    c.ctr.start_uj = 1000;
+    c.ctr.t0_ns = t0;
+    c.nsub = nsub;
     seg_publish_begin(s);
-    for (int k = 0; k < 2; k++) {
-        struct seg_value *c = seg_writable_copy(s);
-        c[v].ctr.acc_uj = acc_uj;
-        c[v].ctr.rem_nj = 0;
-        c[v].ctr.power_uw = power_uw;
-        c[v].ctr.seed_raw = seed_raw;
-        c[v].ctr.start_uj = 1000;
-        c[v].ctr.t0_ns = t0;
-        c[v].nsub = nsub;
-        if (k == 0)
-            seg_publish_flip(s);
-    }
+    seg_publish_value(s, v, &c);
     seg_publish_end(s, t0);
 }
 
@@ -191,15 +199,12 @@ static void test_slot_overrides_snapshot(void **st)
     assert_true(seg_slot_load(&f->s, f->s.entries[e].slot, &seq, text, &len));
     assert_int_equal(seq, 2);
     /* once the engine applied it, the snapshot is what shows */
+    struct seg_value lim = f->s.values[f->v_limit];
+    memcpy(lim.a.text, "100000000\n", 10);
+    lim.len = 10;
+    lim.a.applied = seq;
     seg_publish_begin(&f->s);
-    for (int k = 0; k < 2; k++) {
-        struct seg_value *c = seg_writable_copy(&f->s);
-        memcpy(c[f->v_limit].a.text, "100000000\n", 10);
-        c[f->v_limit].len = 10;
-        c[f->v_limit].a.applied = seq;
-        if (!k)
-            seg_publish_flip(&f->s);
-    }
+    seg_publish_value(&f->s, f->v_limit, &lim);
     seg_publish_end(&f->s, 0);
     t = seg_read(&f->s, e, 0, tmp, &len);
     assert_memory_equal(t, "100000000\n", 10);
@@ -303,15 +308,12 @@ static void test_hammer(void **st)
     struct hammer h = {.f = f};
     /* start from a text of the right shape */
     publish_counter(&f->s, f->v_ctr, 0, 0, 0, seg_now_ns(), 1000);
+    struct seg_value tv = f->s.values[f->v_text];
+    memset(tv.text, '0', 40);
+    tv.text[40] = '\n';
+    tv.len = 41;
     seg_publish_begin(&f->s);
-    for (int k = 0; k < 2; k++) {
-        struct seg_value *c = seg_writable_copy(&f->s);
-        memset(c[f->v_text].text, '0', 40);
-        c[f->v_text].text[40] = '\n';
-        c[f->v_text].len = 41;
-        if (!k)
-            seg_publish_flip(&f->s);
-    }
+    seg_publish_value(&f->s, f->v_text, &tv);
     seg_publish_end(&f->s, 0);
     pthread_t th[3];
     for (int i = 0; i < 3; i++)
@@ -324,17 +326,15 @@ static void test_hammer(void **st)
     while (seg_now_ns() - start < 400000000) {
         uint64_t power = 1000000 + (uint64_t)(publications % 7) * 250000;
         char digit = (char)('0' + publications % 10);
+        struct seg_value cv = f->s.values[f->v_ctr], xv = f->s.values[f->v_text];
+        cv.ctr.acc_uj = acc;
+        cv.ctr.power_uw = power;
+        cv.ctr.t0_ns = t0;
+        cv.nsub = 2;
+        memset(xv.text, digit, 40);
         seg_publish_begin(&f->s);
-        for (int k = 0; k < 2; k++) {
-            struct seg_value *c = seg_writable_copy(&f->s);
-            c[f->v_ctr].ctr.acc_uj = acc;
-            c[f->v_ctr].ctr.power_uw = power;
-            c[f->v_ctr].ctr.t0_ns = t0;
-            c[f->v_ctr].nsub = 2;
-            memset(c[f->v_text].text, digit, 40);
-            if (!k)
-                seg_publish_flip(&f->s);
-        }
+        seg_publish_value(&f->s, f->v_ctr, &cv);
+        seg_publish_value(&f->s, f->v_text, &xv);
         seg_publish_end(&f->s, t0);
         publications++;
         while (seg_now_ns() < t0 + 2000000)
