@@ -11,8 +11,8 @@
  * few by chance, in immediates and displacements) are confirmed by decoding instruction lengths
  * (x86len.c) from the start of the function that holds each: the function ranges are the
  * object's .eh_frame_hdr table (in memory: every function compiled with unwind tables, stripped
- * or not) and its STT_FUNC symbols with sizes (.symtab, else .dynsym, read from its file), each
- * range decoded from its start to exactly its end. A pair in no known function but in an
+ * or not) and, when a pair lies in none of those, its STT_FUNC symbols with sizes (.symtab, else
+ * .dynsym, read from its file), each range decoded from its start to exactly its end. A pair in no known function but in an
  * executable section (SHF_EXECINSTR: hand-written code without CFI or symbols) is confirmed by a
  * linear sweep of that section from its section header, on which every known function start
  * must fall on an instruction boundary. A pair elsewhere (read-only data in an old-layout text
@@ -385,16 +385,22 @@ static void patch_object(const struct obj *o)
     }
     if (why || !cand.n)
         goto out;
-    const char *file = file_ranges(o, &ranges, &code);
-    if (file && strcmp(file, "its file cannot be opened")) {
-        why = file;
-        goto out;
-    }
     if (!fde_ranges(o, &ranges)) {
         why = "out of memory";
         goto out;
     }
     qsort(ranges.v, ranges.n / 2, 2 * sizeof *ranges.v, by_lo);
+    bool all = true; /* every pair in an unwind table's function: the file is not needed */
+    for (size_t i = 0; i < cand.n && all; i++)
+        all = covering(&ranges, cand.v[i]) >= 0;
+    if (!all) {
+        const char *file = file_ranges(o, &ranges, &code);
+        if (file && strcmp(file, "its file cannot be opened")) {
+            why = file;
+            goto out;
+        }
+        qsort(ranges.v, ranges.n / 2, 2 * sizeof *ranges.v, by_lo);
+    }
     uintptr_t done = 0;
     for (size_t i = 0; i < cand.n; i++) {
         uintptr_t a = cand.v[i];
