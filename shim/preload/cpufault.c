@@ -371,6 +371,10 @@ void cpuid_init(void)
         }
         REAL(sigaction)(SIGSEGV, &segv.before, NULL); /* no CPUID faulting here */
         segv.armed = false;
+        if (!patch)
+            fprintf(stderr, "hwemu shim: HWEMU_CPUID=fault: this host offers no CPUID faulting (no cpuid_fault in "
+                    "its /proc/cpuinfo), so CPUID stays the host's; hwemu exec --cpuid patch rewrites the "
+                    "instructions instead\n");
     }
     if (patch && handler_ensure(SIGILL))
         cpuidpatch_loaded();

@@ -389,7 +389,8 @@ static void patch_object(const struct obj *o)
         why = "out of memory";
         goto out;
     }
-    qsort(ranges.v, ranges.n / 2, 2 * sizeof *ranges.v, by_lo);
+    if (ranges.n)
+        qsort(ranges.v, ranges.n / 2, 2 * sizeof *ranges.v, by_lo);
     bool all = true; /* every pair in an unwind table's function: the file is not needed */
     for (size_t i = 0; i < cand.n && all; i++)
         all = covering(&ranges, cand.v[i]) >= 0;
@@ -399,7 +400,8 @@ static void patch_object(const struct obj *o)
             why = file;
             goto out;
         }
-        qsort(ranges.v, ranges.n / 2, 2 * sizeof *ranges.v, by_lo);
+        if (ranges.n)
+            qsort(ranges.v, ranges.n / 2, 2 * sizeof *ranges.v, by_lo);
     }
     uintptr_t done = 0;
     for (size_t i = 0; i < cand.n; i++) {

@@ -82,7 +82,7 @@ int main(int argc, char **argv)
     if (!late) { printf("dlopen: %s\n", dlerror()); return 1; }
     late();
     const struct cpuid_feature *f = __x86_get_cpuid_feature_leaf(CPUID_INDEX_1);
-    unsigned r0[4] = {0};
+    unsigned r0[4] = {0, 0x2d2d2d2d, 0x2d2d2d2d, 0x2d2d2d2d}; /* no vendor: "------------" */
     q_print("glibc", r0, f->cpuid_array[0]);
     fflush(stdout);
     if (argc > 2)
