@@ -161,7 +161,7 @@ struct statx;
     /* loading libraries */                                                                        \
     X(void *, dlopen, (const char *, int))                                                         \
     X(char *, dlerror, (void))                                                                     \
-    /* signals: SIGSEGV stays the CPUID emulation's (cpufault.c) */                                \
+    /* signals: SIGSEGV, SIGILL stay the CPUID emulation's (cpufault.c) */                         \
     X(int, sigaction, (int, const struct sigaction *, struct sigaction *))                         \
     X(__sighandler_t, signal, (int, __sighandler_t))                                               \
     /* starting programs */                                                                        \
