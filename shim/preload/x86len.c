@@ -5,7 +5,7 @@
  * EVEX (62, maps 1-3, 5, 6), XOP (8F with a map of 8 or more), ModRM, SIB, displacements and the
  * immediates each opcode takes (operand size: 66 and REX.W; MOV moffs: 67). What it does not
  * know (an opcode invalid in 64-bit mode, a REX before a prefix, a prefix before VEX/EVEX, more
- * than 15 bytes) is -1: the caller then leaves the object unpatched, never guesses. Only
+ * than 15 bytes, a near call or jump with 66, whose length Intel and AMD processors differ on) is -1: the caller then leaves the object unpatched, never guesses. Only
  * lengths: no operands, no validity beyond what a length needs. */
 #include "x86len.h"
 
@@ -68,8 +68,10 @@ static int onebyte(uint8_t op, int z, bool rexw, bool adsize, const uint8_t *mod
     case 0xFE: case 0xFF:
         *modrm = true;
         return 0;
-    case 0x68: case 0xA9: case 0xE8: case 0xE9:
-        return op >= 0xE8 ? 4 : z; /* call/jmp rel32 (66 is not emitted for them in 64-bit code) */
+    case 0x68: case 0xA9:
+        return z;
+    case 0xE8: case 0xE9: /* call/jmp rel32; with 66 rel16 on AMD, rel32 on Intel: refused */
+        return z == 2 ? -1 : 4;
     case 0x69: case 0x81: case 0xC7:
         *modrm = true;
         return z;
@@ -133,7 +135,7 @@ static int twobyte(uint8_t op, uint8_t rep, bool opsize, bool *modrm)
         break;
     }
     if (op >= 0x80 && op <= 0x8F)
-        return 4; /* jcc rel32 */
+        return opsize ? -1 : 4; /* jcc rel32 (with 66: the vendors differ, as for call) */
     if (op >= 0xC8 && op <= 0xCF)
         return 0; /* bswap */
     *modrm = true;

@@ -3,7 +3,9 @@
  * libcrypto, python3.11 and turbostat with the lengths GNU objdump gives them, the file's header
  * says how they were picked) decodes to objdump's length, alone and followed by other bytes, and
  * to -1 cut one byte short; a lone prefix objdump printed on its own line (a REX before another
- * prefix, which the processor ignores) is -1, the decoder's refusal. Then the cases the file
+ * prefix, which the processor ignores) and a near call or jump with 66 (whose length Intel and
+ * AMD differ on) are -1, the decoder's refusal; objdump's FWAIT-with-x87 lines are two
+ * instructions. Then the cases the file
  * cannot show: the 15-byte limit, truncation inside a ModRM/SIB/displacement, opcodes invalid in
  * 64-bit mode, a prefix before VEX. */
 #include <setjmp.h>
@@ -64,10 +66,16 @@ static void test_objdump_cases(void **st)
             p = end;
         }
         int lone = prefixes_only(text);
-        int exact = x86_insn_len(b, (size_t)len);
+        /* objdump shows FWAIT (9B) with the x87 instruction after it as one ("fstcw" is "fwait;
+         * fnstcw"); the processor runs two: 1, then the rest */
+        int wait = b[0] == 0x9B && len > 1 ? 1 : 0;
+        /* a near call or jump with 66 (objdump's "jmpw", AMD's rel16; Intel's rel32): refused */
+        int vendor = b[0] == 0x66 && (b[1] == 0xE8 || b[1] == 0xE9 || (b[1] == 0x0F && (b[2] & 0xF0) == 0x80));
+        int exact = x86_insn_len(b, (size_t)len), rest = wait ? x86_insn_len(b + 1, (size_t)len - 1) : 0;
         memset(b + len, 0x90, sizeof b - (size_t)len); /* nops after it */
         int padded = x86_insn_len(b, sizeof b), shorter = x86_insn_len(b, (size_t)len - 1);
-        if (lone ? exact != -1 : exact != len || padded != len || shorter != -1) {
+        if (wait ? exact != 1 || rest != len - 1 : vendor ? exact != -1 || padded != -1
+                  : lone ? exact != -1 : exact != len || padded != len || shorter != -1) {
             fprintf(stderr, "%s [%s] %s: %d, %d followed by nops, %d cut short; want %d\n", line, hex + 1, text, exact,
                     padded, shorter, lone ? -1 : len);
             bad++;
@@ -95,8 +103,7 @@ static void test_limits(void **st)
         assert_int_equal(x86_insn_len(mov, k), -1);
     static const uint8_t imm64[] = {0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8}; /* movabs $..., %rax */
     assert_int_equal(x86_insn_len(imm64, 10), 10);
-    assert_int_equal(x86_insn_len(imm64 + 1, 9), -1); /* without REX.W the immediate is 4 bytes */
-    assert_int_equal(x86_insn_len(imm64 + 1, 5), 5);
+    assert_int_equal(x86_insn_len(imm64 + 1, 9), 5); /* without REX.W the immediate is 4 bytes */
     /* 66 makes an Iz immediate 2 bytes, REX.W wins over it */
     static const uint8_t add16[] = {0x66, 0x05, 0x34, 0x12}, add64[] = {0x66, 0x48, 0x05, 1, 2, 3, 4};
     assert_int_equal(x86_insn_len(add16, 4), 4);
