@@ -29,8 +29,8 @@
  *   When: the objects loaded at start, by the constructor (dl_iterate_phdr); those loaded later
  * (dlopen, dlmopen, their dependencies) by the audit module's la_objopen (audit.c), which ld.so
  * calls once an object is mapped and before it is relocated or its constructors run: the shim
- * writes its hook into the module's exported hwemu_objopen_hook (found through the module's
- * GNU hash table), and la_objclose takes an unloaded object's sites out of the table again.
+ * writes its hook into the module's exported hwemu_objopen_hook (the module found in
+ * /proc/self/maps, the symbol through its GNU hash table), and la_objclose takes an unloaded object's sites out of the table again.
  * Without the audit module (LD_PRELOAD set by hand) only the objects loaded at start are
  * patched. The constructors of the libraries that run before the shim's (its dependencies and
  * the libraries ld.so initialises first) keep the host's CPUID, as on the faulting route. */
@@ -480,14 +480,25 @@ static void objopen(int open, uintptr_t base, const char *path)
         patch_object(&o);
 }
 
-/* The audit module's exported hwemu_objopen_hook, looked up in its GNU hash table. */
-static void *audit_hook(const struct dl_phdr_info *info)
+/* The exported hwemu_objopen_hook of the audit module whose ELF header is mapped at ehdr, looked
+ * up in its GNU hash table. */
+static void *audit_hook(uintptr_t ehdr)
 {
-    uintptr_t base = info->dlpi_addr;
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)ehdr;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_type != ET_DYN || eh->e_phentsize != sizeof(ElfW(Phdr)) ||
+        eh->e_phoff + (size_t)eh->e_phnum * sizeof(ElfW(Phdr)) > (size_t)page_size())
+        return NULL;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(ehdr + eh->e_phoff);
+    uintptr_t base = ehdr;
+    for (int i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0) {
+            base = ehdr - ph[i].p_vaddr; /* the load bias */
+            break;
+        }
     const ElfW(Dyn) *dyn = NULL;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(base + info->dlpi_phdr[i].p_vaddr);
+    for (int i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(base + ph[i].p_vaddr);
     const ElfW(Sym) *sym = NULL;
     const char *str = NULL;
     const uint32_t *gnu = NULL;
@@ -529,18 +540,53 @@ static int each(struct dl_phdr_info *info, size_t size, void *data)
     }
     if (*name && !strchr(name, '/'))
         return 0; /* the vDSO */
-    if (!strcmp(base_name(name), "libhwemu-audit.so")) {
-        void (**hook)(int, uintptr_t, const char *) = audit_hook(info);
-        if (hook)
-            __atomic_store_n(hook, objopen, __ATOMIC_RELEASE);
-        return 0;
-    }
     if (never(name, info->dlpi_addr))
         return 0;
     struct obj o = {info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, *name ? name : "/proc/self/exe"};
     patch_object(&o);
     objects_scanned++;
     return 0;
+}
+
+/* The audit module: ld.so loads it in a link namespace of its own, which dl_iterate_phdr does not
+ * list, so it is found in /proc/self/maps (the mapping of libhwemu-audit.so at file offset 0:
+ * its ELF header), and the shim's hook written into its hwemu_objopen_hook. */
+static void hook_audit(void)
+{
+    int fd = REAL(open)("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[8192];
+    size_t have = 0;
+    bool found = false;
+    for (;;) {
+        ssize_t k = REAL(read)(fd, buf + have, sizeof buf - 1 - have);
+        if (k <= 0)
+            break;
+        have += (size_t)k;
+        buf[have] = 0;
+        char *line = buf, *nl;
+        while (!found && (nl = strchr(line, '\n'))) {
+            *nl = 0;
+            unsigned long lo, off;
+            int path = 0;
+            if (sscanf(line, "%lx-%*x %*s %lx %*s %*s %n", &lo, &off, &path) == 2 && path && off == 0 &&
+                !strcmp(base_name(line + path), "libhwemu-audit.so")) {
+                void (**hook)(int, uintptr_t, const char *) = audit_hook((uintptr_t)lo);
+                if (hook)
+                    __atomic_store_n(hook, objopen, __ATOMIC_RELEASE);
+                found = true;
+            }
+            line = nl + 1;
+        }
+        if (found)
+            break;
+        have = (size_t)(buf + have - line);
+        memmove(buf, line, have);
+        if (have == sizeof buf - 1)
+            have = 0; /* a line longer than the buffer: no mapping of ours */
+    }
+    REAL(close)(fd);
 }
 
 void cpuidpatch_loaded(void)
@@ -550,6 +596,7 @@ void cpuidpatch_loaded(void)
     struct timespec t0, t1;
     REAL(clock_gettime)(CLOCK_MONOTONIC, &t0);
     dl_iterate_phdr(each, NULL);
+    hook_audit();
     REAL(clock_gettime)(CLOCK_MONOTONIC, &t1);
     if (debug) {
         char line[200];
