@@ -50,6 +50,7 @@
 #include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -344,7 +345,13 @@ static bool handler_ensure(int sig)
 void cpufault_msr_opened(uint32_t entry)
 {
     uint64_t khz = tsc_clock_of(entry);
-    if (khz && handler_ensure(SIGSEGV))
+    /* a thread that blocks SIGSEGV (glibc's SIGEV_THREAD timer threads block every signal:
+     * turbostat reads the MSRs from one) keeps the host's RDTSC: its fault could not be answered
+     * and would end the process */
+    sigset_t mask;
+    if (!khz || pthread_sigmask(SIG_BLOCK, NULL, &mask) || sigismember(&mask, SIGSEGV))
+        return;
+    if (handler_ensure(SIGSEGV))
         tsc_arm(entry, khz);
 }
 

@@ -185,6 +185,7 @@ struct statx;
     X(int, usleep, (useconds_t))                                                                   \
     X(int, timerfd_settime, (int, int, const struct itimerspec *, struct itimerspec *))            \
     X(int, timer_settime, (timer_t, int, const struct itimerspec *, struct itimerspec *))          \
+    X(int, timer_create, (clockid_t, struct sigevent *, timer_t *))                                \
     X(int, setitimer, (__itimer_which_t, const struct itimerval *, struct itimerval *))            \
     X(unsigned int, alarm, (unsigned int))                                                         \
     /* waits with timeouts (wrap_wait.c) */                                                        \
