@@ -224,6 +224,51 @@ static bool fde_ranges(const struct obj *o, struct vec *r)
     return true;
 }
 
+/* The function of .eh_frame_hdr's search table holding a (the same layout as fde_ranges), found
+ * by binary search: true with [*lo, *hi). */
+static bool fde_lookup(const struct obj *o, uintptr_t a, uintptr_t *lo, uintptr_t *hi)
+{
+    for (size_t i = 0; i < o->phnum; i++) {
+        if (o->ph[i].p_type != PT_GNU_EH_FRAME)
+            continue;
+        const uint8_t *h = (const uint8_t *)(o->base + o->ph[i].p_vaddr);
+        uint32_t count;
+        if (o->ph[i].p_memsz < 12 || h[0] != 1 || h[1] != 0x1B || h[2] != 0x03 || h[3] != 0x3B)
+            return false;
+        memcpy(&count, h + 8, 4);
+        if (count > (o->ph[i].p_memsz - 12) / 8)
+            return false;
+        size_t l = 0, r = count; /* the first entry starting after a */
+        while (l < r) {
+            size_t mid = (l + r) / 2;
+            int32_t loc;
+            memcpy(&loc, h + 12 + 8 * mid, 4);
+            if ((uintptr_t)h + (uintptr_t)(intptr_t)loc <= a)
+                l = mid + 1;
+            else
+                r = mid;
+        }
+        if (!l)
+            return false;
+        int32_t loc, off, pcb;
+        uint32_t len, range;
+        memcpy(&loc, h + 12 + 8 * (l - 1), 4);
+        memcpy(&off, h + 16 + 8 * (l - 1), 4);
+        const uint8_t *fde = h + off;
+        uintptr_t start = (uintptr_t)h + (uintptr_t)(intptr_t)loc;
+        memcpy(&len, fde, 4);
+        memcpy(&pcb, fde + 8, 4);
+        if (len == 0xFFFFFFFFu || len < 12 || (uintptr_t)(fde + 8) + (uintptr_t)(intptr_t)pcb != start)
+            return false;
+        memcpy(&range, fde + 12, 4);
+        if (a - start >= range)
+            return false;
+        *lo = start, *hi = start + range;
+        return true;
+    }
+    return false;
+}
+
 static bool pread_all(int fd, void *buf, size_t n, off_t at)
 {
     for (size_t done = 0; done < n;) {
@@ -385,29 +430,34 @@ static void patch_object(const struct obj *o)
     }
     if (why || !cand.n)
         goto out;
-    if (!fde_ranges(o, &ranges)) {
-        why = "out of memory";
-        goto out;
-    }
-    if (ranges.n)
-        qsort(ranges.v, ranges.n / 2, 2 * sizeof *ranges.v, by_lo);
-    bool all = true; /* every pair in an unwind table's function: the file is not needed */
-    for (size_t i = 0; i < cand.n && all; i++)
-        all = covering(&ranges, cand.v[i]) >= 0;
-    if (!all) {
-        const char *file = file_ranges(o, &ranges, &code);
-        if (file && strcmp(file, "its file cannot be opened")) {
-            why = file;
-            goto out;
-        }
-        if (ranges.n)
-            qsort(ranges.v, ranges.n / 2, 2 * sizeof *ranges.v, by_lo);
-    }
     uintptr_t done = 0;
+    bool loaded = false; /* the file's ranges and sections, and every unwind entry's, in ranges */
     for (size_t i = 0; i < cand.n; i++) {
-        uintptr_t a = cand.v[i];
+        uintptr_t a = cand.v[i], flo, fhi;
         if (a < done)
             continue;
+        if (fde_lookup(o, a, &flo, &fhi) && exec_seg(o, flo, fhi - flo)) { /* the common case */
+            if (!decode(flo, fhi, NULL, &found)) {
+                why = "a function does not decode from its start to its end";
+                goto out;
+            }
+            done = fhi;
+            continue;
+        }
+        if (!loaded) {
+            loaded = true;
+            const char *file = file_ranges(o, &ranges, &code);
+            if (file && strcmp(file, "its file cannot be opened")) {
+                why = file;
+                goto out;
+            }
+            if (!fde_ranges(o, &ranges)) {
+                why = "out of memory";
+                goto out;
+            }
+            if (ranges.n)
+                qsort(ranges.v, ranges.n / 2, 2 * sizeof *ranges.v, by_lo);
+        }
         long r = covering(&ranges, a);
         if (r >= 0 && exec_seg(o, ranges.v[2 * r], ranges.v[2 * r + 1] - ranges.v[2 * r])) {
             if (!decode(ranges.v[2 * r], ranges.v[2 * r + 1], NULL, &found)) {
