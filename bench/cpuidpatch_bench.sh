@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What patching CPUID costs a process at its start (shim/preload/cpuidpatch.c): the median and
-# p90 wall time of N runs (default 200) of a command (default `python3 -c pass`: python3.11 and
+# p90 wall time of N runs (default 200) of a command (default `/usr/bin/python3 -c pass`: python3.11 and
 # its libraries scanned, libc skipped) started by exec_bench (fork, exec, the command's work,
 # exit, wait) inside `hwemu exec` on an Intel node, so that every run loads the shim:
 #   host    --cpuid host    CPUID left alone: the shim's start without the scan
@@ -13,7 +13,7 @@ set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 n=${2:-200}
 shift $(($# > 2 ? 2 : $#))
-[ $# -gt 0 ] || set -- python3 -c pass
+[ $# -gt 0 ] || set -- /usr/bin/python3 -c pass
 root=$(mktemp -d /dev/shm/hwemu-bench.XXXXXX)
 port=$((30000 + $$ % 20000))
 trap 'kill $pid 2>/dev/null; rm -rf "$root"' EXIT
