@@ -12,14 +12,15 @@
  * (x86len.c) from the start of the function that holds each: the function ranges are the
  * object's .eh_frame_hdr table (in memory: every function compiled with unwind tables, stripped
  * or not) and, when a pair lies in none of those, its STT_FUNC symbols with sizes (.symtab, else
- * .dynsym, read from its file), each range decoded from its start to exactly its end. A pair in no known function but in an
- * executable section (SHF_EXECINSTR: hand-written code without CFI or symbols) is confirmed by a
- * linear sweep of that section from its section header, on which every known function start
- * must fall on an instruction boundary. A pair elsewhere (read-only data in an old-layout text
- * segment) is data. An object where a decode fails (an opcode x86len does not know, an
- * instruction running over a function's end, a sweep missing a function start) or whose file
- * does not match its mapping is left unpatched: its CPUIDs keep the host's answers, said once on
- * stderr under HWEMU_DEBUG=1.
+ * .dynsym, read from its file), each range decoded from its start to exactly its end. In an
+ * object that has neither (stripped, without unwind tables), a pair in an executable section
+ * (SHF_EXECINSTR) is confirmed by a linear sweep of that section from its section header. A pair
+ * in no known function of an object that has them (a constant table in hand-written assembly's
+ * .text, as libcrypto's; code without CFI or symbol) or outside every executable section
+ * (read-only data in an old-layout text segment) is left alone, never rewritten. An object
+ * where a decode fails (an opcode x86len does not know, an instruction running over a function's
+ * or a section's end) or whose file does not match its mapping is left unpatched: its CPUIDs keep
+ * the host's answers, said once on stderr under HWEMU_DEBUG=1 (as are the pairs left alone).
  *   Never patched: ld.so and libc.so.6 (glibc's CPUIDs choose its ifuncs and must stay the
  * host's, as they do on the faulting route, where they run before the shim's constructor), the
  * vDSO, the shim and the audit module.
@@ -188,85 +189,59 @@ static bool scan(const uint8_t *lo, const uint8_t *hi, struct vec *out)
     return true;
 }
 
-/* The functions of .eh_frame_hdr's search table (in memory): the table glibc's and libgcc's
- * unwinders search, version 1 with the encodings every toolchain writes (eh_frame_ptr pcrel
- * sdata4, count udata4, table datarel sdata4; another layout gives no ranges). Each entry's FDE
- * gives the function's length when its pc_begin is pcrel sdata4 (checked against the table's
- * start: then pc_range is the 4 bytes after it). */
-static bool fde_ranges(const struct obj *o, struct vec *r)
+/* The object's .eh_frame_hdr search table (in memory): the table glibc's and libgcc's unwinders
+ * search, version 1 with the encodings every toolchain writes (eh_frame_ptr pcrel sdata4, count
+ * udata4, table datarel sdata4; another layout counts as none): its start and entry count. */
+static const uint8_t *fde_table(const struct obj *o, uint32_t *count)
 {
     for (size_t i = 0; i < o->phnum; i++) {
         if (o->ph[i].p_type != PT_GNU_EH_FRAME)
             continue;
         const uint8_t *h = (const uint8_t *)(o->base + o->ph[i].p_vaddr);
         if (o->ph[i].p_memsz < 12 || h[0] != 1 || h[1] != 0x1B || h[2] != 0x03 || h[3] != 0x3B)
-            return true;
-        uint32_t count;
-        memcpy(&count, h + 8, 4);
-        if (count > (o->ph[i].p_memsz - 12) / 8)
-            return true;
-        for (uint32_t k = 0; k < count; k++) {
-            int32_t loc, off, pcb;
-            uint32_t len, range;
-            memcpy(&loc, h + 12 + 8 * k, 4);
-            memcpy(&off, h + 16 + 8 * k, 4);
-            const uint8_t *fde = h + off;
-            uintptr_t start = (uintptr_t)h + (uintptr_t)(intptr_t)loc;
-            memcpy(&len, fde, 4);
-            memcpy(&pcb, fde + 8, 4);
-            if (len == 0xFFFFFFFFu || len < 12 || (uintptr_t)(fde + 8) + (uintptr_t)(intptr_t)pcb != start)
-                continue;
-            memcpy(&range, fde + 12, 4);
-            if (range && (!push(r, start) || !push(r, start + range)))
-                return false;
-        }
+            return NULL;
+        memcpy(count, h + 8, 4);
+        return *count && *count <= (o->ph[i].p_memsz - 12) / 8 ? h : NULL;
     }
-    return true;
+    return NULL;
 }
 
-/* The function of .eh_frame_hdr's search table holding a (the same layout as fde_ranges), found
- * by binary search: true with [*lo, *hi). */
+/* The function of the search table holding a, found by binary search: true with [*lo, *hi). The
+ * entry's FDE gives the function's length when its pc_begin is pcrel sdata4 (checked against the
+ * table's start: then pc_range is the 4 bytes after it). */
 static bool fde_lookup(const struct obj *o, uintptr_t a, uintptr_t *lo, uintptr_t *hi)
 {
-    for (size_t i = 0; i < o->phnum; i++) {
-        if (o->ph[i].p_type != PT_GNU_EH_FRAME)
-            continue;
-        const uint8_t *h = (const uint8_t *)(o->base + o->ph[i].p_vaddr);
-        uint32_t count;
-        if (o->ph[i].p_memsz < 12 || h[0] != 1 || h[1] != 0x1B || h[2] != 0x03 || h[3] != 0x3B)
-            return false;
-        memcpy(&count, h + 8, 4);
-        if (count > (o->ph[i].p_memsz - 12) / 8)
-            return false;
-        size_t l = 0, r = count; /* the first entry starting after a */
-        while (l < r) {
-            size_t mid = (l + r) / 2;
-            int32_t loc;
-            memcpy(&loc, h + 12 + 8 * mid, 4);
-            if ((uintptr_t)h + (uintptr_t)(intptr_t)loc <= a)
-                l = mid + 1;
-            else
-                r = mid;
-        }
-        if (!l)
-            return false;
-        int32_t loc, off, pcb;
-        uint32_t len, range;
-        memcpy(&loc, h + 12 + 8 * (l - 1), 4);
-        memcpy(&off, h + 16 + 8 * (l - 1), 4);
-        const uint8_t *fde = h + off;
-        uintptr_t start = (uintptr_t)h + (uintptr_t)(intptr_t)loc;
-        memcpy(&len, fde, 4);
-        memcpy(&pcb, fde + 8, 4);
-        if (len == 0xFFFFFFFFu || len < 12 || (uintptr_t)(fde + 8) + (uintptr_t)(intptr_t)pcb != start)
-            return false;
-        memcpy(&range, fde + 12, 4);
-        if (a - start >= range)
-            return false;
-        *lo = start, *hi = start + range;
-        return true;
+    uint32_t count;
+    const uint8_t *h = fde_table(o, &count);
+    if (!h)
+        return false;
+    size_t l = 0, r = count; /* the first entry starting after a */
+    while (l < r) {
+        size_t mid = (l + r) / 2;
+        int32_t loc;
+        memcpy(&loc, h + 12 + 8 * mid, 4);
+        if ((uintptr_t)h + (uintptr_t)(intptr_t)loc <= a)
+            l = mid + 1;
+        else
+            r = mid;
     }
-    return false;
+    if (!l)
+        return false;
+    int32_t loc, off, pcb;
+    uint32_t len, range;
+    memcpy(&loc, h + 12 + 8 * (l - 1), 4);
+    memcpy(&off, h + 16 + 8 * (l - 1), 4);
+    const uint8_t *fde = h + off;
+    uintptr_t start = (uintptr_t)h + (uintptr_t)(intptr_t)loc;
+    memcpy(&len, fde, 4);
+    memcpy(&pcb, fde + 8, 4);
+    if (len == 0xFFFFFFFFu || len < 12 || (uintptr_t)(fde + 8) + (uintptr_t)(intptr_t)pcb != start)
+        return false;
+    memcpy(&range, fde + 12, 4);
+    if (a - start >= range)
+        return false;
+    *lo = start, *hi = start + range;
+    return true;
 }
 
 static bool pread_all(int fd, void *buf, size_t n, off_t at)
@@ -348,21 +323,10 @@ out:
     return why;
 }
 
-/* Decodes [lo, hi) from lo to exactly hi; the CPUIDs met go to found. With checks (sorted range
- * pairs), every range start inside [lo, hi) must be an instruction boundary. */
-static bool decode(uintptr_t lo, uintptr_t hi, const struct vec *checks, struct vec *found)
+/* Decodes [lo, hi) from lo to exactly hi; the CPUIDs met go to found. */
+static bool decode(uintptr_t lo, uintptr_t hi, struct vec *found)
 {
-    size_t c = 0;
-    if (checks)
-        while (c < checks->n && checks->v[c] < lo)
-            c += 2;
     for (uintptr_t a = lo; a < hi;) {
-        if (checks) {
-            if (c < checks->n && checks->v[c] < a)
-                return false; /* a function start inside an instruction: desynchronised */
-            while (c < checks->n && checks->v[c] == a)
-                c += 2;
-        }
         const uint8_t *p = (const uint8_t *)a;
         int n = x86_insn_len(p, hi - a);
         if (n < 0)
@@ -431,13 +395,14 @@ static void patch_object(const struct obj *o)
     if (why || !cand.n)
         goto out;
     uintptr_t done = 0;
-    bool loaded = false; /* the file's ranges and sections, and every unwind entry's, in ranges */
+    size_t outside = 0;
+    bool loaded = false; /* the file's symbols (ranges) and executable sections (code) read */
     for (size_t i = 0; i < cand.n; i++) {
         uintptr_t a = cand.v[i], flo, fhi;
         if (a < done)
             continue;
         if (fde_lookup(o, a, &flo, &fhi) && exec_seg(o, flo, fhi - flo)) { /* the common case */
-            if (!decode(flo, fhi, NULL, &found)) {
+            if (!decode(flo, fhi, &found)) {
                 why = "a function does not decode from its start to its end";
                 goto out;
             }
@@ -451,27 +416,28 @@ static void patch_object(const struct obj *o)
                 why = file;
                 goto out;
             }
-            if (!fde_ranges(o, &ranges)) {
-                why = "out of memory";
-                goto out;
-            }
             if (ranges.n)
                 qsort(ranges.v, ranges.n / 2, 2 * sizeof *ranges.v, by_lo);
         }
         long r = covering(&ranges, a);
         if (r >= 0 && exec_seg(o, ranges.v[2 * r], ranges.v[2 * r + 1] - ranges.v[2 * r])) {
-            if (!decode(ranges.v[2 * r], ranges.v[2 * r + 1], NULL, &found)) {
+            if (!decode(ranges.v[2 * r], ranges.v[2 * r + 1], &found)) {
                 why = "a function does not decode from its start to its end";
                 goto out;
             }
             done = ranges.v[2 * r + 1];
             continue;
         }
+        uint32_t fdes;
+        if (ranges.n || fde_table(o, &fdes)) { /* in no known function of an object that has them: */
+            outside++; /* data, or code without an unwind entry or symbol: left alone either way */
+            continue;
+        }
         for (size_t s = 0; s < code.n; s += 2)
-            if (a >= code.v[s] && a < code.v[s + 1]) { /* code outside every known function: the sweep */
+            if (a >= code.v[s] && a < code.v[s + 1]) { /* an object without functions: the sweep */
                 if (!exec_seg(o, code.v[s], code.v[s + 1] - code.v[s]) ||
-                    !decode(code.v[s], code.v[s + 1], &ranges, &found)) {
-                    why = "a linear sweep of an executable section does not decode or misses a function start";
+                    !decode(code.v[s], code.v[s + 1], &found)) {
+                    why = "a linear sweep of an executable section does not decode to its end";
                     goto out;
                 }
                 done = code.v[s + 1];
@@ -480,6 +446,11 @@ static void patch_object(const struct obj *o)
     }
     for (size_t i = 0; i < found.n && !why; i++)
         why = rewrite(o, found.v[i]);
+    if (!why && outside) {
+        char what[120];
+        snprintf(what, sizeof what, "%zu 0F A2 byte pairs in no function its unwind table or symbols know", outside);
+        say(o->path, what);
+    }
 out:
     if (why)
         say(o->path, why);
