@@ -7,6 +7,7 @@
  *                node's, or none where the node lacks them (shim/preload/audit.c)
  *   GLIBC_TUNABLES  glibc.rtld.optional_static_tls=16384 first (the caller's tunables kept after
  *                it): room for the shim's initial-exec TLS once an audit module is loaded
+ *   HWEMU_CPUID  with --cpuid: how the shim makes CPUID the node's (shim/preload/cpufault.c)
  *   HWLOC_COMPONENTS  "-x86" unless set: hwloc takes the node's sysfs, not the host's CPUID
  *   HWEMU_NODE, HWEMU_ROOT   which node the shim serves (children inherit them)
  *   PATH         <root>/<node>.bin first: links to fakesmi for the GPU tools the node's profile
@@ -43,7 +44,7 @@
 
 static const char help[] =
     "Usage: hwemu exec --node NAME [--root DIR] [--intercept auto|preload|seccomp] [--time emulated|wall]\n"
-    "                  -- CMD [ARGS...]\n"
+    "                  [--cpuid auto|fault|patch|host] -- CMD [ARGS...]\n"
     "\n"
     "Runs CMD against node NAME of a running `hwemu serve`: CMD and every program it starts see\n"
     "the node's /sys (and /host-sys) powercap, cpufreq, hwmon, PCI and DRM files and its\n"
@@ -67,6 +68,12 @@ static const char help[] =
     "  --time emulated    CMD lives in the engine's emulated time (an engine started with --time\n"
     "                     emulated): its clocks, sleeps and waits with timeouts, and at --speed max\n"
     "                     the engine waits for it (docs/time.md); preload route only; default wall\n"
+    "  --cpuid HOW        how the CPUID instruction answers with the node's processor (preload route):\n"
+    "                       fault  CPUID faulting (hosts with the cpuid_fault flag)\n"
+    "                       patch  the CPUIDs of CMD's code and libraries rewritten into a trap\n"
+    "                              (hosts without it; docs/interfaces.md \"MSR devices\")\n"
+    "                       host   neither: the host's processor\n"
+    "                       auto   (default, or HWEMU_CPUID) fault where the host offers it, else patch\n"
     "  -h, --help         this text\n";
 
 /* The environment values cmd_exec made with asprintf (NULL ones skipped). */
@@ -226,8 +233,8 @@ int cmd_exec(int argc, char **argv)
     static const struct option opts[] = {
         {"node", required_argument, 0, 'n'}, {"root", required_argument, 0, 'r'},
         {"intercept", required_argument, 0, 'i'}, {"time", required_argument, 0, 'E'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *node = NULL, *root = cli_env("SIM_HWEMU_ROOT"), *intercept = "auto", *time_mode = "wall";
+        {"cpuid", required_argument, 0, 'C'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *node = NULL, *root = cli_env("SIM_HWEMU_ROOT"), *intercept = "auto", *time_mode = "wall", *cpuid = NULL;
     int c;
     opterr = 0;
     optind = 1;
@@ -238,6 +245,7 @@ int cmd_exec(int argc, char **argv)
         case 'r': root = optarg; break;
         case 'i': intercept = optarg; break;
         case 'E': time_mode = optarg; break;
+        case 'C': cpuid = optarg; break;
         case 'h': fputs(help, stdout); return EXIT_OK;
         default: return cli_bad_option("exec", argv, opts);
         }
@@ -247,6 +255,8 @@ int cmd_exec(int argc, char **argv)
     if (strcmp(time_mode, "emulated") && strcmp(time_mode, "wall"))
         return cli_usage_error("exec", "--time takes emulated or wall, not %s", time_mode);
     bool emulated = !strcmp(time_mode, "emulated");
+    if (cpuid && strcmp(cpuid, "auto") && strcmp(cpuid, "fault") && strcmp(cpuid, "patch") && strcmp(cpuid, "host"))
+        return cli_usage_error("exec", "--cpuid takes auto, fault, patch or host, not %s", cpuid);
     if (!node)
         return cli_usage_error("exec", "say which node: --node NAME");
     if (optind >= argc)
@@ -354,6 +364,8 @@ int cmd_exec(int argc, char **argv)
     /* hwloc's x86 backend asks the host's CPUID for the topology, which is not the node's:
      * leave hwloc the node's sysfs (a value the caller set wins). */
     setenv("HWLOC_COMPONENTS", "-x86", 0);
+    if (cpuid)
+        setenv("HWEMU_CPUID", cpuid, 1);
     if (emulated)
         setenv("HWEMU_TIME", "emulated", 1);
     else

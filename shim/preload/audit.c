@@ -19,6 +19,12 @@
  * la_version; without HWEMU_NODE the module answers every name with itself. Loaded in its own
  * link namespace with its own libc: it shares no state with the shim. ld.so ignores LD_AUDIT for
  * set-user-ID programs, as it does LD_PRELOAD.
+ *   CPUID on hosts without CPUID faulting (shim/preload/cpuidpatch.c): the shim rewrites the CPUIDs
+ * of the objects loaded at start, and writes its hook into hwemu_objopen_hook, exported here (the
+ * shim exports no name but libc's); la_objopen hands it every object loaded after that, mapped
+ * and not yet relocated or initialised, so a dlopened library's constructors already trap, and
+ * la_objclose hands it every object about to be unmapped (its sites leave the table). Before the
+ * shim's constructor, and without the shim, the hook is NULL and the objects are ld.so's alone.
  *   With an audit module ld.so fixes the static TLS block before it loads the preloaded shim,
  *   whose initial-exec TLS (6.1 KiB) must then fit in the block's surplus (glibc 2.36's default
  *   and glibc.rtld.optional_static_tls=4096 are too small, 8192 is enough): `hwemu exec` sets GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384 beside
@@ -32,6 +38,9 @@
 #define EXPORT __attribute__((visibility("default")))
 
 static bool on_node, nvidia, amd;
+
+/* The shim's (cpuidpatch.c): open 1 for an object just mapped, 0 for one about to be unmapped. */
+EXPORT void (*hwemu_objopen_hook)(int open, uintptr_t base, const char *path);
 
 EXPORT unsigned int la_version(unsigned int version)
 {
@@ -59,4 +68,23 @@ EXPORT char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag
         return (char *)name;
     }
     return emu_lib_hidden_on(nvidia, amd, name) ? NULL : (char *)name;
+}
+
+EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
+{
+    (void)lmid;
+    void (*hook)(int, uintptr_t, const char *) = __atomic_load_n(&hwemu_objopen_hook, __ATOMIC_ACQUIRE);
+    *cookie = (uintptr_t)map;
+    if (hook)
+        hook(1, map->l_addr, map->l_name);
+    return 0; /* no symbol bindings audited: calls stay direct */
+}
+
+EXPORT unsigned int la_objclose(uintptr_t *cookie)
+{
+    void (*hook)(int, uintptr_t, const char *) = __atomic_load_n(&hwemu_objopen_hook, __ATOMIC_ACQUIRE);
+    const struct link_map *map = (const struct link_map *)*cookie;
+    if (hook && map)
+        hook(0, map->l_addr, map->l_name);
+    return 0;
 }

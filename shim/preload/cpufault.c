@@ -1,9 +1,15 @@
 /* cpufault: the CPUID instruction answers with the node's processor, not the host's. CPUID is an
- * instruction, not a call: the shim turns on CPUID faulting for the process
- * (arch_prctl(ARCH_SET_CPUID, 0), Linux 4.12, on processors and hypervisors that offer it: the
- * host's /proc/cpuinfo flag cpuid_fault), so every CPUID after the constructor raises SIGSEGV
- * (si_code SI_KERNEL), which cpuid_fault below answers and steps over. glibc's own CPUID calls
- * (its start-up feature probe) ran before and keep the host's answers. The leaves tools read to
+ * instruction, not a call; two triggers reach the one answer below (emulate):
+ *   fault  the shim turns on CPUID faulting for the process (arch_prctl(ARCH_SET_CPUID, 0),
+ *          Linux 4.12, on processors and hypervisors that offer it: the host's /proc/cpuinfo
+ *          flag cpuid_fault), so every CPUID after the constructor raises SIGSEGV (si_code
+ *          SI_KERNEL), which cpuid_fault below answers and steps over;
+ *   patch  on a host without it, the CPUIDs of the program's code are rewritten into UD2
+ *          (cpuidpatch.c), whose SIGILL cpuid_trap below answers and steps over (2 bytes too).
+ * HWEMU_CPUID chooses (hwemu exec --cpuid): auto (unset: fault where the host offers it, else
+ * patch), fault, patch, host (neither). glibc's own CPUID calls (its start-up feature probe,
+ * the ifunc choices) keep the host's answers on both: they run before the constructor, and
+ * libc.so.6 and ld.so are never patched. The leaves tools read to
  * decide what the machine is are the node's, from its /proc/cpuinfo block of CPU 0 and its MSRs
  * (read at the process's first CPUID, so a process that runs none pays nothing):
  *   0           max leaf (the host's), vendor (vendor_id)
@@ -25,13 +31,15 @@
  *               node's RAPL_PWR_UNIT register 0xC0010299 answers)
  * Every other leaf and field is the host's (executed with faulting off for that instruction):
  * the topology leaves (4, 0xB, 0x1F, 0x8000001E), the cache leaves and the feature bits of
- * leaves 1 and 7 (docs/interfaces.md "MSR devices"). A program's own SIGSEGV disposition
- * (sigaction, signal: wrapped here) is kept aside and called for every fault that is not a CPUID,
- * the shim's handler staying in place (a Go runtime linked with libc installs its own, and its
- * packages run CPUID after that); a program that sets it with the raw system call replaces the
- * shim's, and its CPUIDs then fault as it does not expect. Only the preload route: the seccomp
- * route's programs (Go, static) see the host's CPUID. */
+ * leaves 1 and 7 (docs/interfaces.md "MSR devices"). A program's own SIGSEGV and SIGILL
+ * dispositions (sigaction, signal: wrapped here) are kept aside and called for every fault or
+ * trap that is not a CPUID, the shim's handler staying in place (a Go runtime linked with libc
+ * installs its own, and its packages run CPUID after that); a program that sets one with the raw
+ * system call replaces the shim's, and its CPUIDs then fault or trap as it does not expect. Only
+ * the preload route: the seccomp route's programs (Go, static) see the host's CPUID. */
 #include "cpufault.h"
+
+#include "cpuidpatch.h"
 
 #include "emu.h"
 #include "real.h"
@@ -42,10 +50,12 @@
 #include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -72,12 +82,17 @@ static long raw_syscall2(long nr, long a, long b)
     return ret;
 }
 
-/* The host's answer: faulting off for the one instruction. */
+static bool faulting; /* CPUID faulting is on (the fault route) */
+
+/* The host's answer: faulting off for the one instruction (the patch route's handler is not in
+ * rewritten code: its CPUID is the instruction itself). */
 static void host_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4])
 {
-    raw_syscall2(SYS_arch_prctl, ARCH_SET_CPUID, 1);
+    if (faulting)
+        raw_syscall2(SYS_arch_prctl, ARCH_SET_CPUID, 1);
     __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
-    raw_syscall2(SYS_arch_prctl, ARCH_SET_CPUID, 0);
+    if (faulting)
+        raw_syscall2(SYS_arch_prctl, ARCH_SET_CPUID, 0);
 }
 
 static void answer(uint32_t leaf, uint32_t sub, uint32_t r[4])
@@ -115,14 +130,59 @@ static void answer(uint32_t leaf, uint32_t sub, uint32_t r[4])
     }
 }
 
-/* What the program believes SIGSEGV's disposition is: the one before the shim's, then whatever
- * it set through sigaction or signal (which keep the shim's handler in place and answer with
- * this one, so a runtime that forwards faults it does not own to the "previous" handler, as
- * Go's does, never forwards them back here). */
+/* What the program believes SIGSEGV's and SIGILL's dispositions are: the one before the shim's,
+ * then whatever it set through sigaction or signal (which keep the shim's handler in place and
+ * answer with this one, so a runtime that forwards faults it does not own to the "previous"
+ * handler, as Go's does, never forwards them back here). */
 static bool learn(void);
 static _Atomic int learnt; /* 0 not yet, 1 learning, 2 the node's facts, 3 none: the host's answers */
-static struct sigaction before;
-static bool armed; /* the shim's handler is SIGSEGV's */
+struct disposition {
+    struct sigaction before;
+    bool armed; /* the shim's handler is the signal's */
+};
+static struct disposition segv, ill;
+
+static struct disposition *disposition_of(int sig)
+{
+    return sig == SIGSEGV && segv.armed ? &segv : sig == SIGILL && ill.armed ? &ill : NULL;
+}
+
+/* The one answer of both triggers: the CPUID at the context's RIP (2 bytes: 0F A2, or the UD2
+ * that replaced it) answered and stepped over. */
+static void emulate(greg_t *g)
+{
+    /* the first CPUID learns the node (one thread; others wait for it) */
+    int st = 0;
+    if (atomic_compare_exchange_strong(&learnt, &st, 1))
+        atomic_store(&learnt, learn() ? 2 : 3);
+    else
+        while (atomic_load(&learnt) == 1)
+            ;
+    uint32_t r[4];
+    if (atomic_load(&learnt) == 2)
+        answer((uint32_t)g[REG_RAX], (uint32_t)g[REG_RCX], r);
+    else
+        host_cpuid((uint32_t)g[REG_RAX], (uint32_t)g[REG_RCX], r);
+    g[REG_RAX] = r[0], g[REG_RBX] = r[1], g[REG_RCX] = r[2], g[REG_RDX] = r[3];
+    g[REG_RIP] += 2;
+}
+
+/* A fault or trap that is not the shim's: the program's disposition, else the default (the
+ * instruction repeats on return and ends the process as it would have). */
+static void chain(struct disposition *d, int sig, siginfo_t *si, void *ctx)
+{
+    if ((d->before.sa_flags & SA_SIGINFO) && d->before.sa_sigaction) {
+        d->before.sa_sigaction(sig, si, ctx);
+        return;
+    }
+    if (d->before.sa_handler != SIG_DFL && d->before.sa_handler != SIG_IGN) {
+        d->before.sa_handler(sig);
+        return;
+    }
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    REAL(sigaction)(sig, &dfl, NULL);
+    d->armed = false;
+}
 
 static void cpuid_fault(int sig, siginfo_t *si, void *ctx)
 {
@@ -133,57 +193,47 @@ static void cpuid_fault(int sig, siginfo_t *si, void *ctx)
     const unsigned char *ip = (const unsigned char *)g[REG_RIP];
     /* a #GP (SI_KERNEL) at a CPUID: never a fault of the instruction fetch itself */
     if (si->si_code == SI_KERNEL && ip[0] == 0x0F && ip[1] == 0xA2) {
-        /* the first CPUID learns the node (one thread; others wait for it) */
-        int st = 0;
-        if (atomic_compare_exchange_strong(&learnt, &st, 1))
-            atomic_store(&learnt, learn() ? 2 : 3);
-        else
-            while (atomic_load(&learnt) == 1)
-                ;
-        uint32_t r[4];
-        if (atomic_load(&learnt) == 2)
-            answer((uint32_t)g[REG_RAX], (uint32_t)g[REG_RCX], r);
-        else
-            host_cpuid((uint32_t)g[REG_RAX], (uint32_t)g[REG_RCX], r);
-        g[REG_RAX] = r[0], g[REG_RBX] = r[1], g[REG_RCX] = r[2], g[REG_RDX] = r[3];
-        g[REG_RIP] += 2;
+        emulate(g);
         return;
     }
-    if ((before.sa_flags & SA_SIGINFO) && before.sa_sigaction) {
-        before.sa_sigaction(sig, si, ctx);
+    chain(&segv, sig, si, ctx);
+}
+
+static void cpuid_trap(int sig, siginfo_t *si, void *ctx)
+{
+    ucontext_t *uc = ctx;
+    greg_t *g = uc->uc_mcontext.gregs;
+    /* a #UD at a UD2 that was a CPUID (the table says so before its bytes are read) */
+    if (si->si_code == ILL_ILLOPN && cpuidpatch_is_site((uintptr_t)g[REG_RIP])) {
+        emulate(g);
         return;
     }
-    if (before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN) {
-        before.sa_handler(sig);
-        return;
-    }
-    /* the fault repeats on return and ends the process as it would have */
-    struct sigaction dfl = {.sa_handler = SIG_DFL};
-    REAL(sigaction)(SIGSEGV, &dfl, NULL);
-    armed = false;
+    chain(&ill, sig, si, ctx);
 }
 
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    if (sig != SIGSEGV || !armed)
+    struct disposition *d = disposition_of(sig);
+    if (!d)
         return REAL(sigaction)(sig, act, old);
     if (old)
-        *old = before;
+        *old = d->before;
     if (act)
-        before = *act;
+        d->before = *act;
     return 0;
 }
 
 EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
 {
-    if (sig != SIGSEGV || !armed)
+    struct disposition *d = disposition_of(sig);
+    if (!d)
         return REAL(signal)(sig, handler);
     if (handler == SIG_ERR) {
         errno = EINVAL;
         return SIG_ERR;
     }
-    __sighandler_t was = before.sa_handler; /* sa_sigaction shares its storage */
-    before = (struct sigaction){.sa_handler = handler, .sa_flags = SA_RESTART};
+    __sighandler_t was = d->before.sa_handler; /* sa_sigaction shares its storage */
+    d->before = (struct sigaction){.sa_handler = handler, .sa_flags = SA_RESTART};
     return was;
 }
 
@@ -276,23 +326,32 @@ static bool learn(void)
     return true;
 }
 
-static bool cpufault_handler_ensure(void)
+/* The shim's handler in place for sig (SIGSEGV: cpuid_fault, SIGILL: cpuid_trap). */
+static bool handler_ensure(int sig)
 {
-    if (armed)
+    struct disposition *d = sig == SIGSEGV ? &segv : &ill;
+    if (d->armed)
         return true;
     /* SA_ONSTACK: on the alternate stack a runtime sets up (Go's goroutine stacks are small) */
-    struct sigaction sa = {.sa_sigaction = cpuid_fault, .sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK};
+    struct sigaction sa = {.sa_sigaction = sig == SIGSEGV ? cpuid_fault : cpuid_trap,
+                           .sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK};
     sigemptyset(&sa.sa_mask);
-    if (REAL(sigaction)(SIGSEGV, &sa, &before))
+    if (REAL(sigaction)(sig, &sa, &d->before))
         return false;
-    armed = true;
+    d->armed = true;
     return true;
 }
 
 void cpufault_msr_opened(uint32_t entry)
 {
     uint64_t khz = tsc_clock_of(entry);
-    if (khz && cpufault_handler_ensure())
+    /* a thread that blocks SIGSEGV (glibc's SIGEV_THREAD timer threads block every signal:
+     * turbostat reads the MSRs from one) keeps the host's RDTSC: its fault could not be answered
+     * and would end the process */
+    sigset_t mask;
+    if (!khz || pthread_sigmask(SIG_BLOCK, NULL, &mask) || sigismember(&mask, SIGSEGV))
+        return;
+    if (handler_ensure(SIGSEGV))
         tsc_arm(entry, khz);
 }
 
@@ -302,10 +361,28 @@ void cpuid_init(void)
     enum emu_root root;
     if (emu_path("/proc/cpuinfo", true, &e, &root))
         return; /* a node without cpuinfo: the host's CPUID */
-    if (!cpufault_handler_ensure())
+    const char *mode = getenv("HWEMU_CPUID");
+    if (!mode || !*mode)
+        mode = "auto";
+    bool fault = !strcmp(mode, "auto") || !strcmp(mode, "fault"), patch = !strcmp(mode, "auto") || !strcmp(mode, "patch");
+    if (!fault && !patch) {
+        if (strcmp(mode, "host"))
+            fprintf(stderr, "hwemu shim: HWEMU_CPUID=%.40s is none of auto, fault, patch, host: CPUID stays the "
+                    "host's (hwemu exec --cpuid sets it)\n", mode);
         return;
-    if (raw_syscall2(SYS_arch_prctl, ARCH_SET_CPUID, 0) != 0) {
-        REAL(sigaction)(SIGSEGV, &before, NULL); /* no CPUID faulting here: the host's CPUID stays */
-        armed = false;
     }
+    if (fault && handler_ensure(SIGSEGV)) {
+        if (raw_syscall2(SYS_arch_prctl, ARCH_SET_CPUID, 0) == 0) {
+            faulting = true;
+            return;
+        }
+        REAL(sigaction)(SIGSEGV, &segv.before, NULL); /* no CPUID faulting here */
+        segv.armed = false;
+        if (!patch)
+            fprintf(stderr, "hwemu shim: HWEMU_CPUID=fault: this host offers no CPUID faulting (no cpuid_fault in "
+                    "its /proc/cpuinfo), so CPUID stays the host's; hwemu exec --cpuid patch rewrites the "
+                    "instructions instead\n");
+    }
+    if (patch && handler_ensure(SIGILL))
+        cpuidpatch_loaded();
 }

@@ -3,9 +3,10 @@
 #define HWEMU_SHIM_CPUFAULT_H
 #include <stdint.h>
 
-/* Turns CPUID faulting on and answers it with the node's processor; nothing when the node has no
- * /proc/cpuinfo or the host offers no CPUID faulting. Called once, by the constructor, after
- * emu_init succeeded. */
+/* Makes CPUID answer with the node's processor by the route HWEMU_CPUID chooses (auto: CPUID
+ * faulting where the host offers it, else the program's CPUIDs rewritten into UD2 by
+ * cpuidpatch.c); nothing when the node has no /proc/cpuinfo or HWEMU_CPUID is host. Called once,
+ * by the constructor, after emu_init succeeded. */
 void cpuid_init(void);
 /* The calling thread opened MSR device entry: RDTSC at the node's TSC clock from now on where the
  * node gives it one (tsctrap.c), with the shim's SIGSEGV handler in place to answer it (the

@@ -161,7 +161,7 @@ struct statx;
     /* loading libraries */                                                                        \
     X(void *, dlopen, (const char *, int))                                                         \
     X(char *, dlerror, (void))                                                                     \
-    /* signals: SIGSEGV stays the CPUID emulation's (cpufault.c) */                                \
+    /* signals: SIGSEGV, SIGILL stay the CPUID emulation's (cpufault.c) */                         \
     X(int, sigaction, (int, const struct sigaction *, struct sigaction *))                         \
     X(__sighandler_t, signal, (int, __sighandler_t))                                               \
     /* starting programs */                                                                        \
@@ -185,6 +185,7 @@ struct statx;
     X(int, usleep, (useconds_t))                                                                   \
     X(int, timerfd_settime, (int, int, const struct itimerspec *, struct itimerspec *))            \
     X(int, timer_settime, (timer_t, int, const struct itimerspec *, struct itimerspec *))          \
+    X(int, timer_create, (clockid_t, struct sigevent *, timer_t *))                                \
     X(int, setitimer, (__itimer_which_t, const struct itimerval *, struct itimerval *))            \
     X(unsigned int, alarm, (unsigned int))                                                         \
     /* waits with timeouts (wrap_wait.c) */                                                        \

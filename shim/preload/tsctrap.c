@@ -17,7 +17,12 @@
  *   Exec: the kernel keeps the fault across execve and the dynamic loader executes RDTSC before
  *   any handler exists, so the exec family, posix_spawn, system and popen (wrap_exec.c) turn it
  *   off for the call; the new program's shim turns it on again when it opens an MSR device.
- *   Not covered: threads that existed before the open keep the host's RDTSC; a program that
+ *   A thread that blocks SIGSEGV keeps the host's RDTSC (a blocked synchronous fault ends the
+ *   process): the open does not arm it (cpufault.c), and timer_create of a SIGEV_THREAD timer
+ *   runs with the fault off (wrap_time.c), since glibc's timer threads, which block every
+ *   signal, inherit it (turbostat opens MSR devices from one).
+ *   Not covered: threads that existed before the open keep the host's RDTSC; a thread the
+ *   program starts after it and that then blocks SIGSEGV dies at its first RDTSC; a program that
  *   replaces SIGSEGV's handler with the raw system call, or execs with the raw system call,
  *   faults as it does not expect (the same limits as cpufault.c's). */
 #include "tsctrap.h"

@@ -21,7 +21,9 @@ bool tsc_fault(const siginfo_t *si, ucontext_t *uc);
 uint64_t tsc_node_khz(void);
 /* Around a call that replaces the process image (exec) or starts a program (posix_spawn,
  * system, popen): the new image starts with RDTSC the host's (the kernel keeps the fault
- * across execve, and the dynamic loader reads the TSC before any handler exists). end puts the
+ * across execve, and the dynamic loader reads the TSC before any handler exists). Also around
+ * timer_create of a SIGEV_THREAD timer (wrap_time.c): glibc's helper thread, started inside it,
+ * blocks every signal, so its RDTSC must not fault. end puts the
  * calling thread's state back when the call returns. */
 bool tsc_exec_begin(void);
 void tsc_exec_end(bool was);

@@ -4,11 +4,16 @@
  * (glibc's sleep and usleep reach nanosleep internally, so each is wrapped itself). The CPU-time
  * clocks and every call of a process without HWEMU_TIME=emulated go to libc untouched. The timers
  * (timerfd_settime, timer_settime, setitimer, alarm) are not emulated: arming one in emulated
- * time says so once on stderr. The
+ * time says so once on stderr. timer_create of a SIGEV_THREAD timer runs with the calling
+ * thread's RDTSC the host's (tsctrap.c): glibc starts the timers' helper thread inside it, with
+ * every signal blocked, and the threads it starts for each expiry inherit its RDTSC mode; a
+ * faulting RDTSC there (their clock_gettime) could not be answered and would end the process
+ * (turbostat's RAPL sampling timer, msr_sum_record). The
  * segment readers of the shim, fakesmi and the node's libraries read their clock through
  * clock_gettime too, so an agent's reads of a node's counters are at its emulated now. */
 #include "emutime.h"
 #include "real.h"
+#include "tsctrap.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -142,6 +147,14 @@ EXPORT int timerfd_settime(int fd, int flags, const struct itimerspec *v, struct
     if (emutime_on())
         timer_note("timerfd_settime");
     return REAL(timerfd_settime)(fd, flags, v, old);
+}
+
+EXPORT int timer_create(clockid_t clk, struct sigevent *sev, timer_t *t)
+{
+    bool tsc = sev && sev->sigev_notify == SIGEV_THREAD && tsc_exec_begin();
+    int r = REAL(timer_create)(clk, sev, t);
+    tsc_exec_end(tsc);
+    return r;
 }
 
 EXPORT int timer_settime(timer_t t, int flags, const struct itimerspec *v, struct itimerspec *old)

@@ -8,6 +8,8 @@
 #                                           access daemon
 #   env -i, posix_spawn, subprocess         a program started with an emptied environment stays
 #                                           on its node
+# CPUID is the node's by faulting (hosts with cpuid_fault) or by patching (others): the route the
+# host offers, said on the output's first line.
 # turbostat asks for RLIMIT_NOFILE 32768, above this sandbox's hard limit: a one-call stub
 # (built here) lets that setrlimit succeed. Where each expected value comes from is said at each
 # check. Bounded: one engine, ~90 s.
@@ -67,16 +69,19 @@ steady() {
 # uj NODE ZONE: the energy_uj of powercap zone ZONE (e.g. intel-rapl:0:0) and the time (s)
 uj() { X $1 -- sh -c "cat /sys/class/powercap/$2/energy_uj; date +%s.%N" | tr '\n' ' '; }
 
-# turbostat decides what the machine is from CPUID (vendor, family/model, leaf 6's APERF bit):
-# the node's only where the shim can fault CPUID (the host's cpuid_fault flag, cpufault.c). On a
-# host without it turbostat sees the host's processor and prints no Busy% (a firecracker guest:
-# "CPUID(6): No-APERF"); the same arithmetic is checked below with tscmath.c on every host.
-if grep -qw cpuid_fault /proc/cpuinfo; then nodes="intel-0 amd-0"; else
-    nodes= && echo "SKIP: turbostat (this host has no cpuid_fault: turbostat reads the host's CPUID)"; fi
+# turbostat decides what the machine is from CPUID (vendor, family/model, leaf 6's APERF bit),
+# which the shim makes the node's by faulting it where the host has the cpuid_fault flag, else by
+# rewriting turbostat's CPUID instructions into a trapping UD2 (cpufault.c, cpuidpatch.c;
+# docs/interfaces.md "MSR devices"). With CPUID the host's, turbostat would see the host's
+# processor and print no Busy% (a firecracker guest: "CPUID(6): No-APERF"). Both routes need an
+# x86-64 host; the same arithmetic is also checked below with tscmath.c.
+if grep -qw cpuid_fault /proc/cpuinfo; then route=fault; else route=patch; fi
+if [ "$(uname -m)" = x86_64 ]; then nodes="intel-0 amd-0" && echo "CPUID route: $route"; else
+    nodes= && echo "SKIP: turbostat and likwid-powermeter (no CPUID route on $(uname -m))"; fi
 for node in $nodes; do
     steady $node
     c0=$(uj $node intel-rapl:0:0) c1=$(uj $node intel-rapl:1:0)
-    out=$(X $node -- env LD_PRELOAD="$tmp/rl.so $shim" turbostat --quiet -S -n 3 -i 5 2>"$tmp/ts.err" | grep -v '^turbostat')
+    out=$(X $node --cpuid $route -- env LD_PRELOAD="$tmp/rl.so $shim" turbostat --quiet -S -n 3 -i 5 2>"$tmp/ts.err" | grep -v '^turbostat')
     d0=$(uj $node intel-rapl:0:0) d1=$(uj $node intel-rapl:1:0)
     t=$(telem $node)
     [ -n "$(col "$out" Busy%)" ] || { bad "$node: turbostat printed no summary: $(head -c 600 "$tmp/ts.err") $out"; continue; }
@@ -217,7 +222,7 @@ done
 # vDSO's RDTSC answered with the host's TSC): the command runs, and the interval turbostat
 # prints ("N.NNNNNN sec", from gettimeofday) is the command's 1 s within 10 % (a loaded machine)
 if [ -n "$nodes" ]; then
-    out=$(X intel-0 -- env LD_PRELOAD="$tmp/rl.so $shim" turbostat --quiet -S sh -c 'sleep 1; echo child-ran' 2>&1)
+    out=$(X intel-0 --cpuid $route -- env LD_PRELOAD="$tmp/rl.so $shim" turbostat --quiet -S sh -c 'sleep 1; echo child-ran' 2>&1)
     sec=$(sed -n 's/^\([0-9.]*\) sec$/\1/p' <<<"$out")
     grep -qx child-ran <<<"$out" && [ -n "$sec" ] && within "$sec" 1 10 && ok ||
         bad "turbostat with a command: ${sec:-no} sec: $(head -c 600 <<<"$out")"
@@ -227,9 +232,8 @@ fi
 # cleared environment): each socket's PKG and DRAM power against /telemetry's packages[].powerWatts
 # and cpu.dramPowerWatts / sockets, steady. (On the AMD node Debian's likwid 5.2.2 stops at
 # "Unsupported AMD Zen Processor": it knows no Zen 4; docs/interfaces.md.)
-# likwid's access daemon allows a register by the processor it reads with CPUID: the node's only
-# with cpuid_fault (without it: "Cannot gather values from MSR_PLATFORM_INFO" on the host's Zen 4).
-[ -n "$nodes" ] || echo "SKIP: likwid-powermeter (this host has no cpuid_fault)"
+# likwid's access daemon allows a register by the processor it reads with CPUID: the node's by
+# either route (with the host's: "Cannot gather values from MSR_PLATFORM_INFO" on a Zen 4 host).
 # likwid divides the energy by a runtime it times with RDTSC at a TSC rate it calibrates over
 # 500 ms of nanosleep at start (src/timer.c getCpuSpeed, printed as "CPU clock"), which a loaded
 # machine skews by several per cent: its power is taken back to the true interval with the TSC
@@ -265,7 +269,7 @@ int main(void)
 C
 gcc -O2 -o "$tmp/tsc" "$tmp/tsc.c" || bad "tsc.c build"
 ghz=$("$tmp/tsc")
-[ -n "$nodes" ] && steady intel-0 && out=$(X intel-0 -- likwid-powermeter -s 3s 2>&1)
+[ -n "$nodes" ] && steady intel-0 && out=$(X intel-0 --cpuid $route -- likwid-powermeter -s 3s 2>&1)
 t=$(telem intel-0)
 clock=$(awk -F'\t' '/^CPU clock:/ { print $2 + 0; exit }' <<<"$out")
 for k in ${nodes:+0 1}; do
