@@ -360,6 +360,12 @@ static int my_slot(void)
     return slot;
 }
 
+void emutime_hold(void)
+{
+    if (on && stepped())
+        my_slot();
+}
+
 /* Has the engine gone without stopping the clock? Then time goes on in wall time from now. */
 static bool check_dead(void)
 {

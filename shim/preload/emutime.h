@@ -48,6 +48,8 @@ int emutime_sleep_until(int64_t deadline);
 typedef bool emutime_op(void *ctx, int64_t abs_real);
 enum { EMUTIME_TIMEOUT, EMUTIME_DONE, EMUTIME_SIGNAL };
 int emutime_wait(int64_t deadline, emutime_op *op, void *ctx, const sigset_t *mask, bool intr);
+/* The calling thread (a new one) holds time from here, as after its first wait (its slot). */
+void emutime_hold(void);
 /* The calling thread leaves the protocol (its exit). */
 void emutime_release_thread(void);
 /* The process's exit: its slot freed, unless its parent (an agent) frees it when it reaps it. */

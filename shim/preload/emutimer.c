@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -33,6 +34,7 @@ struct timer {
     int notify, signo, overrun; /* T_POSIX: sigev_notify, sigev_signo, the last signal's overrun */
     pid_t tid;                /* T_POSIX: SIGEV_THREAD_ID's thread */
     union sigval value;       /* T_POSIX */
+    void (*fn)(union sigval); /* T_POSIX: SIGEV_THREAD's function */
 };
 
 /* [0] is ITIMER_REAL, the rest timerfds and POSIX timers */
@@ -184,7 +186,7 @@ static int settime(struct timer *t, bool abs, const struct itimerspec *v, struct
 /* --- firing ------------------------------------------------------------------------------------- */
 
 struct action {
-    enum { A_READABLE, A_SIGNAL, A_REAL_NOW } what;
+    enum { A_READABLE, A_SIGNAL, A_THREAD } what;
     struct timer t; /* a copy: what to fire */
     siginfo_t si;
 };
@@ -207,6 +209,41 @@ static bool send_signal(const struct action *a, const sigset_t *mask)
     if (rc != 0 && a->si.si_code == SI_KERNEL) /* SI_KERNEL is taken from the main thread only: kill() */
         REAL(syscall)(SYS_kill, pid, sig);
     return to == me && open_here && handled;
+}
+
+/* SIGEV_THREAD: the function runs in a new thread that holds a slot of the clock from its start
+ * (the firing thread waits for that), so time does not move before the function has run up to
+ * its first wait. The thread has default attributes, detached. */
+struct notify {
+    void (*fn)(union sigval);
+    union sigval value;
+    sem_t started;
+};
+
+static void *notify_main(void *p)
+{
+    struct notify *n = p;
+    void (*fn)(union sigval) = n->fn;
+    union sigval value = n->value;
+    emutime_hold();
+    sem_post(&n->started); /* n is the firing thread's: not touched after this */
+    fn(value);
+    return NULL;
+}
+
+static void notify_thread(const struct timer *t)
+{
+    struct notify n = {.fn = t->fn, .value = t->value};
+    pthread_attr_t attr;
+    pthread_t th;
+    sem_init(&n.started, 0, 0);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (t->fn && pthread_create(&th, &attr, notify_main, &n) == 0)
+        while (sem_wait(&n.started) && errno == EINTR)
+            ;
+    pthread_attr_destroy(&attr);
+    sem_destroy(&n.started);
 }
 
 bool emutimer_fire(const sigset_t *mask)
@@ -242,8 +279,8 @@ bool emutimer_fire(const sigset_t *mask)
         t->overrun = count - 1 > INT_MAX ? INT_MAX : (int)(count - 1);
         if (t->notify == SIGEV_NONE)
             continue;
-        if (t->notify == SIGEV_THREAD) { /* glibc's helper thread runs the function when the real one fires */
-            a->what = A_REAL_NOW;
+        if (t->notify == SIGEV_THREAD) {
+            a->what = A_THREAD;
             n++;
             continue;
         }
@@ -261,8 +298,8 @@ bool emutimer_fire(const sigset_t *mask)
         struct action *a = &acts[k];
         if (a->what == A_SIGNAL) {
             ran |= send_signal(a, mask);
-        } else if (a->what == A_REAL_NOW) {
-            arm_real(&a->t, true);
+        } else if (a->what == A_THREAD) {
+            notify_thread(&a->t);
         } else { /* readable before the wait looks at it again: the real timerfd fired */
             arm_real(&a->t, true);
             struct pollfd p = {.fd = a->t.fd, .events = POLLIN};
@@ -442,6 +479,7 @@ void emutimer_posix_add(timer_t id, clockid_t clock, const struct sigevent *sev)
             t->signo = sev->sigev_signo;
             t->value = sev->sigev_value;
             t->tid = sev->sigev_notify == SIGEV_THREAD_ID ? sev->_sigev_un._tid : 0;
+            t->fn = sev->sigev_notify == SIGEV_THREAD ? sev->sigev_notify_function : NULL;
         } else { /* the kernel's default: SIGALRM carrying the timer's id */
             t->notify = SIGEV_SIGNAL;
             t->signo = SIGALRM;

@@ -3,7 +3,8 @@
  * clocks, each with an emulated expiry. Every timer is backed by a real one of its kind (the
  * kernel's checks and errors, its descriptor, its signal delivery): at --speed max (a stepped
  * clock) the real one stays disarmed and the process's waits wake at the earliest expiry and fire
- * it (emutimer_next, emutimer_fire); at --speed N, or once the engine stopped, the real one is
+ * it (emutimer_next, emutimer_fire; a SIGEV_THREAD function is started by the shim, in a thread
+ * holding time from its start); at --speed N, or once the engine stopped, the real one is
  * armed at the wall time emulated time reaches the expiry ("hosted"), so it fires while the
  * process runs too. The wrappers are wrap_timer.c; wrap_file.c's read and close call the timerfd
  * part. Nothing here runs in a process without HWEMU_TIME=emulated. */

@@ -72,7 +72,8 @@ timerfd-epoll 1.500 1
 timerfd-select 2.000 1 1
 setitimer-sleep 2.500 1 EINTR 2.500 7.500
 alarm-pause 3.000 1 EINTR 3.000
-timer-signal 1.500 3.000 4.500 1 1 1.500"
+timer-signal 1.500 3.000 4.500 1 1 1.500
+timer-thread 1 2.000"
 if [ "$out" = "$want" ]; then ok; else bad "A: the timers: $(diff <(echo "$want") <(echo "$out"))"; fi
 # the same in Python (tests/emutime/signals.py): setitimer, alarm, pause, getitimer
 out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/ra" -- python3 tests/emutime/signals.py 2>&1)

@@ -5,9 +5,11 @@
  * at its expiry; a non-blocking read before it is EAGAIN; an interval's read counts what expired;
  * timerfd_gettime is the time left; ITIMER_REAL ends a nanosleep with EINTR at its expiry and the
  * time left in rem; alarm ends pause; a POSIX timer's signals come at each interval with SI_TIMER
- * and the timer's value. */
+ * and the timer's value; a SIGEV_THREAD timer's function runs at its expiry (in a thread that
+ * holds time from its start), before the 10 s the main thread waits for it. */
 #include <errno.h>
 #include <poll.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -79,6 +81,16 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
         hit_value[hits] = si->si_value.sival_int;
     }
     hits++;
+}
+
+static sem_t thread_done;
+static volatile int64_t thread_at;
+
+static void on_timer_thread(union sigval v)
+{
+    (void)v;
+    thread_at = mono();
+    sem_post(&thread_done);
 }
 
 int main(void)
@@ -190,6 +202,21 @@ int main(void)
     printf("timer-signal %.3f %.3f %.3f %d %d %.3f\n", (double)(hit_at[0] - t0) / 1e9, (double)(hit_at[1] - t0) / 1e9,
            (double)(hit_at[2] - t0) / 1e9, hit_code[0] == SI_TIMER && hit_code[1] == SI_TIMER && hit_code[2] == SI_TIMER,
            hit_value[0] == 42 && hit_value[2] == 42, (double)cur.it_value.tv_sec + cur.it_value.tv_nsec / 1e9);
+    timer_delete(tid);
+
+    /* SIGEV_THREAD at 2 s, waited for with sem_timedwait of 10 s */
+    t0 = mono();
+    sem_init(&thread_done, 0, 0);
+    struct sigevent tev = {.sigev_notify = SIGEV_THREAD, .sigev_notify_function = on_timer_thread};
+    if (timer_create(CLOCK_MONOTONIC, &tev, &tid))
+        die("timer_create");
+    v = its(2, 0);
+    timer_settime(tid, 0, &v, NULL);
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 10;
+    rc = sem_timedwait(&thread_done, &dl);
+    printf("timer-thread %d %.3f\n", rc == 0, (double)(thread_at - t0) / 1e9);
     timer_delete(tid);
     return 0;
 }
