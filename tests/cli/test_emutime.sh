@@ -12,7 +12,7 @@
 # The timers (docs/time.md "Timers"): timerfd reads, polls and selects, setitimer, alarm, pause,
 # POSIX timers (tests/emutime/timers.c, tests/emutime/signals.py) at the emulated times they were
 # set to; coreutils `timeout 5 sleep 100` ends with 124 after 5 emulated seconds; at --speed 10 a
-# timer fires in a busy loop at its emulated time.
+# timer fires in a busy loop at its emulated time, and the C timers come near their --speed max times.
 # Expected values: the agent's own period (20 s) and threshold; the engine's outputs of the
 # first run. Usage: test_emutime.sh HWEMU_BINARY   (run from the source tree)
 set -u
@@ -75,6 +75,7 @@ alarm-pause 3.000 1 EINTR 3.000
 timer-signal 1.500 3.000 4.500 1 1 1.500
 timer-thread 1 2.000"
 if [ "$out" = "$want" ]; then ok; else bad "A: the timers: $(diff <(echo "$want") <(echo "$out"))"; fi
+timers_want=$want
 # the same in Python (tests/emutime/signals.py): setitimer, alarm, pause, getitimer
 out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/ra" -- python3 tests/emutime/signals.py 2>&1)
 want="setitimer-sleep [2.5] 10.0
@@ -208,4 +209,19 @@ wall=$(( $(date +%s%N) - t0 ))
 echo "D: setitimer 5 s at --speed 10 in a busy loop: handler at $out emulated s, $wall wall ns"
 if python3 -c "import sys; sys.exit(not (4.5 <= float('$out') <= 7 and $wall < 4000000000))" 2>/dev/null; then ok
 else bad "D: setitimer at --speed 10: $out emulated s, $wall wall ns"; fi
+# the C timers at --speed 10 (each a real timer armed at its expiry's wall time): the values of
+# --speed max within 1 emulated second (100 ms of wall time: the host's scheduling), the counts
+# and answers the same
+out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/rd" -- "$timers" 2>&1)
+echo "D: the timers at --speed 10: $(echo $out)"
+python3 - "$timers_want" "$out" <<'PY' && ok || bad "D: the timers at --speed 10: $out"
+import sys
+want, got = (s.split("\n") for s in sys.argv[1:])
+assert len(want) == len(got), got
+for w, g in zip(want, got):
+    w, g = w.split(), g.split()
+    assert len(w) == len(g) and w[0] == g[0], (w, g)
+    for a, b in zip(w[1:], g[1:]):
+        assert (abs(float(a) - float(b)) <= 1.0) if "." in a else a == b, (w, g)
+PY
 finish
