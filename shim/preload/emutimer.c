@@ -336,21 +336,49 @@ static struct timer *entry_new(enum kind kind, clockid_t clock)
     return NULL;
 }
 
-/* --- timerfd ------------------------------------------------------------------------------------ */
+/* --- settime and gettime of a timerfd or a POSIX timer ------------------------------------------ */
 
-static struct timer *find_fd(int fd)
+/* The timerfd fd or the POSIX timer id (under the lock). */
+static struct timer *find(enum kind kind, int fd, timer_t id)
 {
     for (size_t k = 1; k < sizeof tab / sizeof *tab; k++)
-        if (tab[k].kind == T_FD && tab[k].fd == fd)
+        if (tab[k].kind == kind && (kind == T_FD ? tab[k].fd == fd : tab[k].id == id))
             return &tab[k];
     return NULL;
 }
+
+/* timerfd_settime, timer_settime: 0 or an errno (missing: the one of a timer the shim does not know) */
+static int set_of(enum kind kind, int fd, timer_t id, bool abs, const struct itimerspec *v, struct itimerspec *old,
+                  int missing)
+{
+    if (!v)
+        return EFAULT;
+    sigset_t mask;
+    take(&mask);
+    struct timer *t = find(kind, fd, id);
+    int rc = t ? settime(t, abs, v, old) : missing;
+    give(&mask);
+    return rc;
+}
+
+static int get_of(enum kind kind, int fd, timer_t id, struct itimerspec *cur, int missing)
+{
+    sigset_t mask;
+    take(&mask);
+    struct timer *t = find(kind, fd, id);
+    if (t)
+        remaining(t, emutime_mono(), cur);
+    give(&mask);
+    return t ? 0 : missing;
+}
+
+/* --- timerfd ------------------------------------------------------------------------------------ */
 
 void emutimer_fd_add(int fd, clockid_t clock)
 {
     sigset_t old;
     take(&old);
-    struct timer *t = find_fd(fd); /* a stale entry of a number closed behind the shim's back */
+    struct timer *t = find(T_FD, fd, NULL); /* a stale entry of a number closed behind the shim's back */
     if (!t && (t = entry_new(T_FD, clock)))
         atomic_fetch_add(&n_fds, 1);
     if (t) {
@@ -379,7 +407,7 @@ void emutimer_fd_closed(int fd)
         return;
     sigset_t old;
     take(&old);
-    struct timer *t = find_fd(fd);
+    struct timer *t = find(T_FD, fd, NULL);
     if (t) {
         t->kind = T_FREE;
         atomic_store(&fd_plus1[t - tab], 0);
@@ -391,27 +419,14 @@ void emutimer_fd_closed(int fd)
 
 int emutimer_fd_settime(int fd, int flags, const struct itimerspec *v, struct itimerspec *old)
 {
-    if (!v)
-        return EFAULT;
-    if (flags & ~(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET))
+    if (flags & ~(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET)) /* the kernel looks at them first */
         return EINVAL;
-    sigset_t mask;
-    take(&mask);
-    struct timer *t = find_fd(fd);
-    int rc = t ? settime(t, flags & TFD_TIMER_ABSTIME, v, old) : EBADF;
-    give(&mask);
-    return rc;
+    return set_of(T_FD, fd, NULL, flags & TFD_TIMER_ABSTIME, v, old, EBADF);
 }
 
 int emutimer_fd_gettime(int fd, struct itimerspec *cur)
 {
-    sigset_t mask;
-    take(&mask);
-    struct timer *t = find_fd(fd);
-    if (t)
-        remaining(t, emutime_mono(), cur);
-    give(&mask);
-    return t ? 0 : EBADF;
+    return get_of(T_FD, fd, NULL, cur, EBADF);
 }
 
 ssize_t emutimer_fd_read(int fd, void *buf, size_t n)
@@ -421,7 +436,7 @@ ssize_t emutimer_fd_read(int fd, void *buf, size_t n)
     for (;;) {
         sigset_t mask;
         take(&mask);
-        struct timer *t = find_fd(fd);
+        struct timer *t = find(T_FD, fd, NULL);
         if (!t) {
             give(&mask);
             return REAL(read)(fd, buf, n);
@@ -454,19 +469,11 @@ ssize_t emutimer_fd_read(int fd, void *buf, size_t n)
 
 /* --- POSIX timers --------------------------------------------------------------------------------- */
 
-static struct timer *find_posix(timer_t id)
-{
-    for (size_t k = 1; k < sizeof tab / sizeof *tab; k++)
-        if (tab[k].kind == T_POSIX && tab[k].id == id)
-            return &tab[k];
-    return NULL;
-}
-
 void emutimer_posix_add(timer_t id, clockid_t clock, const struct sigevent *sev)
 {
     sigset_t old;
     take(&old);
-    struct timer *t = find_posix(id);
+    struct timer *t = find(T_POSIX, -1, id);
     if (!t)
         t = entry_new(T_POSIX, clock);
     if (t) {
@@ -493,39 +500,26 @@ bool emutimer_is_posix(timer_t id)
 {
     sigset_t old;
     take(&old);
-    bool is = find_posix(id) != NULL;
+    bool is = find(T_POSIX, -1, id) != NULL;
     give(&old);
     return is;
 }
 
 int emutimer_posix_settime(timer_t id, int flags, const struct itimerspec *v, struct itimerspec *old)
 {
-    if (!v)
-        return EFAULT;
-    sigset_t mask;
-    take(&mask);
-    struct timer *t = find_posix(id);
-    int rc = t ? settime(t, flags & TIMER_ABSTIME, v, old) : EINVAL;
-    give(&mask);
-    return rc;
+    return set_of(T_POSIX, -1, id, flags & TIMER_ABSTIME, v, old, EINVAL);
 }
 
 int emutimer_posix_gettime(timer_t id, struct itimerspec *cur)
 {
-    sigset_t mask;
-    take(&mask);
-    struct timer *t = find_posix(id);
-    if (t)
-        remaining(t, emutime_mono(), cur);
-    give(&mask);
-    return t ? 0 : EINVAL;
+    return get_of(T_POSIX, -1, id, cur, EINVAL);
 }
 
 int emutimer_posix_overrun(timer_t id)
 {
     sigset_t mask;
     take(&mask);
-    struct timer *t = find_posix(id);
+    struct timer *t = find(T_POSIX, -1, id);
     int n = t ? (t->hosted ? REAL(timer_getoverrun)(id) : t->overrun) : -1;
     give(&mask);
     return n;
@@ -535,7 +529,7 @@ void emutimer_posix_delete(timer_t id)
 {
     sigset_t mask;
     take(&mask);
-    struct timer *t = find_posix(id);
+    struct timer *t = find(T_POSIX, -1, id);
     if (t) {
         t->kind = T_FREE;
         recompute();
