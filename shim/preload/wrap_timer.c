@@ -9,6 +9,7 @@
 #include "emutime.h"
 #include "emutimer.h"
 #include "real.h"
+#include "tsctrap.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -47,9 +48,14 @@ EXPORT int timerfd_gettime(int fd, struct itimerspec *cur)
 
 /* --- POSIX timers -------------------------------------------------------------------------------- */
 
+/* A SIGEV_THREAD timer is created with the calling thread's RDTSC the host's (tsctrap.c): glibc
+ * starts its timers' helper thread inside the call, with every signal blocked, and the threads it
+ * starts for each expiry inherit its RDTSC mode; a faulting RDTSC there could not be answered. */
 EXPORT int timer_create(clockid_t clock, struct sigevent *restrict sev, timer_t *restrict id)
 {
+    bool tsc = sev && sev->sigev_notify == SIGEV_THREAD && tsc_exec_begin();
     int rc = REAL(timer_create)(clock, sev, id);
+    tsc_exec_end(tsc);
     if (rc == 0 && emutime_on() && emutimer_clock_ok(clock))
         emutimer_posix_add(*id, clock, sev);
     return rc;
