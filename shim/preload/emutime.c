@@ -10,8 +10,10 @@
 #include "seg_clock.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +151,7 @@ static void say_and_exit(const char *what)
 {
     char msg[1400];
     int n = snprintf(msg, sizeof msg, "hwemu-shim: --time emulated: %s\n", what);
-    if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
+    if (n > 0 && REAL(write)(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
         _exit(1);
     _exit(1);
 }
@@ -235,6 +237,57 @@ void emutime_reaped(pid_t pid)
         }
 }
 
+/* Does sig end process pid now (neither blocked, ignored nor caught there, and its default action
+ * ends a process)? Read from the kernel's /proc/<pid>/status (the real file, not the shim's). */
+static bool ends_process(pid_t pid, int sig)
+{
+    if (sig == SIGKILL)
+        return true;
+    switch (sig) { /* default actions that do not end a process */
+    case SIGCHLD:
+    case SIGCONT:
+    case SIGURG:
+    case SIGWINCH:
+    case SIGSTOP:
+    case SIGTSTP:
+    case SIGTTIN:
+    case SIGTTOU:
+        return false;
+    }
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = REAL(open)(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = REAL(read)(fd, buf, sizeof buf - 1);
+    REAL(close)(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = 0;
+    static const char *const fields[] = {"\nSigBlk:", "\nSigIgn:", "\nSigCgt:"};
+    for (size_t k = 0; k < sizeof fields / sizeof *fields; k++) {
+        const char *f = strstr(buf, fields[k]);
+        if (!f || (strtoull(f + strlen(fields[k]), NULL, 16) >> (sig - 1)) & 1)
+            return false;
+    }
+    return true;
+}
+
+void emutime_kill(pid_t pid, int sig)
+{
+    if (!on || sig <= 0 || sig >= 65 || pid == -1 || !stepped())
+        return;
+    pid_t group = pid == 0 ? getpgrp() : pid < 0 ? -pid : 0;
+    for (int k = 0; k < CHILDREN; k++) {
+        pid_t c = atomic_load(&child_pid[k]);
+        if (!c || (group ? getpgid(c) != group : c != pid) || !ends_process(c, sig))
+            continue;
+        int i = child_slot_of[k];
+        if (atomic_load(&clk.slots[i].pid) == c) /* it holds time until its parent reaps it */
+            seg_clock_run(&clk, i);
+    }
+}
+
 char **emutime_exec_env(char *const env[], int child_slot)
 {
     int i = child_slot >= 0 ? child_slot : slot;
@@ -300,11 +353,17 @@ static int my_slot(void)
         if (!atomic_exchange(&said, true)) {
             static const char msg[] = "hwemu-shim: --time emulated: every slot of the engine's clock is taken; "
                                       "this thread's waits do not hold the engine's time\n";
-            if (write(2, msg, sizeof msg - 1) < 0)
+            if (REAL(write)(2, msg, sizeof msg - 1) < 0)
                 return -1;
         }
     }
     return slot;
+}
+
+void emutime_hold(void)
+{
+    if (on && stepped())
+        my_slot();
 }
 
 /* Has the engine gone without stopping the clock? Then time goes on in wall time from now. */
@@ -337,13 +396,52 @@ static int64_t real_at(int64_t deadline)
     return seg_clock_real_at(&clk, deadline);
 }
 
+bool emutime_stepped(void)
+{
+    return stepped();
+}
+
+int64_t emutime_real_at(int64_t deadline)
+{
+    return real_at(deadline);
+}
+
+/* The process's timers, given by emutimer.c (emutime_timers): none until then. */
+static int64_t no_timer(void)
+{
+    return INT64_MAX;
+}
+static bool no_fire(const sigset_t *mask)
+{
+    (void)mask;
+    return false;
+}
+static emutime_timers_next *timers_next = no_timer;
+static emutime_timers_fire *timers_fire = no_fire;
+
+void emutime_timers(emutime_timers_next *next, emutime_timers_fire *fire)
+{
+    timers_next = next;
+    timers_fire = fire;
+}
+
+/* Both waits below wake at the earlier of their deadline and the process's next timer (the
+ * thread's slot blocked until then): at a timer's expiry the thread fires it while its slot,
+ * due, holds time, and waits again unless a handler ran in it. */
 int emutime_sleep_until(int64_t deadline)
 {
     for (;;) {
-        if (emutime_mono() >= deadline)
+        int64_t tn = timers_next(), now = emutime_mono();
+        if (now >= tn) {
+            if (timers_fire(NULL))
+                return EINTR;
+            continue;
+        }
+        if (now >= deadline)
             return 0;
+        int64_t eff = deadline < tn ? deadline : tn;
         if (!stepped()) {
-            int64_t r = real_at(deadline);
+            int64_t r = real_at(eff);
             struct timespec ts = emutime_ts_of(r == INT64_MAX ? emutime_real_mono() + ALIVE_NS : r);
             int rc = REAL(clock_nanosleep)(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
             if (rc == EINTR)
@@ -353,16 +451,16 @@ int emutime_sleep_until(int64_t deadline)
         int i = my_slot();
         if (i < 0) { /* no slot: wait for time to come without holding it */
             uint32_t seen = atomic_load(&clk.h->now_futex);
-            if (emutime_mono() < deadline && seg_clock_wait_now(&clk, seen, ALIVE_NS) == EINTR)
+            if (emutime_mono() < eff && seg_clock_wait_now(&clk, seen, ALIVE_NS) == EINTR)
                 return EINTR;
             check_dead();
             continue;
         }
-        seg_clock_block(&clk, i, deadline);
+        seg_clock_block(&clk, i, eff);
         int rc = 0;
         for (;;) {
             uint32_t seen = atomic_load_explicit(&clk.h->now_futex, memory_order_acquire);
-            if (emutime_mono() >= deadline || !stepped())
+            if (emutime_mono() >= eff || !stepped())
                 break;
             int e = seg_clock_wait_now(&clk, seen, ALIVE_NS);
             if (e == EINTR) {
@@ -375,44 +473,54 @@ int emutime_sleep_until(int64_t deadline)
         seg_clock_run(&clk, i);
         if (rc)
             return rc;
-        if (emutime_mono() >= deadline) {
+        if (emutime_mono() >= eff)
             atomic_fetch_add_explicit(&clk.h->wakeups, 1, memory_order_relaxed);
-            return 0;
-        }
     }
 }
 
-bool emutime_wait(int64_t deadline, emutime_op *op, void *ctx)
+int emutime_wait(int64_t deadline, emutime_op *op, void *ctx, const sigset_t *mask, bool intr)
 {
     for (;;) {
-        if (deadline != INT64_MAX && emutime_mono() >= deadline)
-            return false;
-        if (!stepped() || deadline == INT64_MAX) {
+        int64_t tn = timers_next(), now = emutime_mono();
+        if (now >= tn) {
+            if (timers_fire(mask) && intr)
+                return EMUTIME_SIGNAL;
+            /* a timerfd it made readable, a signal left pending for the wait's mask: seen before
+             * the thread waits again (a slice, not a look: epoll_pwait without a timeout does
+             * not look at pending signals) */
+            if (op(ctx, emutime_real_mono() + SLICE_NS))
+                return EMUTIME_DONE;
+            continue;
+        }
+        if (deadline != INT64_MAX && now >= deadline)
+            return EMUTIME_TIMEOUT;
+        int64_t eff = deadline < tn ? deadline : tn;
+        if (!stepped() || eff == INT64_MAX) {
             /* wall or scaled time, or no deadline: one real wait to the deadline's real time,
              * the thread counted as waiting (past any deadline) meanwhile */
             int i = stepped() ? slot : -1;
             if (i >= 0)
                 seg_clock_block(&clk, i, INT64_MAX);
-            int64_t r = deadline == INT64_MAX ? INT64_MAX : real_at(deadline);
-            if (r == INT64_MAX && deadline != INT64_MAX) /* stepped since: look again */
+            int64_t r = eff == INT64_MAX ? INT64_MAX : real_at(eff);
+            if (r == INT64_MAX && eff != INT64_MAX) /* stepped since: look again */
                 r = emutime_real_mono() + SLICE_NS;
             bool done = op(ctx, r);
             if (i >= 0)
                 seg_clock_run(&clk, i);
             if (done)
-                return true;
+                return EMUTIME_DONE;
             continue; /* timed out in real time: the emulated deadline decides */
         }
         /* ready at once (data waiting, a free lock): over without ever counting as waiting, so
          * time cannot move between the call and its answer */
         if (op(ctx, emutime_real_mono()))
-            return true;
+            return EMUTIME_DONE;
         int i = my_slot();
         if (i >= 0)
-            seg_clock_block(&clk, i, deadline);
+            seg_clock_block(&clk, i, eff);
         bool done = false;
         int64_t checked = emutime_real_mono();
-        while (stepped() && emutime_mono() < deadline) {
+        while (stepped() && emutime_mono() < eff) {
             int64_t r = emutime_real_mono();
             if ((done = op(ctx, r + SLICE_NS)))
                 break;
@@ -424,10 +532,8 @@ bool emutime_wait(int64_t deadline, emutime_op *op, void *ctx)
         if (i >= 0)
             seg_clock_run(&clk, i);
         if (done)
-            return true;
-        if (emutime_mono() >= deadline) {
+            return EMUTIME_DONE;
+        if (emutime_mono() >= eff)
             atomic_fetch_add_explicit(&clk.h->wakeups, 1, memory_order_relaxed);
-            return false;
-        }
     }
 }

@@ -5,6 +5,7 @@
  * timeouts); without HWEMU_TIME every call goes to libc untouched. */
 #ifndef HWEMU_SHIM_EMUTIME_H
 #define HWEMU_SHIM_EMUTIME_H
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -24,14 +25,31 @@ int64_t emutime_mono(void);
 bool emutime_clock(clockid_t id, int64_t *ns);
 /* The emulated CLOCK_MONOTONIC of an absolute time on clock id (false: a clock that stays real). */
 bool emutime_to_mono(clockid_t id, int64_t t, int64_t *mono);
-/* Sleeps until emulated CLOCK_MONOTONIC reaches deadline: 0, or EINTR (a signal came first). */
+/* Is the clock stepped by a live engine (--speed max: time moves only while every agent waits)? */
+bool emutime_stepped(void);
+/* The real CLOCK_MONOTONIC at which emulated time reaches deadline (INT64_MAX when stepped). */
+int64_t emutime_real_at(int64_t deadline);
+/* The process's timers, for the waits below (emutimer.c gives them at the start): the earliest
+ * emulated expiry to wake for (INT64_MAX: none), and the firing of the timers due (true: a
+ * signal handler ran in the calling thread; mask: the wait's own signal mask, or NULL). */
+typedef int64_t emutime_timers_next(void);
+typedef bool emutime_timers_fire(const sigset_t *mask);
+void emutime_timers(emutime_timers_next *next, emutime_timers_fire *fire);
+/* Sleeps until emulated CLOCK_MONOTONIC reaches deadline: 0, or EINTR (a signal came first). The
+ * process's timers due meanwhile fire. */
 int emutime_sleep_until(int64_t deadline);
 /* A wait on something else with an emulated deadline (INT64_MAX: none). op makes one real wait
  * that ends by the real CLOCK_MONOTONIC abs_real (INT64_MAX: none) and returns true when it is
- * over (ready, an error, a signal: its result in ctx) or false when it only timed out. Returns
- * true when op ended it, false when the emulated deadline came first. */
+ * over (ready, an error, a signal: its result in ctx) or false when it only timed out. The
+ * process's emulated timers due meanwhile fire (mask: the wait's own signal mask, NULL: the
+ * thread's); when one's handler ran in this thread, an interruptible wait (intr) ends. Returns
+ * EMUTIME_DONE when op ended it, EMUTIME_TIMEOUT when the emulated deadline came first,
+ * EMUTIME_SIGNAL when a timer's handler ended it. */
 typedef bool emutime_op(void *ctx, int64_t abs_real);
-bool emutime_wait(int64_t deadline, emutime_op *op, void *ctx);
+enum { EMUTIME_TIMEOUT, EMUTIME_DONE, EMUTIME_SIGNAL };
+int emutime_wait(int64_t deadline, emutime_op *op, void *ctx, const sigset_t *mask, bool intr);
+/* The calling thread (a new one) holds time from here, as after its first wait (its slot). */
+void emutime_hold(void);
 /* The calling thread leaves the protocol (its exit). */
 void emutime_release_thread(void);
 /* The process's exit: its slot freed, unless its parent (an agent) frees it when it reaps it. */
@@ -46,6 +64,10 @@ void emutime_spawned(int child_slot, int rc, pid_t child);
  * for the child) hands down: env with HWEMU_CLOCK_SLOT and HWEMU_CLOCK_PARENT set; NULL when
  * time is not emulated (use env). Free the array only (its strings are env's or static). */
 char **emutime_exec_env(char *const env[], int child_slot);
+/* Before kill(pid, sig): a child of this process (or of its group, pid 0 or -pgid) that sig ends
+ * holds time from here until its parent reaps it (its slot RUNNING), so time does not move
+ * while it dies. */
+void emutime_kill(pid_t pid, int sig);
 /* A child reaped (a wait returned its pid): the slot claimed for it is freed. */
 void emutime_reaped(pid_t pid);
 /* Around a wait for a child process (waitpid and the like): the thread counts as waiting. */

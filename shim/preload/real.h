@@ -24,6 +24,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 
 struct statx;
 
@@ -183,11 +184,20 @@ struct statx;
     X(int, nanosleep, (const struct timespec *, struct timespec *))                                \
     X(unsigned int, sleep, (unsigned int))                                                         \
     X(int, usleep, (useconds_t))                                                                   \
+    /* timers and the waits for a signal (wrap_timer.c) */                                         \
+    X(int, timerfd_create, (clockid_t, int))                                                       \
     X(int, timerfd_settime, (int, int, const struct itimerspec *, struct itimerspec *))            \
-    X(int, timer_settime, (timer_t, int, const struct itimerspec *, struct itimerspec *))          \
-    X(int, timer_create, (clockid_t, struct sigevent *, timer_t *))                                \
+    X(int, timerfd_gettime, (int, struct itimerspec *))                                            \
+    X(int, timer_create, (clockid_t, struct sigevent *restrict, timer_t *restrict))                \
+    X(int, timer_settime, (timer_t, int, const struct itimerspec *restrict, struct itimerspec *restrict)) \
+    X(int, timer_gettime, (timer_t, struct itimerspec *))                                          \
+    X(int, timer_getoverrun, (timer_t))                                                            \
+    X(int, timer_delete, (timer_t))                                                                \
     X(int, setitimer, (__itimer_which_t, const struct itimerval *, struct itimerval *))            \
+    X(int, getitimer, (__itimer_which_t, struct itimerval *))                                      \
     X(unsigned int, alarm, (unsigned int))                                                         \
+    X(int, pause, (void))                                                                          \
+    X(int, sigsuspend, (const sigset_t *))                                                         \
     /* waits with timeouts (wrap_wait.c) */                                                        \
     X(int, select, (int, fd_set *, fd_set *, fd_set *, struct timeval *))                          \
     X(int, pselect, (int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *)) \
@@ -204,6 +214,7 @@ struct statx;
     X(int, sem_clockwait, (sem_t *, clockid_t, const struct timespec *))                           \
     /* processes (wrap_proc.c) */                                                                  \
     X(pid_t, fork, (void))                                                                         \
+    X(int, kill, (pid_t, int))                                                                     \
     X(pid_t, waitpid, (pid_t, int *, int))                                                         \
     X(pid_t, wait, (int *))                                                                        \
     X(pid_t, wait3, (int *, int, struct rusage *))                                                 \

@@ -6,6 +6,7 @@
 #include "cpufault.h"
 #include "emu.h"
 #include "emutime.h"
+#include "emutimer.h"
 #include "exec_env.h"
 #include "real.h"
 #include "stream.h"
@@ -15,6 +16,7 @@ __attribute__((constructor)) static void shim_init(void)
     shim_resolve();
     stream_init();
     emutime_init(); /* --time emulated: the engine's clock, before main() reads any time */
+    emutimer_init();
     if (emu_init() == 0) {
         exec_keep_env(); /* what a program it starts needs to stay on the node */
         alias_adopt(); /* emulated files a parent left on low numbers across exec */

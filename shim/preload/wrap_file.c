@@ -20,6 +20,7 @@
 #include "emu.h"
 #include "alias.h"
 #include "dirpath.h"
+#include "emutimer.h"
 #include "emu_read.h"
 #include "fdtable.h"
 #include "ipmi.h"
@@ -201,6 +202,8 @@ EXPORT ssize_t read(int fd, void *buf, size_t n)
     int e;
     if (!f && (e = ipmi_rw_error(fd, false)))
         return shim_fail(e);
+    if (!f && emutimer_is_fd(fd)) /* a timerfd in emulated time (one load while there is none) */
+        return emutimer_fd_read(fd, buf, n);
     return f ? file_read(f, buf, n) : REAL(read)(fd, buf, n);
 }
 
@@ -212,6 +215,8 @@ EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
     int e;
     if (!f && (e = ipmi_rw_error(fd, false)))
         return shim_fail(e);
+    if (!f && emutimer_is_fd(fd))
+        return emutimer_fd_read(fd, buf, n);
     return f ? file_read(f, buf, n) : REAL(__read_chk)(fd, buf, n, buflen);
 }
 
@@ -442,6 +447,7 @@ EXPORT int close(int fd)
         fdt_close(fd);
     }
     dirpath_closed(fd);
+    emutimer_fd_closed(fd);
     return REAL(close)(fd);
 }
 
@@ -465,8 +471,10 @@ EXPORT int dup2(int fd, int newfd)
         if (newfd >= EMU_FD_BASE)
             return shim_fail(EBADF);
         int rc = REAL(dup2)(fd, newfd);
-        if (rc >= 0 && fd != newfd)
+        if (rc >= 0 && fd != newfd) {
+            emutimer_fd_closed(newfd);
             dirpath_dup(fd, newfd);
+        }
         return rc;
     }
     if (fd == newfd)
@@ -486,8 +494,10 @@ EXPORT int dup3(int fd, int newfd, int flags)
         if (newfd >= EMU_FD_BASE)
             return shim_fail(EBADF);
         int rc = REAL(dup3)(fd, newfd, flags);
-        if (rc >= 0)
+        if (rc >= 0) {
+            emutimer_fd_closed(newfd);
             dirpath_dup(fd, newfd);
+        }
         return rc;
     }
     if (fd == newfd)

@@ -4,12 +4,15 @@
  * (wait, waitpid, wait3, wait4, waitid without WNOHANG) count the thread as waiting, so time
  * moves while a script's parent shell waits for a program that sleeps; a child keeps holding
  * time after its exit until its parent reaps it (the wait frees its slot), so time never moves
- * between one program of a script and the next. Without HWEMU_TIME=
- * emulated every call goes to libc untouched. */
+ * between one program of a script and the next; a child killed by its parent (kill, a signal
+ * that ends it) holds time until it is reaped, so time does not move while it dies. Without
+ * HWEMU_TIME=emulated every call goes to libc untouched. */
 #include "emutime.h"
+#include "emutimer.h"
 #include "real.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -23,8 +26,10 @@ EXPORT pid_t fork(void)
         return REAL(fork)();
     int child_slot = emutime_fork_prepare();
     pid_t pid = REAL(fork)();
-    if (pid == 0)
+    if (pid == 0) {
         emutime_fork_child(child_slot);
+        emutimer_fork_child();
+    }
     else
         emutime_spawned(child_slot, pid < 0 ? -1 : 0, pid);
     return pid;
@@ -33,6 +38,14 @@ EXPORT pid_t fork(void)
 EXPORT pid_t vfork(void)
 {
     return emutime_on() ? fork() : REAL(fork)();
+}
+
+/* kill: a child the signal ends holds time until it is reaped (emutime_kill). */
+EXPORT int kill(pid_t pid, int sig)
+{
+    if (emutime_on())
+        emutime_kill(pid, sig);
+    return REAL(kill)(pid, sig);
 }
 
 /* A wait for a child: the thread waits (unless WNOHANG); a child it reaps has its slot freed. */

@@ -3,24 +3,15 @@
  * gettimeofday, time, timespec_get(TIME_UTC), and clock_nanosleep, nanosleep, sleep and usleep
  * (glibc's sleep and usleep reach nanosleep internally, so each is wrapped itself). The CPU-time
  * clocks and every call of a process without HWEMU_TIME=emulated go to libc untouched. The timers
- * (timerfd_settime, timer_settime, setitimer, alarm) are not emulated: arming one in emulated
- * time says so once on stderr. timer_create of a SIGEV_THREAD timer runs with the calling
- * thread's RDTSC the host's (tsctrap.c): glibc starts the timers' helper thread inside it, with
- * every signal blocked, and the threads it starts for each expiry inherit its RDTSC mode; a
- * faulting RDTSC there (their clock_gettime) could not be answered and would end the process
- * (turbostat's RAPL sampling timer, msr_sum_record). The
- * segment readers of the shim, fakesmi and the node's libraries read their clock through
- * clock_gettime too, so an agent's reads of a node's counters are at its emulated now. */
+ * are wrap_timer.c's. The segment readers of the shim, fakesmi and the node's libraries read their
+ * clock through clock_gettime too, so an agent's reads of a node's counters are at its emulated
+ * now. */
 #include "emutime.h"
 #include "real.h"
-#include "tsctrap.h"
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/time.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,54 +117,4 @@ EXPORT int usleep(useconds_t usec)
     struct timespec req = {.tv_sec = usec / 1000000, .tv_nsec = (long)(usec % 1000000) * 1000};
     int rc = sleep_rel(&req, NULL);
     return rc ? shim_fail(rc) : 0;
-}
-
-/* --- timers the shim does not emulate (docs/time.md "Limits"): said once, then the host's ------ */
-
-static void timer_note(const char *call)
-{
-    static _Atomic int said;
-    if (atomic_exchange(&said, 1))
-        return;
-    char msg[300];
-    int n = snprintf(msg, sizeof msg, "hwemu-shim: --time emulated: %s fires in the host's time, not the engine's "
-                     "(docs/time.md \"Limits\"); use a sleep or a wait with a timeout instead\n", call);
-    if (n > 0 && write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1) < 0)
-        return;
-}
-
-EXPORT int timerfd_settime(int fd, int flags, const struct itimerspec *v, struct itimerspec *old)
-{
-    if (emutime_on())
-        timer_note("timerfd_settime");
-    return REAL(timerfd_settime)(fd, flags, v, old);
-}
-
-EXPORT int timer_create(clockid_t clk, struct sigevent *sev, timer_t *t)
-{
-    bool tsc = sev && sev->sigev_notify == SIGEV_THREAD && tsc_exec_begin();
-    int r = REAL(timer_create)(clk, sev, t);
-    tsc_exec_end(tsc);
-    return r;
-}
-
-EXPORT int timer_settime(timer_t t, int flags, const struct itimerspec *v, struct itimerspec *old)
-{
-    if (emutime_on())
-        timer_note("timer_settime");
-    return REAL(timer_settime)(t, flags, v, old);
-}
-
-EXPORT int setitimer(__itimer_which_t which, const struct itimerval *v, struct itimerval *old)
-{
-    if (emutime_on() && v && (v->it_value.tv_sec || v->it_value.tv_usec))
-        timer_note("setitimer");
-    return REAL(setitimer)(which, v, old);
-}
-
-EXPORT unsigned int alarm(unsigned int seconds)
-{
-    if (emutime_on() && seconds)
-        timer_note("alarm");
-    return REAL(alarm)(seconds);
 }

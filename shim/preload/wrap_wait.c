@@ -67,8 +67,9 @@ static int poll_emulated(struct pollfd *fds, nfds_t n, int64_t rel_ns, const sig
         return rc ? shim_fail(rc) : 0;
     }
     struct poll_ctx c = {fds, n, mask, 0, 0};
-    if (!emutime_wait(deadline, poll_op, &c))
-        return 0;
+    int w = emutime_wait(deadline, poll_op, &c, mask, true);
+    if (w != EMUTIME_DONE)
+        return w == EMUTIME_SIGNAL ? shim_fail(EINTR) : 0;
     if (c.rc < 0)
         return shim_fail(c.err);
     return c.rc;
@@ -128,11 +129,13 @@ static int select_emulated(int n, fd_set *r, fd_set *w, fd_set *x, int64_t rel_n
     for (int k = 0; k < 3; k++)
         if (c.sets[k])
             memcpy(&c.saved[k], c.sets[k], ((size_t)n + 7) / 8);
-    bool done = emutime_wait(deadline, select_op, &c);
+    int res = emutime_wait(deadline, select_op, &c, mask, true);
     *left = deadline == INT64_MAX ? 0 : deadline - emutime_mono();
     if (*left < 0)
         *left = 0;
-    if (!done) {
+    if (res == EMUTIME_SIGNAL)
+        return shim_fail(EINTR);
+    if (res == EMUTIME_TIMEOUT) {
         for (int k = 0; k < 3; k++) /* nothing ready: the kernel clears every set */
             if (c.sets[k])
                 memset(c.sets[k], 0, ((size_t)n + 7) / 8);
@@ -188,8 +191,9 @@ static bool epoll_op(void *p, int64_t abs_real)
 static int epoll_emulated(int epfd, struct epoll_event *ev, int max, int64_t rel_ns, const sigset_t *mask)
 {
     struct epoll_ctx c = {epfd, max, ev, mask, 0, 0};
-    if (!emutime_wait(emutime_after(rel_ns), epoll_op, &c))
-        return 0;
+    int w = emutime_wait(emutime_after(rel_ns), epoll_op, &c, mask, true);
+    if (w != EMUTIME_DONE)
+        return w == EMUTIME_SIGNAL ? shim_fail(EINTR) : 0;
     return c.rc < 0 ? shim_fail(c.err) : c.rc;
 }
 
@@ -250,10 +254,13 @@ static bool lock_deadline(clockid_t id, const struct timespec *abstime, int64_t 
     return emutime_to_mono(id, emutime_ns_of(abstime), deadline);
 }
 
+/* A timer's handler ends a semaphore's wait (EINTR); the condition and mutex waits go on, as
+ * glibc's do. */
 static int lock_emulated(enum lock_kind kind, void *obj, pthread_mutex_t *mutex, int64_t deadline)
 {
     struct lock_ctx c = {kind, obj, mutex, 0};
-    return emutime_wait(deadline, lock_op, &c) ? c.rc : ETIMEDOUT;
+    int w = emutime_wait(deadline, lock_op, &c, NULL, kind == LK_SEM);
+    return w == EMUTIME_DONE ? c.rc : w == EMUTIME_SIGNAL ? EINTR : ETIMEDOUT;
 }
 
 /* glibc's condition variable keeps its clock in bit 1 of __wrefs (nptl/pthread_cond_common.c:

@@ -9,6 +9,10 @@
 # docs/runs.md "Repeatability"), the third beside a CPU hog; select, poll, epoll, an event, a
 # lock and a condition waited on with a timeout of 5 s take 5 emulated seconds exactly. The same at --speed 10: the agent's
 # reads 20 emulated seconds apart and the jobs' ends near --speed max's. A Go program under --time emulated is refused with the reason.
+# The timers (docs/time.md "Timers"): timerfd reads, polls and selects, setitimer, alarm, pause,
+# POSIX timers (tests/emutime/timers.c, tests/emutime/signals.py) at the emulated times they were
+# set to; coreutils `timeout 5 sleep 100` ends with 124 after 5 emulated seconds; at --speed 10 a
+# timer fires in a busy loop at its emulated time, and the C timers come near their --speed max times.
 # Expected values: the agent's own period (20 s) and threshold; the engine's outputs of the
 # first run. Usage: test_emutime.sh HWEMU_BINARY   (run from the source tree)
 set -u
@@ -55,6 +59,40 @@ lock-acquire 5.0
 condition-wait 5.0
 poll-ready 0.0"
 if [ "$out" = "$want" ]; then ok; else bad "A: the waits: $out"; fi
+# the timers (tests/emutime/timers.c, built beside hwemu in tests/): each wakes or signals at the
+# emulated time it was set to (the expected values are the settings the program makes)
+timers=$(dirname "$1")/tests/emutime_timers
+out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/ra" -- "$timers" 2>&1)
+want="timerfd-read 2.500 1
+timerfd-nonblock -1 EAGAIN
+timerfd-interval 3.500 3
+timerfd-gettime 0.500 1.000
+timerfd-poll 3.000 1
+timerfd-epoll 1.500 1
+timerfd-select 2.000 1 1
+setitimer-sleep 2.500 1 EINTR 2.500 7.500
+alarm-pause 3.000 1 EINTR 3.000
+timer-signal 1.500 3.000 4.500 1 1 1.500
+timer-thread 1 2.000"
+if [ "$out" = "$want" ]; then ok; else bad "A: the timers: $(diff <(echo "$want") <(echo "$out"))"; fi
+timers_want=$want
+# the same in Python (tests/emutime/signals.py): setitimer, alarm, pause, getitimer
+out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/ra" -- python3 tests/emutime/signals.py 2>&1)
+want="setitimer-sleep [2.5] 10.0
+alarm-pause [4.0] 4.0
+setitimer-interval [1.5, 3.0, 4.5] 1.0 1.5
+alarm-left 18"
+if [ "$out" = "$want" ]; then ok; else bad "A: the signal timers in Python: $(diff <(echo "$want") <(echo "$out"))"; fi
+# coreutils timeout (timer_create, then sigsuspend until SIGALRM or SIGCHLD): `timeout 5 sleep 100`
+# ends with 124 after exactly 5 emulated seconds (the sleep it kills holds time until it reaps
+# it), in far less wall time
+t0=$(date +%s%N)
+out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/ra" -- sh -c 'date +%s%N; timeout 5 sleep 100; echo $?; date +%s%N' 2>&1)
+wall=$(( $(date +%s%N) - t0 ))
+read -r d0 rc d1 <<<"$(echo $out)"
+if [ "${rc:-}" = 124 ] && [ $((d1 - d0)) -eq 5000000000 ] && [ "$wall" -lt 5000000000 ]; then ok
+else bad "A: timeout 5 sleep 100: rc ${rc:-} after $((${d1:-0} - ${d0:-0})) emulated ns, $wall wall ns: $out"; fi
+echo "A: timeout 5 sleep 100 took $((d1 - d0)) emulated ns, $wall wall ns"
 # an engine without --time emulated: exec --time emulated says how to start it
 "$hwemu" serve --spec "$one" --root "$tmp/rw" --addr 127.0.0.1:0 --speed max >"$tmp/w.log" 2>&1 &
 pids+=($!)
@@ -148,5 +186,42 @@ print("C: jobs' ends at --speed 10 minus --speed max: %s s" % sorted(b[k]["endSe
 t = [int(l.split()[1]) for l in open(sys.argv[3]) if l.split()[0] in ("start", "read")]
 print("C: the agent's read intervals at --speed 10: %s s" % [round((y - x) / 1e9, 3) for x, y in zip(t, t[1:])])
 assert len(t) >= 3 and all(abs(y - x - 20e9) <= 0.5e9 for x, y in zip(t, t[1:])), t
+PY
+
+# --- D. at --speed 10 a timer fires while its thread runs: a host timer at the wall time the ----
+# engine's time reaches the expiry (0.5 s for 5 emulated seconds); the handler sees about 5 s of
+# emulated time (within the host's scheduling: 4.5 to 7 s) and the busy loop ends well before the
+# 5 s of wall time an unemulated timer would take
+"$hwemu" serve --spec "$one" --root "$tmp/rd" --addr 127.0.0.1:0 --speed 10 --time emulated >"$tmp/d.log" 2>&1 &
+pids+=($!)
+until_ok 15 test -e "$tmp/rd/clock" || bad "D: the engine made no clock ($(cat "$tmp/d.log"))"
+t0=$(date +%s%N)
+out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/rd" -- python3 -c '
+import signal, time
+hit = []
+signal.signal(signal.SIGALRM, lambda s, f: hit.append(time.monotonic()))
+t0 = time.monotonic()
+signal.setitimer(signal.ITIMER_REAL, 5)
+while not hit:
+    pass
+print(round(hit[0] - t0, 3))' 2>&1)
+wall=$(( $(date +%s%N) - t0 ))
+echo "D: setitimer 5 s at --speed 10 in a busy loop: handler at $out emulated s, $wall wall ns"
+if python3 -c "import sys; sys.exit(not (4.5 <= float('$out') <= 7 and $wall < 4000000000))" 2>/dev/null; then ok
+else bad "D: setitimer at --speed 10: $out emulated s, $wall wall ns"; fi
+# the C timers at --speed 10 (each a real timer armed at its expiry's wall time): the values of
+# --speed max within 1 emulated second (100 ms of wall time: the host's scheduling), the counts
+# and answers the same
+out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/rd" -- "$timers" 2>&1)
+echo "D: the timers at --speed 10: $(echo $out)"
+python3 - "$timers_want" "$out" <<'PY' && ok || bad "D: the timers at --speed 10: $out"
+import sys
+want, got = (s.split("\n") for s in sys.argv[1:])
+assert len(want) == len(got), got
+for w, g in zip(want, got):
+    w, g = w.split(), g.split()
+    assert len(w) == len(g) and w[0] == g[0], (w, g)
+    for a, b in zip(w[1:], g[1:]):
+        assert (abs(float(a) - float(b)) <= 1.0) if "." in a else a == b, (w, g)
 PY
 finish
