@@ -131,7 +131,7 @@ done
 # tscmath.c: turbostat 6.1's arithmetic (get_counters, format_counters) over the node's MSR
 # device and RDTSC, 3 s apart (each end the tightest of 16 reads): Busy% = 100 ΔMPERF/ΔTSC, Bzy_MHz = base x ΔAPERF/ΔMPERF (Intel:
 # MSR_PLATFORM_INFO 15:8 x 100 MHz) or ΔTSC/interval x ΔAPERF/ΔMPERF (AMD), TSC_MHz =
-# ΔTSC/interval (gettimeofday); then the program starts a child with system() and one with
+# ΔTSC/interval (gettimeofday inside each end's bracket); then the program starts a child with system() and one with
 # fork+execv, which must run (the kernel keeps RDTSC's fault across exec: tsctrap.c).
 cat >"$tmp/tscmath.c" <<'C'
 #include <fcntl.h>
@@ -144,15 +144,20 @@ cat >"$tmp/tscmath.c" <<'C'
 #include <x86intrin.h>
 static int fd;
 static uint64_t msr(unsigned r) { uint64_t v = 0; return pread(fd, &v, 8, r) == 8 ? v : 0; }
-struct end { uint64_t tsc, aperf, mperf, reg10; double up; };
-/* one end: the tightest of 16 (RDTSC, APERF, MPERF, MSR 0x10, the node's /proc/uptime, RDTSC),
- * as turbostat retries a read a preemption split, the TSC taken as the middle */
+struct end { uint64_t tsc, aperf, mperf, reg10; double up, wall; };
+/* one end: the tightest of 16 (RDTSC, the wall clock, APERF, MPERF, MSR 0x10, the node's
+ * /proc/uptime, RDTSC), as turbostat retries a read a preemption split, the TSC taken as the
+ * middle; the wall clock is read inside the bracket, so a preemption outside it (a loaded host)
+ * does not stretch the interval the TSC's rate is computed over */
 static struct end sample(void)
 {
     struct end e = {0}, t;
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 16; i++) {
         uint64_t a = __rdtsc();
+        struct timeval w;
+        gettimeofday(&w, NULL);
+        t.wall = w.tv_sec + w.tv_usec / 1e6;
         t.aperf = msr(0xE8), t.mperf = msr(0xE7), t.reg10 = msr(0x10);
         FILE *f = fopen("/proc/uptime", "r");
         if (!f || fscanf(f, "%lf", &t.up) != 1)
@@ -171,13 +176,10 @@ int main(int argc, char **argv)
     fd = open("/dev/cpu/0/msr", O_RDONLY);
     if (fd < 0) { perror("open /dev/cpu/0/msr"); return 1; }
     double base = intel ? (double)(msr(0xCE) >> 8 & 0xFF) * 100 : 0;
-    struct timeval a, b;
-    gettimeofday(&a, NULL);
     struct end e0 = sample();
     sleep(3);
     struct end e1 = sample();
-    gettimeofday(&b, NULL);
-    double iv = (b.tv_sec - a.tv_sec) + (b.tv_usec - a.tv_usec) / 1e6, tsc = (double)(e1.tsc - e0.tsc);
+    double iv = e1.wall - e0.wall, tsc = (double)(e1.tsc - e0.tsc);
     double ap = (double)(e1.aperf - e0.aperf), mp = (double)(e1.mperf - e0.mperf);
     printf("Busy%% %.3f\nBzy_MHz %.1f\nTSC_MHz %.1f\nRDTSC/MSR %.6f\nTSC_MHz_node %.1f\n", 100 * mp / tsc,
            intel ? base * ap / mp : tsc / 1e6 * ap / mp / iv, tsc / 1e6 / iv, tsc / (double)(e1.reg10 - e0.reg10),
