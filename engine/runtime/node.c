@@ -116,7 +116,8 @@ static void sample_power(struct node *n, int64_t now_mono, int64_t now_wall)
         p->max_w = w;
 }
 
-/* A pm_counters file's text at wall time now_wall (render_platform.c). */
+/* A pm_counters file's text at wall time now_wall (render_platform.c): an energy file the exact
+ * integral, a power file a reading with the node's power noise (docs/faults.md "Sensors"). */
 static void pm_text(const struct node *n, const struct binding *b, int64_t now_wall, char *t, size_t len)
 {
     const struct phys_cpu_state *s = &n->state;
@@ -168,8 +169,10 @@ static void pm_text(const struct node *n, const struct binding *b, int64_t now_w
     }
     if (energy)
         snprintf(t, len, "%llu J %lld us\n", (unsigned long long)(uj / 1000000), us);
-    else
-        snprintf(t, len, "%.0f W %lld us\n", w, us);
+    else /* a power file is a measurement: the blade controller's noise, the BMC's share (ours) */
+        snprintf(t, len, "%.0f W %lld us\n",
+                 w * (1 + n->sensors.bmc_pct / 100 * node_sensor_noise(n, b->zone * 64 + b->pkg, UINT64_C(0x706d63))),
+                 us);
 }
 
 /* The node-wide values computed here: the elapsed-time counter (every tick), the load averages,

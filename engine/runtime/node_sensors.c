@@ -2,8 +2,8 @@
  * noise of each reading, drawn from a stable mix of the node, the device, the sensor and the
  * physics time, so that the same run reads the same figures (node_sensor_noise), and the mix
  * itself, which the GPU identities share (node_ident_bits). The readings that use it: NVML's
- * and amdgpu's GPU power (node_gpu.c), amd_hsmp's socket power and the BMC's node power
- * (node.c). Energy counters never do: they stay the exact integral of the power. */
+ * and amdgpu's GPU power (node_gpu.c), amd_hsmp's socket power, the BMC's node power and the
+ * pm_counters power files (node.c). Energy counters never do: they stay the exact integral of the power. */
 #include "node_internal.h"
 
 #include "seg_build.h"

@@ -587,8 +587,9 @@ done
 # The other power readings (docs/faults.md "Sensors") of idle nodes, whose truth (/telemetry)
 # stands still: the BMC's (the real ipmitool's DCMI reading, Redfish's PowerConsumedWatts) within
 # the profile's 1 % of it, amdgpu's power1_input (MI300X) and power1_average (W7900, through the
-# real lm-sensors) and amd_hsmp's power1_input within 1 W (the bounds: profiles/README.md
-# sensors.*), read across ticks: with noise they take several values, without they are the
+# real lm-sensors) and amd_hsmp's power1_input within 1 W, the Cray pm_counters' power within
+# 1 % (the test profile tests/cli/profiles-interfaces/test-cray-pm-counters.yaml; the bounds:
+# profiles/README.md sensors.*), read across ticks: with noise they take several values, without they are the
 # truth, one value.
 # sample NODE FILE: the file read 12 times 0.25 s apart (about 15 ticks of 200 ms) through the shim
 sample() { ion "$1" -- sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do cat "$0"; sleep 0.25; done' "$2"; }
@@ -620,12 +621,13 @@ spec:
   - {name: mi, profile: amd-instinct-mi300x-8gpu, count: 1}
   - {name: w79, profile: amd-radeon-pro-w7900-4gpu, count: 1}
   - {name: epyc, profile: amd-epyc-2s-hsmp, count: 1}
+  - {name: cray, profile: test-cray-pm-counters, count: 1}
 EOF
     port=$(free_port)
     iurl=http://127.0.0.1:$port
     rm -rf "$root/ri"
     serve_start $iurl "$root/serve.err" --spec "$root/idle.yaml" --root "$root/ri" \
-        --addr 127.0.0.1:$port --tick 200ms || { bad "serve did not come up: $(cat "$root/serve.err")"; finish; }
+        --profiles-dir tests/cli/profiles-interfaces --addr 127.0.0.1:$port --tick 200ms || { bad "serve did not come up: $(cat "$root/serve.err")"; finish; }
     out=$(ion idle-0 -- "$venv/bin/python" tests/nvml/pynvml_changes.py 0 6 2>&1)
     n=$(sed -n 's/^samples=//p' <<<"$out") m=$(sed -n 's/^measured_j=//p' <<<"$out") t=$(sed -n 's/^truth_j=//p' <<<"$out")
     if [ $noise = true ]; then
@@ -669,6 +671,10 @@ EOF
     truth=$(tel epyc-0 'd["packages"][0]["powerWatts"]')
     check "amd_hsmp power1_input of an idle EPYC socket (W)" $noise "$truth" 1.01 \
         $(sample epyc-0 /sys/devices/platform/amd_hsmp/hwmon/hwmon0/power1_input | awk '{ print $1 / 1e6 }')
+    # the Cray blade controller's node power (pm_counters/power, whole watts: "<W> W <us> us")
+    truth=$(tel cray-0 'd["nodePowerWatts"]')
+    band=$(awk -v t="$truth" 'BEGIN { print t * 0.01 + 0.5 }')
+    check "pm_counters/power of an idle Cray node (W)" $noise "$truth" "$band" $(sample cray-0 /sys/cray/pm_counters/power | awk '{ print $1 }')
     kill $pid
     wait $pid 2>/dev/null
     pid=
