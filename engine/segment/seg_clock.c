@@ -198,6 +198,9 @@ void seg_clock_block(struct seg_clock *c, int i, int64_t deadline_ns)
     atomic_store_explicit(&s->state, SEG_SLOT_BLOCKED, memory_order_release);
     atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
     futex_bump_wake(&c->h->agents_futex);
+    /* BLOCKED stored before the thread reads the time: the engine, which stores the time before
+     * it reads the states (wake_slots), then either sees it BLOCKED or was seen by it */
+    atomic_thread_fence(memory_order_seq_cst);
 }
 
 void seg_clock_run(struct seg_clock *c, int i)
@@ -210,6 +213,16 @@ void seg_clock_run(struct seg_clock *c, int i)
 int seg_clock_wait_now(struct seg_clock *c, uint32_t seen, int64_t timeout_ns)
 {
     return futex_wait(&c->h->now_futex, seen, timeout_ns);
+}
+
+uint32_t seg_clock_wake_seen(const struct seg_clock *c, int i)
+{
+    return atomic_load_explicit(&c->slots[i].wake, memory_order_acquire);
+}
+
+int seg_clock_wait_slot(struct seg_clock *c, int i, uint32_t seen, int64_t timeout_ns)
+{
+    return futex_wait(&c->slots[i].wake, seen, timeout_ns);
 }
 
 bool seg_clock_engine_gone(const struct seg_clock *c)
@@ -275,8 +288,27 @@ int seg_clock_create(struct seg_clock *c, const char *root, uint32_t n_slots, bo
     return e;
 }
 
-static void write_pairs(struct seg_clock_header *h, uint32_t state, int64_t a, int64_t b, double rate, bool wake)
+/* Wakes the threads of the slots in use: at STEPPED those BLOCKED until due_ns or before, else
+ * (a change of state: every deadline means something else now) all of them. The slots' words are
+ * the agents' to write too; the engine only adds to them and bounds its walk by n_slots. */
+static void wake_slots(struct seg_clock *c, bool all, int64_t due_ns)
 {
+    atomic_thread_fence(memory_order_seq_cst); /* the time stored before the states are read */
+    uint32_t used = atomic_load_explicit(&c->h->slots_used, memory_order_acquire);
+    if (used > c->n_slots)
+        used = c->n_slots;
+    for (uint32_t i = 0; i < used; i++) {
+        struct seg_clock_slot *s = &c->slots[i];
+        if (!all && (atomic_load_explicit(&s->state, memory_order_acquire) != SEG_SLOT_BLOCKED ||
+                     atomic_load_explicit(&s->deadline_ns, memory_order_relaxed) > due_ns))
+            continue;
+        futex_bump_wake(&s->wake);
+    }
+}
+
+static void write_pairs(struct seg_clock *c, uint32_t state, int64_t a, int64_t b, double rate, bool wake)
+{
+    struct seg_clock_header *h = c->h;
     atomic_fetch_add_explicit(&h->pub_seq, 1, memory_order_acq_rel); /* odd */
     atomic_thread_fence(memory_order_release);
     if (state == SEG_CLOCK_RATE)
@@ -288,23 +320,25 @@ static void write_pairs(struct seg_clock_header *h, uint32_t state, int64_t a, i
     atomic_store_explicit(&h->state, state, memory_order_release);
     atomic_fetch_add_explicit(&h->pub_seq, 1, memory_order_release); /* even */
     atomic_store_explicit(&h->alive_real, seg_clock_real_ns(), memory_order_relaxed);
-    if (wake)
+    if (wake) {
+        wake_slots(c, state != SEG_CLOCK_STEPPED, a);
         futex_bump_wake(&h->now_futex);
+    }
 }
 
 void seg_clock_publish(struct seg_clock *c, int64_t now_ns, bool wake)
 {
-    write_pairs(c->h, SEG_CLOCK_STEPPED, now_ns, 0, 0, wake);
+    write_pairs(c, SEG_CLOCK_STEPPED, now_ns, 0, 0, wake);
 }
 
 void seg_clock_publish_rate(struct seg_clock *c, int64_t emu_ns, int64_t real_ns, double rate)
 {
-    write_pairs(c->h, SEG_CLOCK_RATE, emu_ns, real_ns, rate, true);
+    write_pairs(c, SEG_CLOCK_RATE, emu_ns, real_ns, rate, true);
 }
 
 void seg_clock_stop(struct seg_clock *c, int64_t emu_ns, int64_t real_ns)
 {
-    write_pairs(c->h, SEG_CLOCK_STOPPED, emu_ns, real_ns, 1, true);
+    write_pairs(c, SEG_CLOCK_STOPPED, emu_ns, real_ns, 1, true);
 }
 
 void seg_clock_wait_agents(struct seg_clock *c, uint32_t seen, int64_t timeout_ns)

@@ -37,11 +37,14 @@
  * it, so time never moves between one program of a script and the next. To wait until emulated time D it
  *   1. stores deadline_ns = D, then state = BLOCKED (release), bumps seq, and wakes the engine
  *      (bump agents_futex, FUTEX_WAKE);
- *   2. while now_ns < D: FUTEX_WAIT on now_futex (with a real timeout, to notice a dead engine);
- *      a signal, or the file descriptors of a poll becoming ready, end the wait early;
+ *   2. while now_ns < D: FUTEX_WAIT on its slot's wake word (loaded before now_ns; with a real
+ *      timeout, to notice a dead engine); a signal, or the file descriptors of a poll becoming
+ *      ready, end the wait early (a thread without a slot waits on now_futex instead);
  *   3. stores state = RUNNING, running from its wake-up time until its next wait.
- * The engine publishes a new now (now_ns, then, when it reaches some agent's deadline, bump
- * now_futex and FUTEX_WAKE all), then waits until
+ * The engine publishes a new now (now_ns; then, when it reaches some agent's deadline, it bumps
+ * and FUTEX_WAKEs the wake word of each BLOCKED slot whose deadline came, and now_futex; at a
+ * change of state, every slot's word: so a move of time wakes only the agents it is due for,
+ * not every agent of the root), then waits until
  * every slot is FREE or BLOCKED with a deadline after now (the agent is "in step"); only then does
  * it move time on, to the earliest deadline before its next tick, or to that tick. A slot that
  * stays out of step (RUNNING, or due and not yet woken) with the same seq for the engine's wall
@@ -62,7 +65,7 @@
 #include <sys/types.h>
 
 #define SEG_CLOCK_MAGIC "HWEMUCLK"
-#define SEG_CLOCK_VERSION 1u
+#define SEG_CLOCK_VERSION 2u /* 2: a slot of 128 bytes with its own wake word */
 #define SEG_CLOCK_FILE "clock"
 #define SEG_CLOCK_SLOTS 8192 /* agent threads per root */
 /* A slot's deadline while its thread waits for a child process (waitpid): past every other (the
@@ -81,7 +84,7 @@ struct seg_clock_header {
     _Atomic uint32_t state;     /* enum seg_clock_state */
     int64_t realtime_off, boottime_off;
     _Atomic int64_t now_ns;     /* STEPPED: the emulated now */
-    _Atomic uint32_t now_futex; /* bumped after every store of now or state: agents wait on it */
+    _Atomic uint32_t now_futex; /* bumped after every store of now or state: agents without a slot wait on it */
     _Atomic uint32_t agents_futex; /* bumped by an agent's every move: the engine waits on it */
     _Atomic uint64_t pub_seq;   /* seqlock over the pairs below: odd while the engine writes */
     int64_t base_emu, base_real; /* RATE */
@@ -100,12 +103,14 @@ struct seg_clock_slot {
     _Atomic int64_t deadline_ns; /* BLOCKED: emulated mono the thread waits for */
     _Atomic int32_t pid, tid;
     _Atomic uint32_t token;     /* handed down with the slot to a program exec'd or spawned (HWEMU_CLOCK_SLOT) */
-    char node[20];              /* HWEMU_NODE, for the engine's events (not NUL-terminated when full) */
+    _Atomic uint32_t wake;      /* bumped by the engine when the slot's deadline comes: its thread waits on it */
+    char node[64];              /* HWEMU_NODE, for the engine's events (not NUL-terminated when full) */
     char comm[16];              /* the program's name */
+    uint8_t reserved[16];
 };
 
 _Static_assert(sizeof(struct seg_clock_header) == 4096, "the clock header is one page");
-_Static_assert(sizeof(struct seg_clock_slot) == 64, "a clock slot is one cache line");
+_Static_assert(sizeof(struct seg_clock_slot) == 128, "a clock slot is two cache lines");
 
 /* A mapped clock file. Geometry private (from a checked header). */
 struct seg_clock {
@@ -146,9 +151,14 @@ void seg_clock_release(struct seg_clock *c, int i);
 void seg_clock_block(struct seg_clock *c, int i, int64_t deadline_ns);
 /* Step 3: slot i RUNNING again (a deadline reached, a signal, a descriptor ready). */
 void seg_clock_run(struct seg_clock *c, int i);
-/* Step 2's wait: sleeps until now_futex moves from seen or timeout_ns of real time pass (a signal
- * ends it too): 0, or the futex call's errno (EAGAIN: it had moved; ETIMEDOUT; EINTR). */
+/* Step 2's wait of a thread without a slot: sleeps until now_futex moves from seen or timeout_ns
+ * of real time pass (a signal ends it too): 0, or the futex call's errno (EAGAIN: it had moved;
+ * ETIMEDOUT; EINTR). */
 int seg_clock_wait_now(struct seg_clock *c, uint32_t seen, int64_t timeout_ns);
+/* Step 2's wait of slot i's thread: the same on the slot's wake word (seen loaded with
+ * seg_clock_wake_seen before the thread last looked at the time). */
+uint32_t seg_clock_wake_seen(const struct seg_clock *c, int i);
+int seg_clock_wait_slot(struct seg_clock *c, int i, uint32_t seen, int64_t timeout_ns);
 /* Is the engine that made the file gone (its pid no longer exists, or it stopped)? */
 bool seg_clock_engine_gone(const struct seg_clock *c);
 
@@ -161,8 +171,9 @@ bool seg_clock_engine_gone(const struct seg_clock *c);
 int seg_clock_create(struct seg_clock *c, const char *root, uint32_t n_slots, bool group_shared, bool stepped,
                      int64_t emu_ns, int64_t real_ns, double rate, int64_t realtime_off, int64_t boottime_off,
                      char *err, size_t errlen);
-/* STEPPED at now_ns; with wake, every waiting agent is woken to look at its deadline (the engine
- * wakes them when some deadline came: a tick that reaches none leaves them asleep). */
+/* STEPPED at now_ns; with wake, the agents whose deadline came (BLOCKED until now_ns or before)
+ * and those without a slot are woken to look at it (the engine wakes them when some deadline
+ * came: a tick that reaches none leaves them asleep); the others sleep on. */
 void seg_clock_publish(struct seg_clock *c, int64_t now_ns, bool wake);
 /* RATE: emulated emu_ns at real real_ns, rate emulated per real ns; waiting agents are woken
  * (they compute their real deadline again). */

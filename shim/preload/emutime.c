@@ -459,10 +459,10 @@ int emutime_sleep_until(int64_t deadline)
         seg_clock_block(&clk, i, eff);
         int rc = 0;
         for (;;) {
-            uint32_t seen = atomic_load_explicit(&clk.h->now_futex, memory_order_acquire);
+            uint32_t seen = seg_clock_wake_seen(&clk, i); /* before the time: a wake after it is seen */
             if (emutime_mono() >= eff || !stepped())
                 break;
-            int e = seg_clock_wait_now(&clk, seen, ALIVE_NS);
+            int e = seg_clock_wait_slot(&clk, i, seen, ALIVE_NS);
             if (e == EINTR) {
                 rc = EINTR;
                 break;

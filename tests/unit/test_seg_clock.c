@@ -129,6 +129,29 @@ static void wait_woken(void **state)
     assert_int_equal(seg_clock_wait_now(c, seen, 1000000), ETIMEDOUT);
 }
 
+/* A move of time wakes the slots whose deadline it reaches, not the others; a change of state
+ * wakes every slot */
+static void wake_due_slots(void **state)
+{
+    struct seg_clock *c = *state;
+    seg_clock_publish(c, 6000000000000, false);
+    int due = seg_clock_claim(c, 1, 1, "n", "due"), later = seg_clock_claim(c, 1, 2, "n", "later");
+    int running = seg_clock_claim(c, 1, 3, "n", "running");
+    assert_true(due >= 0 && later >= 0 && running >= 0);
+    seg_clock_block(c, due, 6001000000000);
+    seg_clock_block(c, later, 6002000000000);
+    uint32_t d = seg_clock_wake_seen(c, due), l = seg_clock_wake_seen(c, later), r = seg_clock_wake_seen(c, running);
+    seg_clock_publish(c, 6001000000000, true);
+    assert_int_equal(seg_clock_wake_seen(c, due), d + 1);
+    assert_int_equal(seg_clock_wake_seen(c, later), l);
+    assert_int_equal(seg_clock_wake_seen(c, running), r);
+    assert_int_equal(seg_clock_wait_slot(c, later, l, 1000000), ETIMEDOUT); /* still asleep */
+    assert_int_equal(seg_clock_wait_slot(c, due, d, 1000000), EAGAIN);      /* it had been woken */
+    seg_clock_stop(c, 6001000000000, 0);
+    assert_int_equal(seg_clock_wake_seen(c, later), l + 1);
+    assert_int_equal(seg_clock_wake_seen(c, running), r + 1);
+}
+
 static void not_a_clock(void **state)
 {
     (void)state;
@@ -158,6 +181,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(stepped_rate_stopped, setup, teardown),
         cmocka_unit_test_setup_teardown(slots, setup, teardown),
         cmocka_unit_test_setup_teardown(wait_woken, setup, teardown),
+        cmocka_unit_test_setup_teardown(wake_due_slots, setup, teardown),
         cmocka_unit_test_setup_teardown(not_a_clock, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
