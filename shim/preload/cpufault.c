@@ -11,7 +11,9 @@
  * the ifunc choices) keep the host's answers on both: they run before the constructor, and
  * libc.so.6 and ld.so are never patched. The leaves tools read to
  * decide what the machine is are the node's, from its /proc/cpuinfo block of CPU 0 and its MSRs
- * (read at the process's first CPUID, so a process that runs none pays nothing):
+ * (read once, where a route is armed: at the start when faulting is on, before the first
+ * rewrite on the patch route, so a process with no CPUID to patch pays nothing on that route;
+ * never first in the handler, which may run on a runtime's small alternate stack):
  *   0           max leaf (the host's), vendor (vendor_id)
  *   1           EAX family/model/stepping (cpu family, model, stepping, encoded as the SDM's
  *               CPUID.01H:EAX); EBX, ECX, EDX the host's
@@ -151,13 +153,7 @@ static struct disposition *disposition_of(int sig)
  * that replaced it) answered and stepped over. */
 static void emulate(greg_t *g)
 {
-    /* the first CPUID learns the node (one thread; others wait for it) */
-    int st = 0;
-    if (atomic_compare_exchange_strong(&learnt, &st, 1))
-        atomic_store(&learnt, learn() ? 2 : 3);
-    else
-        while (atomic_load(&learnt) == 1)
-            ;
+    cpufault_learn(); /* done already when the route was armed: a fallback only */
     uint32_t r[4];
     if (atomic_load(&learnt) == 2)
         answer((uint32_t)g[REG_RAX], (uint32_t)g[REG_RCX], r);
@@ -284,9 +280,9 @@ static uint64_t msr0(uint32_t msr)
     return v;
 }
 
-/* The node's facts from its /proc/cpuinfo (CPU 0's block) and MSRs, at the first CPUID the
- * process runs (so a process that runs none pays nothing): true when they were found. Runs in
- * the signal handler: no allocation (the flags line in a static buffer). */
+/* The node's facts from its /proc/cpuinfo (CPU 0's block) and MSRs (cpufault_learn): true when
+ * they were found. No allocation (the flags line in a static buffer): it may still run in the
+ * signal handler as a fallback. */
 static bool learn(void)
 {
     uint32_t e;
@@ -324,6 +320,16 @@ static bool learn(void)
     node.base_mhz = (uint32_t)(msr0(0xCE) >> 8 & 0xFF) * 100;
     node.max_mhz = (uint32_t)(msr0(0x1AD) & 0xFF) * 100;
     return true;
+}
+
+void cpufault_learn(void)
+{
+    int st = 0;
+    if (atomic_compare_exchange_strong(&learnt, &st, 1))
+        atomic_store(&learnt, learn() ? 2 : 3);
+    else
+        while (atomic_load(&learnt) == 1)
+            ;
 }
 
 /* The shim's handler in place for sig (SIGSEGV: cpuid_fault, SIGILL: cpuid_trap). */
@@ -374,6 +380,7 @@ void cpuid_init(void)
     if (fault && handler_ensure(SIGSEGV)) {
         if (raw_syscall2(SYS_arch_prctl, ARCH_SET_CPUID, 0) == 0) {
             faulting = true;
+            cpufault_learn(); /* now, not in the handler (cpufault.h) */
             return;
         }
         REAL(sigaction)(SIGSEGV, &segv.before, NULL); /* no CPUID faulting here */

@@ -36,6 +36,7 @@
  * patched. The constructors of the libraries that run before the shim's (its dependencies and
  * the libraries ld.so initialises first) keep the host's CPUID, as on the faulting route. */
 #include "cpuidpatch.h"
+#include "cpufault.h"
 
 #include "real.h"
 #include "x86len.h"
@@ -372,6 +373,7 @@ static const char *rewrite(const struct obj *o, uintptr_t a)
         return "a CPUID outside its executable segments";
     if (!site_add(a))
         return "the table of sites is full";
+    cpufault_learn(); /* before the first UD2 can trap: the handler then only answers */
     uintptr_t page = (a + 1) & ~(uintptr_t)(page_size() - 1);
     int prot = PROT_READ | PROT_EXEC | (seg->p_flags & PF_W ? PROT_WRITE : 0);
     if (mprotect((void *)page, (size_t)page_size(), PROT_READ | PROT_WRITE))
