@@ -391,5 +391,5 @@ void cpuid_init(void)
                     "instructions instead\n");
     }
     if (patch && handler_ensure(SIGILL))
-        cpuidpatch_loaded();
+        cpuidpatch_loaded(cpufault_learn);
 }

@@ -9,7 +9,8 @@
  * by the constructor, after emu_init succeeded. */
 void cpuid_init(void);
 /* Learns the node's processor (its /proc/cpuinfo and MSRs) once, if not yet: called where a route
- * is armed (cpuid_init for faulting, cpuidpatch.c before its first rewrite), never first from
+ * is armed (cpuid_init for faulting; for the patch route cpuidpatch.c calls it, handed over by
+ * cpuid_init, before its first rewrite), never first from
  * the signal handler, which may run on a runtime's small alternate stack (Rust's threads have
  * 8 KiB or so; learning reads and resolves the node's files and needs more). */
 void cpufault_learn(void);

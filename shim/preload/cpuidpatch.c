@@ -36,7 +36,6 @@
  * patched. The constructors of the libraries that run before the shim's (its dependencies and
  * the libraries ld.so initialises first) keep the host's CPUID, as on the faulting route. */
 #include "cpuidpatch.h"
-#include "cpufault.h"
 
 #include "real.h"
 #include "x86len.h"
@@ -366,6 +365,8 @@ static long page_size(void)
 
 /* Rewrites the CPUID at a into UD2: its second byte, its page made writable (not executable)
  * for the write and given back its segment's protection. NULL, or why not. */
+static void (*before_first)(void); /* cpuidpatch_loaded's hook, until it ran (under ld.so's load lock) */
+
 static const char *rewrite(const struct obj *o, uintptr_t a)
 {
     const ElfW(Phdr) *seg = exec_seg(o, a, 2);
@@ -373,7 +374,11 @@ static const char *rewrite(const struct obj *o, uintptr_t a)
         return "a CPUID outside its executable segments";
     if (!site_add(a))
         return "the table of sites is full";
-    cpufault_learn(); /* before the first UD2 can trap: the handler then only answers */
+    if (before_first) { /* the caller's preparation, before the first UD2 can trap */
+        void (*f)(void) = before_first;
+        before_first = NULL;
+        f();
+    }
     uintptr_t page = (a + 1) & ~(uintptr_t)(page_size() - 1);
     int prot = PROT_READ | PROT_EXEC | (seg->p_flags & PF_W ? PROT_WRITE : 0);
     if (mprotect((void *)page, (size_t)page_size(), PROT_READ | PROT_WRITE))
@@ -612,8 +617,9 @@ static void hook_audit(void)
     REAL(close)(fd);
 }
 
-void cpuidpatch_loaded(void)
+void cpuidpatch_loaded(void (*before_first_rewrite)(void))
 {
+    before_first = before_first_rewrite;
     const char *d = getenv("HWEMU_DEBUG");
     debug = d && *d && strcmp(d, "0");
     struct timespec t0, t1;
