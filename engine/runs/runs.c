@@ -417,6 +417,59 @@ static void add_failed(struct runs *m, const char *name, const char *why)
     fprintf(stderr, "hwemu: run %s/%s failed: %s\n", m->dir, name, why);
 }
 
+/* A run an earlier start ended (its summary.json): listed with the status it ended with, so that
+ * GET /runs/<id> and its files answer across restarts. An unreadable summary lists it failed. */
+static void add_ended(struct runs *m, const char *name)
+{
+    static const char *const keys[] = {"runId", "runKey", "shard", "state", "trace", "placement", "timeSec",
+                                       "ticks", "jobs", "jobsByClass", "energyJoules", "resumes"};
+    int rdfd = run_files_opendir(m->dfd, name);
+    size_t len = 0;
+    char *text = rdfd >= 0 ? run_files_read(rdfd, "summary.json", (size_t)1 << 30, &len) : NULL;
+    int e = errno;
+    if (rdfd >= 0)
+        close(rdfd);
+    cJSON *o = text ? cJSON_ParseWithLength(text, len) : NULL;
+    bool read = text != NULL;
+    free(text);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "state");
+    int state = -1;
+    for (int k = 0; cJSON_IsString(st) && k < RUN_NSTATES; k++)
+        if (!strcmp(st->valuestring, run_state_names[k]))
+            state = k;
+    if (state < 0 || state == RUN_RUNNING) {
+        char why[600];
+        if (!o)
+            snprintf(why, sizeof why, "its summary.json %s", read || !e ? "is not the JSON this engine writes"
+                     : e == EINVAL ? "is not a regular file: refused" : strerror(e));
+        else
+            snprintf(why, sizeof why, "its summary.json has no state this engine writes for an ended run");
+        cJSON_Delete(o);
+        add_failed(m, name, why);
+        return;
+    }
+    cJSON *s = cJSON_CreateObject();
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[k]);
+        if (!strcmp(keys[k], "runId"))
+            cJSON_AddStringToObject(s, "runId", name); /* the directory's name is the id */
+        else if (v)
+            cJSON_AddItemToObject(s, keys[k], cJSON_Duplicate(v, true));
+    }
+    cJSON_Delete(o);
+    m->past = realloc(m->past, sizeof *m->past * (size_t)(m->npast + 1));
+    struct past *p = &m->past[m->npast++];
+    snprintf(p->id, sizeof p->id, "%s", name);
+    p->status = cJSON_PrintUnformatted(s);
+    p->state = state;
+    cJSON_Delete(s);
+}
+
+static int past_by_id(const void *a, const void *b)
+{
+    return strcmp(((const struct past *)a)->id, ((const struct past *)b)->id);
+}
+
 /* Resumes run directory name from its state.json: 0, or -1 with why in err. */
 static int resume_one(struct runs *m, const char *name, char *err, size_t errlen)
 {
@@ -536,8 +589,8 @@ static int resume_one(struct runs *m, const char *name, char *err, size_t errlen
 }
 
 /* The runs directory at the start: the latest run the engine left in the middle (a state.json and
- * no summary.json) continues; a run directory with neither, or whose state cannot be used, is
- * listed as failed. */
+ * no summary.json) continues; an ended one (summary.json) is listed as it ended; a run directory
+ * with neither, or whose state cannot be used, is listed as failed. */
 static void resume(struct runs *m)
 {
     int fd = dup(m->dfd);
@@ -560,8 +613,10 @@ static void resume(struct runs *m)
         }
         char p[4400];
         snprintf(p, sizeof p, "%s/summary.json", de->d_name);
-        if (!fstatat(m->dfd, p, &st, AT_SYMLINK_NOFOLLOW))
-            continue; /* it ended */
+        if (!fstatat(m->dfd, p, &st, AT_SYMLINK_NOFOLLOW)) {
+            add_ended(m, de->d_name); /* it ended */
+            continue;
+        }
         snprintf(p, sizeof p, "%s/state.json", de->d_name);
         if (fstatat(m->dfd, p, &st, AT_SYMLINK_NOFOLLOW)) {
             add_failed(m, de->d_name, "no state.json and no summary.json: the engine that ran it stopped before "
@@ -589,6 +644,8 @@ static void resume(struct runs *m)
         free(names[i]);
     }
     free(names);
+    if (m->npast > 1) /* listed oldest first, as their names (their start times) sort */
+        qsort(m->past, (size_t)m->npast, sizeof *m->past, past_by_id);
 }
 
 static void spec_labels(const struct runs *m, int i, const struct yt_node *maps[2]);

@@ -147,8 +147,8 @@ static enum MHD_Result run_lines(struct MHD_Connection *c, const char *id, const
 {
     const char *state = runs_state(the_runs, id);
     if (!state)
-        return error(c, 404, "no such run of this engine (GET /runs lists them; a run of another engine or of an "
-                             "earlier start is read from its directory: hwemu report RUN_DIR)", NULL);
+        return error(c, 404, "no such run in this engine's runs directory (GET /runs lists them; a run of another "
+                             "engine is read from its directory: hwemu report RUN_DIR)", NULL);
     long after, limit;
     if (query_count(c, "after", 0, 1L << 40, &after))
         return error(c, 400, "after: a whole number of lines, 0 or more (the next of the previous answer)", NULL);
@@ -207,8 +207,8 @@ static enum MHD_Result run_report(struct MHD_Connection *c, const char *id)
     const char *state = runs_state(the_runs, id);
     char msg[8400];
     if (!state)
-        return error(c, 404, "no such run of this engine (GET /runs lists them; for a run of another engine or "
-                             "of an earlier start: hwemu report RUN_DIR --out FILE.html)", NULL);
+        return error(c, 404, "no such run in this engine's runs directory (GET /runs lists them; for a run of "
+                             "another engine: hwemu report RUN_DIR --out FILE.html)", NULL);
     if (!report_available())
         return error(c, 404, "this hwemu was built without the web page's chart library, which the report "
                              "embeds: configure with -DHWEMU_WEB_UI=ON (npm installed) and build again", NULL);

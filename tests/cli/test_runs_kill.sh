@@ -14,6 +14,7 @@
 #   B  SIGTERM suspends `hwemu run` (exit 3, state "suspended", state.json kept, no summary);
 #      the same command resumes it to the end, with the clean run's jobs and course.jsonl.
 #   C  `hwemu serve`: GET /runs/<id>'s completed count never goes back across kill -9 restarts,
+#      the run ended stays listed as it ended (summary.json) after another, with its jobs.jsonl,
 #      and a run directory without a usable state is listed as failed with the reason.
 #   D  `hwemu serve` killed -9 as soon as POST /runs answered: the restart resumes that run.
 set -u
@@ -212,6 +213,20 @@ for round in 1 2 3 4; do
     if [ "$now" -lt "$seen" ]; then back=$((back + 1)); echo "C: round $round: completed $seen before kill -9, $now after"; fi
 done
 [ $back -eq 0 ] && ok || bad "C: the completed count went back in $back of 4 restarts"
+# the run ends, the engine restarts: the run stays listed as it ended, its files still answer
+for _ in $(seq 600); do
+    [ "$(curl -s "$url/runs/$id" | jq -r .state)" = completed ] && break
+    sleep 0.1
+done
+ended=$(curl -s "$url/runs/$id")
+kill -9 $pid; wait $pid 2>/dev/null
+serve_start "$url" "$tmp/C.err" --spec "$spec" --root "$root" --addr 127.0.0.1:$port || bad "C: restart after the end"
+after=$(curl -s "$url/runs/$id")
+jq -e --argjson a "$ended" '.state == "completed" and .jobs == $a.jobs and .energyJoules == $a.energyJoules
+    and .timeSec == $a.timeSec' <<<"$after" >/dev/null && ok ||
+    bad "C: the ended run after a restart: $after (before: $ended)"
+[ "$(curl -s "$url/runs/$id/jobs" | jq -r .total)" = "$(jq -r .jobs.total <<<"$ended")" ] && ok ||
+    bad "C: GET /runs/$id/jobs after a restart: $(curl -s "$url/runs/$id/jobs" | head -c 300)"
 kill $pid; wait $pid 2>/dev/null
 
 # ---- D: kill -9 as soon as POST /runs answered: the run resumes (its first checkpoint) ---------
