@@ -166,6 +166,7 @@ void engine_clock_serve(struct engine *e, int64_t before)
     while (!e->stop) {
         uint32_t seen = atomic_load_explicit(&k->c.h->agents_futex, memory_order_acquire);
         atomic_store_explicit(&k->c.h->alive_real, real_ns(), memory_order_relaxed);
+        seg_clock_moving(&k->c, true); /* an agent joining from here waits for the time moved to */
         int64_t next;
         int joined;
         bool all = in_step(e, &next, &joined);
@@ -184,12 +185,13 @@ void engine_clock_serve(struct engine *e, int64_t before)
             k->started = true; /* the agents that are still starting are let go from here */
         }
         if (!all) {
+            seg_clock_moving(&k->c, false);
             seg_clock_wait_agents(&k->c, seen, CLOCK_POLL_NS);
             continue;
         }
         k->earliest = next;
         if (next >= before)
-            return;
+            return; /* moving stays set until the tick's time is published (engine_clock_ticked) */
         k->now = next; /* the earliest deadline before the tick: time moves there, and its agents wake */
         seg_clock_publish(&k->c, next, true);
     }
@@ -201,9 +203,10 @@ void engine_clock_ticked(struct engine *e)
     if (!k)
         return;
     k->now = e->tick_mono;
-    if (e->cfg.speed == ENGINE_SPEED_MAX) /* the agents sleep on unless a deadline came */
+    if (e->cfg.speed == ENGINE_SPEED_MAX) { /* the agents sleep on unless a deadline came */
         seg_clock_publish(&k->c, k->now, k->now >= k->earliest);
-    else
+        seg_clock_moving(&k->c, false);
+    } else
         seg_clock_publish_rate(&k->c, e->tick_mono, e->real_last, e->cfg.speed > 1 ? e->cfg.speed : 1);
 }
 

@@ -167,6 +167,19 @@ int seg_clock_claim(struct seg_clock *c, pid_t pid, pid_t tid, const char *node,
     return -1;
 }
 
+void seg_clock_join(struct seg_clock *c, int64_t timeout_ns)
+{
+    struct seg_clock_header *h = c->h;
+    atomic_thread_fence(memory_order_seq_cst); /* the claim stored before moving is read */
+    if (!atomic_load(&h->moving))
+        return;
+    atomic_fetch_add(&h->joining, 1);
+    int64_t end = seg_clock_real_ns() + timeout_ns;
+    while (atomic_load(&h->moving) && atomic_load(&h->state) == SEG_CLOCK_STEPPED && seg_clock_real_ns() < end)
+        futex_wait(&h->moving, 1, 10000000LL);
+    atomic_fetch_sub(&h->joining, 1);
+}
+
 bool seg_clock_adopt(struct seg_clock *c, int i, uint32_t token, pid_t pid, pid_t tid, const char *comm)
 {
     if (i < 0 || (uint32_t)i >= c->n_slots)
@@ -339,6 +352,15 @@ void seg_clock_publish_rate(struct seg_clock *c, int64_t emu_ns, int64_t real_ns
 void seg_clock_stop(struct seg_clock *c, int64_t emu_ns, int64_t real_ns)
 {
     write_pairs(c, SEG_CLOCK_STOPPED, emu_ns, real_ns, 1, true);
+}
+
+void seg_clock_moving(struct seg_clock *c, bool moving)
+{
+    struct seg_clock_header *h = c->h;
+    atomic_store(&h->moving, moving ? 1u : 0u);
+    atomic_thread_fence(memory_order_seq_cst); /* moving stored before the slots (or joining) are read */
+    if (!moving && atomic_load(&h->joining))
+        futex(&h->moving, FUTEX_WAKE, INT32_MAX, NULL);
 }
 
 void seg_clock_wait_agents(struct seg_clock *c, uint32_t seen, int64_t timeout_ns)

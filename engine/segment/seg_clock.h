@@ -51,6 +51,14 @@
  * bound is let go (an event says so): the engine moves on without it until its seq moves again.
  * A slot whose thread no longer exists is freed by the engine.
  *
+ * Joining. A process that claims a slot of its own (not one handed down) may do so while the
+ * engine, having found every agent in step, moves time: it would start at the old now and see
+ * time jump under it. So the engine stores moving = 1 before it looks at the slots, back to 0
+ * when it does not move time or once the new now is published; a joining agent, after its claim,
+ * waits while moving is 1 (counted in joining, which the engine wakes with FUTEX_WAKE on moving).
+ * Both sides store, fence (seq_cst) and then read, so either the engine's look sees the new slot
+ * RUNNING, or the agent sees moving and starts at the new now.
+ *
  * Trust: everything in the file but its header's geometry, which the engine keeps privately, is
  * written by agents. The engine bounds slot indexes by its own n_slots, reads states and
  * deadlines as numbers (an unknown state is out of step), and copies names as printable ASCII.
@@ -65,7 +73,7 @@
 #include <sys/types.h>
 
 #define SEG_CLOCK_MAGIC "HWEMUCLK"
-#define SEG_CLOCK_VERSION 2u /* 2: a slot of 128 bytes with its own wake word */
+#define SEG_CLOCK_VERSION 3u /* 2: a slot of 128 bytes with its own wake word; 3: moving, joining */
 #define SEG_CLOCK_FILE "clock"
 #define SEG_CLOCK_SLOTS 8192 /* agent threads per root */
 /* A slot's deadline while its thread waits for a child process (waitpid): past every other (the
@@ -94,7 +102,10 @@ struct seg_clock_header {
     _Atomic uint32_t slots_used; /* 1 + the highest slot index ever claimed */
     uint32_t pad;
     _Atomic uint64_t wakeups;   /* agent waits that ended at a deadline (for /metrics and benchmarks) */
-    uint8_t reserved[4096 - 136];
+    _Atomic uint32_t moving;    /* STEPPED: 1 from the engine's look at the slots until the time it
+                                 * moves to is published (a joining agent waits for 0) */
+    _Atomic uint32_t joining;   /* agents waiting for moving to clear (the engine wakes them) */
+    uint8_t reserved[4096 - 144];
 };
 
 struct seg_clock_slot {
@@ -159,6 +170,9 @@ int seg_clock_wait_now(struct seg_clock *c, uint32_t seen, int64_t timeout_ns);
  * seg_clock_wake_seen before the thread last looked at the time). */
 uint32_t seg_clock_wake_seen(const struct seg_clock *c, int i);
 int seg_clock_wait_slot(struct seg_clock *c, int i, uint32_t seen, int64_t timeout_ns);
+/* After a claim of a slot of its own: waits while the engine moves time (Joining), at most
+ * timeout_ns of real time (a dead engine), so that the agent starts at the time moved to. */
+void seg_clock_join(struct seg_clock *c, int64_t timeout_ns);
 /* Is the engine that made the file gone (its pid no longer exists, or it stopped)? */
 bool seg_clock_engine_gone(const struct seg_clock *c);
 
@@ -180,6 +194,9 @@ void seg_clock_publish(struct seg_clock *c, int64_t now_ns, bool wake);
 void seg_clock_publish_rate(struct seg_clock *c, int64_t emu_ns, int64_t real_ns, double rate);
 /* STOPPED from (emu_ns, real_ns): every agent is woken and goes on in wall time. */
 void seg_clock_stop(struct seg_clock *c, int64_t emu_ns, int64_t real_ns);
+/* moving (Joining): set before the engine looks at the slots, cleared when time does not move
+ * or after the new now is published (waking the joining agents). */
+void seg_clock_moving(struct seg_clock *c, bool moving);
 /* The engine's wait for agents: sleeps until agents_futex moves from seen or timeout_ns pass. */
 void seg_clock_wait_agents(struct seg_clock *c, uint32_t seen, int64_t timeout_ns);
 

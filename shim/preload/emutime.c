@@ -181,8 +181,11 @@ void emutime_init(void)
         parent_slot = (int)i, parent_pid = (pid_t)v;
     unsetenv("HWEMU_CLOCK_SLOT");
     unsetenv("HWEMU_CLOCK_PARENT");
-    if (slot < 0 && atomic_load(&clk.h->state) == SEG_CLOCK_STEPPED)
+    if (slot < 0 && atomic_load(&clk.h->state) == SEG_CLOCK_STEPPED) {
         slot = seg_clock_claim(&clk, getpid(), gettid(), node_name, program_invocation_short_name);
+        if (slot >= 0) /* a time being moved to is the one we start at (seg_clock.h "Joining") */
+            seg_clock_join(&clk, ALIVE_NS);
+    }
     if (slot >= 0)
         pthread_setspecific(slot_key, (void *)1);
 }

@@ -152,6 +152,41 @@ static void wake_due_slots(void **state)
     assert_int_equal(seg_clock_wake_seen(c, running), r + 1);
 }
 
+/* Joining (seg_clock.h): an agent that claims a slot while the engine moves time waits until
+ * the new now is published, then starts at it; with the engine not moving it does not wait. */
+struct joiner {
+    struct seg_clock *c;
+    int64_t started_at; /* the emulated now the joiner saw once joined */
+};
+static void *join_thread(void *arg)
+{
+    struct joiner *j = arg;
+    int i = seg_clock_claim(j->c, 1, 9, "n", "joiner");
+    assert_true(i >= 0);
+    seg_clock_join(j->c, 5000000000LL);
+    j->started_at = seg_clock_now(j->c, seg_clock_real_ns());
+    return NULL;
+}
+static void join_waits_for_move(void **state)
+{
+    struct seg_clock *c = *state;
+    seg_clock_publish(c, 7000000000000, false);
+    int64_t t0 = seg_clock_real_ns();
+    seg_clock_join(c, 5000000000LL); /* not moving: at once */
+    assert_true(seg_clock_real_ns() - t0 < 1000000000LL);
+    seg_clock_moving(c, true);
+    struct joiner j = {.c = c};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, join_thread, &j), 0);
+    while (!atomic_load(&c->h->joining)) /* the joiner waits for the move */
+        usleep(1000);
+    seg_clock_publish(c, 7001000000000, false); /* the tick's time, no deadline reached */
+    seg_clock_moving(c, false);
+    pthread_join(th, NULL);
+    assert_int_equal(j.started_at, 7001000000000);
+    assert_int_equal(atomic_load(&c->h->joining), 0);
+}
+
 static void not_a_clock(void **state)
 {
     (void)state;
@@ -182,6 +217,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(slots, setup, teardown),
         cmocka_unit_test_setup_teardown(wait_woken, setup, teardown),
         cmocka_unit_test_setup_teardown(wake_due_slots, setup, teardown),
+        cmocka_unit_test_setup_teardown(join_waits_for_move, setup, teardown),
         cmocka_unit_test_setup_teardown(not_a_clock, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
