@@ -174,7 +174,10 @@ done
 # --- C. the same experiment at --speed 10: the agent's clock runs at the emulated rate --------
 # (wall time decides when the ticks come, so the run is a measurement, not a repeat: the jobs'
 # ends within 3 s of --speed max's, the tick the cap lands at and the agent's reads being
-# scheduled by the host, and the agent's reads 20 s apart within 0.5 s)
+# scheduled by the host; the agent's reads, each scheduled 20 s after the one before, come within
+# 2 s of it (a loaded host delays a wake-up: 0.84 s, 84 ms of wall time, seen under ASan beside
+# other builds) and the time from the first to the last within 0.5 s of 20 s each: a late read
+# does not push the next ones back)
 d="$tmp/c"
 run_with_agent "$d" 10
 python3 - "$tmp/b1/runs"/*/jobs.jsonl "$d/runs"/*/jobs.jsonl "$d/agent.log" <<'PY' && ok || bad "C: --speed 10 against --speed max"
@@ -188,7 +191,8 @@ for k in a:
 print("C: jobs' ends at --speed 10 minus --speed max: %s s" % sorted(b[k]["endSec"] - a[k]["endSec"] for k in a))
 t = [int(l.split()[1]) for l in open(sys.argv[3]) if l.split()[0] in ("start", "read")]
 print("C: the agent's read intervals at --speed 10: %s s" % [round((y - x) / 1e9, 3) for x, y in zip(t, t[1:])])
-assert len(t) >= 3 and all(abs(y - x - 20e9) <= 0.5e9 for x, y in zip(t, t[1:])), t
+assert len(t) >= 3 and all(abs(y - x - 20e9) <= 2e9 for x, y in zip(t, t[1:])), t
+assert abs(t[-1] - t[0] - 20e9 * (len(t) - 1)) <= 0.5e9, t
 PY
 
 # --- D. at --speed 10 a timer fires while its thread runs: a host timer at the wall time the ----
