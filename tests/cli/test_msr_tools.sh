@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # The MSR tools nobody here wrote, on an Intel and an AMD node (docs/interfaces.md "MSR devices"):
 #   turbostat (Debian linux-cpupower 6.1)   Busy%, Avg_MHz, Bzy_MHz, PkgWatt, and CPU%c6,
-#                                           Pkg%pc6, RAMWatt (Intel) or CorWatt (AMD), the median
-#                                           of three 5 s intervals, against the engine's /telemetry/<node>
-#                                           and counters of the same steady state
-#   likwid-powermeter (Debian likwid 5.2.2) each socket's package and DRAM power through its
-#                                           access daemon
+#                                           Pkg%pc6, RAMWatt (Intel) or CorWatt (AMD: a Zen 4
+#                                           and a Zen 3 node), the median of three 5 s intervals,
+#                                           against the engine's /telemetry/<node> and counters
+#                                           of the same steady state
+#   likwid-powermeter (Debian likwid 5.2.2) each socket's package and DRAM (Intel) or package
+#                                           and core (the Zen 3 node) power through its access
+#                                           daemon
 #   env -i, posix_spawn, subprocess         a program started with an emptied environment stays
 #                                           on its node
 # CPUID is the node's by faulting (hosts with cpuid_fault) or by patching (others): the route the
 # host offers, said on the output's first line.
 # turbostat asks for RLIMIT_NOFILE 32768, above this sandbox's hard limit: a one-call stub
 # (built here) lets that setrlimit succeed. Where each expected value comes from is said at each
-# check. Bounded: one engine, ~90 s.
+# check. Bounded: one engine, ~120 s.
 # Usage: test_msr_tools.sh HWEMU_BINARY   (run from the source tree)
 set -u
 hwemu=$1
@@ -76,7 +78,7 @@ uj() { X $1 -- sh -c "cat /sys/class/powercap/$2/energy_uj; date +%s.%N" | tr '\
 # processor and print no Busy% (a firecracker guest: "CPUID(6): No-APERF"). Both routes need an
 # x86-64 host; the same arithmetic is also checked below with tscmath.c.
 if grep -qw cpuid_fault /proc/cpuinfo; then route=fault; else route=patch; fi
-if [ "$(uname -m)" = x86_64 ]; then nodes="intel-0 amd-0" && echo "CPUID route: $route"; else
+if [ "$(uname -m)" = x86_64 ]; then nodes="intel-0 amd-0 milan-0" && echo "CPUID route: $route"; else
     nodes= && echo "SKIP: turbostat and likwid-powermeter (no CPUID route on $(uname -m))"; fi
 for node in $nodes; do
     steady $node
@@ -104,7 +106,7 @@ for node in $nodes; do
     # PkgWatt: the sum of the packages' power (/telemetry packages[].powerWatts, steady)
     pw=$(tj 'sum(p["powerWatts"] for p in d["packages"])' <<<"$t")
     within "$(col "$out" PkgWatt)" "$pw" 1 && ok || bad "$node PkgWatt $(col "$out" PkgWatt) vs the engine's $pw"
-    if [ $node = amd-0 ]; then
+    if [ $node != intel-0 ]; then
         # CorWatt (AMD: the per-core registers summed): the core sub-zones' power, from their
         # energy_uj counters read around turbostat's run (the engine's counters, steady power)
         cw=$(python3 -c "a, b, c, d = '$c0'.split(), '$c1'.split(), '$d0'.split(), '$d1'.split()
@@ -231,16 +233,21 @@ if [ -n "$nodes" ]; then
 fi
 
 # likwid-powermeter through its access daemon (likwid-accessD, which likwid starts with a
-# cleared environment): each socket's PKG and DRAM power against /telemetry's packages[].powerWatts
-# and cpu.dramPowerWatts / sockets, steady. (On the AMD node Debian's likwid 5.2.2 stops at
-# "Unsupported AMD Zen Processor": it knows no Zen 4; docs/interfaces.md.)
+# cleared environment), against the engine's steady state: on the Intel node each socket's PKG
+# and DRAM power against /telemetry's packages[].powerWatts and cpu.dramPowerWatts / sockets; on
+# the Zen 3 node (EPYC 7763, family 0x19 model 0x01, a model likwid 5.2.2 knows) each socket's
+# PKG against packages[].powerWatts and its CORE, which likwid sums over the socket's cores'
+# registers 0xC001029A (likwid-powermeter.lua), against the socket's core powercap zone (its
+# energy_uj read around the run, as CorWatt above). (On the Zen 4 node Debian's likwid 5.2.2
+# stops at "Unsupported AMD Zen Processor": it knows no Zen 4; docs/interfaces.md.)
 # likwid's access daemon allows a register by the processor it reads with CPUID: the node's by
 # either route (with the host's: "Cannot gather values from MSR_PLATFORM_INFO" on a Zen 4 host).
 # likwid divides the energy by a runtime it times with RDTSC at a TSC rate it calibrates over
 # 500 ms of nanosleep at start (src/timer.c getCpuSpeed, printed as "CPU clock"), which a loaded
 # machine skews by several per cent: its power is taken back to the true interval with the TSC
 # rate measured here (tsc.c: RDTSC against CLOCK_MONOTONIC_RAW over 500 ms, tightest pairs),
-# P x measured rate / its clock, and checked to 1 %.
+# P x measured rate / its clock, and checked to 1 %. (likwid's own process never opens an MSR
+# device, its access daemon does, so its RDTSC is the host's on every node: tsctrap.c.)
 cat >"$tmp/tsc.c" <<'C'
 #include <stdint.h>
 #include <stdio.h>
@@ -271,16 +278,33 @@ int main(void)
 C
 gcc -O2 -o "$tmp/tsc" "$tmp/tsc.c" || bad "tsc.c build"
 ghz=$("$tmp/tsc")
-[ -n "$nodes" ] && steady intel-0 && out=$(X intel-0 --cpuid $route -- likwid-powermeter -s 3s 2>&1)
-t=$(telem intel-0)
-clock=$(awk -F'\t' '/^CPU clock:/ { print $2 + 0; exit }' <<<"$out")
-for k in ${nodes:+0 1}; do
-    for dom in PKG DRAM; do
-        lw=$(awk -v k=$k -v dom=$dom '/Measure for socket/ { s = ($4 == k) } s && $0 == "Domain " dom ":" { p = 1 }
-            p && /Power consumed/ { print $3; exit }' <<<"$out")
-        if [ $dom = PKG ]; then e=$(tj "d['packages'][$k]['powerWatts']" <<<"$t"); else e=$(tj 'd["cpu"]["dramPowerWatts"] / 2' <<<"$t"); fi
-        [ -n "$lw" ] && [ -n "$clock" ] && within "$(python3 -c "print($lw * $ghz / $clock)")" "$e" 1 && ok ||
-            bad "likwid-powermeter socket $k $dom ${lw:-none} W at its clock ${clock:-none} GHz (TSC $ghz GHz) vs the engine's $e W: $(tail -5 <<<"$out")"
+for node in ${nodes:+intel-0 milan-0}; do
+    if [ $node = intel-0 ]; then doms="PKG DRAM"; else doms="PKG CORE"; fi
+    steady $node
+    c0=$(uj $node intel-rapl:0:0) c1=$(uj $node intel-rapl:1:0)
+    out=$(X $node --cpuid $route -- likwid-powermeter -s 3s 2>&1)
+    d0=$(uj $node intel-rapl:0:0) d1=$(uj $node intel-rapl:1:0)
+    t=$(telem $node)
+    clock=$(awk -F'\t' '/^CPU clock:/ { print $2 + 0; exit }' <<<"$out")
+    # the processor likwid took from CPUID (the node's, by faulting or patching)
+    if [ $node = milan-0 ]; then
+        grep -q "^CPU type:.*(Zen3)" <<<"$out" && grep -q "^CPU name:.*AMD EPYC 7763 64-Core Processor" <<<"$out" && ok ||
+            bad "$node: likwid-powermeter did not see the node's Zen 3 EPYC 7763: $(head -5 <<<"$out")"
+    fi
+    for k in 0 1; do
+        for dom in $doms; do
+            lw=$(awk -v k=$k -v dom=$dom '/Measure for socket/ { s = ($4 == k) } s && $0 == "Domain " dom ":" { p = 1 }
+                p && /Power consumed/ { print $3; exit }' <<<"$out")
+            case $dom in
+            PKG) e=$(tj "d['packages'][$k]['powerWatts']" <<<"$t") ;;
+            DRAM) e=$(tj 'd["cpu"]["dramPowerWatts"] / 2' <<<"$t") ;;
+            CORE) # socket k's core zone: its energy_uj counter over the run (uj: "energy time")
+                e=$(python3 -c "a, b = '$([ $k = 0 ] && echo "$c0" || echo "$c1")'.split(), '$([ $k = 0 ] && echo "$d0" || echo "$d1")'.split()
+print((int(b[0]) - int(a[0])) / (float(b[1]) - float(a[1])) / 1e6)") ;;
+            esac
+            [ -n "$lw" ] && [ -n "$clock" ] && within "$(python3 -c "print($lw * $ghz / $clock)")" "$e" 1 && ok ||
+                bad "$node likwid-powermeter socket $k $dom ${lw:-none} W at its clock ${clock:-none} GHz (TSC $ghz GHz) vs the engine's $e W: $(tail -5 <<<"$out")"
+        done
     done
 done
 
