@@ -248,8 +248,8 @@ fi
 # and DRAM power against /telemetry's packages[].powerWatts and cpu.dramPowerWatts / sockets; on
 # the Zen 3 node (EPYC 7763, family 0x19 model 0x01, a model likwid 5.2.2 knows) each socket's
 # PKG against packages[].powerWatts and its CORE, which likwid sums over the socket's cores'
-# registers 0xC001029A (likwid-powermeter.lua), against the socket's core powercap zone (its
-# energy_uj read around the run, as CorWatt above). (On the Zen 4 node Debian's likwid 5.2.2
+# registers 0xC001029A (likwid-powermeter.lua), against the socket's core zone: the package's
+# power x physics.cpu.coreFraction, the share the physics counts there. (On the Zen 4 node Debian's likwid 5.2.2
 # stops at "Unsupported AMD Zen Processor": it knows no Zen 4; docs/interfaces.md.)
 # likwid's access daemon allows a register by the processor it reads with CPUID: the node's by
 # either route (with the host's: "Cannot gather values from MSR_PLATFORM_INFO" on a Zen 4 host).
@@ -299,9 +299,7 @@ likwid_run() {
     [ "$run" = milan-0/M0 ] && mode="-M 0"
     if [ $node = intel-0 ]; then doms="PKG DRAM"; else doms="PKG CORE"; fi
     steady $node
-    c0=$(uj $node intel-rapl:0:0) c1=$(uj $node intel-rapl:1:0)
     out=$(X $node --cpuid $route -- likwid-powermeter $mode -s 3s 2>&1)
-    d0=$(uj $node intel-rapl:0:0) d1=$(uj $node intel-rapl:1:0)
     t=$(telem $node)
     clock=$(awk -F'\t' '/^CPU clock:/ { print $2 + 0; exit }' <<<"$out")
     # the processor likwid took from CPUID (the node's, by faulting or patching)
@@ -316,9 +314,10 @@ likwid_run() {
             case $dom in
             PKG) e=$(tj "d['packages'][$k]['powerWatts']" <<<"$t") ;;
             DRAM) e=$(tj 'd["cpu"]["dramPowerWatts"] / 2' <<<"$t") ;;
-            CORE) # socket k's core zone: its energy_uj counter over the run (uj: "energy time")
-                e=$(python3 -c "a, b = '$([ $k = 0 ] && echo "$c0" || echo "$c1")'.split(), '$([ $k = 0 ] && echo "$d0" || echo "$d1")'.split()
-print((int(b[0]) - int(a[0])) / (float(b[1]) - float(a[1])) / 1e6)") ;;
+            CORE) # socket k's core zone: the physics counts physics.cpu.coreFraction of the
+                # package's power in it (physics_cpu.c), steady as PKG
+                cf=$("$hwemu" profiles show amd-epyc-7763-2s-energy-only | awk '$1 == "physics.cpu.coreFraction" { print $3 }')
+                e=$(tj "d['packages'][$k]['powerWatts'] * ${cf:-0}" <<<"$t") ;;
             esac
             [ -n "$lw" ] && [ -n "$clock" ] && within "$(python3 -c "print($lw * $ghz / $clock)")" "$e" 1 && ok ||
                 bad "$run likwid-powermeter socket $k $dom ${lw:-none} W at its clock ${clock:-none} GHz (TSC $ghz GHz) vs the engine's $e W: $(tail -5 <<<"$out")"
