@@ -11,7 +11,8 @@ expect_line() { # output, fixed string, what
 
 builtins="amd-epyc-2s-energy-only amd-epyc-2s-hsmp amd-epyc-9534-2s-energy-only intel-xeon-2s-rapl
 intel-xeon-6530-2s-rapl intel-xeon6-2s-tpmi nvidia-h100-nvl-8gpu nvidia-h100-sxm-8gpu vm-no-powercap
-nvidia-h100-sxm-4gpu nvidia-l40s-4gpu amd-instinct-mi300x-8gpu amd-radeon-pro-w7900-4gpu intel-flex-170-4gpu"
+nvidia-h100-sxm-4gpu nvidia-l40s-4gpu amd-instinct-mi300x-8gpu amd-radeon-pro-w7900-4gpu intel-flex-170-4gpu
+amd-epyc-7763-2s-energy-only"
 list=$("$hwemu" profiles list) || bad "profiles list failed"
 for p in $builtins; do
     grep -q "^$p " <<<"$list" && ok || bad "profiles list lacks $p"

@@ -35,7 +35,7 @@ static void test_builtins_load(void **st)
                            "amd-epyc-9534-2s-energy-only", "amd-epyc-2s-hsmp", "vm-no-powercap",
                            "intel-xeon6-2s-tpmi", "nvidia-h100-nvl-8gpu", "nvidia-h100-sxm-8gpu",
                            "nvidia-h100-sxm-4gpu", "nvidia-l40s-4gpu", "amd-instinct-mi300x-8gpu",
-                           "amd-radeon-pro-w7900-4gpu", "intel-flex-170-4gpu", NULL};
+                           "amd-radeon-pro-w7900-4gpu", "intel-flex-170-4gpu", "amd-epyc-7763-2s-energy-only", NULL};
     for (int i = 0; names[i]; i++) {
         const struct profile *p = profiles_find(&ps, names[i]);
         assert_non_null(p);

@@ -273,6 +273,20 @@ static void test_captured_fields(void **st)
         {"amd-epyc-9534-2s-energy-only", "bogomips", "4900.00"},
         {"amd-epyc-2s-hsmp", "bogomips", "5200.00"},
         {"amd-epyc-2s-hsmp", "TLB size", "192 4K pages"},
+        /* the 7763's cpuinfo (mlcommons/storage's fixture, cpuinfo7763): family 25 model 1
+         * stepping 1, microcode, bogomips 4900.17 (tscKHz 2450085), TLB, address sizes, and
+         * cache size = its 512 KB L2 */
+        {"amd-epyc-7763-2s-energy-only", "cpu family", "25"},
+        {"amd-epyc-7763-2s-energy-only", "model", "1"},
+        {"amd-epyc-7763-2s-energy-only", "stepping", "1"},
+        {"amd-epyc-7763-2s-energy-only", "model name", "AMD EPYC 7763 64-Core Processor"},
+        {"amd-epyc-7763-2s-energy-only", "microcode", "0xa0011d1"},
+        {"amd-epyc-7763-2s-energy-only", "bogomips", "4900.17"},
+        {"amd-epyc-7763-2s-energy-only", "TLB size", "2560 4K pages"},
+        {"amd-epyc-7763-2s-energy-only", "address sizes", "48 bits physical, 48 bits virtual"},
+        {"amd-epyc-7763-2s-energy-only", "cache size", "512 KB"},
+        {"amd-epyc-7763-2s-energy-only", "siblings", "128"},
+        {"amd-epyc-7763-2s-energy-only", "cpu cores", "64"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *text = render(tree_of(cases[i].profile));
