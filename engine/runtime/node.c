@@ -278,6 +278,16 @@ static void collect_freq_values(struct node *n, struct node_change *ch, uint32_t
 }
 
 /* The S values of this tick, plus the A values in changes[0..*nch) already. */
+/* Energy counter value v's offset (node.seed_off), the array made at the first fault that moves
+ * one (a node no power cycle or jump struck holds none: they all read 0). */
+static uint64_t *seed_off_of(struct node *n, uint32_t v)
+{
+    if (!n->seed_off && !(n->seed_off = calloc(n->ncounters + 1, sizeof *n->seed_off)))
+        abort();
+    uint32_t k = v < n->nvalues ? n->t->ix.counter_of[v] : SEG_NONE;
+    return &n->seed_off[k < n->ncounters ? k : n->ncounters];
+}
+
 /* The register seed an energy counter shows: its own (natural) moved by the node's offset for it
  * (node.seed_off). At the tick its power comes back the offset is set so that the register
  * counts from 0 from this publication's grid boundary (acc_uj, rem_nj there), as a machine's
@@ -286,8 +296,8 @@ static void collect_freq_values(struct node *n, struct node_change *ch, uint32_t
 static uint64_t shown_seed(struct node *n, uint32_t v, uint64_t natural, uint64_t acc_uj, uint64_t rem_nj, uint64_t unit_nj)
 {
     if (n->power_back)
-        n->seed_off[v] = (uint64_t)0 - natural - (uint64_t)(((unsigned __int128)acc_uj * 1000 + rem_nj) / (unit_nj ? unit_nj : 1));
-    return natural + n->seed_off[v];
+        *seed_off_of(n, v) = (uint64_t)0 - natural - (uint64_t)(((unsigned __int128)acc_uj * 1000 + rem_nj) / (unit_nj ? unit_nj : 1));
+    return natural + (n->seed_off ? *seed_off_of(n, v) : 0);
 }
 
 void node_counter_jump(struct node *n, uint32_t pkgs, bool dram, double uj)
@@ -298,7 +308,7 @@ void node_counter_jump(struct node *n, uint32_t pkgs, bool dram, double uj)
             (dram ? b->zone != PHYS_ZONE_DRAM : b->zone != PHYS_ZONE_PACKAGE && b->zone != PHYS_ZONE_CORE))
             continue;
         uint64_t unit = n->state.pkg[b->pkg].energy[b->zone].unit_nj;
-        n->seed_off[v] += (uint64_t)llround(uj * 1000 / (double)(unit ? unit : 1));
+        *seed_off_of(n, v) += (uint64_t)llround(uj * 1000 / (double)(unit ? unit : 1));
     }
 }
 

@@ -256,8 +256,9 @@ struct node {
     bool was_off;                  /* the interval that began last was without power */
     bool power_back;               /* its power came back at this tick: this publication restarts its
                                     * counters from 0, as a machine's that powers up (node_power_back) */
-    uint64_t *seed_off;            /* per value: what an energy counter's register count is moved by (a
-                                    * counter that jumped, rapl-jump; one restarted at power-up) */
+    uint64_t *seed_off;            /* per counter (ix.counter_of): what an energy counter's register
+                                    * count is moved by (a counter that jumped, rapl-jump; one restarted
+                                    * at power-up); NULL, every offset 0, until a fault moves one */
     uint32_t gpu_lost_held;        /* the GPUs lost over the interval the next tick ends (what the
                                     * load hook accounts then: faults as they were when it began) */
     /* --speed max batches (engine.h batch_ticks): the node is stepped at the first tick at or

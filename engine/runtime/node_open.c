@@ -233,10 +233,9 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->shown = malloc((ix->nshown + 1) * sizeof *n->shown);
     n->busy_shown = malloc((n->nbusy + 1) * sizeof *n->busy_shown);
     n->busy_shown_rate = calloc(n->nbusy + 1, sizeof *n->busy_shown_rate);
-    n->seed_off = calloc(n->nvalues + 1, sizeof *n->seed_off); /* per value, moved only by a power cycle */
     size_t plen = strlen(root) + strlen(name) + 6;
     n->path = malloc(plen);
-    if (!n->slot_applied || !n->totals || !n->shown || !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->seed_off || !n->path)
+    if (!n->slot_applied || !n->totals || !n->shown || !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->path)
         abort();
     snprintf(n->path, plen, "%s/%s.seg", root, name);
     node_units_init(n);

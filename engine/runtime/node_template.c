@@ -118,7 +118,7 @@ size_t node_private_bytes(const struct node_template *t)
     b += (node_img_header(t)->n_slots + 1u) * sizeof *n->slot_applied;  /* node_open's arrays */
     b += (ix->ncounters + 1u) * (sizeof *n->totals + sizeof *n->cstart);
     b += (ix->nshown + 1u) * sizeof *n->shown;
-    b += (t->nbinds + 1u) * sizeof *n->seed_off;                        /* power-loss, rapl-jump */
+    b += (ix->ncounters + 1u) * sizeof *n->seed_off;                    /* power-loss, rapl-jump */
     b += (ix->nbusy + 1u) * (sizeof *n->busy_shown + sizeof *n->busy_shown_rate);
     b += ix->nunits * sizeof *n->units + ix->ncyc * sizeof *n->cyc;     /* node_unit.c, node_cycles.c */
     if (ix->ncf)                                                        /* node_cfstats.c */
