@@ -65,6 +65,7 @@ struct node_template {
         uint32_t *shown_of;              /* per value: its place in node.shown (SEG_NONE: none) */
         uint32_t nshown;                 /* freq_values first (same order), then the others */
         uint32_t nunits, ncyc;           /* job cgroup slots, busy-cycle lines */
+        struct node_unit_vals *unit_vals; /* per job cgroup slot: the values it publishes (node_unit.c) */
         uint32_t ncf, ncfc;              /* cpufreq/stats time lines, and their count values */
     } ix;
 };
@@ -92,12 +93,16 @@ struct node_write_note {
     const char *error; /* rejected: "einval", ... (static); else NULL */
 };
 
-/* One job cgroup slot of the node (engine/render/render_cgroup.c, node_unit.c): the values it
- * publishes and what it holds now. */
-struct node_unit {
+/* The values one job cgroup slot publishes (engine/render/render_cgroup.c), the same for every
+ * node of a template (node_template.ix.unit_vals). */
+struct node_unit_vals {
     uint32_t v_id, v_cid, v_cpu, v_mask[2], v_mem, v_mem_max, v_weight, v_procs; /* SEG_NONE: none */
     uint32_t v_pid, v_proc, v_name;  /* its process, /proc/<pid> (render_jobproc.c) */
     int nmask;
+};
+
+/* What one job cgroup slot of the node (node_unit.c) holds now. */
+struct node_unit {
     bool used;                    /* a job holds it */
     bool dirty;                   /* its texts changed since the last publication */
     char id[SEG_TEXT_MAX + 1], cid[SEG_TEXT_MAX + 1];
@@ -266,7 +271,8 @@ struct node {
      * its next batch before each step; the load hook, or the run's tick-thread hooks, bring it
      * forward (node_wake) for a load that changes earlier. Unused at other speeds. */
     int64_t wake_mono;
-    struct node_unit *units;       /* the job cgroup slots (node_unit.c) */
+    struct node_unit *units;       /* the job cgroup slots (node_unit.c): NULL until a job claims one
+                                    * or a resumed segment showed one held (a node without jobs holds none) */
     int nunits;
     bool units_quiet;              /* none held and none to publish: node_units_collect skips them */
     /* cpufreq/stats of the table-driver policies (node_cfstats.c) */

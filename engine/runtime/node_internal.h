@@ -101,6 +101,9 @@ size_t node_gpu_effective(const struct node *n, const struct binding *b, const c
  * segment showed (before the first publication), this tick's values appended to ch (at most 9 a
  * slot), and a slot's CPU-time total in µs at substep until_sub for the ledger (v: its
  * BK_UNIT_CPU value). */
+/* The values of each of nunits job cgroup slots in binds[0..nv) (node_template.ix.unit_vals;
+ * malloc'd, NULL when nunits is 0). */
+struct node_unit_vals *node_unit_vals_build(const struct binding *binds, uint32_t nv, uint32_t nunits);
 void node_units_init(struct node *n);
 void node_units_salvage(struct node *n);
 void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns);

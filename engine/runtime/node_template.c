@@ -94,6 +94,7 @@ static void index_build(struct node_template *t)
         if (t->binds[v].kind == BK_MEM_USED || t->binds[v].kind == BK_PKG_TEMP || t->binds[v].kind == BK_THERMAL)
             ix->shown_of[v] = ix->nshown++;
     ix->counter_of[nv] = ix->shown_of[nv] = SEG_NONE;
+    ix->unit_vals = node_unit_vals_build(t->binds, nv, ix->nunits);
     for (uint32_t i = 0; i < sh->n_entries; i++) {
         uint32_t slot = entries[i].slot, v = entries[i].value;
         if (slot != SEG_NONE && slot < h->n_slots && v < nv)
@@ -107,6 +108,7 @@ static void index_free(struct node_index *ix)
                           ix->slot_entry};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
+    free(ix->unit_vals);
     memset(ix, 0, sizeof *ix);
 }
 
