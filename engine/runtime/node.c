@@ -332,7 +332,7 @@ static void node_power_back(struct node *n, struct node_change *ch, uint32_t *nc
         char st[SEG_TEXT_MAX], text[SEG_TEXT_MAX + 1];
         if (seg_slot_load(&n->seg, i, &seq, st, &len)) {
             c.v.a.applied = seq;
-            n->slot_applied[i] = seq;
+            node_slot_applied(n)[i] = seq;
         }
         size_t l = c.v.len < sizeof c.v.a.text ? c.v.len : sizeof c.v.a.text;
         memcpy(text, c.v.a.text, l);
@@ -563,17 +563,18 @@ static void drain_slots(struct node *n, struct node_change *ch, uint32_t *nch, i
     if (writes == n->slot_writes_seen)
         return; /* nobody wrote since the last drain */
     n->slot_writes_seen = writes;
+    uint64_t *applied = node_slot_applied(n);
     for (uint32_t i = 0; i < n->seg.n_slots; i++) {
         uint64_t seq;
         size_t len;
         char text[SEG_TEXT_MAX];
         if (!seg_slot_load(&n->seg, i, &seq, text, &len))
             continue;
-        if (seq < n->slot_applied[i])
-            n->slot_applied[i] = seq; /* the slot was reset (a repaired segment): follow it */
-        if (seq <= n->slot_applied[i])
+        if (seq < applied[i])
+            applied[i] = seq; /* the slot was reset (a repaired segment): follow it */
+        if (seq <= applied[i])
             continue;
-        n->slot_applied[i] = seq;
+        applied[i] = seq;
         uint32_t e = n->slot_entry[i];
         uint32_t v = n->seg.entries[e].value;
         char out[SEG_TEXT_MAX];
@@ -634,7 +635,7 @@ static void reset_idle_limits(struct node *n, struct node_change *ch, uint32_t *
         char st[SEG_TEXT_MAX];
         if (slot != SEG_NONE && seg_slot_load(&n->seg, slot, &seq, st, &len)) {
             c.v.a.applied = seq;
-            n->slot_applied[slot] = seq;
+            node_slot_applied(n)[slot] = seq;
         }
         ch[(*nch)++] = c;
         if (log) {

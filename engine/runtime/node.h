@@ -179,7 +179,8 @@ struct node {
     uint32_t nvalues;
     /* the template's lookups by kind (node_template.ix), copied here for the tick's loops */
     const uint32_t *slot_entry;    /* per slot: its entry */
-    uint64_t *slot_applied;        /* per slot: the last sequence applied to the physics */
+    uint64_t *slot_applied;        /* per slot: the last sequence applied to the physics; NULL (all 0)
+                                    * until an agent writes, a resume or a power cycle (node_slot_applied) */
     const uint32_t *counters;      /* the counter values, in value order (ledger order) */
     uint32_t ncounters;
     const uint32_t *svalues;       /* the values published from the physics each tick */

@@ -11,6 +11,7 @@
 #include "node.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct event_log;
@@ -25,6 +26,15 @@ static inline const struct seg_header *node_img_header(const struct node_templat
 static inline const struct seg_value *node_img_values(const struct node_template *t)
 {
     return (const struct seg_value *)(t->image.bytes + node_img_header(t)->values_off);
+}
+
+/* node.slot_applied, made at its first need (an agent's write, a resume, a power cycle): a node
+ * no agent wrote to holds none (every slot's applied sequence reads 0 then). */
+static inline uint64_t *node_slot_applied(struct node *n)
+{
+    if (!n->slot_applied && !(n->slot_applied = calloc(node_img_header(n->t)->n_slots + 1u, sizeof *n->slot_applied)))
+        abort();
+    return n->slot_applied;
 }
 
 /* The total before this start of counter value v (node.cstart); a value that is no counter gets

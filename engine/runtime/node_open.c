@@ -227,7 +227,6 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->nfreq = ix->nfreq;
     n->busy_values = ix->busy_values;
     n->nbusy = ix->nbusy;
-    n->slot_applied = calloc(node_img_header(t)->n_slots + 1, sizeof *n->slot_applied);
     n->totals = calloc(n->ncounters + 1, sizeof *n->totals);
     n->cstart = calloc(n->ncounters + 1, sizeof *n->cstart);
     n->shown = malloc((ix->nshown + 1) * sizeof *n->shown);
@@ -235,7 +234,7 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->busy_shown_rate = calloc(n->nbusy + 1, sizeof *n->busy_shown_rate);
     size_t plen = strlen(root) + strlen(name) + 6;
     n->path = malloc(plen);
-    if (!n->slot_applied || !n->totals || !n->shown || !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->path)
+    if (!n->totals || !n->shown || !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->path)
         abort();
     snprintf(n->path, plen, "%s/%s.seg", root, name);
     node_units_init(n);
