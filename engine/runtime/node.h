@@ -66,6 +66,11 @@ struct node_template {
         uint32_t nshown;                 /* freq_values first (same order), then the others */
         uint32_t nunits, ncyc;           /* job cgroup slots, busy-cycle lines */
         struct node_unit_vals *unit_vals; /* per job cgroup slot: the values it publishes (node_unit.c) */
+        struct node_cyc_line {            /* per busy-cycle line (node_cycles.c), in value order */
+            uint32_t v;                   /* its BK_CPU_CYCLES value */
+            uint16_t cpu;                 /* CPU index (a CPU's cycles, zone 0) */
+            int16_t pkg;                  /* the package of a RAPL throttle-time line (zone 1), -1: a CPU's */
+        } *cyc_lines;
         uint32_t ncf, ncfc;              /* cpufreq/stats time lines, and their count values */
     } ix;
 };
@@ -294,13 +299,12 @@ struct node {
     uint16_t *cf_of_cpu;           /* per CPU index: 1 + the policy it is the first CPU of, 0: none */
     uint64_t *cf_time;             /* per policy entry: ns in it up to its last stop */
     uint32_t *cf_count;            /* per policy (from, to) pair: transitions */
-    /* the CPUs' busy-cycle lines (node_cycles.c) */
+    /* the CPUs' busy-cycle lines (node_cycles.c): where each stands, line k of the template's
+     * ix.cyc_lines (24 B a line) */
     struct node_cyc {
-        uint32_t v;                /* its BK_CPU_CYCLES value */
-        uint16_t cpu;              /* CPU index (a CPU's cycles, zone 0) */
-        int16_t pkg;               /* the package of a RAPL throttle-time line (zone 1), -1: a CPU's */
-        bool shown;                /* the segment shows this line */
-        uint64_t base, base_sub;   /* cycles (this engine's) at grid boundary base_sub */
+        uint64_t base;             /* cycles (this engine's) at grid boundary base_sub */
+        uint64_t base_sub : 63;    /* (a substep count: 2^63 ms are 292 million years) */
+        uint64_t shown : 1;        /* the segment shows this line */
         uint64_t rate;             /* cycles per substep, UINT64_MAX: before the first tick */
     } *cyc;
     uint32_t ncyc;

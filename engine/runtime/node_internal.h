@@ -136,6 +136,8 @@ void node_cfstats_resume(struct node *n);
 /* Busy-cycle lines (node_cycles.c): the lines from the bindings (at open), every line again at
  * the next tick (node_rebase), this tick's lines appended to ch (at most one a CPU), and a line's
  * total in thousands of cycles at substep until_sub for the ledger (v: its BK_CPU_CYCLES value). */
+/* The ncyc lines of binds[0..nv) (node_template.ix.cyc_lines; malloc'd, NULL when ncyc is 0). */
+struct node_cyc_line *node_cyc_lines_build(const struct binding *binds, uint32_t nv, uint32_t ncyc);
 void node_cycles_init(struct node *n);
 void node_cycles_free(struct node *n);
 void node_cycles_republish(struct node *n);

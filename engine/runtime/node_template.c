@@ -95,6 +95,7 @@ static void index_build(struct node_template *t)
             ix->shown_of[v] = ix->nshown++;
     ix->counter_of[nv] = ix->shown_of[nv] = SEG_NONE;
     ix->unit_vals = node_unit_vals_build(t->binds, nv, ix->nunits);
+    ix->cyc_lines = node_cyc_lines_build(t->binds, nv, ix->ncyc);
     for (uint32_t i = 0; i < sh->n_entries; i++) {
         uint32_t slot = entries[i].slot, v = entries[i].value;
         if (slot != SEG_NONE && slot < h->n_slots && v < nv)
@@ -109,6 +110,7 @@ static void index_free(struct node_index *ix)
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(ix->unit_vals);
+    free(ix->cyc_lines);
     memset(ix, 0, sizeof *ix);
 }
 
