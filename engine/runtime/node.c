@@ -657,6 +657,7 @@ static void write_ledger(struct node *n, int64_t now_wall)
     /* the freeze horizon of this tick's publication (the elapsed counter's nsub) */
     int64_t h = n->horizon_ns > n->state.now_ns ? n->horizon_ns : n->state.now_ns;
     uint64_t until_sub = (uint64_t)((h - (n->state.now_ns - n->state.carry_ns)) / PHYS_SUBSTEP_NS) + n->state.substeps;
+    uint32_t line = 0; /* the busy-cycle lines are in value order, as the counters */
     for (uint32_t k = 0; k < n->ncounters; k++) {
         uint32_t v = n->counters[k];
         const struct binding *b = &n->binds[v];
@@ -667,7 +668,7 @@ static void write_ledger(struct node *n, int64_t now_wall)
         else if (b->kind == BK_UNIT_CPU)
             n->totals[k] = node_unit_total_us(n, v, until_sub);
         else if (b->kind == BK_CPU_CYCLES)
-            n->totals[k] = node_cycles_total(n, v, until_sub);
+            n->totals[k] = node_cycles_total(n, line++, v, until_sub);
         else
             n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
                                                     : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);

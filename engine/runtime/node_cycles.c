@@ -62,12 +62,10 @@ static uint64_t cycles_at(const struct node_cyc *c, uint64_t sub)
     return c->base + (sub > c->base_sub ? sub - c->base_sub : 0) * rate;
 }
 
-uint64_t node_cycles_total(const struct node *n, uint32_t v, uint64_t until_sub)
+uint64_t node_cycles_total(const struct node *n, uint32_t k, uint32_t v, uint64_t until_sub)
 {
-    const struct node_cyc_line *l = n->t->ix.cyc_lines;
-    for (uint32_t k = 0; k < n->ncyc; k++)
-        if (l[k].v == v)
-            return node_cstart_of(n, v) + cycles_at(&n->cyc[k], until_sub) / 1000;
+    if (k < n->ncyc && n->t->ix.cyc_lines[k].v == v)
+        return node_cstart_of(n, v) + cycles_at(&n->cyc[k], until_sub) / 1000;
     return node_cstart_of(n, v);
 }
 

@@ -147,6 +147,8 @@ void node_cycles_collect(struct node *n, struct node_change *ch, uint32_t *nch);
 bool node_rapl_throttled(const struct node *n, int k);
 /* The power came back: every line restarts from 0 at this tick (APERF, PERF_STATUS). */
 void node_cycles_power_back(struct node *n);
-uint64_t node_cycles_total(const struct node *n, uint32_t v, uint64_t until_sub);
+/* Line k's total (k: the k-th BK_CPU_CYCLES value in value order; the lines are in the same
+ * order), its value v; v's total before this start when line k is not v's. */
+uint64_t node_cycles_total(const struct node *n, uint32_t k, uint32_t v, uint64_t until_sub);
 
 #endif
