@@ -277,7 +277,6 @@ static void collect_freq_values(struct node *n, struct node_change *ch, uint32_t
     }
 }
 
-/* The S values of this tick, plus the A values in changes[0..*nch) already. */
 /* Energy counter value v's offset (node.seed_off), the array made at the first fault that moves
  * one (a node no power cycle or jump struck holds none: they all read 0). */
 static uint64_t *seed_off_of(struct node *n, uint32_t v)
@@ -358,6 +357,7 @@ static void node_power_back(struct node *n, struct node_change *ch, uint32_t *nc
     n->busy_dirty = true;
 }
 
+/* The S values of this tick, plus the A values in changes[0..*nch) already. */
 static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns, int64_t now_wall)
 {
     const struct seg_value *cur = node_img_values(n->t);
