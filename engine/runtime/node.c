@@ -658,22 +658,26 @@ static void write_ledger(struct node *n, int64_t now_wall)
     int64_t h = n->horizon_ns > n->state.now_ns ? n->horizon_ns : n->state.now_ns;
     uint64_t until_sub = (uint64_t)((h - (n->state.now_ns - n->state.carry_ns)) / PHYS_SUBSTEP_NS) + n->state.substeps;
     uint32_t line = 0; /* the busy-cycle lines are in value order, as the counters */
+    uint64_t *totals = malloc(sizeof *totals * (n->ncounters + 1u)); /* freed below, as node_tick's ch */
+    if (!totals)
+        return;
     for (uint32_t k = 0; k < n->ncounters; k++) {
         uint32_t v = n->counters[k];
         const struct binding *b = &n->binds[v];
         if (b->kind == BK_ELAPSED)
-            n->totals[k] = n->cstart[k] + until_sub * 1000;
+            totals[k] = n->cstart[k] + until_sub * 1000;
         else if (b->kind == BK_CPU_BUSY)
-            n->totals[k] = n->cstart[k] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
+            totals[k] = n->cstart[k] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
         else if (b->kind == BK_UNIT_CPU)
-            n->totals[k] = node_unit_total_us(n, v, until_sub);
+            totals[k] = node_unit_total_us(n, v, until_sub);
         else if (b->kind == BK_CPU_CYCLES)
-            n->totals[k] = node_cycles_total(n, line++, v, until_sub);
+            totals[k] = node_cycles_total(n, line++, v, until_sub);
         else
-            n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
-                                                    : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
+            totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
+                                                 : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
     }
-    seg_ledger_write(&n->seg, ++n->ledger_seq, n->totals, now_wall);
+    seg_ledger_write(&n->seg, ++n->ledger_seq, totals, now_wall);
+    free(totals);
 }
 
 void node_faults_text(const struct node_faults *f, char *buf, size_t len)

@@ -204,7 +204,8 @@ struct node {
     bool busy_dirty;               /* a busy line was rebased, or nothing is shown: look at them */
     char loadavg_shown[SEG_TEXT_MAX]; /* the /proc/loadavg text published last */
     int64_t horizon_ns;            /* node time of the last publication's freeze horizon (until_mono) */
-    uint64_t *totals;              /* per counter: ledger scratch */
+    uint64_t *totals;              /* per counter: the totals salvaged at the open (node_open.c), freed
+                                    * once resumed (NULL after; write_ledger has its own) */
     uint64_t ledger_seq;           /* the last ledger copy written */
     uint64_t slot_writes_seen;     /* header slot_writes at the last drain */
     uint64_t ev_tail, ev_lost;

@@ -306,6 +306,8 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         resume_counters(n, &n->params, n->totals);
     if (n->resumed)
         node_cfstats_resume(n); /* from the snapshot it left, bounded by the elapsed time resumed */
+    free(n->totals); /* what was salvaged is in the physics and cstart now */
+    n->totals = NULL;
     phys_cpu_init(&n->params, &n->state);
     if (n->resumed && !salvaged)
         node_resume_writes(n);

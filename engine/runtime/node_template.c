@@ -120,7 +120,7 @@ size_t node_private_bytes(const struct node_template *t)
     const struct node *n = NULL;
     size_t b = sizeof *n + 64;                                          /* the node and its path */
     b += (node_img_header(t)->n_slots + 1u) * sizeof *n->slot_applied;  /* node_open's arrays */
-    b += (ix->ncounters + 1u) * (sizeof *n->totals + sizeof *n->cstart);
+    b += (ix->ncounters + 1u) * sizeof *n->cstart;
     b += (ix->nshown + 1u) * sizeof *n->shown;
     b += (ix->ncounters + 1u) * sizeof *n->seed_off;                    /* power-loss, rapl-jump */
     b += (ix->nbusy + 1u) * (sizeof *n->busy_shown + sizeof *n->busy_shown_rate);
