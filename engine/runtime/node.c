@@ -277,7 +277,16 @@ static void collect_freq_values(struct node *n, struct node_change *ch, uint32_t
     }
 }
 
-/* The S values of this tick, plus the A values in changes[0..*nch) already. */
+/* Energy counter value v's offset (node.seed_off), the array made at the first fault that moves
+ * one (a node no power cycle or jump struck holds none: they all read 0). */
+static uint64_t *seed_off_of(struct node *n, uint32_t v)
+{
+    if (!n->seed_off && !(n->seed_off = calloc(n->ncounters + 1, sizeof *n->seed_off)))
+        abort();
+    uint32_t k = v < n->nvalues ? n->t->ix.counter_of[v] : SEG_NONE;
+    return &n->seed_off[k < n->ncounters ? k : n->ncounters];
+}
+
 /* The register seed an energy counter shows: its own (natural) moved by the node's offset for it
  * (node.seed_off). At the tick its power comes back the offset is set so that the register
  * counts from 0 from this publication's grid boundary (acc_uj, rem_nj there), as a machine's
@@ -286,8 +295,8 @@ static void collect_freq_values(struct node *n, struct node_change *ch, uint32_t
 static uint64_t shown_seed(struct node *n, uint32_t v, uint64_t natural, uint64_t acc_uj, uint64_t rem_nj, uint64_t unit_nj)
 {
     if (n->power_back)
-        n->seed_off[v] = (uint64_t)0 - natural - (uint64_t)(((unsigned __int128)acc_uj * 1000 + rem_nj) / (unit_nj ? unit_nj : 1));
-    return natural + n->seed_off[v];
+        *seed_off_of(n, v) = (uint64_t)0 - natural - (uint64_t)(((unsigned __int128)acc_uj * 1000 + rem_nj) / (unit_nj ? unit_nj : 1));
+    return natural + (n->seed_off ? *seed_off_of(n, v) : 0);
 }
 
 void node_counter_jump(struct node *n, uint32_t pkgs, bool dram, double uj)
@@ -298,7 +307,7 @@ void node_counter_jump(struct node *n, uint32_t pkgs, bool dram, double uj)
             (dram ? b->zone != PHYS_ZONE_DRAM : b->zone != PHYS_ZONE_PACKAGE && b->zone != PHYS_ZONE_CORE))
             continue;
         uint64_t unit = n->state.pkg[b->pkg].energy[b->zone].unit_nj;
-        n->seed_off[v] += (uint64_t)llround(uj * 1000 / (double)(unit ? unit : 1));
+        *seed_off_of(n, v) += (uint64_t)llround(uj * 1000 / (double)(unit ? unit : 1));
     }
 }
 
@@ -322,7 +331,7 @@ static void node_power_back(struct node *n, struct node_change *ch, uint32_t *nc
         char st[SEG_TEXT_MAX], text[SEG_TEXT_MAX + 1];
         if (seg_slot_load(&n->seg, i, &seq, st, &len)) {
             c.v.a.applied = seq;
-            n->slot_applied[i] = seq;
+            node_slot_applied(n)[i] = seq;
         }
         size_t l = c.v.len < sizeof c.v.a.text ? c.v.len : sizeof c.v.a.text;
         memcpy(text, c.v.a.text, l);
@@ -348,6 +357,7 @@ static void node_power_back(struct node *n, struct node_change *ch, uint32_t *nc
     n->busy_dirty = true;
 }
 
+/* The S values of this tick, plus the A values in changes[0..*nch) already. */
 static void collect_s_values(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns, int64_t now_wall)
 {
     const struct seg_value *cur = node_img_values(n->t);
@@ -553,17 +563,18 @@ static void drain_slots(struct node *n, struct node_change *ch, uint32_t *nch, i
     if (writes == n->slot_writes_seen)
         return; /* nobody wrote since the last drain */
     n->slot_writes_seen = writes;
+    uint64_t *applied = node_slot_applied(n);
     for (uint32_t i = 0; i < n->seg.n_slots; i++) {
         uint64_t seq;
         size_t len;
         char text[SEG_TEXT_MAX];
         if (!seg_slot_load(&n->seg, i, &seq, text, &len))
             continue;
-        if (seq < n->slot_applied[i])
-            n->slot_applied[i] = seq; /* the slot was reset (a repaired segment): follow it */
-        if (seq <= n->slot_applied[i])
+        if (seq < applied[i])
+            applied[i] = seq; /* the slot was reset (a repaired segment): follow it */
+        if (seq <= applied[i])
             continue;
-        n->slot_applied[i] = seq;
+        applied[i] = seq;
         uint32_t e = n->slot_entry[i];
         uint32_t v = n->seg.entries[e].value;
         char out[SEG_TEXT_MAX];
@@ -624,7 +635,7 @@ static void reset_idle_limits(struct node *n, struct node_change *ch, uint32_t *
         char st[SEG_TEXT_MAX];
         if (slot != SEG_NONE && seg_slot_load(&n->seg, slot, &seq, st, &len)) {
             c.v.a.applied = seq;
-            n->slot_applied[slot] = seq;
+            node_slot_applied(n)[slot] = seq;
         }
         ch[(*nch)++] = c;
         if (log) {
@@ -646,22 +657,27 @@ static void write_ledger(struct node *n, int64_t now_wall)
     /* the freeze horizon of this tick's publication (the elapsed counter's nsub) */
     int64_t h = n->horizon_ns > n->state.now_ns ? n->horizon_ns : n->state.now_ns;
     uint64_t until_sub = (uint64_t)((h - (n->state.now_ns - n->state.carry_ns)) / PHYS_SUBSTEP_NS) + n->state.substeps;
+    uint32_t line = 0; /* the busy-cycle lines are in value order, as the counters */
+    uint64_t *totals = malloc(sizeof *totals * (n->ncounters + 1u)); /* freed below, as node_tick's ch */
+    if (!totals)
+        return;
     for (uint32_t k = 0; k < n->ncounters; k++) {
         uint32_t v = n->counters[k];
         const struct binding *b = &n->binds[v];
         if (b->kind == BK_ELAPSED)
-            n->totals[k] = n->cstart[k] + until_sub * 1000;
+            totals[k] = n->cstart[k] + until_sub * 1000;
         else if (b->kind == BK_CPU_BUSY)
-            n->totals[k] = n->cstart[k] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
+            totals[k] = n->cstart[k] + phys_cpu_busy_ns(&n->state, b->cpu, until_sub) / 1000;
         else if (b->kind == BK_UNIT_CPU)
-            n->totals[k] = node_unit_total_us(n, v, until_sub);
+            totals[k] = node_unit_total_us(n, v, until_sub);
         else if (b->kind == BK_CPU_CYCLES)
-            n->totals[k] = node_cycles_total(n, v, until_sub);
+            totals[k] = node_cycles_total(n, line++, v, until_sub);
         else
-            n->totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
-                                                    : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
+            totals[k] = b->kind == BK_GPU_ENERGY ? phys_gpu_total_uj(&n->gstate, b->pkg)
+                                                 : phys_energy_total_uj(&n->state, (enum phys_zone)b->zone, b->pkg);
     }
-    seg_ledger_write(&n->seg, ++n->ledger_seq, n->totals, now_wall);
+    seg_ledger_write(&n->seg, ++n->ledger_seq, totals, now_wall);
+    free(totals);
 }
 
 void node_faults_text(const struct node_faults *f, char *buf, size_t len)

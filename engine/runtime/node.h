@@ -65,6 +65,12 @@ struct node_template {
         uint32_t *shown_of;              /* per value: its place in node.shown (SEG_NONE: none) */
         uint32_t nshown;                 /* freq_values first (same order), then the others */
         uint32_t nunits, ncyc;           /* job cgroup slots, busy-cycle lines */
+        struct node_unit_vals *unit_vals; /* per job cgroup slot: the values it publishes (node_unit.c) */
+        struct node_cyc_line {            /* per busy-cycle line (node_cycles.c), in value order */
+            uint32_t v;                   /* its BK_CPU_CYCLES value */
+            uint16_t cpu;                 /* CPU index (a CPU's cycles, zone 0) */
+            int16_t pkg;                  /* the package of a RAPL throttle-time line (zone 1), -1: a CPU's */
+        } *cyc_lines;
         uint32_t ncf, ncfc;              /* cpufreq/stats time lines, and their count values */
     } ix;
 };
@@ -92,12 +98,16 @@ struct node_write_note {
     const char *error; /* rejected: "einval", ... (static); else NULL */
 };
 
-/* One job cgroup slot of the node (engine/render/render_cgroup.c, node_unit.c): the values it
- * publishes and what it holds now. */
-struct node_unit {
+/* The values one job cgroup slot publishes (engine/render/render_cgroup.c), the same for every
+ * node of a template (node_template.ix.unit_vals). */
+struct node_unit_vals {
     uint32_t v_id, v_cid, v_cpu, v_mask[2], v_mem, v_mem_max, v_weight, v_procs; /* SEG_NONE: none */
     uint32_t v_pid, v_proc, v_name;  /* its process, /proc/<pid> (render_jobproc.c) */
     int nmask;
+};
+
+/* What one job cgroup slot of the node (node_unit.c) holds now. */
+struct node_unit {
     bool used;                    /* a job holds it */
     bool dirty;                   /* its texts changed since the last publication */
     char id[SEG_TEXT_MAX + 1], cid[SEG_TEXT_MAX + 1];
@@ -174,7 +184,8 @@ struct node {
     uint32_t nvalues;
     /* the template's lookups by kind (node_template.ix), copied here for the tick's loops */
     const uint32_t *slot_entry;    /* per slot: its entry */
-    uint64_t *slot_applied;        /* per slot: the last sequence applied to the physics */
+    uint64_t *slot_applied;        /* per slot: the last sequence applied to the physics; NULL (all 0)
+                                    * until an agent writes, a resume or a power cycle (node_slot_applied) */
     const uint32_t *counters;      /* the counter values, in value order (ledger order) */
     uint32_t ncounters;
     const uint32_t *svalues;       /* the values published from the physics each tick */
@@ -193,7 +204,8 @@ struct node {
     bool busy_dirty;               /* a busy line was rebased, or nothing is shown: look at them */
     char loadavg_shown[SEG_TEXT_MAX]; /* the /proc/loadavg text published last */
     int64_t horizon_ns;            /* node time of the last publication's freeze horizon (until_mono) */
-    uint64_t *totals;              /* per counter: ledger scratch */
+    uint64_t *totals;              /* per counter: the totals salvaged at the open (node_open.c), freed
+                                    * once resumed (NULL after; write_ledger has its own) */
     uint64_t ledger_seq;           /* the last ledger copy written */
     uint64_t slot_writes_seen;     /* header slot_writes at the last drain */
     uint64_t ev_tail, ev_lost;
@@ -256,8 +268,9 @@ struct node {
     bool was_off;                  /* the interval that began last was without power */
     bool power_back;               /* its power came back at this tick: this publication restarts its
                                     * counters from 0, as a machine's that powers up (node_power_back) */
-    uint64_t *seed_off;            /* per value: what an energy counter's register count is moved by (a
-                                    * counter that jumped, rapl-jump; one restarted at power-up) */
+    uint64_t *seed_off;            /* per counter (ix.counter_of): what an energy counter's register
+                                    * count is moved by (a counter that jumped, rapl-jump; one restarted
+                                    * at power-up); NULL, every offset 0, until a fault moves one */
     uint32_t gpu_lost_held;        /* the GPUs lost over the interval the next tick ends (what the
                                     * load hook accounts then: faults as they were when it began) */
     /* --speed max batches (engine.h batch_ticks): the node is stepped at the first tick at or
@@ -265,7 +278,8 @@ struct node {
      * its next batch before each step; the load hook, or the run's tick-thread hooks, bring it
      * forward (node_wake) for a load that changes earlier. Unused at other speeds. */
     int64_t wake_mono;
-    struct node_unit *units;       /* the job cgroup slots (node_unit.c) */
+    struct node_unit *units;       /* the job cgroup slots (node_unit.c): NULL until a job claims one
+                                    * or a resumed segment showed one held (a node without jobs holds none) */
     int nunits;
     bool units_quiet;              /* none held and none to publish: node_units_collect skips them */
     /* cpufreq/stats of the table-driver policies (node_cfstats.c) */
@@ -286,13 +300,12 @@ struct node {
     uint16_t *cf_of_cpu;           /* per CPU index: 1 + the policy it is the first CPU of, 0: none */
     uint64_t *cf_time;             /* per policy entry: ns in it up to its last stop */
     uint32_t *cf_count;            /* per policy (from, to) pair: transitions */
-    /* the CPUs' busy-cycle lines (node_cycles.c) */
+    /* the CPUs' busy-cycle lines (node_cycles.c): where each stands, line k of the template's
+     * ix.cyc_lines (24 B a line) */
     struct node_cyc {
-        uint32_t v;                /* its BK_CPU_CYCLES value */
-        uint16_t cpu;              /* CPU index (a CPU's cycles, zone 0) */
-        int16_t pkg;               /* the package of a RAPL throttle-time line (zone 1), -1: a CPU's */
-        bool shown;                /* the segment shows this line */
-        uint64_t base, base_sub;   /* cycles (this engine's) at grid boundary base_sub */
+        uint64_t base;             /* cycles (this engine's) at grid boundary base_sub */
+        uint64_t base_sub : 63;    /* (a substep count: 2^63 ms are 292 million years) */
+        uint64_t shown : 1;        /* the segment shows this line */
         uint64_t rate;             /* cycles per substep, UINT64_MAX: before the first tick */
     } *cyc;
     uint32_t ncyc;

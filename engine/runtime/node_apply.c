@@ -109,6 +109,6 @@ void node_resume_writes(struct node *n)
         }
         uint64_t seq;
         char st[SEG_TEXT_MAX];
-        n->slot_applied[i] = seg_slot_load(&n->seg, i, &seq, st, &len) ? seq : 0;
+        node_slot_applied(n)[i] = seg_slot_load(&n->seg, i, &seq, st, &len) ? seq : 0;
     }
 }

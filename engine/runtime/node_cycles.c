@@ -15,23 +15,31 @@
 
 #include <stdlib.h>
 
+struct node_cyc_line *node_cyc_lines_build(const struct binding *binds, uint32_t nv, uint32_t ncyc)
+{
+    if (!ncyc)
+        return NULL;
+    struct node_cyc_line *l = calloc(ncyc, sizeof *l);
+    if (!l)
+        abort();
+    uint32_t k = 0;
+    for (uint32_t v = 0; v < nv && k < ncyc; v++)
+        if (binds[v].kind == BK_CPU_CYCLES)
+            l[k++] = (struct node_cyc_line){.v = v, .cpu = binds[v].cpu,
+                                            .pkg = binds[v].zone == 1 ? (int16_t)binds[v].pkg : -1};
+    return l;
+}
+
 void node_cycles_init(struct node *n)
 {
-    n->ncyc = 0;
-    for (uint32_t v = 0; v < n->nvalues; v++)
-        if (n->binds[v].kind == BK_CPU_CYCLES)
-            n->ncyc++;
+    n->ncyc = n->t->ix.ncyc;
     if (!n->ncyc)
         return;
     n->cyc = calloc(n->ncyc, sizeof *n->cyc);
     if (!n->cyc)
         abort();
-    uint32_t k = 0;
-    for (uint32_t v = 0; v < n->nvalues; v++)
-        if (n->binds[v].kind == BK_CPU_CYCLES)
-            n->cyc[k++] = (struct node_cyc){.v = v, .cpu = n->binds[v].cpu,
-                                            .pkg = n->binds[v].zone == 1 ? (int16_t)n->binds[v].pkg : -1,
-                                            .rate = UINT64_MAX};
+    for (uint32_t k = 0; k < n->ncyc; k++)
+        n->cyc[k].rate = UINT64_MAX;
 }
 
 void node_cycles_free(struct node *n)
@@ -54,11 +62,10 @@ static uint64_t cycles_at(const struct node_cyc *c, uint64_t sub)
     return c->base + (sub > c->base_sub ? sub - c->base_sub : 0) * rate;
 }
 
-uint64_t node_cycles_total(const struct node *n, uint32_t v, uint64_t until_sub)
+uint64_t node_cycles_total(const struct node *n, uint32_t k, uint32_t v, uint64_t until_sub)
 {
-    for (uint32_t k = 0; k < n->ncyc; k++)
-        if (n->cyc[k].v == v)
-            return node_cstart_of(n, v) + cycles_at(&n->cyc[k], until_sub) / 1000;
+    if (k < n->ncyc && n->t->ix.cyc_lines[k].v == v)
+        return node_cstart_of(n, v) + cycles_at(&n->cyc[k], until_sub) / 1000;
     return node_cstart_of(n, v);
 }
 
@@ -74,7 +81,7 @@ void node_cycles_power_back(struct node *n)
 {
     for (uint32_t k = 0; k < n->ncyc; k++) {
         struct node_cyc *c = &n->cyc[k];
-        *node_cstart(n, c->v) = 0;
+        *node_cstart(n, n->t->ix.cyc_lines[k].v) = 0;
         c->base = 0;
         c->base_sub = n->state.substeps;
         c->shown = false;
@@ -85,11 +92,12 @@ void node_cycles_collect(struct node *n, struct node_change *ch, uint32_t *nch)
 {
     const struct seg_value *cur = n->seg.values; /* the engine's own: it is their only writer */
     uint64_t s = n->state.substeps;
+    const struct node_cyc_line *l = n->t->ix.cyc_lines;
     for (uint32_t k = 0; k < n->ncyc; k++) {
         struct node_cyc *c = &n->cyc[k];
-        int cpu = c->cpu < PHYS_MAX_CPUS ? c->cpu : 0;
+        int cpu = l[k].cpu < PHYS_MAX_CPUS ? l[k].cpu : 0;
         int64_t khz = phys_cpu_cpu_freq_khz(&n->params, &n->state, cpu);
-        uint64_t rate = c->pkg >= 0 ? (node_rapl_throttled(n, c->pkg) ? (uint64_t)PHYS_SUBSTEP_NS : 0)
+        uint64_t rate = l[k].pkg >= 0 ? (node_rapl_throttled(n, l[k].pkg) ? (uint64_t)PHYS_SUBSTEP_NS : 0)
                                     : (uint64_t)n->state.cpu[cpu].busy_rate_ns * (uint64_t)(khz > 0 ? khz : 0) / 1000000;
         if (rate != c->rate) {
             c->base = cycles_at(c, s);
@@ -100,11 +108,11 @@ void node_cycles_collect(struct node *n, struct node_change *ch, uint32_t *nch)
         if (c->shown)
             continue;
         c->shown = true;
-        struct node_change x = {.value = c->v, .v = cur[c->v]};
+        struct node_change x = {.value = l[k].v, .v = cur[l[k].v]};
         x.v.ctr.acc_uj = c->base / 1000;
         x.v.ctr.rem_nj = (uint32_t)(c->base % 1000);
         x.v.ctr.power_uw = c->rate;
-        x.v.ctr.start_uj = node_cstart_of(n, c->v);
+        x.v.ctr.start_uj = node_cstart_of(n, l[k].v);
         x.v.ctr.t0_ns = n->mono_origin + (int64_t)c->base_sub * PHYS_SUBSTEP_NS;
         x.v.nsub = UINT32_MAX;
         ch[(*nch)++] = x;

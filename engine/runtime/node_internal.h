@@ -11,6 +11,7 @@
 #include "node.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct event_log;
@@ -25,6 +26,15 @@ static inline const struct seg_header *node_img_header(const struct node_templat
 static inline const struct seg_value *node_img_values(const struct node_template *t)
 {
     return (const struct seg_value *)(t->image.bytes + node_img_header(t)->values_off);
+}
+
+/* node.slot_applied, made at its first need (an agent's write, a resume, a power cycle): a node
+ * no agent wrote to holds none (every slot's applied sequence reads 0 then). */
+static inline uint64_t *node_slot_applied(struct node *n)
+{
+    if (!n->slot_applied && !(n->slot_applied = calloc(node_img_header(n->t)->n_slots + 1u, sizeof *n->slot_applied)))
+        abort();
+    return n->slot_applied;
 }
 
 /* The total before this start of counter value v (node.cstart); a value that is no counter gets
@@ -101,6 +111,9 @@ size_t node_gpu_effective(const struct node *n, const struct binding *b, const c
  * segment showed (before the first publication), this tick's values appended to ch (at most 9 a
  * slot), and a slot's CPU-time total in µs at substep until_sub for the ledger (v: its
  * BK_UNIT_CPU value). */
+/* The values of each of nunits job cgroup slots in binds[0..nv) (node_template.ix.unit_vals;
+ * malloc'd, NULL when nunits is 0). */
+struct node_unit_vals *node_unit_vals_build(const struct binding *binds, uint32_t nv, uint32_t nunits);
 void node_units_init(struct node *n);
 void node_units_salvage(struct node *n);
 void node_units_collect(struct node *n, struct node_change *ch, uint32_t *nch, int64_t until_ns);
@@ -123,6 +136,8 @@ void node_cfstats_resume(struct node *n);
 /* Busy-cycle lines (node_cycles.c): the lines from the bindings (at open), every line again at
  * the next tick (node_rebase), this tick's lines appended to ch (at most one a CPU), and a line's
  * total in thousands of cycles at substep until_sub for the ledger (v: its BK_CPU_CYCLES value). */
+/* The ncyc lines of binds[0..nv) (node_template.ix.cyc_lines; malloc'd, NULL when ncyc is 0). */
+struct node_cyc_line *node_cyc_lines_build(const struct binding *binds, uint32_t nv, uint32_t ncyc);
 void node_cycles_init(struct node *n);
 void node_cycles_free(struct node *n);
 void node_cycles_republish(struct node *n);
@@ -132,6 +147,8 @@ void node_cycles_collect(struct node *n, struct node_change *ch, uint32_t *nch);
 bool node_rapl_throttled(const struct node *n, int k);
 /* The power came back: every line restarts from 0 at this tick (APERF, PERF_STATUS). */
 void node_cycles_power_back(struct node *n);
-uint64_t node_cycles_total(const struct node *n, uint32_t v, uint64_t until_sub);
+/* Line k's total (k: the k-th BK_CPU_CYCLES value in value order; the lines are in the same
+ * order), its value v; v's total before this start when line k is not v's. */
+uint64_t node_cycles_total(const struct node *n, uint32_t k, uint32_t v, uint64_t until_sub);
 
 #endif

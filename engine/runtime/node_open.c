@@ -227,16 +227,14 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
     n->nfreq = ix->nfreq;
     n->busy_values = ix->busy_values;
     n->nbusy = ix->nbusy;
-    n->slot_applied = calloc(node_img_header(t)->n_slots + 1, sizeof *n->slot_applied);
     n->totals = calloc(n->ncounters + 1, sizeof *n->totals);
     n->cstart = calloc(n->ncounters + 1, sizeof *n->cstart);
     n->shown = malloc((ix->nshown + 1) * sizeof *n->shown);
     n->busy_shown = malloc((n->nbusy + 1) * sizeof *n->busy_shown);
     n->busy_shown_rate = calloc(n->nbusy + 1, sizeof *n->busy_shown_rate);
-    n->seed_off = calloc(n->nvalues + 1, sizeof *n->seed_off); /* per value, moved only by a power cycle */
     size_t plen = strlen(root) + strlen(name) + 6;
     n->path = malloc(plen);
-    if (!n->slot_applied || !n->totals || !n->shown || !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->seed_off || !n->path)
+    if (!n->totals || !n->shown || !n->busy_shown || !n->busy_shown_rate || !n->cstart || !n->path)
         abort();
     snprintf(n->path, plen, "%s/%s.seg", root, name);
     node_units_init(n);
@@ -308,6 +306,8 @@ int node_open(struct node *n, const struct node_template *t, const char *root, c
         resume_counters(n, &n->params, n->totals);
     if (n->resumed)
         node_cfstats_resume(n); /* from the snapshot it left, bounded by the elapsed time resumed */
+    free(n->totals); /* what was salvaged is in the physics and cstart now */
+    n->totals = NULL;
     phys_cpu_init(&n->params, &n->state);
     if (n->resumed && !salvaged)
         node_resume_writes(n);

@@ -174,7 +174,7 @@ static void repair_shrunk(struct node *n, off_t had, int64_t now_wall, struct ev
     restore_header(n);
     /* what the lost pages held: the slots, marks and ring restart empty; the ledger is
      * written again at the end of this tick */
-    for (uint32_t i = 0; i < s->n_slots; i++)
+    for (uint32_t i = 0; i < s->n_slots && n->slot_applied; i++)
         n->slot_applied[i] = 0;
     n->ev_tail = atomic_load(&s->h->ring_head);
     n->slot_writes_seen = (uint64_t)-1;

@@ -94,6 +94,8 @@ static void index_build(struct node_template *t)
         if (t->binds[v].kind == BK_MEM_USED || t->binds[v].kind == BK_PKG_TEMP || t->binds[v].kind == BK_THERMAL)
             ix->shown_of[v] = ix->nshown++;
     ix->counter_of[nv] = ix->shown_of[nv] = SEG_NONE;
+    ix->unit_vals = node_unit_vals_build(t->binds, nv, ix->nunits);
+    ix->cyc_lines = node_cyc_lines_build(t->binds, nv, ix->ncyc);
     for (uint32_t i = 0; i < sh->n_entries; i++) {
         uint32_t slot = entries[i].slot, v = entries[i].value;
         if (slot != SEG_NONE && slot < h->n_slots && v < nv)
@@ -107,6 +109,8 @@ static void index_free(struct node_index *ix)
                           ix->slot_entry};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
+    free(ix->unit_vals);
+    free(ix->cyc_lines);
     memset(ix, 0, sizeof *ix);
 }
 
@@ -116,9 +120,9 @@ size_t node_private_bytes(const struct node_template *t)
     const struct node *n = NULL;
     size_t b = sizeof *n + 64;                                          /* the node and its path */
     b += (node_img_header(t)->n_slots + 1u) * sizeof *n->slot_applied;  /* node_open's arrays */
-    b += (ix->ncounters + 1u) * (sizeof *n->totals + sizeof *n->cstart);
+    b += (ix->ncounters + 1u) * sizeof *n->cstart;
     b += (ix->nshown + 1u) * sizeof *n->shown;
-    b += (t->nbinds + 1u) * sizeof *n->seed_off;                        /* power-loss, rapl-jump */
+    b += (ix->ncounters + 1u) * sizeof *n->seed_off;                    /* power-loss, rapl-jump */
     b += (ix->nbusy + 1u) * (sizeof *n->busy_shown + sizeof *n->busy_shown_rate);
     b += ix->nunits * sizeof *n->units + ix->ncyc * sizeof *n->cyc;     /* node_unit.c, node_cycles.c */
     if (ix->ncf)                                                        /* node_cfstats.c */
