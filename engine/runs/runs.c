@@ -258,6 +258,17 @@ static void checkpoint(struct runs *m)
     }
 }
 
+/* Lists an ended run (its final status, which it takes) among the past ones. */
+static void add_past(struct runs *m, const char *id, cJSON *s, int state)
+{
+    m->past = realloc(m->past, sizeof *m->past * (size_t)(m->npast + 1));
+    struct past *p = &m->past[m->npast++];
+    snprintf(p->id, sizeof p->id, "%s", id);
+    p->status = cJSON_PrintUnformatted(s);
+    p->state = state;
+    cJSON_Delete(s);
+}
+
 /* jobs.jsonl's lines held back by a failed write are tried again; a failure and the recovery
  * are said once each, on stderr and as an event. */
 static void watch_output(struct runs *m)
@@ -318,12 +329,7 @@ static void finish(struct runs *m)
         cJSON_AddItemToObject(s, "resumes", resumes);
     else
         cJSON_Delete(resumes);
-    m->past = realloc(m->past, sizeof *m->past * (size_t)(m->npast + 1));
-    struct past *p = &m->past[m->npast++];
-    snprintf(p->id, sizeof p->id, "%s", r->id);
-    p->status = cJSON_PrintUnformatted(s);
-    p->state = r->state;
-    cJSON_Delete(s);
+    add_past(m, r->id, s, r->state);
     run_free(r);
     m->active = NULL;
 }
@@ -408,12 +414,7 @@ static void add_failed(struct runs *m, const char *name, const char *why)
     cJSON_AddStringToObject(s, "runId", name);
     cJSON_AddStringToObject(s, "state", run_state_names[RUN_FAILED]);
     cJSON_AddStringToObject(s, "error", why);
-    m->past = realloc(m->past, sizeof *m->past * (size_t)(m->npast + 1));
-    struct past *p = &m->past[m->npast++];
-    snprintf(p->id, sizeof p->id, "%s", name);
-    p->status = cJSON_PrintUnformatted(s);
-    p->state = RUN_FAILED;
-    cJSON_Delete(s);
+    add_past(m, name, s, RUN_FAILED);
     fprintf(stderr, "hwemu: run %s/%s failed: %s\n", m->dir, name, why);
 }
 
@@ -457,12 +458,7 @@ static void add_ended(struct runs *m, const char *name)
             cJSON_AddItemToObject(s, keys[k], cJSON_Duplicate(v, true));
     }
     cJSON_Delete(o);
-    m->past = realloc(m->past, sizeof *m->past * (size_t)(m->npast + 1));
-    struct past *p = &m->past[m->npast++];
-    snprintf(p->id, sizeof p->id, "%s", name);
-    p->status = cJSON_PrintUnformatted(s);
-    p->state = state;
-    cJSON_Delete(s);
+    add_past(m, name, s, state);
 }
 
 static int past_by_id(const void *a, const void *b)
