@@ -374,13 +374,15 @@ int cmd_exec(int argc, char **argv)
     char why[PATH_MAX + 100] = "--intercept seccomp was asked for";
     if (!strcmp(intercept, "auto"))
         route = sv_route_for(argv[optind], why, sizeof why);
-    if (route == SV_ROUTE_SECCOMP && emulated) {
-        /* docs/time.md "Go and static agents": no route of hwemu's puts them in emulated time */
-        fprintf(stderr, "hwemu exec: --time emulated: %s needs the seccomp route (%s), and that route cannot give "
-                "it emulated time: a Go or static program reads its clocks from the vDSO, which no system call "
-                "shows, and would run in the host's time while the engine waits for the others. Run it without "
+    char what[PATH_MAX + 100];
+    if (route == SV_ROUTE_SECCOMP && emulated && !sv_time_fits(argv[optind], what, sizeof what)) {
+        /* docs/time.md "Go agents": the seccomp route gives emulated time to static Go programs only */
+        fprintf(stderr, "hwemu exec: --time emulated: %s needs the seccomp route (%s), and that route gives "
+                "emulated time only to a statically linked Go program (%s): any other program there reads its "
+                "clocks from the vDSO, which no system call shows, and would run in the host's time while the "
+                "engine waits for the others. Build a Go agent with CGO_ENABLED=0, run this one without "
                 "--time emulated (in wall time, with the engine at --speed 1), or run a dynamically linked libc "
-                "agent (docs/time.md)\n", argv[optind], why);
+                "agent (docs/time.md)\n", argv[optind], why, what);
         return EXIT_INVALID;
     }
     if (route == SV_ROUTE_SECCOMP) {
