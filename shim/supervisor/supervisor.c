@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <seccomp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,12 @@ static int time_rules(scmp_filter_ctx ctx)
     if (!rc)
         rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(futex), 1,
                               SCMP_A1(SCMP_CMP_MASKED_EQ, FUTEX_CMD_MASK & 0xffffffffu, FUTEX_WAIT));
+    if (!rc)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(futex), 1,
+                              SCMP_A1(SCMP_CMP_MASKED_EQ, FUTEX_CMD_MASK & 0xffffffffu, FUTEX_WAKE));
+    if (!rc)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(clone), 1,
+                              SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
     if (!rc)
         rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(epoll_wait), 1, SCMP_A3(SCMP_CMP_NE, 0));
     if (!rc)

@@ -139,7 +139,7 @@ bool sv_time_on(void);
 /* A notification of a thread with a slot: the thread runs (its slot RUNNING). */
 void sv_time_running(pid_t tid);
 /* The answer to a call of emulated time (SV_DONE when held), or SV_NOT_TIME. */
-int64_t sv_time_answer(const struct sv_call *c);
+int64_t sv_time_answer(struct sv *sv, const struct sv_call *c);
 /* The descriptors the loop polls for the held calls (at most cap): their count. */
 #define SV_TIME_FDS 64
 int sv_time_fds(struct pollfd *pf, int cap);

@@ -1115,7 +1115,7 @@ void sv_answer(struct sv *sv, const struct seccomp_notif *n)
     int64_t r = SV_NOT_TIME;
     if (sv_time_on()) {
         sv_time_running(c.tid);
-        r = sv_time_answer(&c);
+        r = sv_time_answer(sv, &c);
     }
     if (r == SV_NOT_TIME)
         r = answer(&c);

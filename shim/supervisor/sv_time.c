@@ -65,9 +65,54 @@ static _Atomic int64_t dead_emu, dead_real;
 /* The slot of each thread that waited or started here, by tid (open addressing). An entry whose
  * slot the engine freed or gave to another thread (the thread is gone) is free. */
 static struct {
-    pid_t tid;
+    pid_t tid, tgid;
     int slot;
+    uint64_t wait_addr;   /* the futex word of its last FUTEX_WAIT (a FUTEX_WAKE on it wakes it) */
 } tids[TIDS];
+static unsigned tids_hi;  /* 1 + the highest entry used (the wakes' scan) */
+
+/* Slots claimed at a clone(CLONE_THREAD) for the thread it makes, RUNNING until that thread's
+ * first notification adopts it: time does not move while a new thread runs unseen. */
+#define PENDING_MAX 64
+static struct {
+    pid_t tgid;
+    int slot;
+} pending[PENDING_MAX];
+static int n_pending;
+
+/* The processes in emulated time: those whose vDSO was hidden (a static program's first
+ * arch_prctl). Other supervised processes (dynamically linked ones, under their own preload
+ * shim) are left alone. */
+#define OWNED_MAX 256
+static pid_t owned[OWNED_MAX];
+static int n_owned;
+
+static bool is_owned(pid_t tgid)
+{
+    for (int k = 0; k < n_owned; k++)
+        if (owned[k] == tgid)
+            return true;
+    return false;
+}
+
+static void own(pid_t tgid)
+{
+    if (is_owned(tgid))
+        return;
+    for (int k = 0; k < n_owned;) { /* forget the processes that are gone */
+        char p[32];
+        snprintf(p, sizeof p, "/proc/%d", (int)owned[k]);
+        if (access(p, F_OK))
+            owned[k] = owned[--n_owned];
+        else
+            k++;
+    }
+    if (n_owned < OWNED_MAX)
+        owned[n_owned++] = tgid;
+    else
+        sv_say_once(26, "more than %d processes in emulated time: process %d lives in the host's time",
+                    OWNED_MAX, (int)tgid);
+}
 
 /* The held notifications. */
 static struct held {
@@ -193,49 +238,132 @@ static bool slot_is(int i, pid_t tid)
            atomic_load_explicit(&clk.slots[i].state, memory_order_acquire) != SEG_SLOT_FREE;
 }
 
-/* The slot of tid, claimed when it has none and claim is set; -1 when none. */
-static int slot_of(pid_t tid, bool claim)
+static void comm_of(pid_t tid, char *comm, size_t cap)
 {
-    unsigned h = (unsigned)tid % TIDS, free_at = TIDS;
-    for (unsigned k = 0; k < TIDS; k++) {
-        unsigned j = (h + k) % TIDS;
-        if (tids[j].tid == tid && tids[j].slot >= 0 && slot_is(tids[j].slot, tid))
-            return tids[j].slot;
-        bool empty = tids[j].tid == 0 || tids[j].slot < 0 || !slot_is(tids[j].slot, tids[j].tid);
-        if (empty && free_at == TIDS)
-            free_at = j;
-        if (tids[j].tid == 0)
-            break;
-    }
-    if (!claim || free_at == TIDS)
-        return -1;
-    pid_t tgid = tid;
-    sv_ids(tid, &tgid, NULL, NULL);
-    char comm[32] = "", p[64];
+    char p[64];
+    comm[0] = 0;
     snprintf(p, sizeof p, "/proc/%d/comm", (int)tid);
     int fd = open(p, O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
-        ssize_t n = read(fd, comm, sizeof comm - 1);
+        ssize_t n = read(fd, comm, cap - 1);
         comm[n > 0 ? n : 0] = 0;
         comm[strcspn(comm, "\n")] = 0;
         close(fd);
     }
+}
+
+/* The entry of tid (-1), or where it would go (free_at; TIDS when the table is full). */
+static int entry_of(pid_t tid, unsigned *free_at)
+{
+    unsigned h = (unsigned)tid % TIDS;
+    *free_at = TIDS;
+    for (unsigned k = 0; k < TIDS; k++) {
+        unsigned j = (h + k) % TIDS;
+        if (tids[j].tid == tid && tids[j].slot >= 0 && slot_is(tids[j].slot, tid))
+            return (int)j;
+        bool empty = tids[j].tid == 0 || tids[j].slot < 0 || !slot_is(tids[j].slot, tids[j].tid);
+        if (empty && *free_at == TIDS)
+            *free_at = j;
+        if (tids[j].tid == 0)
+            break;
+    }
+    return -1;
+}
+
+static void enter(unsigned j, pid_t tid, pid_t tgid, int slot)
+{
+    tids[j].tid = tid;
+    tids[j].tgid = tgid;
+    tids[j].slot = slot;
+    tids[j].wait_addr = 0;
+    if (j + 1 > tids_hi)
+        tids_hi = j + 1;
+}
+
+/* A slot for tgid's thread tid (RUNNING): its index, or -1 when every slot is taken. */
+static int claim(pid_t tgid, pid_t tid)
+{
+    char comm[32];
+    comm_of(tid, comm, sizeof comm);
     int i = seg_clock_claim(&clk, tgid, tid, node_name, comm);
-    if (i < 0) {
+    if (i < 0)
         sv_say_once(21, "every slot of the clock is taken: thread %d runs without one (time may move while it "
                     "runs)", (int)tid);
+    return i;
+}
+
+enum { LOOK, ADOPT, CLAIM };
+/* The slot of tid (LOOK); else with ADOPT one a clone of its process left pending, with CLAIM that
+ * or a new one when its process is in emulated time; -1 when none. */
+static int slot_of(pid_t tid, int how)
+{
+    unsigned free_at;
+    int j = entry_of(tid, &free_at);
+    if (j >= 0)
+        return tids[j].slot;
+    if (how == LOOK || free_at == TIDS)
         return -1;
-    }
-    tids[free_at].tid = tid;
-    tids[free_at].slot = i;
+    pid_t tgid = tid;
+    sv_ids(tid, &tgid, NULL, NULL);
+    if (!is_owned(tgid))
+        return -1;
+    int i = -1;
+    for (int k = 0; k < n_pending && i < 0; k++)
+        if (pending[k].tgid == tgid && tgid != tid) {
+            char comm[32];
+            comm_of(tid, comm, sizeof comm);
+            i = pending[k].slot;
+            pending[k] = pending[--n_pending];
+            if (!seg_clock_adopt(&clk, i, atomic_load(&clk.slots[i].token), tgid, tid, comm))
+                i = -1; /* the engine freed it (its creator is gone) */
+        }
+    if (i < 0 && how == CLAIM)
+        i = claim(tgid, tid);
+    if (i >= 0)
+        enter(free_at, tid, tgid, i);
     return i;
 }
 
 void sv_time_running(pid_t tid)
 {
-    int i = slot_of(tid, false);
+    /* a thread of a process with pending slots may be new: it adopts one */
+    int i = slot_of(tid, n_pending > 0 ? ADOPT : LOOK);
     if (i >= 0 && atomic_load_explicit(&clk.slots[i].state, memory_order_acquire) == SEG_SLOT_BLOCKED)
         seg_clock_run(&clk, i);
+}
+
+/* A thread of tgid made a new thread (clone with CLONE_THREAD): a slot RUNNING for it. */
+static int64_t a_clone(const struct sv_call *c)
+{
+    unsigned free_at;
+    int j = entry_of(c->tid, &free_at);
+    pid_t tgid = j >= 0 ? tids[j].tgid : c->tid;
+    if (j < 0)
+        sv_ids(c->tid, &tgid, NULL, NULL);
+    if (!is_owned(tgid))
+        return SV_CONTINUE;
+    if (n_pending == PENDING_MAX) {
+        sv_say_once(25, "more than %d threads made at once: a new thread of %d runs unseen until its first wait",
+                    PENDING_MAX, (int)tgid);
+        return SV_CONTINUE;
+    }
+    int i = claim(tgid, c->tid);
+    if (i >= 0)
+        pending[n_pending++] = (typeof(pending[0])){tgid, i};
+    return SV_CONTINUE;
+}
+
+/* A FUTEX_WAKE on addr by a thread of tgid: the threads of tgid whose last FUTEX_WAIT was on addr
+ * are RUNNING before the wake reaches them (a woken thread runs before its next notification). */
+static void wake_waiters(pid_t tgid, uint64_t addr)
+{
+    for (unsigned j = 0; j < tids_hi; j++)
+        if (tids[j].wait_addr == addr && tids[j].tgid == tgid && tids[j].slot >= 0 &&
+            slot_is(tids[j].slot, tids[j].tid)) {
+            tids[j].wait_addr = 0;
+            if (atomic_load_explicit(&clk.slots[tids[j].slot].state, memory_order_acquire) == SEG_SLOT_BLOCKED)
+                seg_clock_run(&clk, tids[j].slot);
+        }
 }
 
 /* --- the vDSO ------------------------------------------------------------------------------------ */
@@ -309,11 +437,18 @@ static int64_t a_settls(const struct sv_call *c)
     int h = hide_vdso(c->tid);
     if (h < 0)
         return SV_CONTINUE;
+    own(c->tid);
     if (!h)
         sv_say_once(22, "cannot hide the vDSO of process %d (its auxiliary vector was not found on its stack): "
                     "it reads the host's clocks", (int)c->tid);
-    if (slot_of(c->tid, false) < 0 && slot_of(c->tid, true) >= 0)
-        seg_clock_join(&clk, 1000000000LL); /* it starts at the time the engine is moving to */
+    unsigned free_at;
+    if (entry_of(c->tid, &free_at) < 0 && free_at < TIDS) {
+        int i = claim(c->tid, c->tid);
+        if (i >= 0) {
+            enter(free_at, c->tid, c->tid, i);
+            seg_clock_join(&clk, 1000000000LL); /* it starts at the time the engine is moving to */
+        }
+    }
     return SV_CONTINUE;
 }
 
@@ -378,7 +513,7 @@ static void set_watch(void)
  * when it cannot be held. */
 static int64_t hold(const struct sv_call *c, int64_t deadline, int epfd, uint64_t events, int maxevents)
 {
-    int i = slot_of(c->tid, true);
+    int i = slot_of(c->tid, CLAIM);
     if (n_held == HELD_MAX || i < 0) {
         sv_say_once(23, "more than %d waits held at once: thread %d waits in the host's time", HELD_MAX,
                     (int)c->tid);
@@ -439,16 +574,10 @@ static int64_t a_epoll(const struct sv_call *c, int64_t timeout_ns)
     int epfd = (int)c->a[0], maxevents = (int)c->a[2];
     if (timeout_ns == 0 || maxevents <= 0)
         return SV_CONTINUE;
-    if (timeout_ns < 0) {
-        int i = slot_of(c->tid, true);
-        if (i >= 0)
-            seg_clock_block(&clk, i, NO_DEADLINE);
-        return SV_CONTINUE;
-    }
     int copy = sv_getfd(c->tid, epfd);
     if (copy < 0)
         return SV_CONTINUE; /* not an epoll descriptor of its, or unreachable: the kernel says */
-    int64_t d = now_mono() + timeout_ns;
+    int64_t d = timeout_ns < 0 ? NO_DEADLINE : now_mono() + timeout_ns;
     int64_t r = take_events(c, copy, c->a[1], maxevents);
     if (r != 0 || d <= now_mono()) {
         close(copy);
@@ -457,14 +586,28 @@ static int64_t a_epoll(const struct sv_call *c, int64_t timeout_ns)
     return hold(c, d, copy, c->a[1], maxevents);
 }
 
-static int64_t a_futex(const struct sv_call *c)
+static int64_t a_futex(struct sv *sv, const struct sv_call *c)
 {
     int op = (int)c->a[1] & FUTEX_CMD_MASK;
+    unsigned free_at;
+    if (op == FUTEX_WAKE) {
+        int j = entry_of(c->tid, &free_at);
+        pid_t tgid = j >= 0 ? tids[j].tgid : c->tid;
+        if (j < 0)
+            sv_ids(c->tid, &tgid, NULL, NULL);
+        wake_waiters(tgid, c->a[0]);
+        return SV_CONTINUE;
+    }
     if (op != FUTEX_WAIT)
         return SV_CONTINUE;
-    int i = slot_of(c->tid, true);
+    int i = slot_of(c->tid, CLAIM);
     if (i < 0)
         return SV_CONTINUE;
+    int j = entry_of(c->tid, &free_at);
+    if (j >= 0)
+        tids[j].wait_addr = c->a[0];
+    /* a held epoll wait whose instance another thread made ready runs before this one waits */
+    sv_time_due(sv);
     if (!c->a[3]) {
         seg_clock_block(&clk, i, NO_DEADLINE);
         return SV_CONTINUE;
@@ -484,17 +627,45 @@ static int64_t a_futex(const struct sv_call *c)
     return SV_CONTINUE;
 }
 
-int64_t sv_time_answer(const struct sv_call *c)
+/* Is the calling thread's process in emulated time? */
+static bool caller_owned(const struct sv_call *c)
+{
+    unsigned free_at;
+    if (entry_of(c->tid, &free_at) >= 0)
+        return true;
+    pid_t tgid = c->tid;
+    return sv_ids(c->tid, &tgid, NULL, NULL) == 0 && is_owned(tgid);
+}
+
+int64_t sv_time_answer(struct sv *sv, const struct sv_call *c)
 {
     const uint64_t *a = c->a;
+    if (c->nr == SYS_arch_prctl)
+        return a_settls(c);
     switch (c->nr) {
-    case SYS_arch_prctl: return a_settls(c);
+    case SYS_clock_gettime:
+    case SYS_gettimeofday:
+    case SYS_time:
+    case SYS_nanosleep:
+    case SYS_clock_nanosleep:
+    case SYS_futex:
+    case SYS_clone:
+    case SYS_epoll_wait:
+    case SYS_epoll_pwait:
+    case SYS_epoll_pwait2:
+        if (!caller_owned(c))
+            return SV_CONTINUE; /* a dynamically linked program: its own shim's, or the host's */
+        break;
+    default: return SV_NOT_TIME;
+    }
+    switch (c->nr) {
     case SYS_clock_gettime: return a_clock_gettime(c);
     case SYS_gettimeofday: return a_gettimeofday(c);
     case SYS_time: return a_time(c);
     case SYS_nanosleep: return a_sleep(c, CLOCK_MONOTONIC, 0, a[0]);
     case SYS_clock_nanosleep: return a_sleep(c, (clockid_t)a[0], (int)a[1], a[2]);
-    case SYS_futex: return a_futex(c);
+    case SYS_futex: return a_futex(sv, c);
+    case SYS_clone: return a_clone(c);
     case SYS_epoll_wait:
     case SYS_epoll_pwait: {
         int ms = (int)a[3];
@@ -531,6 +702,8 @@ int64_t sv_time_timeout(void)
 {
     int64_t r = -1, now = seg_clock_real_ns();
     for (int k = 0; k < n_held; k++) {
+        if (held[k].deadline == NO_DEADLINE)
+            continue;
         int64_t at = real_at(held[k].deadline);
         if (at == INT64_MAX)
             continue;
