@@ -514,6 +514,8 @@ static void set_watch(void)
 static int64_t hold(const struct sv_call *c, int64_t deadline, int epfd, uint64_t events, int maxevents)
 {
     int i = slot_of(c->tid, CLAIM);
+    /* a held epoll wait whose instance this thread made ready runs before this one waits */
+    sv_time_due(c->sv);
     if (n_held == HELD_MAX || i < 0) {
         sv_say_once(23, "more than %d waits held at once: thread %d waits in the host's time", HELD_MAX,
                     (int)c->tid);
