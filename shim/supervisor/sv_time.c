@@ -25,6 +25,7 @@
 #include "sv.h"
 
 #include "seg_clock.h"
+#include "supervisor.h"
 
 #include <asm/prctl.h>
 #include <elf.h>
@@ -434,6 +435,13 @@ static int64_t a_settls(const struct sv_call *c)
     sv_ids(c->tid, &tgid, NULL, NULL);
     if (tgid != c->tid)
         return SV_CONTINUE; /* not a process's first thread: its runtime has read the vector */
+    /* a static program that is not Go (static glibc) read the vector before any call of ours:
+     * its clocks stay the vDSO's, so none of its time is emulated, and its vector is left as it
+     * is (docs/time.md "Go agents") */
+    char exe[64], why[PATH_MAX + 100];
+    snprintf(exe, sizeof exe, "/proc/%d/exe", (int)c->tid);
+    if (!sv_time_fits(exe, why, sizeof why))
+        return SV_CONTINUE;
     int h = hide_vdso(c->tid);
     if (h < 0)
         return SV_CONTINUE;
