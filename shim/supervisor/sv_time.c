@@ -532,6 +532,9 @@ static int64_t hold(const struct sv_call *c, int64_t deadline, int epfd, uint64_
         return SV_CONTINUE;
     }
     held[n_held++] = (struct held){c->id, c->tid, c->nr, i, deadline, epfd, events, maxevents};
+    if (c->sv->trace)
+        fprintf(stderr, "hwemu-sv: %d syscall %d held at emulated %lld until %lld\n", (int)c->tid, c->nr,
+                (long long)now_mono(), (long long)deadline);
     seg_clock_block(&clk, i, deadline);
     set_watch();
     return SV_DONE;
@@ -733,6 +736,9 @@ static void finish(struct sv *sv, int k, int64_t answer)
     struct sv_call c = {.sv = sv, .id = h.id, .tid = h.tid, .nr = h.nr};
     if (slot_is(h.slot, h.tid))
         seg_clock_run(&clk, h.slot);
+    if (sv->trace)
+        fprintf(stderr, "hwemu-sv: %d syscall %d held until %lld -> %lld at emulated %lld\n", (int)h.tid, h.nr,
+                (long long)h.deadline, (long long)answer, (long long)now_mono());
     sv_reply(&c, answer);
 }
 
