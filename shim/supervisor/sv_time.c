@@ -154,24 +154,11 @@ static int64_t real_at(int64_t emu)
 /* The emulated value of clock id, or false for the clocks that stay the host's. */
 static bool clock_of(clockid_t id, int64_t *ns)
 {
-    switch (id) {
-    case CLOCK_REALTIME:
-    case CLOCK_REALTIME_COARSE:
-    case CLOCK_REALTIME_ALARM:
-        *ns = now_mono() + clk.h->realtime_off;
-        return true;
-    case CLOCK_MONOTONIC:
-    case CLOCK_MONOTONIC_COARSE:
-    case CLOCK_MONOTONIC_RAW:
-        *ns = now_mono();
-        return true;
-    case CLOCK_BOOTTIME:
-    case CLOCK_BOOTTIME_ALARM:
-        *ns = now_mono() + clk.h->boottime_off;
-        return true;
-    default:
+    int64_t off;
+    if (!seg_clock_offset(&clk, id, &off))
         return false;
-    }
+    *ns = now_mono() + off;
+    return true;
 }
 
 /* --- the watcher: wakes the loop when emulated time moves ------------------------------------ */
@@ -483,8 +470,8 @@ static int64_t a_clock_gettime(const struct sv_call *c)
 
 static int64_t a_gettimeofday(const struct sv_call *c)
 {
-    int64_t ns;
-    clock_of(CLOCK_REALTIME, &ns);
+    int64_t ns = 0;
+    clock_of(CLOCK_REALTIME, &ns); /* always emulated */
     struct timeval tv = {ns / 1000000000, ns % 1000000000 / 1000};
     struct timezone tz;
     struct timeval host;
@@ -497,8 +484,8 @@ static int64_t a_gettimeofday(const struct sv_call *c)
 
 static int64_t a_time(const struct sv_call *c)
 {
-    int64_t ns;
-    clock_of(CLOCK_REALTIME, &ns);
+    int64_t ns = 0;
+    clock_of(CLOCK_REALTIME, &ns); /* always emulated */
     int64_t s = ns / 1000000000, r = c->a[0] ? put(c, c->a[0], &s, sizeof s) : 0;
     return r ? r : s;
 }
