@@ -1,6 +1,7 @@
 /* sv_time: emulated time on the seccomp route (`hwemu exec --time emulated` of a statically
  * linked Go program; docs/time.md "Go agents"). The supervisor maps the root's clock
- * (seg_clock.h) and plays the preload shim's part for the supervised threads:
+ * (seg_clock.h) and plays the preload shim's part for the threads of the processes it put in
+ * emulated time (static Go programs; every other supervised process is left alone):
  *
  *   - the vDSO is hidden: at a process's first arch_prctl(ARCH_SET_FS) (Go's rt0_go calls
  *     runtime.settls before runtime.args reads the auxiliary vector) the AT_SYSINFO_EHDR entry
@@ -9,19 +10,21 @@
  *     slot there (it holds time from its start);
  *   - clock_gettime, gettimeofday and time of the emulated clocks are answered from the clock;
  *   - nanosleep and clock_nanosleep are held (the notification answered when emulated time
- *     reaches the deadline); epoll_wait, epoll_pwait and epoll_pwait2 with a timeout are held
- *     too, and answered with the events of the target's epoll instance (read through a
+ *     reaches the deadline); epoll_wait, epoll_pwait and epoll_pwait2 with a timeout other than
+ *     0 are held too, and answered with the events of the target's epoll instance (taken from a
  *     pidfd_getfd copy of it) when it has some, or 0 at the deadline;
  *   - a timed FUTEX_WAIT runs in the kernel with its timeout cut to one real slice (the thread's
  *     slot BLOCKED until the emulated deadline; Go's notetsleep loops on nanotime); an untimed
- *     FUTEX_WAIT and an epoll wait without a timeout run in the kernel, the slot BLOCKED with no
- *     deadline;
- *   - every notification of a thread with a slot first marks it RUNNING.
- * A held notification is never answered from the loop's caller: the loop (supervisor.c) polls
- * sv_time_fds() with sv_time_timeout() and calls sv_time_due(). A thread watching the clock's
- * now_futex makes an eventfd readable when emulated time moves at --speed max.
+ *     one runs in the kernel, the slot BLOCKED with no deadline; a FUTEX_WAKE first marks
+ *     RUNNING the threads whose last FUTEX_WAIT was on its word;
+ *   - a clone(CLONE_THREAD) claims a slot (RUNNING) that the new thread adopts at its first
+ *     notification; every notification of a thread with a slot marks it RUNNING.
+ * The loop (supervisor.c) polls sv_time_fds() with sv_time_timeout() and calls sv_time_due(),
+ * which answers the held calls that are due. A thread watching the clock's now_futex makes an
+ * eventfd readable when emulated time reaches a held deadline, or the clock's state changes.
  * What it must never do: block the loop, leave a held notification unanswered once its deadline
- * came, or write into a target whose call is no longer pending. */
+ * came, let a thread run while its slot says it waits, or write into a target whose call is no
+ * longer pending. */
 #include "sv.h"
 
 #include "seg_clock.h"
@@ -166,9 +169,13 @@ static bool clock_of(clockid_t id, int64_t *ns)
 static void *watch(void *arg)
 {
     (void)arg;
+    uint32_t state = 0;
     for (;;) {
         uint32_t seen = atomic_load_explicit(&clk.h->now_futex, memory_order_acquire);
-        if (now_mono() >= atomic_load(&watch_deadline)) {
+        uint32_t st = atomic_load_explicit(&clk.h->state, memory_order_acquire) | (atomic_load(&dead) ? 8u : 0u);
+        /* due, or a new state (the loop computes its real timeouts again) */
+        if (now_mono() >= atomic_load(&watch_deadline) || st != state) {
+            state = st;
             uint64_t one = 1;
             if (write(efd, &one, sizeof one) < 0 && errno != EAGAIN)
                 sv_say_once(20, "the clock watcher cannot wake the loop: %s", strerror(errno));
