@@ -50,7 +50,7 @@
 #include <unistd.h>
 
 #define NO_DEADLINE INT64_MAX
-#define SLICE_NS 1000000LL        /* a timed futex wait's real slice (docs/time.md says why) */
+#define SLICE_NS 1000000LL        /* a timed futex wait's real slice at --speed max (docs/time.md) */
 #define WATCH_NS 100000000LL      /* the watcher's longest futex wait (it checks the engine's life) */
 #define STACK_SCAN (512 * 1024)   /* how much of the top of a stack is searched for the auxv */
 #define HELD_MAX 256
@@ -624,9 +624,14 @@ static int64_t a_futex(struct sv *sv, const struct sv_call *c)
         ts.tv_sec < 0)
         return SV_CONTINUE; /* the kernel's EFAULT or EINVAL */
     int64_t d = rel_deadline(&ts);
-    if ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec > SLICE_NS) {
-        struct timespec slice = {0, SLICE_NS};
-        int64_t r = put(c, c->a[3], &slice, sizeof slice);
+    /* the real wait: until the deadline's real time at --speed N (or once the engine stopped),
+     * one slice at --speed max, where only the engine moves time */
+    int64_t at = real_at(d), real = at == INT64_MAX ? SLICE_NS : at - seg_clock_real_ns();
+    if (real < 0)
+        real = 0;
+    if ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec != real) {
+        struct timespec cut = {real / 1000000000, real % 1000000000};
+        int64_t r = put(c, c->a[3], &cut, sizeof cut);
         if (r)
             return r == SV_DONE ? SV_DONE : SV_CONTINUE;
     }
