@@ -378,12 +378,19 @@ int cmd_exec(int argc, char **argv)
     char what[PATH_MAX + 100];
     if (route == SV_ROUTE_SECCOMP && emulated && !sv_time_fits(argv[optind], what, sizeof what)) {
         /* docs/time.md "Go agents": the seccomp route gives emulated time to static Go programs only */
-        fprintf(stderr, "hwemu exec: --time emulated: %s needs the seccomp route (%s), and that route gives "
-                "emulated time only to a statically linked Go program (%s): any other program there reads its "
-                "clocks from the vDSO, which no system call shows, and would run in the host's time while the "
-                "engine waits for the others. Build a Go agent with CGO_ENABLED=0, run this one without "
-                "--time emulated (in wall time, with the engine at --speed 1), or run a dynamically linked libc "
-                "agent (docs/time.md)\n", argv[optind], why, what);
+        fprintf(stderr, "hwemu exec: --time emulated: the seccomp route (%s) gives emulated time only to a "
+                "statically linked Go program, and %s: any other program there reads its clocks from the vDSO, "
+                "which no system call shows, and would run in the host's time while the engine waits for the "
+                "others. Build a Go agent with CGO_ENABLED=0, run this one without --time emulated (in wall "
+                "time, with the engine at --speed 1), or run a dynamically linked libc agent (docs/time.md)\n",
+                strcmp(intercept, "auto") ? "--intercept seccomp" : "what --intercept auto picks for it", what);
+        return EXIT_INVALID;
+    }
+    if (route == SV_ROUTE_PRELOAD && emulated && strcmp(intercept, "auto") &&
+        sv_route_for(argv[optind], what, sizeof what) == SV_ROUTE_SECCOMP) {
+        /* LD_PRELOAD never reaches it: it would read the host's clocks */
+        fprintf(stderr, "hwemu exec: --time emulated: --intercept preload cannot reach %s (%s): it would live in "
+                "the host's time. Use --intercept auto (docs/time.md \"Go agents\")\n", argv[optind], what);
         return EXIT_INVALID;
     }
     if (route == SV_ROUTE_SECCOMP) {

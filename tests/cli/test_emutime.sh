@@ -260,6 +260,9 @@ ticker mono 20000000000 wall 20000000000 energy E"
         if [ "$wall" -lt 10000000000 ]; then ok; else bad "E$i: 40 emulated seconds took $wall wall ns"; fi
         [ $i = 1 ] && echo "E: the Go agent's 40 emulated seconds took $wall wall ns"
     done
+    # --intercept preload cannot reach it: refused, not run in the host's time
+    err=$("$hwemu" exec --time emulated --intercept preload --node cpu-0 --root "$tmp/ra" -- "$tmp/goagent" 2>&1); rc=$?
+    if [ $rc -eq 1 ] && grep -q "intercept preload cannot reach" <<<"$err"; then ok; else bad "E: --intercept preload: rc $rc: $err"; fi
     # at --speed 10 (D's engine): each wait 20 emulated seconds and at most 1 late (the host's
     # scheduling: about 2 s of wall time each)
     out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/rd" -- "$tmp/goagent" 2>&1); rc=$?
