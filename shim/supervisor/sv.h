@@ -141,7 +141,7 @@ void sv_time_running(pid_t tid);
 /* The answer to a call of emulated time (SV_DONE when held), or SV_NOT_TIME. */
 int64_t sv_time_answer(struct sv *sv, const struct sv_call *c);
 /* The descriptors the loop polls for the held calls (at most cap): their count. */
-#define SV_TIME_FDS 64
+#define SV_TIME_FDS 257 /* the watcher and every held wait (sv_time.c HELD_MAX) */
 int sv_time_fds(struct pollfd *pf, int cap);
 /* The real ns until the earliest held deadline at --speed N (-1: none, or only the watcher). */
 int64_t sv_time_timeout(void);

@@ -519,8 +519,9 @@ static int64_t hold(const struct sv_call *c, int64_t deadline, int epfd, uint64_
     /* a held epoll wait whose instance this thread made ready runs before this one waits */
     sv_time_due(c->sv);
     if (n_held == HELD_MAX || i < 0) {
-        sv_say_once(23, "more than %d waits held at once: thread %d waits in the host's time", HELD_MAX,
-                    (int)c->tid);
+        if (i >= 0)
+            sv_say_once(23, "more than %d waits held at once: thread %d waits in the host's time", HELD_MAX,
+                        (int)c->tid);
         if (epfd >= 0)
             close(epfd);
         return SV_CONTINUE;
