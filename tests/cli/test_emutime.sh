@@ -263,14 +263,15 @@ ticker mono 20000000000 wall 20000000000 energy E"
     # --intercept preload cannot reach it: refused, not run in the host's time
     err=$("$hwemu" exec --time emulated --intercept preload --node cpu-0 --root "$tmp/ra" -- "$tmp/goagent" 2>&1); rc=$?
     if [ $rc -eq 1 ] && grep -q "intercept preload cannot reach" <<<"$err"; then ok; else bad "E: --intercept preload: rc $rc: $err"; fi
-    # at --speed 10 (D's engine): each wait 20 emulated seconds and at most 1 late (the host's
-    # scheduling: about 2 s of wall time each)
+    # at --speed 10 (D's engine): each wait 20 emulated seconds, never less, and at most 3 more (time
+    # runs while the agent works, and a loaded host delays a wake-up: C's 0.84 s under ASan; about
+    # 2 s of wall time each)
     out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/rd" -- "$tmp/goagent" 2>&1); rc=$?
     python3 - <<PY && ok || bad "E: the Go agent at --speed 10 (rc $rc): $out"
 lines = [l.split() for l in '''$out'''.splitlines()]
 assert [l[0] for l in lines] == ["sleep", "ticker"], lines
 for l in lines:
-    assert 20e9 <= int(l[2]) <= 21e9 and 20e9 <= int(l[4]) <= 21e9 and int(l[6]) > 0, l
+    assert 20e9 <= int(l[2]) <= 23e9 and 20e9 <= int(l[4]) <= 23e9 and int(l[6]) > 0, l
 PY
     echo "E: at --speed 10: $(echo $out)"
 fi
