@@ -504,6 +504,10 @@ static __attribute__((noreturn)) void supervisor_main(char *const argv[], int to
     const char *sync = getenv("HWEMU_SV_SYNC");
     if (!(sync && !strcmp(sync, "0")))
         ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP); /* 6.6+ */
+    if ((e = sv_time_start()) != 0) {
+        errno = e;
+        fatal("starting the clock's watcher thread");
+    }
     if ((e = sv_pool_start(sv.closings)) != 0)
         fprintf(stderr, "hwemu exec: the seccomp supervisor cannot start its placeholder thread (%s): emulated "
                 "opens make their own, about 11 us slower\n", strerror(e));

@@ -132,9 +132,12 @@ int sv_ids(pid_t tid, pid_t *tgid, uid_t *ruid, uid_t *euid);
 /* --- sv_time.c ---------------------------------------------------------------------------------- */
 
 struct pollfd;
-/* With HWEMU_TIME=emulated: maps the root's clock and starts its watcher: 0 or an errno (said on
- * stderr). Without it, nothing (sv_time_on() is false). */
+/* With HWEMU_TIME=emulated: maps the root's clock: 0 or an errno (said on stderr). Without it,
+ * nothing (sv_time_on() is false). */
 int sv_time_init(void);
+/* Starts the clock's watcher thread, after the agent was forked (a thread starting while the
+ * supervisor forks can leave a lock taken in the child: seen under ASan): 0 or an errno. */
+int sv_time_start(void);
 bool sv_time_on(void);
 /* A notification of a thread with a slot: the thread runs (its slot RUNNING). */
 void sv_time_running(pid_t tid);

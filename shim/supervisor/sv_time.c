@@ -212,17 +212,22 @@ int sv_time_init(void)
     efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (efd < 0)
         return errno;
+    on = true;
+    emu_set_clock(now_mono); /* the node's counters are read at the emulated now */
+    return 0;
+}
+
+int sv_time_start(void)
+{
+    if (!on)
+        return 0;
     pthread_t th;
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    e = pthread_create(&th, &at, watch, NULL);
+    int e = pthread_create(&th, &at, watch, NULL);
     pthread_attr_destroy(&at);
-    if (e)
-        return e;
-    on = true;
-    emu_set_clock(now_mono); /* the node's counters are read at the emulated now */
-    return 0;
+    return e;
 }
 
 /* --- slots -------------------------------------------------------------------------------------- */
