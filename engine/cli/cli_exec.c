@@ -67,7 +67,8 @@ static const char help[] =
     "                                preload for other dynamically linked ones, seccomp when unsure\n"
     "  --time emulated    CMD lives in the engine's emulated time (an engine started with --time\n"
     "                     emulated): its clocks, sleeps and waits with timeouts, and at --speed max\n"
-    "                     the engine waits for it (docs/time.md); preload route only; default wall\n"
+    "                     the engine waits for it (docs/time.md); the preload route, and on the\n"
+    "                     seccomp route statically linked Go programs only; default wall\n"
     "  --cpuid HOW        how the CPUID instruction answers with the node's processor (preload route):\n"
     "                       fault  CPUID faulting (hosts with the cpuid_fault flag)\n"
     "                       patch  the CPUIDs of CMD's code and libraries rewritten into a trap\n"
@@ -374,13 +375,22 @@ int cmd_exec(int argc, char **argv)
     char why[PATH_MAX + 100] = "--intercept seccomp was asked for";
     if (!strcmp(intercept, "auto"))
         route = sv_route_for(argv[optind], why, sizeof why);
-    if (route == SV_ROUTE_SECCOMP && emulated) {
-        /* docs/time.md "Go and static agents": no route of hwemu's puts them in emulated time */
-        fprintf(stderr, "hwemu exec: --time emulated: %s needs the seccomp route (%s), and that route cannot give "
-                "it emulated time: a Go or static program reads its clocks from the vDSO, which no system call "
-                "shows, and would run in the host's time while the engine waits for the others. Run it without "
-                "--time emulated (in wall time, with the engine at --speed 1), or run a dynamically linked libc "
-                "agent (docs/time.md)\n", argv[optind], why);
+    char what[PATH_MAX + 100];
+    if (route == SV_ROUTE_SECCOMP && emulated && !sv_time_fits(argv[optind], what, sizeof what)) {
+        /* docs/time.md "Go agents": the seccomp route gives emulated time to static Go programs only */
+        fprintf(stderr, "hwemu exec: --time emulated: the seccomp route (%s) gives emulated time only to a "
+                "statically linked Go program, and %s: any other program there reads its clocks from the vDSO, "
+                "which no system call shows, and would run in the host's time while the engine waits for the "
+                "others. Build a Go agent with CGO_ENABLED=0, run this one without --time emulated (in wall "
+                "time, with the engine at --speed 1), or run a dynamically linked libc agent (docs/time.md)\n",
+                strcmp(intercept, "auto") ? "--intercept seccomp" : "what --intercept auto picks for it", what);
+        return EXIT_INVALID;
+    }
+    if (route == SV_ROUTE_PRELOAD && emulated && strcmp(intercept, "auto") &&
+        sv_route_for(argv[optind], what, sizeof what) == SV_ROUTE_SECCOMP) {
+        /* LD_PRELOAD never reaches it: it would read the host's clocks */
+        fprintf(stderr, "hwemu exec: --time emulated: --intercept preload cannot reach %s (%s): it would live in "
+                "the host's time. Use --intercept auto (docs/time.md \"Go agents\")\n", argv[optind], what);
         return EXIT_INVALID;
     }
     if (route == SV_ROUTE_SECCOMP) {

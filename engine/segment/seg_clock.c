@@ -112,6 +112,28 @@ int64_t seg_clock_now(const struct seg_clock *c, int64_t real_ns)
     return a + (rate == 1 ? d : (int64_t)((double)d * rate));
 }
 
+bool seg_clock_offset(const struct seg_clock *c, clockid_t id, int64_t *off)
+{
+    switch (id) {
+    case CLOCK_REALTIME:
+    case CLOCK_REALTIME_COARSE:
+    case CLOCK_REALTIME_ALARM:
+        *off = c->h->realtime_off;
+        return true;
+    case CLOCK_MONOTONIC:
+    case CLOCK_MONOTONIC_COARSE:
+    case CLOCK_MONOTONIC_RAW:
+        *off = 0;
+        return true;
+    case CLOCK_BOOTTIME:
+    case CLOCK_BOOTTIME_ALARM:
+        *off = c->h->boottime_off;
+        return true;
+    default:
+        return false;
+    }
+}
+
 int64_t seg_clock_real_at(const struct seg_clock *c, int64_t emu_ns)
 {
     int64_t a, b;

@@ -142,6 +142,10 @@ void seg_clock_close(struct seg_clock *c);
 /* The emulated CLOCK_MONOTONIC at real CLOCK_MONOTONIC real_ns (see "Time" above). No system
  * call, no lock. */
 int64_t seg_clock_now(const struct seg_clock *c, int64_t real_ns);
+/* Clock id's offset from the emulated CLOCK_MONOTONIC (see "Time" above: realtime's and
+ * boottime's, 0 for monotonic; the coarse, raw and alarm variants as their clock): true, or false
+ * for the clocks that are never emulated (the CPU-time clocks, CLOCK_TAI, dynamic clocks). */
+bool seg_clock_offset(const struct seg_clock *c, clockid_t id, int64_t *off);
 /* The real CLOCK_MONOTONIC at which emulated time reaches emu_ns at RATE or STOPPED (a real
  * sleep's deadline); INT64_MAX at STEPPED (only the engine moves time). */
 int64_t seg_clock_real_at(const struct seg_clock *c, int64_t emu_ns);

@@ -471,6 +471,18 @@ int emu_agent_path(uint32_t entry, enum emu_root root, char *buf, size_t len)
     return n >= 0 && (size_t)n < len ? n : -1;
 }
 
+static int64_t (*now_fn)(void) = seg_now_ns;
+
+int64_t emu_now_ns(void)
+{
+    return now_fn();
+}
+
+void emu_set_clock(int64_t (*now)(void))
+{
+    now_fn = now;
+}
+
 /* The host's boot time (CLOCK_REALTIME less CLOCK_BOOTTIME, both from the vDSO), in seconds,
  * rounded so every stat agrees: sysfs and procfs inodes are made at or soon after boot. */
 static int64_t boot_time_s(void)
@@ -619,7 +631,7 @@ ssize_t emu_msr_read(uint32_t entry, int flags, int64_t off, size_t n, unsigned 
     struct seg_faults f;
     if (seg_faults_read(emu_seg(), &f) && f.off_err > 0)
         return -f.off_err; /* the node lost its power (docs/faults.md power-loss) */
-    int err = seg_msr_read(emu_seg(), entry, (uint32_t)off, seg_now_ns(), &v);
+    int err = seg_msr_read(emu_seg(), entry, (uint32_t)off, emu_now_ns(), &v);
     if (err)
         return -err;
     for (int i = 0; i < 8; i++)

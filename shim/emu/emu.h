@@ -49,6 +49,12 @@ enum emu_root { EMU_ROOT_SYS = 1, EMU_ROOT_HOST_SYS, EMU_ROOT_PROC, EMU_ROOT_DEV
 struct seg *emu_seg(void);
 /* Maps the segment now (the constructor calls it): 0, or -1 when there is nothing to emulate. */
 int emu_init(void);
+/* The time the node's counters are read at (a CLOCK_MONOTONIC in ns): seg_now_ns() unless a front
+ * end set another clock with emu_set_clock before its first read. The preload shim keeps
+ * seg_now_ns (its clock_gettime is the shim's, emulated under --time emulated); the seccomp
+ * supervisor, whose own clock is the host's, sets the emulated one (shim/supervisor/sv_time.c). */
+int64_t emu_now_ns(void);
+void emu_set_clock(int64_t (*now)(void));
 
 /* Where an absolute, or cwd-relative, path lands. Returns EMU_PASS, or 0 with the entry (and
  * root, the prefix the agent used, for answers that name paths), or an errno (ENOENT,

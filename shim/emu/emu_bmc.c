@@ -1,5 +1,6 @@
 /* emu_bmc: IPMI and DCMI answers of the node's BMC; see emu_bmc.h. */
 #include "emu_bmc.h"
+#include "emu.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -20,7 +21,7 @@ static bool platform_power(struct seg *s, double w[4], double *period_ms)
         return false;
     char tmp[SEG_TEXT_MAX + 1];
     size_t n;
-    const char *t = seg_read(s, e, seg_now_ns(), tmp, &n);
+    const char *t = seg_read(s, e, emu_now_ns(), tmp, &n);
     if (!t)
         return false; /* the segment shrank under us */
     char text[SEG_TEXT_MAX + 1];

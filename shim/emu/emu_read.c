@@ -99,7 +99,7 @@ static int fault_read(struct seg *s, uint32_t entry)
             size_t len = 0;
             int n = snprintf(p, sizeof p, "state/nvml/gpu%u/pci_bus_id", g);
             uint32_t e = seg_lookup(s, p, (size_t)n);
-            const char *t = e == SEG_NONE ? NULL : seg_read(s, e, seg_now_ns(), tmp, &len);
+            const char *t = e == SEG_NONE ? NULL : seg_read(s, e, emu_now_ns(), tmp, &len);
             /* "00000000:13:00.0" against "0000:13:00.0": the bus, device and function */
             if (t && len >= 7 && !strncasecmp(t + len - 7 - (t[len - 1] == '\n'), bdf + 5, 7))
                 return 1;
@@ -140,14 +140,14 @@ ssize_t emu_read_at(struct emu_show *sh, uint32_t entry, int flags, int64_t off,
         if (!sh->buf && !(sh->buf = view_claim(bound > EMU_VIEW_SIZE)))
             return -ENOMEM;
         char *buf = view_buf(sh->buf, &cap);
-        sh->len = seg_view_render(s, entry, seg_now_ns(), buf, cap);
+        sh->len = seg_view_render(s, entry, emu_now_ns(), buf, cap);
         sh->content = buf;
         if (sh->len == SEG_VIEW_EIO) { /* a value a killed engine left torn: until it restarts */
             sh->len = 0;
             sh->content = NULL;
         }
     } else if (off == 0 || !sh->content) {
-        sh->content = seg_read(s, entry, seg_now_ns(), sh->text, &sh->len);
+        sh->content = seg_read(s, entry, emu_now_ns(), sh->text, &sh->len);
     }
     if (!sh->content)
         return -EIO; /* the segment shrank under us (a SIGBUS the guard caught), or a view cannot answer */

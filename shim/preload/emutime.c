@@ -84,24 +84,11 @@ int64_t emutime_after(int64_t rel_ns)
 
 bool emutime_clock(clockid_t id, int64_t *ns)
 {
-    switch (id) {
-    case CLOCK_REALTIME:
-    case CLOCK_REALTIME_COARSE:
-    case CLOCK_REALTIME_ALARM:
-        *ns = emutime_mono() + clk.h->realtime_off;
-        return true;
-    case CLOCK_MONOTONIC:
-    case CLOCK_MONOTONIC_COARSE:
-    case CLOCK_MONOTONIC_RAW:
-        *ns = emutime_mono();
-        return true;
-    case CLOCK_BOOTTIME:
-    case CLOCK_BOOTTIME_ALARM:
-        *ns = emutime_mono() + clk.h->boottime_off;
-        return true;
-    default: /* the CPU-time clocks, CLOCK_TAI, dynamic clocks: the host's */
-        return false;
-    }
+    int64_t off;
+    if (!seg_clock_offset(&clk, id, &off))
+        return false; /* the CPU-time clocks, CLOCK_TAI, dynamic clocks: the host's */
+    *ns = emutime_mono() + off;
+    return true;
 }
 
 bool emutime_to_mono(clockid_t id, int64_t t, int64_t *mono)

@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <seccomp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,9 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <asm/prctl.h>
 #include <linux/filter.h>
+#include <linux/futex.h>
 #include <unistd.h>
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
@@ -112,6 +115,37 @@ static const struct {
 /* Writes that also notify on the numbers a shell redirects (sv.h, SV_LOW_FDS). */
 static const char *const low_write_calls[] = {"write", "pwrite64", "writev", "pwritev", "pwritev2"};
 
+/* Under --time emulated (sv_time.c): the clocks, the sleeps, FUTEX_WAIT (private or not), epoll
+ * waits with a timeout other than 0 (the runtime's polls without a timeout stay in the kernel), and
+ * the arch_prctl(ARCH_SET_FS) at which the vDSO is hidden. */
+static int time_rules(scmp_filter_ctx ctx)
+{
+    static const char *const always[] = {"clock_gettime", "gettimeofday", "time", "nanosleep", "clock_nanosleep",
+                                         "epoll_pwait2"};
+    int rc = 0;
+    for (size_t i = 0; !rc && i < sizeof always / sizeof always[0]; i++) {
+        int nr = seccomp_syscall_resolve_name(always[i]);
+        if (nr != __NR_SCMP_ERROR && nr >= 0)
+            rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0);
+    }
+    if (!rc)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(arch_prctl), 1, SCMP_A0(SCMP_CMP_EQ, ARCH_SET_FS));
+    if (!rc)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(futex), 1,
+                              SCMP_A1(SCMP_CMP_MASKED_EQ, FUTEX_CMD_MASK & 0xffffffffu, FUTEX_WAIT));
+    if (!rc)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(futex), 1,
+                              SCMP_A1(SCMP_CMP_MASKED_EQ, FUTEX_CMD_MASK & 0xffffffffu, FUTEX_WAKE));
+    if (!rc)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(clone), 1,
+                              SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+    if (!rc)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(epoll_wait), 1, SCMP_A3(SCMP_CMP_NE, 0));
+    if (!rc)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(epoll_pwait), 1, SCMP_A3(SCMP_CMP_NE, 0));
+    return rc;
+}
+
 /* Builds the filter's BPF with libseccomp. 0, or an errno with a message. */
 static int build_filter(struct sock_fprog *prog, char *err, size_t len)
 {
@@ -147,6 +181,9 @@ static int build_filter(struct sock_fprog *prog, char *err, size_t len)
         if (nr != __NR_SCMP_ERROR && nr >= 0)
             rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 1, SCMP_A0(SCMP_CMP_LT, SV_LOW_FDS));
     }
+    const char *t = getenv("HWEMU_TIME");
+    if (!rc && t && !strcmp(t, "emulated"))
+        rc = time_rules(ctx);
     int mfd = -1;
     if (!rc && (mfd = memfd_create("hwemu-bpf", MFD_CLOEXEC)) < 0)
         rc = -errno;
@@ -325,14 +362,24 @@ static __attribute__((noreturn)) void serve(struct sv *sv, pid_t agent, int to_p
     struct seccomp_notif *req = malloc(nsize);
     if (!req)
         fatal("allocating the notification buffer");
-    struct pollfd pf[3] = {{sv->listener, POLLIN, 0}, {sv->lifetimes, POLLIN, 0}, {sigfd, POLLIN, 0}};
+    struct pollfd pf[3 + SV_TIME_FDS] = {{sv->listener, POLLIN, 0}, {sv->lifetimes, POLLIN, 0}, {sigfd, POLLIN, 0}};
     bool agent_done = false;
     for (;;) {
-        if (poll(pf, 3, -1) < 0) {
+        /* under --time emulated, the held calls' descriptors and deadlines too (sv_time.c) */
+        int nt = sv_time_fds(pf + 3, SV_TIME_FDS);
+        int64_t wait_ns = sv_time_timeout();
+        struct timespec ts = {wait_ns / 1000000000, wait_ns % 1000000000};
+        int pr = ppoll(pf, 3 + (nfds_t)nt, wait_ns < 0 ? NULL : &ts, NULL);
+        if (pr < 0) {
             if (errno == EINTR)
                 continue;
             fatal("poll");
         }
+        bool due = pr == 0 && nt;
+        for (int k = 3; k < 3 + nt; k++)
+            due |= pf[k].revents != 0;
+        if (due)
+            sv_time_due(sv);
         /* One notification, then whatever else this round brought: with calls coming back to
          * back, the listener is readable at every round, and the rest must not starve. */
         if (pf[0].revents & POLLIN) {
@@ -386,6 +433,10 @@ static __attribute__((noreturn)) void supervisor_main(char *const argv[], int to
         _exit(1);
     }
     int e = sv_answer_init(&sv);
+    if (!e && (e = sv_time_init()) != 0) {
+        send_msg(to_p, MSG_FAILED, 1);
+        _exit(1);
+    }
     int sp[2];
     if (e || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
         fprintf(stderr, "hwemu exec: the seccomp supervisor cannot start: %s\n", strerror(e ? e : errno));
@@ -453,6 +504,10 @@ static __attribute__((noreturn)) void supervisor_main(char *const argv[], int to
     const char *sync = getenv("HWEMU_SV_SYNC");
     if (!(sync && !strcmp(sync, "0")))
         ioctl(sv.listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP); /* 6.6+ */
+    if ((e = sv_time_start()) != 0) {
+        errno = e;
+        fatal("starting the clock's watcher thread");
+    }
     if ((e = sv_pool_start(sv.closings)) != 0)
         fprintf(stderr, "hwemu exec: the seccomp supervisor cannot start its placeholder thread (%s): emulated "
                 "opens make their own, about 11 us slower\n", strerror(e));

@@ -23,6 +23,7 @@
  * reply: an answer, an errno or CONTINUE), or fail silently. */
 #ifndef HWEMU_SHIM_SUPERVISOR_H
 #define HWEMU_SHIM_SUPERVISOR_H
+#include <stdbool.h>
 #include <stddef.h>
 
 enum sv_route { SV_ROUTE_PRELOAD = 1, SV_ROUTE_SECCOMP = 2 };
@@ -30,6 +31,11 @@ enum sv_route { SV_ROUTE_PRELOAD = 1, SV_ROUTE_SECCOMP = 2 };
 /* The route auto picks for cmd (looked up in PATH as execvp does); why says why in a few words
  * ("statically linked", "a Go program", ...). */
 enum sv_route sv_route_for(const char *cmd, char *why, size_t len);
+
+/* Can the seccomp route give cmd emulated time (docs/time.md "Go agents")? True for a statically
+ * linked Go program (its runtime reads the auxiliary vector after its first arch_prctl, where
+ * the supervisor hides the vDSO); why says what cmd is otherwise. */
+bool sv_time_fits(const char *cmd, char *why, size_t len);
 
 /* Runs argv[0] (execvp) under the supervisor, with the environment as it is (HWEMU_NODE,
  * HWEMU_ROOT set). Returns the status `hwemu exec` exits with: CMD's exit code, 127/126 when

@@ -34,7 +34,8 @@
 
 /* An answer to one notification: a value (>= 0), a negated errno, or one of these. */
 #define SV_CONTINUE INT64_MIN        /* the kernel runs the call as the agent made it */
-#define SV_DONE (INT64_MIN + 1)      /* already answered (ADDFD with SEND), or the call is gone */
+#define SV_DONE (INT64_MIN + 1)      /* already answered (ADDFD with SEND), held, or the call is gone */
+#define SV_NOT_TIME (INT64_MIN + 2)  /* sv_time_answer: not a call of emulated time */
 
 /* The supervisor's state: one per process S. */
 struct sv {
@@ -127,6 +128,28 @@ int sv_free_slot(pid_t tid, int from);
 void sv_target_init(void);
 /* The thread's process id and its real and effective uid: 0 or -errno. */
 int sv_ids(pid_t tid, pid_t *tgid, uid_t *ruid, uid_t *euid);
+
+/* --- sv_time.c ---------------------------------------------------------------------------------- */
+
+struct pollfd;
+/* With HWEMU_TIME=emulated: maps the root's clock: 0 or an errno (said on stderr). Without it,
+ * nothing (sv_time_on() is false). */
+int sv_time_init(void);
+/* Starts the clock's watcher thread, after the agent was forked (a thread starting while the
+ * supervisor forks can leave a lock taken in the child: seen under ASan): 0 or an errno. */
+int sv_time_start(void);
+bool sv_time_on(void);
+/* A notification of a thread with a slot: the thread runs (its slot RUNNING). */
+void sv_time_running(pid_t tid);
+/* The answer to a call of emulated time (SV_DONE when held), or SV_NOT_TIME. */
+int64_t sv_time_answer(struct sv *sv, const struct sv_call *c);
+/* The descriptors the loop polls for the held calls (at most cap): their count. */
+#define SV_TIME_FDS 257 /* the watcher and every held wait (sv_time.c HELD_MAX) */
+int sv_time_fds(struct pollfd *pf, int cap);
+/* The real ns until the earliest held deadline at --speed N (-1: none, or only the watcher). */
+int64_t sv_time_timeout(void);
+/* Answers the held calls whose deadline came or whose epoll instance has events. */
+void sv_time_due(struct sv *sv);
 
 /* Says msg on stderr the first time key (an index below 32) is used. */
 void sv_say_once(unsigned key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1112,7 +1112,13 @@ void sv_answer(struct sv *sv, const struct seccomp_notif *n)
     memcpy(c.a, n->data.args, sizeof c.a);
     sv->n_notif++;
     int64_t t0 = sv->stats ? seg_now_ns() : 0;
-    int64_t r = answer(&c);
+    int64_t r = SV_NOT_TIME;
+    if (sv_time_on()) {
+        sv_time_running(c.tid);
+        r = sv_time_answer(sv, &c);
+    }
+    if (r == SV_NOT_TIME)
+        r = answer(&c);
     if (sv->stats && c.nr >= 0 && c.nr < 512) {
         prof_ns[c.nr] += seg_now_ns() - t0;
         prof_n[c.nr]++;

@@ -102,6 +102,8 @@ static bool go_section(int fd, const Elf64_Ehdr *eh)
 }
 
 static enum sv_route classify(const char *path, int depth, char *why, size_t len);
+/* What the last ELF program classify looked at is (for sv_time_fits). */
+static bool last_go, last_static;
 
 /* "#!interpreter [arg]": the interpreter's route (env's program's, for /usr/bin/env). */
 static enum sv_route script(const char *path, int fd, int depth, char *why, size_t len)
@@ -162,6 +164,7 @@ static enum sv_route classify(const char *path, int depth, char *why, size_t len
         }
         if (!go)
             go = go_section(fd, &eh);
+        last_go = go, last_static = !dynamic;
         if (go) {
             snprintf(why, len, "%s: a Go program (raw system calls)", path);
         } else if (!dynamic) {
@@ -183,4 +186,13 @@ enum sv_route sv_route_for(const char *cmd, char *why, size_t len)
         return SV_ROUTE_PRELOAD;
     }
     return classify(path, 0, why, len);
+}
+
+bool sv_time_fits(const char *cmd, char *why, size_t len)
+{
+    last_go = last_static = false;
+    enum sv_route r = sv_route_for(cmd, why, len);
+    if (r == SV_ROUTE_SECCOMP && last_go && !last_static)
+        snprintf(why + strlen(why), len - strlen(why), ", linked dynamically (cgo)");
+    return r == SV_ROUTE_SECCOMP && last_go && last_static;
 }

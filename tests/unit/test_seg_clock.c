@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "seg_clock.h"
@@ -67,6 +68,23 @@ static void stepped_rate_stopped(void **state)
     /* the offsets every party applies */
     assert_int_equal(c->h->realtime_off, 1000000000000000000);
     assert_int_equal(c->h->boottime_off, 5000000000);
+    /* seg_clock_offset, by clock (seg_clock.h "Time"): the CPU-time clocks and TAI are never emulated */
+    static const struct {
+        clockid_t id;
+        bool emulated;
+        int64_t off;
+    } want[] = {{CLOCK_REALTIME, true, 1000000000000000000},  {CLOCK_REALTIME_COARSE, true, 1000000000000000000},
+                {CLOCK_REALTIME_ALARM, true, 1000000000000000000}, {CLOCK_MONOTONIC, true, 0},
+                {CLOCK_MONOTONIC_COARSE, true, 0},              {CLOCK_MONOTONIC_RAW, true, 0},
+                {CLOCK_BOOTTIME, true, 5000000000},             {CLOCK_BOOTTIME_ALARM, true, 5000000000},
+                {CLOCK_PROCESS_CPUTIME_ID, false, 0},           {CLOCK_THREAD_CPUTIME_ID, false, 0},
+                {CLOCK_TAI, false, 0}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        int64_t off = -1;
+        assert_int_equal(seg_clock_offset(c, want[i].id, &off), want[i].emulated);
+        if (want[i].emulated)
+            assert_int_equal(off, want[i].off);
+    }
 }
 
 static void slots(void **state)
