@@ -103,6 +103,8 @@ static uint32_t load_pairs(const struct seg_clock *c, int64_t *a, int64_t *b, do
 
 int64_t seg_clock_now(const struct seg_clock *c, int64_t real_ns)
 {
+    if (seg_clock_dead(c))
+        return atomic_load(&c->dead_emu) + (real_ns - atomic_load(&c->dead_real));
     int64_t a, b;
     double rate;
     uint32_t state = load_pairs(c, &a, &b, &rate);
@@ -139,6 +141,8 @@ int64_t seg_clock_real_at(const struct seg_clock *c, int64_t emu_ns)
     int64_t a, b;
     double rate;
     uint32_t state = load_pairs(c, &a, &b, &rate);
+    if (seg_clock_dead(c))
+        a = atomic_load(&c->dead_emu), b = atomic_load(&c->dead_real), rate = 1, state = SEG_CLOCK_STOPPED;
     if (state == SEG_CLOCK_STEPPED || rate <= 0)
         return INT64_MAX;
     if (emu_ns <= a)
@@ -266,6 +270,24 @@ bool seg_clock_engine_gone(const struct seg_clock *c)
         return true;
     pid_t pid = (pid_t)c->h->engine_pid;
     return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+bool seg_clock_dead(const struct seg_clock *c)
+{
+    return atomic_load_explicit(&c->dead, memory_order_acquire);
+}
+
+bool seg_clock_check_dead(struct seg_clock *c)
+{
+    if (seg_clock_dead(c))
+        return true;
+    if (atomic_load(&c->h->state) == SEG_CLOCK_STOPPED || !seg_clock_engine_gone(c))
+        return false;
+    int64_t r = seg_clock_real_ns();
+    atomic_store(&c->dead_emu, seg_clock_now(c, r));
+    atomic_store(&c->dead_real, r);
+    atomic_store_explicit(&c->dead, true, memory_order_release);
+    return true;
 }
 
 /* --- engine side --------------------------------------------------------------------------- */

@@ -129,6 +129,10 @@ struct seg_clock {
     struct seg_clock_slot *slots;
     size_t size;
     uint32_t n_slots;
+    /* agent side, this mapping's own: the engine found gone without stopping the clock
+     * (seg_clock_check_dead); time goes on in wall time from dead_emu at real dead_real */
+    _Atomic bool dead;
+    _Atomic int64_t dead_emu, dead_real;
 };
 
 /* --- any party ----------------------------------------------------------------------------- */
@@ -139,15 +143,15 @@ int seg_clock_path(const char *root, char *out, size_t len);
  * wrong and what to do in err. */
 int seg_clock_open(struct seg_clock *c, const char *path, char *err, size_t errlen);
 void seg_clock_close(struct seg_clock *c);
-/* The emulated CLOCK_MONOTONIC at real CLOCK_MONOTONIC real_ns (see "Time" above). No system
- * call, no lock. */
+/* The emulated CLOCK_MONOTONIC at real CLOCK_MONOTONIC real_ns (see "Time" above; for a mapping
+ * that found its engine dead, wall time from then on). No system call, no lock. */
 int64_t seg_clock_now(const struct seg_clock *c, int64_t real_ns);
 /* Clock id's offset from the emulated CLOCK_MONOTONIC (see "Time" above: realtime's and
  * boottime's, 0 for monotonic; the coarse, raw and alarm variants as their clock): true, or false
  * for the clocks that are never emulated (the CPU-time clocks, CLOCK_TAI, dynamic clocks). */
 bool seg_clock_offset(const struct seg_clock *c, clockid_t id, int64_t *off);
-/* The real CLOCK_MONOTONIC at which emulated time reaches emu_ns at RATE or STOPPED (a real
- * sleep's deadline); INT64_MAX at STEPPED (only the engine moves time). */
+/* The real CLOCK_MONOTONIC at which emulated time reaches emu_ns at RATE or STOPPED, or once
+ * dead (a real sleep's deadline); INT64_MAX at STEPPED (only the engine moves time). */
 int64_t seg_clock_real_at(const struct seg_clock *c, int64_t emu_ns);
 /* Real CLOCK_MONOTONIC in ns. */
 int64_t seg_clock_real_ns(void);
@@ -179,6 +183,12 @@ int seg_clock_wait_slot(struct seg_clock *c, int i, uint32_t seen, int64_t timeo
 void seg_clock_join(struct seg_clock *c, int64_t timeout_ns);
 /* Is the engine that made the file gone (its pid no longer exists, or it stopped)? */
 bool seg_clock_engine_gone(const struct seg_clock *c);
+/* Has the engine died without stopping the clock (kill -9)? The first call that finds it so
+ * marks this mapping dead: from then on seg_clock_now and seg_clock_real_at go on in wall time
+ * from where time stood, as STOPPED would (one kill(2) a call until then). */
+bool seg_clock_check_dead(struct seg_clock *c);
+/* Was this mapping marked dead (no system call)? */
+bool seg_clock_dead(const struct seg_clock *c);
 
 /* --- engine side --------------------------------------------------------------------------- */
 

@@ -50,9 +50,6 @@ static void child_add(pid_t pid, int i)
     }
     /* a full table: the engine frees the slot once the child is gone */
 }
-/* the engine died without stopping the clock (kill -9): time goes on in wall time from here */
-static _Atomic int64_t dead_emu, dead_real;
-static _Atomic bool dead;
 
 bool emutime_on(void)
 {
@@ -68,10 +65,7 @@ int64_t emutime_real_mono(void)
 
 int64_t emutime_mono(void)
 {
-    int64_t r = emutime_real_mono();
-    if (atomic_load_explicit(&dead, memory_order_acquire))
-        return atomic_load(&dead_emu) + (r - atomic_load(&dead_real));
-    return seg_clock_now(&clk, r);
+    return seg_clock_now(&clk, emutime_real_mono()); /* wall time from its death on, once found dead */
 }
 
 int64_t emutime_after(int64_t rel_ns)
@@ -356,34 +350,10 @@ void emutime_hold(void)
         my_slot();
 }
 
-/* Has the engine gone without stopping the clock? Then time goes on in wall time from now. */
-static bool check_dead(void)
-{
-    if (atomic_load(&dead))
-        return true;
-    if (!seg_clock_engine_gone(&clk) || atomic_load(&clk.h->state) == SEG_CLOCK_STOPPED)
-        return false;
-    atomic_store(&dead_emu, seg_clock_now(&clk, emutime_real_mono()));
-    atomic_store(&dead_real, emutime_real_mono());
-    atomic_store_explicit(&dead, true, memory_order_release);
-    return true;
-}
-
 /* Is the clock stepped by a live engine (the protocol applies)? */
 static bool stepped(void)
 {
-    return !atomic_load_explicit(&dead, memory_order_acquire) &&
-           atomic_load_explicit(&clk.h->state, memory_order_acquire) == SEG_CLOCK_STEPPED;
-}
-
-/* The real CLOCK_MONOTONIC at which emulated time reaches deadline (not stepped). */
-static int64_t real_at(int64_t deadline)
-{
-    if (atomic_load(&dead)) {
-        int64_t d = deadline - atomic_load(&dead_emu);
-        return d > INT64_MAX - atomic_load(&dead_real) ? INT64_MAX : atomic_load(&dead_real) + d;
-    }
-    return seg_clock_real_at(&clk, deadline);
+    return !seg_clock_dead(&clk) && atomic_load_explicit(&clk.h->state, memory_order_acquire) == SEG_CLOCK_STEPPED;
 }
 
 bool emutime_stepped(void)
@@ -393,7 +363,7 @@ bool emutime_stepped(void)
 
 int64_t emutime_real_at(int64_t deadline)
 {
-    return real_at(deadline);
+    return seg_clock_real_at(&clk, deadline);
 }
 
 /* The process's timers, given by emutimer.c (emutime_timers): none until then. */
@@ -431,7 +401,7 @@ int emutime_sleep_until(int64_t deadline)
             return 0;
         int64_t eff = deadline < tn ? deadline : tn;
         if (!stepped()) {
-            int64_t r = real_at(eff);
+            int64_t r = seg_clock_real_at(&clk, eff);
             struct timespec ts = emutime_ts_of(r == INT64_MAX ? emutime_real_mono() + ALIVE_NS : r);
             int rc = REAL(clock_nanosleep)(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
             if (rc == EINTR)
@@ -443,7 +413,7 @@ int emutime_sleep_until(int64_t deadline)
             uint32_t seen = atomic_load(&clk.h->now_futex);
             if (emutime_mono() < eff && seg_clock_wait_now(&clk, seen, ALIVE_NS) == EINTR)
                 return EINTR;
-            check_dead();
+            seg_clock_check_dead(&clk);
             continue;
         }
         seg_clock_block(&clk, i, eff);
@@ -457,7 +427,7 @@ int emutime_sleep_until(int64_t deadline)
                 rc = EINTR;
                 break;
             }
-            if (e == ETIMEDOUT && check_dead())
+            if (e == ETIMEDOUT && seg_clock_check_dead(&clk))
                 break;
         }
         seg_clock_run(&clk, i);
@@ -491,7 +461,7 @@ int emutime_wait(int64_t deadline, emutime_op *op, void *ctx, const sigset_t *ma
             int i = stepped() ? slot : -1;
             if (i >= 0)
                 seg_clock_block(&clk, i, INT64_MAX);
-            int64_t r = eff == INT64_MAX ? INT64_MAX : real_at(eff);
+            int64_t r = eff == INT64_MAX ? INT64_MAX : seg_clock_real_at(&clk, eff);
             if (r == INT64_MAX && eff != INT64_MAX) /* stepped since: look again */
                 r = emutime_real_mono() + SLICE_NS;
             bool done = op(ctx, r);
@@ -516,7 +486,7 @@ int emutime_wait(int64_t deadline, emutime_op *op, void *ctx, const sigset_t *ma
                 break;
             if (r - checked > ALIVE_NS) {
                 checked = r;
-                check_dead();
+                seg_clock_check_dead(&clk);
             }
         }
         if (i >= 0)

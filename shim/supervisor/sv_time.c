@@ -62,9 +62,6 @@ static bool on;
 static const char *node_name = "";
 static int efd = -1;                      /* readable when emulated time moved (the watcher) */
 static _Atomic int64_t watch_deadline = NO_DEADLINE; /* the earliest held deadline */
-/* the engine died without stopping the clock: time goes on in wall time from here */
-static _Atomic bool dead;
-static _Atomic int64_t dead_emu, dead_real;
 
 /* The slot of each thread that waited or started here, by tid (open addressing). An entry whose
  * slot the engine freed or gave to another thread (the thread is gone) is free. */
@@ -138,20 +135,7 @@ bool sv_time_on(void)
 
 static int64_t now_mono(void)
 {
-    int64_t r = seg_clock_real_ns();
-    if (atomic_load_explicit(&dead, memory_order_acquire))
-        return atomic_load(&dead_emu) + (r - atomic_load(&dead_real));
-    return seg_clock_now(&clk, r);
-}
-
-/* The real CLOCK_MONOTONIC at which emulated time reaches emu (INT64_MAX at --speed max). */
-static int64_t real_at(int64_t emu)
-{
-    if (atomic_load_explicit(&dead, memory_order_acquire)) {
-        int64_t d = emu - atomic_load(&dead_emu);
-        return atomic_load(&dead_real) + (d > 0 ? d : 0);
-    }
-    return seg_clock_real_at(&clk, emu);
+    return seg_clock_now(&clk, seg_clock_real_ns()); /* wall time from its death on, once found dead */
 }
 
 /* The emulated value of clock id, or false for the clocks that stay the host's. */
@@ -172,7 +156,7 @@ static void *watch(void *arg)
     uint32_t state = 0;
     for (;;) {
         uint32_t seen = atomic_load_explicit(&clk.h->now_futex, memory_order_acquire);
-        uint32_t st = atomic_load_explicit(&clk.h->state, memory_order_acquire) | (atomic_load(&dead) ? 8u : 0u);
+        uint32_t st = atomic_load_explicit(&clk.h->state, memory_order_acquire) | (seg_clock_dead(&clk) ? 8u : 0u);
         /* due, or a new state (the loop computes its real timeouts again) */
         if (now_mono() >= atomic_load(&watch_deadline) || st != state) {
             state = st;
@@ -180,12 +164,7 @@ static void *watch(void *arg)
             if (write(efd, &one, sizeof one) < 0 && errno != EAGAIN)
                 sv_say_once(20, "the clock watcher cannot wake the loop: %s", strerror(errno));
         }
-        if (!atomic_load(&dead) && seg_clock_engine_gone(&clk) &&
-            atomic_load_explicit(&clk.h->state, memory_order_acquire) == SEG_CLOCK_STEPPED) {
-            atomic_store(&dead_emu, now_mono());
-            atomic_store(&dead_real, seg_clock_real_ns());
-            atomic_store_explicit(&dead, true, memory_order_release);
-        }
+        seg_clock_check_dead(&clk); /* a killed engine: time goes on in wall time */
         seg_clock_wait_now(&clk, seen, WATCH_NS);
     }
     return NULL;
@@ -476,8 +455,7 @@ static int64_t a_clock_gettime(const struct sv_call *c)
     if (!clock_of((clockid_t)c->a[0], &ns))
         return SV_CONTINUE;
     struct timespec ts = {ns / 1000000000, ns % 1000000000};
-    int64_t r = put(c, c->a[1], &ts, sizeof ts);
-    return r;
+    return put(c, c->a[1], &ts, sizeof ts);
 }
 
 static int64_t a_gettimeofday(const struct sv_call *c)
@@ -632,7 +610,7 @@ static int64_t a_futex(struct sv *sv, const struct sv_call *c)
     int64_t d = rel_deadline(&ts);
     /* the real wait: until the deadline's real time at --speed N (or once the engine stopped),
      * one slice at --speed max, where only the engine moves time */
-    int64_t at = real_at(d), real = at == INT64_MAX ? SLICE_NS : at - seg_clock_real_ns();
+    int64_t at = seg_clock_real_at(&clk, d), real = at == INT64_MAX ? SLICE_NS : at - seg_clock_real_ns();
     if (real < 0)
         real = 0;
     if ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec != real) {
@@ -722,7 +700,7 @@ int64_t sv_time_timeout(void)
     for (int k = 0; k < n_held; k++) {
         if (held[k].deadline == NO_DEADLINE)
             continue;
-        int64_t at = real_at(held[k].deadline);
+        int64_t at = seg_clock_real_at(&clk, held[k].deadline);
         if (at == INT64_MAX)
             continue;
         int64_t left = at > now ? at - now : 0;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "seg_clock.h"
@@ -205,6 +206,29 @@ static void join_waits_for_move(void **state)
     assert_int_equal(atomic_load(&c->h->joining), 0);
 }
 
+/* An engine killed without stopping the clock: the first look that finds it gone marks the
+ * mapping dead, and time goes on in wall time from where it stood (as at STOPPED) */
+static void dead_engine(void **state)
+{
+    struct seg_clock *c = *state;
+    seg_clock_publish(c, 9000000000000, false);
+    assert_false(seg_clock_check_dead(c)); /* the engine is this process: alive */
+    assert_false(seg_clock_dead(c));
+    pid_t p = fork();
+    if (p == 0)
+        _exit(0);
+    assert_true(p > 0);
+    waitpid(p, NULL, 0);
+    c->h->engine_pid = (uint32_t)p; /* a pid that no longer exists */
+    assert_true(seg_clock_check_dead(c));
+    assert_true(seg_clock_dead(c));
+    int64_t r0 = seg_clock_real_ns();
+    int64_t t0 = seg_clock_now(c, r0);
+    assert_true(t0 >= 9000000000000 && t0 < 9000000000000 + 1000000000);
+    assert_int_equal(seg_clock_now(c, r0 + 2000000000), t0 + 2000000000);
+    assert_int_equal(seg_clock_real_at(c, t0 + 3000000000), r0 + 3000000000 + 1);
+}
+
 static void not_a_clock(void **state)
 {
     (void)state;
@@ -236,6 +260,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(wait_woken, setup, teardown),
         cmocka_unit_test_setup_teardown(wake_due_slots, setup, teardown),
         cmocka_unit_test_setup_teardown(join_waits_for_move, setup, teardown),
+        cmocka_unit_test_setup_teardown(dead_engine, setup, teardown),
         cmocka_unit_test_setup_teardown(not_a_clock, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
