@@ -117,8 +117,10 @@ for route in preload seccomp; do
         $'\tCapabilities: [40] Express Root Complex Integrated Endpoint, MSI 00' $'\tKernel driver in use: skx_uncore' &&
         ok || bad "$route: lspci -vk ae:0d.2 on the 8260 node: $out"
     # hwloc puts each socket's uncore functions under its package (their local_cpus)
-    out=$(X clx lstopo-no-graphics --whole-io --no-factorize -p 2>&1)
-    [ "$(awk '/Package P#0/ { p = 0 } /Package P#1/ { p = 1 } /PCI 36:/ { a += p == 0 } /PCI ae:/ { b += p == 1 } END { print a + 0, b + 0 }' <<<"$out")" = "26 26" ] &&
+    # (lstopo folds identical neighbours: "2 x { PCI 36:08.0-09.0 (SystemPeripheral) }")
+    out=$(X clx lstopo-no-graphics --whole-io -p 2>&1)
+    [ "$(awk '/Package P#/ { p = $2 } /PCI (36|ae):/ { n = $2 == "x" ? $1 : 1; c[p, $0 ~ /PCI 36:/ ? "36" : "ae"] += n }
+        END { print c["P#0", "36"] + 0, c["P#1", "ae"] + 0 }' <<<"$out")" = "26 26" ] &&
         ok || bad "$route: lstopo --whole-io on the 8260 node, uncore functions not 26 under each package: $(grep -E 'Package|PCI' <<<"$out" | head -12)"
     out=$(X clx dash -c 'cd /sys/class/powercap/intel-rapl:1 && cat name && cd ../intel-rapl:0 && cat name' 2>&1)
     [ "$out" = $'package-1\npackage-0' ] && ok || bad "$route: cd under dash: $out"
