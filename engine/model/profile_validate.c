@@ -371,7 +371,7 @@ static void check_uncore(struct vctx *c, const struct yt_node *t)
             used < 9 || ((size_t)used < len && (f[used] != ':' || len - (size_t)used > 31))) {
             VERR(c, yt_get(u, "functions"), "uncore.functions: \"%.*s\" is not \"ss.f:dddd\" or \"ss.f:dddd:driver\" "
                  "(device 00-1f, function 0-7, 4 hex digits of device id)", (int)len, f);
-            return;
+            break;
         }
         f += len;
     }
