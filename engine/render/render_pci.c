@@ -166,7 +166,8 @@ void render_pci_proc(struct node_layout *l, struct pci_proc *pp)
 {
     segb_dir(l->b, "proc/bus/pci", 0555);
     segb_own(l->b, "proc/bus/pci");
-    qsort(pp->lines, (size_t)pp->n, sizeof *pp->lines, line_cmp); /* "BBDD": bus, then devfn */
+    if (pp->n > 1)
+        qsort(pp->lines, (size_t)pp->n, sizeof *pp->lines, line_cmp); /* "BBDD": bus, then devfn */
     size_t len = 0;
     for (int i = 0; i < pp->n; i++)
         len += strlen(pp->lines[i]);
