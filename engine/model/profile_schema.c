@@ -30,6 +30,9 @@ static const struct sfield pci_fields[] = {
     FACT("class", SF_STR), FACT("vendor", SF_STR), FACT("device", SF_STR), PLAIN("drm", SF_BOOL),
     FACT("revision", SF_STR), FACT("subsystemVendor", SF_STR), FACT("subsystemDevice", SF_STR),
     FACT("driver", SF_STR), FACT("bars", SF_STR), END};
+static const struct sfield uncore_fields[] = {
+    FACT("vendor", SF_STR), FACT("class", SF_STR), FACT("revision", SF_STR), FACT("subsystemVendor", SF_STR),
+    FACT("subsystemDevice", SF_STR), FACT("buses", SF_STR), FACT("functions", SF_STR), FACT("module", SF_STR), END};
 static const struct sfield cache_fields[] = {
     PLAIN("level", SF_INT), PLAINW("type", "Data|Instruction|Unified"), FACT("sizeKB", SF_INT), FACT("ways", SF_INT),
     FACT("lineBytes", SF_INT), FACT("coresPerInstance", SF_INT), END};
@@ -149,6 +152,7 @@ static const struct sfield sensor_fields[] = {
 const struct sfield profile_schema[] = {
     OBJ("node", node_fields),
     OBJLIST("pci", pci_fields),
+    OBJ("uncore", uncore_fields),
     OBJ("cpu", cpu_fields),
     OBJ("numa", numa_fields),
     OBJ("powercap", powercap_fields),

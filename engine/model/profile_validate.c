@@ -340,6 +340,50 @@ static void check_pci(struct vctx *c, const struct yt_node *dev, const char *pat
         VERR(c, yt_get(dev, "device"), "%s.device: \"%s\" is not \"0x\" and 4 hex digits", path, dv);
 }
 
+/* uncore: one bus per socket ("0x36 0xae"), functions as "ss.f:dddd[:driver]" (render_uncore.c) */
+static void check_uncore(struct vctx *c, const struct yt_node *t)
+{
+    const struct yt_node *u = yt_get(t, "uncore");
+    if (!u)
+        return;
+    const char *buses = prof_str(u, "buses", ""), *fns = prof_str(u, "functions", "");
+    int nb = 0;
+    for (const char *b = buses + strspn(buses, " "); *b; b += strspn(b, " "), nb++) {
+        char *end;
+        long v = strtol(b, &end, 16);
+        if (end == b || (*end && *end != ' ') || v < 0 || v > 0xff) {
+            VERR(c, yt_get(u, "buses"), "uncore.buses: \"%s\" is not a list of bus numbers 0x00-0xff, one per "
+                 "socket (e.g. \"0x36 0xae\")", buses);
+            return;
+        }
+        b = end;
+    }
+    long long sockets = prof_int(t, "cpu.sockets", 1);
+    if (nb != sockets)
+        VERR(c, yt_get(u, "buses"), "uncore.buses: %d buses for %lld sockets: give one bus per socket", nb, sockets);
+    if (!*fns)
+        VERR(c, u, "uncore.functions: required (\"ss.f:dddd\" or \"ss.f:dddd:driver\", e.g. \"0a.2:2042:skx_uncore\")");
+    for (const char *f = fns + strspn(fns, " "); *f; f += strspn(f, " ")) {
+        size_t len = strcspn(f, " ");
+        unsigned slot, func, dev;
+        int used = 0;
+        if (sscanf(f, "%2x.%1u:%4x%n", &slot, &func, &dev, &used) != 3 || slot > 0x1f || func > 7 ||
+            used < 9 || ((size_t)used < len && (f[used] != ':' || len - (size_t)used > 31))) {
+            VERR(c, yt_get(u, "functions"), "uncore.functions: \"%.*s\" is not \"ss.f:dddd\" or \"ss.f:dddd:driver\" "
+                 "(device 00-1f, function 0-7, 4 hex digits of device id)", (int)len, f);
+            break;
+        }
+        f += len;
+    }
+    static const char *const ids[][2] = {{"vendor", "4"}, {"class", "6"}, {"subsystemVendor", "4"},
+                                         {"subsystemDevice", "4"}, {"revision", "2"}};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        const char *v = prof_str(u, ids[i][0], "");
+        if (*v && !hexid(v, ids[i][1][0] - '0'))
+            VERR(c, yt_get(u, ids[i][0]), "uncore.%s: \"%s\" is not \"0x\" and %s hex digits", ids[i][0], v, ids[i][1]);
+    }
+}
+
 static int count_verbs(const char *fmt, bool *bad)
 {
     int n = 0;
@@ -448,6 +492,7 @@ static void check_node_cpu(struct vctx *c, const struct yt_node *t)
         snprintf(p, sizeof p, "pci[%d]", i);
         check_pci(c, pci->vals[i], p, true);
     }
+    check_uncore(c, t);
     if (!yt_get(t, "cpu"))
         return;
     const char *verbatim = prof_str(t, "cpu.cpuinfoVerbatim", "");

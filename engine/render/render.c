@@ -1,11 +1,12 @@
 /* render: every file of one node, in the order the kernel would have them: the node root's
  * cpuinfo and state/, then the topology (render_topology.c), the CPU vulnerabilities
  * (render_vulns.c), powercap, cpufreq, HSMP, the PCI
- * devices and GPUs, the platform (BMC, pm_counters), coretemp, cpuidle, the MSR devices (their
+ * devices and GPUs, the uncore's PCI functions and /proc/bus/pci, the platform (BMC, pm_counters), coretemp, cpuidle, the MSR devices (their
  * registers read the counters and temperatures rendered before them), and last /proc/modules naming
  * their drivers. The value table lives in layout.c. */
 #include "render.h"
 #include "render_cpuinfo.h"
+#include "render_pci.h"
 #include "render_topology.h"
 #include "render_vulns.h"
 
@@ -54,7 +55,10 @@ void render_node(struct node_layout *l, const struct yt_node *tree, const char *
     render_proc(l, tree, p);
     render_cpuinfo_entry(l, tree, p->cpu_policy, p->cpu_pkg_n); /* after proc: its busy counters */
     render_cpufreq_stats(l, tree, p);
-    render_gpus(l, tree, p, g);
+    struct pci_proc pp = {0};
+    render_gpus(l, tree, p, g, &pp);
+    render_uncore(l, tree, p, &pp);
+    render_pci_proc(l, &pp); /* /proc/bus/pci/devices: every function rendered above */
     render_platform(l, tree, g);
     render_coretemp(l, tree, p); /* after every other hwmon device: it takes the next free numbers */
     render_cpuidle(l, tree, p);

@@ -8,6 +8,8 @@
 #include "physics_cpu.h"
 #include "physics_gpu.h"
 
+struct pci_proc;
+
 struct yt_node;
 struct job_cgroups;
 
@@ -47,8 +49,12 @@ int render_cpuidle_c6_permille(const struct yt_node *tree);
 void render_modules(struct node_layout *l, const struct yt_node *tree);
 /* The logical CPUs the physics runs and /proc/stat shows (0 without a CPU topology). */
 int render_proc_ncpus(const struct phys_cpu_params *p);
-/* The GPUs (engine/segment/gpu_files.h): PCI devices, the vendor's sysfs and state files, tool facts. */
+/* The GPUs (engine/segment/gpu_files.h): PCI devices, the vendor's sysfs and state files, tool
+ * facts; every PCI function's line of /proc/bus/pci/devices goes to pp (render_pci.h). */
 void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p,
-                 const struct phys_gpu_params *g);
+                 const struct phys_gpu_params *g, struct pci_proc *pp);
+/* The processor's uncore PCI functions a profile's `uncore` lists, per socket (render_uncore.c). */
+void render_uncore(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p,
+                   struct pci_proc *pp);
 
 #endif

@@ -144,7 +144,7 @@ static void tool_facts(struct node_layout *l, const struct yt_node *gp)
 }
 
 void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct phys_cpu_params *p,
-                 const struct phys_gpu_params *g)
+                 const struct phys_gpu_params *g, struct pci_proc *pp)
 {
     segb_dir(l->b, "sys/class/drm", 0755);
     segb_dir(l->b, "sys/bus/pci/devices", 0755);
@@ -158,7 +158,7 @@ void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct
         struct pci_fn fn = {.bus = 2 + i, .irq = 16 + i, .numa_node = 0, .link_speed = 1, .link_width = 1,
                             .boot_vga = i == 0};
         pci_fn_from_profile(d, &fn);
-        render_pci_function(l, tree, &fn);
+        render_pci_function(l, tree, &fn, pp);
         if (prof_bool(d, "drm", false)) {
             gpu_drm_card(l, 2 + i, cards);
             cards++;
@@ -201,7 +201,7 @@ void render_gpus(struct node_layout *l, const struct yt_node *tree, const struct
             fn.bars[0] = (struct pci_bar){.index = 0, .size = 16ULL << 20};
             fn.nbars = 1;
         }
-        render_pci_function(l, tree, &fn);
+        render_pci_function(l, tree, &fn, pp);
     }
     if (g->vendor == PHYS_GPU_NVIDIA) {
         gpu_static(l, "state/nvml", "driver_version", "%s", NVML_DRIVER_VERSION);

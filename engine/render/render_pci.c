@@ -73,7 +73,9 @@ void pci_fn_from_profile(const struct yt_node *d, struct pci_fn *fn)
 
 /* The standard type-0 header (include/uapi/linux/pci_regs.h), a power-management capability at
  * 0x40 and a PCI Express endpoint capability at 0x50 (link speed/width from the function),
- * the rest of the 256 bytes zero. */
+ * the rest of the 256 bytes zero. A root-complex integrated endpoint (the uncore's functions,
+ * which decode no address range: command 0, no BARs, no interrupt pin) has its PCI Express
+ * capability (device/port type 1001b, no link) at 0x40 alone. */
 static void config_space(const struct pci_fn *fn, const uint64_t *addr, unsigned char *c)
 {
     memset(c, 0, 256);
@@ -81,12 +83,13 @@ static void config_space(const struct pci_fn *fn, const uint64_t *addr, unsigned
 #define W32(o, v) (W16(o, (v) & 0xffff), W16((o) + 2, ((uint32_t)(v)) >> 16))
     W16(0x00, fn->vendor);
     W16(0x02, fn->device);
-    W16(0x04, 0x0006);                 /* memory space, bus master */
+    W16(0x04, fn->rciep ? 0x0000 : 0x0006); /* memory space, bus master */
     W16(0x06, 0x0010);                 /* capabilities list */
     c[0x08] = (unsigned char)fn->revision;
     W16(0x09, fn->cls & 0xffff);       /* prog-if, subclass */
     c[0x0b] = (unsigned char)(fn->cls >> 16);
-    c[0x0c] = 0x10;                    /* cache line: 64 bytes */
+    c[0x0c] = fn->rciep ? 0 : 0x10;    /* cache line: 64 bytes */
+    c[0x0e] = fn->multifunction ? 0x80 : 0x00;
     for (int i = 0; i < fn->nbars; i++) {
         const struct pci_bar *b = &fn->bars[i];
         uint32_t lo = (uint32_t)(addr[i] & 0xfffffff0u) | (b->bits64 ? 0x4 : 0) | (b->prefetch ? 0x8 : 0);
@@ -97,6 +100,11 @@ static void config_space(const struct pci_fn *fn, const uint64_t *addr, unsigned
     W16(0x2c, fn->subvendor);
     W16(0x2e, fn->subdevice);
     c[0x34] = 0x40;                    /* first capability */
+    if (fn->rciep) {
+        c[0x40] = 0x10;                /* PCI Express, version 2, root complex integrated endpoint */
+        W16(0x42, 0x0092);
+        return;
+    }
     c[0x3c] = (unsigned char)fn->irq;
     c[0x3d] = 1;                       /* INTA# */
     c[0x40] = 0x01;                    /* power management, version 3, next 0x50 */
@@ -111,10 +119,74 @@ static void config_space(const struct pci_fn *fn, const uint64_t *addr, unsigned
 #undef W32
 }
 
-void render_pci_function(struct node_layout *l, const struct yt_node *tree, const struct pci_fn *fn)
+void pci_fn_dir(const struct pci_fn *fn, char *buf, size_t len)
+{
+    snprintf(buf, len, "sys/devices/pci0000:%02x/0000:%02x:%02x.%x", fn->bus, fn->bus, fn->slot, fn->func);
+}
+
+/* The function's line of /proc/bus/pci/devices (drivers/pci/proc.c show_device): bus and devfn,
+ * vendor and device, irq, then the start of BARs 0-5 and the ROM with the BAR's low flag bits
+ * (PCI_REGION_FLAG_MASK), their sizes, and the bound driver's name. */
+static void proc_line(struct pci_proc *pp, const struct pci_fn *fn, const uint64_t *addr)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line, "%02x%02x\t%04x%04x\t%x", fn->bus, fn->slot << 3 | fn->func, fn->vendor,
+                     fn->device, fn->irq);
+    for (int pass = 0; pass < 2; pass++)
+        for (int r = 0; r < 7; r++) {
+            unsigned long long v = 0;
+            for (int i = 0; i < fn->nbars; i++)
+                if (fn->bars[i].index == r)
+                    v = pass ? fn->bars[i].size
+                             : addr[i] | (fn->bars[i].bits64 ? 0x4 : 0) | (fn->bars[i].prefetch ? 0x8 : 0);
+            n += snprintf(line + n, sizeof line - (size_t)n, "\t%16llx", v);
+        }
+    if (fn->driver[0])
+        n += snprintf(line + n, sizeof line - (size_t)n, "\t%s", fn->driver);
+    snprintf(line + n, sizeof line - (size_t)n, "\n");
+    if (pp->n == pp->cap) {
+        int cap = pp->cap ? 2 * pp->cap : 64;
+        char **grown = realloc(pp->lines, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return;
+        pp->lines = grown;
+        pp->cap = cap;
+    }
+    char *copy = strdup(line);
+    if (copy)
+        pp->lines[pp->n++] = copy;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void render_pci_proc(struct node_layout *l, struct pci_proc *pp)
+{
+    segb_dir(l->b, "proc/bus/pci", 0555);
+    segb_own(l->b, "proc/bus/pci");
+    if (pp->n > 1)
+        qsort(pp->lines, (size_t)pp->n, sizeof *pp->lines, line_cmp); /* "BBDD": bus, then devfn */
+    size_t len = 0;
+    for (int i = 0; i < pp->n; i++)
+        len += strlen(pp->lines[i]);
+    char *text = malloc(len + 1), *at = text;
+    for (int i = 0; text && i < pp->n; i++)
+        at = stpcpy(at, pp->lines[i]);
+    segb_static(l->b, "proc/bus/pci/devices", 0444, text ? text : "", text ? len : 0);
+    free(text);
+    for (int i = 0; i < pp->n; i++)
+        free(pp->lines[i]);
+    free(pp->lines);
+    *pp = (struct pci_proc){0};
+}
+
+void render_pci_function(struct node_layout *l, const struct yt_node *tree, const struct pci_fn *fn,
+                         struct pci_proc *pp)
 {
     char dir[128], path[256], text[512];
-    gpu_pci_dir(fn->bus, dir, sizeof dir);
+    pci_fn_dir(fn, dir, sizeof dir);
     segb_dir(l->b, dir, 0755);
     gpu_static(l, dir, "vendor", "0x%04x", fn->vendor);
     gpu_static(l, dir, "device", "0x%04x", fn->device);
@@ -181,6 +253,12 @@ void render_pci_function(struct node_layout *l, const struct yt_node *tree, cons
     config_space(fn, addr, cfg);
     snprintf(path, sizeof path, "%s/config", dir);
     segb_static(l->b, path, 0644, (const char *)cfg, sizeof cfg);
+    /* drivers/pci/proc.c: proc/bus/pci/<bb>/<ss>.<f>, 0644, the same config space */
+    snprintf(path, sizeof path, "proc/bus/pci/%02x", fn->bus);
+    segb_dir(l->b, path, 0555);
+    snprintf(path, sizeof path, "proc/bus/pci/%02x/%02x.%x", fn->bus, fn->slot, fn->func);
+    segb_static(l->b, path, 0644, (const char *)cfg, sizeof cfg);
+    proc_line(pp, fn, addr);
     char modalias[128];
     snprintf(modalias, sizeof modalias, "pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X", fn->vendor, fn->device,
              fn->subvendor, fn->subdevice, fn->cls >> 16, (fn->cls >> 8) & 0xff, fn->cls & 0xff);
@@ -189,20 +267,21 @@ void render_pci_function(struct node_layout *l, const struct yt_node *tree, cons
     if (fn->driver[0])
         used += (size_t)snprintf(text, sizeof text, "DRIVER=%s\n", fn->driver);
     used += (size_t)snprintf(text + used, sizeof text - used,
-                             "PCI_CLASS=%X\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%04X:%04X\nPCI_SLOT_NAME=0000:%02x:00.0\n"
+                             "PCI_CLASS=%X\nPCI_ID=%04X:%04X\nPCI_SUBSYS_ID=%04X:%04X\nPCI_SLOT_NAME=0000:%02x:%02x.%x\n"
                              "MODALIAS=%s\n",
-                             fn->cls, fn->vendor, fn->device, fn->subvendor, fn->subdevice, fn->bus, modalias);
+                             fn->cls, fn->vendor, fn->device, fn->subvendor, fn->subdevice, fn->bus, fn->slot,
+                             fn->func, modalias);
     /* the bus libsensors and udev read; power/: pci_pm_init forbids runtime PM ("on", "active") */
     dm_device(l, dir, "bus/pci", text, DM_PM_ON);
     dm_bus(l, dir, "pci", fn->driver);
     if (fn->driver[0])
-        render_pci_module(l, fn->driver);
+        render_pci_module(l, fn->driver, fn->module ? fn->module : fn->driver);
 }
 
-void render_pci_module(struct node_layout *l, const char *driver)
+void render_pci_module(struct node_layout *l, const char *driver, const char *module)
 {
     char dir[96], path[192], target[128];
-    snprintf(dir, sizeof dir, "sys/module/%s", driver);
+    snprintf(dir, sizeof dir, "sys/module/%s", module);
     if (segb_find(l->b, dir) != SEG_NONE)
         return;
     segb_dir(l->b, dir, 0755);
@@ -218,6 +297,6 @@ void render_pci_module(struct node_layout *l, const char *driver)
     snprintf(target, sizeof target, "../../../bus/pci/drivers/%s", driver);
     segb_link(l->b, path, target);
     snprintf(path, sizeof path, "sys/bus/pci/drivers/%s/module", driver);
-    snprintf(target, sizeof target, "../../../../module/%s", driver);
+    snprintf(target, sizeof target, "../../../../module/%s", module);
     segb_link(l->b, path, target);
 }

@@ -10,7 +10,8 @@
  *   BDF "0000:<bb>:00.0", bb two lower-case hex digits; NVML's bus id "00000000:<BB>:00.0".
  *
  * Every PCI function (engine/render/render_pci.c; Linux 6.12 drivers/pci/pci-sysfs.c): the GPUs
- * and, on buses 0x02 + k, entry k of the profile's pci[] (the BMC's VGA), all R:
+ * and, on buses 0x02 + k, entry k of the profile's pci[] (the BMC's VGA), all R (a profile's
+ * uncore functions, render_uncore.c, sit at 0000:<bb>:<ss>.<f> with the same files):
  *   sys/devices/pci0000:<bb>/0000:<bb>:00.0/
  *     vendor, device, subsystem_vendor, subsystem_device  "0x%04x"; class "0x%06x"; revision "0x%02x"
  *     irq "%d"; enable "1"; power_state "D0"; boot_vga; dma_mask_bits, consistent_dma_mask_bits
@@ -27,6 +28,9 @@
  *                  PCI_SUBSYS_ID=, PCI_SLOT_NAME=, MODALIAS=
  *     subsystem    -> ../../../bus/pci;   driver -> ../../../bus/pci/drivers/<drv> when bound
  *   sys/bus/pci/devices/0000:<bb>:00.0             -> ../../../devices/pci0000:<bb>/0000:<bb>:00.0
+ *   proc/bus/pci/<bb>/00.0   0644, the same 256 bytes as config (drivers/pci/proc.c)
+ *   proc/bus/pci/devices     one line per function, by bus and devfn (show_device); proc/bus/pci
+ *                            is owned by the node
  *   sys/bus/pci/drivers/<drv>/0000:<bb>:00.0       -> the device; .../<drv>/module -> ../../../../module/<drv>
  *   sys/module/<drv>/initstate "live", refcnt "0", coresize, taint, uevent, drivers/pci:<drv>
  *     for every bound driver (amdgpu, nvidia, i915, xe, ast, mgag200, ...); the GPU drivers a

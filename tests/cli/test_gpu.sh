@@ -79,7 +79,8 @@ C flexxe-0 $H/power1_max >/dev/null 2>&1 && bad "xe has no power1_max" || ok
 
 # --- NVIDIA: PCI devices, the control device, NVML state.
 out=$(X sxm-0 bash -c 'for d in /sys/bus/pci/devices/*; do cat $d/vendor; done | sort | uniq -c')
-[ "$(echo $out)" = "1 0x102b 8 0x10de" ] && ok || bad "the BMC VGA and 8 NVIDIA PCI functions: $out"
+# the BMC VGA, 8 NVIDIA GPUs and the 52 memory controller functions of the 8260 the profile extends
+[ "$(echo $out)" = "1 0x102b 8 0x10de 52 0x8086" ] && ok || bad "the BMC VGA, 8 NVIDIA PCI functions and the uncore's 52: $out"
 out=$(X sxm-0 stat -c '%F %t:%T %a' /dev/nvidiactl)
 [ "$out" = "character special file c3:ff 666" ] && ok || bad "/dev/nvidiactl: $out"
 out=$(X mi300x-0 stat -c %F /dev/nvidiactl 2>&1)

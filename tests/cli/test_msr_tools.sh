@@ -7,7 +7,9 @@
 #                                           of the same steady state
 #   likwid-powermeter (Debian likwid 5.2.2) each socket's package and DRAM (Intel) or package
 #                                           and core (the Zen 3 node) power through its access
-#                                           daemon, and on the Zen 3 node in direct mode (-M 0)
+#                                           daemon and in direct mode (-M 0), on both nodes
+#   lspci -n                                the Intel node's uncore functions (the memory
+#                                           controller's, which likwid's direct mode looks for)
 #   env -i, posix_spawn, subprocess         a program started with an emptied environment stays
 #                                           on its node
 # CPUID is the node's by faulting (hosts with cpuid_fault) or by patching (others): the route the
@@ -22,9 +24,9 @@ hwemu=$1
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
-for tool in turbostat likwid-powermeter rdmsr curl gcc; do
+for tool in turbostat likwid-powermeter rdmsr lspci curl gcc; do
     command -v $tool >/dev/null ||
-        { bad "$tool is missing (scripts/install-deps.sh: linux-cpupower likwid msr-tools curl gcc)"; finish; }
+        { bad "$tool is missing (scripts/install-deps.sh: linux-cpupower likwid msr-tools pciutils curl gcc)"; finish; }
 done
 port=$(free_port)
 url=http://127.0.0.1:$port
@@ -262,9 +264,12 @@ fi
 # 500 ms of nanosleep at start (src/timer.c getCpuSpeed, printed as "CPU clock"), which a loaded
 # machine skews by several per cent: its power is taken back to the true interval with the TSC
 # rate measured here (tsc.c: RDTSC against CLOCK_MONOTONIC_RAW over 500 ms, tightest pairs),
-# P x measured rate / its clock, and checked to 1 %. (Its RDTSC is the host's in every run here:
-# through the access daemon likwid's own process opens no MSR device, and in direct mode it
-# opens an AMD node's, whose RDTSC stays the host's: tsctrap.c.)
+# P x the TSC rate / its clock, and checked to 1 %. Its RDTSC is the host's, at the rate
+# measured here (tsc.c), through the access daemon (likwid's own process opens no MSR device)
+# and in direct mode on the AMD node (whose RDTSC stays the host's: tsctrap.c); in direct mode
+# on the Intel node likwid opens the node's MSR devices before it calibrates, so its RDTSC is
+# the node's, at the node's base frequency (2.4 GHz: the profile's cpufreq.baseKHz 2400000,
+# "published:ark8260"; docs/interfaces.md "MSR devices").
 cat >"$tmp/tsc.c" <<'C'
 #include <stdint.h>
 #include <stdio.h>
@@ -296,17 +301,22 @@ C
 gcc -O2 -o "$tmp/tsc" "$tmp/tsc.c" || bad "tsc.c build"
 ghz=$("$tmp/tsc")
 # likwid_run NODE[/M0]: likwid-powermeter over 3 s on NODE (/M0: in direct mode, -M 0) against
-# the engine's truth. The Zen 3 node runs twice, at the end: through the access daemon (the
-# default) and in direct mode (likwid opens the node's MSR devices itself; on AMD it wants no
-# uncore PCI device, which stops -M 0 on the Intel node, docs/interfaces.md "Not emulated").
+# the engine's truth. Each node runs twice: through the access daemon (the default) and in
+# direct mode (likwid opens the node's MSR devices itself; on the Cascade Lake node it first
+# finds each socket's memory controller bus by its 8086:2042 function, through hwloc's PCI
+# objects, and stops at "Cannot get access to RAPL counters" without one; on AMD it wants no
+# PCI device: docs/interfaces.md "MSR devices").
 likwid_run() {
     local run=$1 node=${1%/*} mode=
-    [ "$run" = milan-0/M0 ] && mode="-M 0"
+    case $run in */M0) mode="-M 0" ;; esac
     if [ $node = intel-0 ]; then doms="PKG DRAM"; else doms="PKG CORE"; fi
     steady $node
     out=$(X $node --cpuid $route -- likwid-powermeter $mode -s 3s 2>&1)
     t=$(telem $node)
     clock=$(awk -F'\t' '/^CPU clock:/ { print $2 + 0; exit }' <<<"$out")
+    # the rate of likwid's RDTSC (above): the node's base on the Intel node in direct mode
+    rate=$ghz
+    [ "$run" = intel-0/M0 ] && rate=2.4
     # the processor likwid took from CPUID (the node's, by faulting or patching)
     if [ $node = milan-0 ]; then
         grep -q "^CPU type:.*(Zen3)" <<<"$out" && grep -q "^CPU name:.*AMD EPYC 7763 64-Core Processor" <<<"$out" && ok ||
@@ -324,12 +334,31 @@ likwid_run() {
                 cf=$("$hwemu" profiles show amd-epyc-7763-2s-energy-only | awk '$1 == "physics.cpu.coreFraction" { print $3 }')
                 e=$(tj "d['packages'][$k]['powerWatts'] * ${cf:-0}" <<<"$t") ;;
             esac
-            [ -n "$lw" ] && [ -n "$clock" ] && within "$(python3 -c "print($lw * $ghz / $clock)")" "$e" 1 && ok ||
-                bad "$run likwid-powermeter socket $k $dom ${lw:-none} W at its clock ${clock:-none} GHz (TSC $ghz GHz) vs the engine's $e W: $(tail -5 <<<"$out")"
+            [ -n "$lw" ] && [ -n "$clock" ] && within "$(python3 -c "print($lw * $rate / $clock)")" "$e" 1 && ok ||
+                bad "$run likwid-powermeter socket $k $dom ${lw:-none} W at its clock ${clock:-none} GHz (TSC $rate GHz) vs the engine's $e W: $(tail -5 <<<"$out")"
         done
     done
 }
-[ -n "$nodes" ] && likwid_run intel-0
+if [ -n "$nodes" ]; then
+    likwid_run intel-0
+    likwid_run intel-0/M0
+fi
+
+# lspci -n on the Intel node: each socket's memory controller functions, as lspci -nnk printed
+# them on a two-socket HPE ProLiant DL380 Gen10 at the Cascade Lake revision 07 (linux-raid list,
+# 19 Dec 2021; profiles/intel-xeon-2s-rapl.yaml source dl380g10): buses 0x36 and 0xae, class 0880,
+# M2M 08.0 and 09.0 (2066), the channels' 0a.0-0a.7 and 0c.0-0c.7 (2040-2047), 0b.0-0b.3 and
+# 0d.0-0d.3 (2048-204b)
+want=
+for bus in 36 ae; do
+    for f in 08.0:2066 09.0:2066 0a.0:2040 0a.1:2041 0a.2:2042 0a.3:2043 0a.4:2044 0a.5:2045 0a.6:2046 0a.7:2047 \
+        0b.0:2048 0b.1:2049 0b.2:204a 0b.3:204b 0c.0:2040 0c.1:2041 0c.2:2042 0c.3:2043 0c.4:2044 0c.5:2045 \
+        0c.6:2046 0c.7:2047 0d.0:2048 0d.1:2049 0d.2:204a 0d.3:204b; do
+        want+="$bus:${f%:*} 0880: 8086:${f#*:} (rev 07)"$'\n'
+    done
+done
+got=$(X intel-0 -- lspci -n 2>&1 | grep -E '^(36|ae):')
+[ "$got" = "${want%$'\n'}" ] && ok || bad "lspci -n uncore functions on intel-0: $(diff <(echo "${want%$'\n'}") <(echo "$got") | head -8)"
 
 # env -i: the child of an emptied environment still reads the node (96 CPUs, its RAPL unit 0xa0e03)
 [ "$(X intel-0 -- env -i /bin/sh -c 'nproc; rdmsr 0x606')" = "96

@@ -104,9 +104,24 @@ for route in preload seccomp; do
     out=$(X sxm lspci -vk -s 10:00.0 2>&1)
     has "$out" "10:00.0 3D controller: NVIDIA Corporation GH100[H100 SXM5 80GB] (rev a1)" \
         $'\tSubsystem: NVIDIA Corporation Device 16c1' $'\tKernel driver in use: nvidia' && ok || bad "$route: lspci H100: $out"
+    # the 8260 node: the BMC's Matrox, then each socket's 26 memory controller functions on buses
+    # 0x36 and 0xae (docs/whole-node.md "The uncore's PCI functions"; their ids are checked against
+    # the DL380 Gen10 listing by test_msr_tools.sh), named by Debian's pci.ids
     out=$(X clx lspci -nn 2>&1)
-    [ "$out" = "02:00.0 VGA compatible controller [0300]: Matrox Electronics Systems Ltd. Integrated Matrox G200eW3 Graphics Controller [102b:0536] (rev 04)" ] &&
+    [ "$(head -1 <<<"$out")" = "02:00.0 VGA compatible controller [0300]: Matrox Electronics Systems Ltd. Integrated Matrox G200eW3 Graphics Controller [102b:0536] (rev 04)" ] &&
+        [ "$(grep -c '^36:' <<<"$out")" = 26 ] && [ "$(grep -c '^ae:' <<<"$out")" = 26 ] && [ "$(wc -l <<<"$out")" = 53 ] &&
+        has "$out" "36:0a.2 System peripheral [0880]: Intel Corporation Sky Lake-E Integrated Memory Controller [8086:2042] (rev 07)" &&
         ok || bad "$route: lspci on the CPU-only 8260 node: $out"
+    out=$(X clx lspci -vk -s ae:0d.2 2>&1)
+    has "$out" $'\tSubsystem: Hewlett Packard Enterprise Device 00ea' $'\tFlags: fast devsel, NUMA node 1' \
+        $'\tCapabilities: [40] Express Root Complex Integrated Endpoint, MSI 00' $'\tKernel driver in use: skx_uncore' &&
+        ok || bad "$route: lspci -vk ae:0d.2 on the 8260 node: $out"
+    # hwloc puts each socket's uncore functions under its package (their local_cpus)
+    # (lstopo folds identical neighbours: "2 x { PCI 36:08.0-09.0 (SystemPeripheral) }")
+    out=$(X clx lstopo-no-graphics --whole-io -p 2>&1)
+    [ "$(awk '/Package P#/ { p = $2 } /PCI (36|ae):/ { n = $2 == "x" ? $1 : 1; c[p, $0 ~ /PCI 36:/ ? "36" : "ae"] += n }
+        END { print c["P#0", "36"] + 0, c["P#1", "ae"] + 0 }' <<<"$out")" = "26 26" ] &&
+        ok || bad "$route: lstopo --whole-io on the 8260 node, uncore functions not 26 under each package: $(grep -E 'Package|PCI' <<<"$out" | head -12)"
     out=$(X clx dash -c 'cd /sys/class/powercap/intel-rapl:1 && cat name && cd ../intel-rapl:0 && cat name' 2>&1)
     [ "$out" = $'package-1\npackage-0' ] && ok || bad "$route: cd under dash: $out"
     # openat relative to a real descriptor of the host's /proc and /sys (what lscpu and libudev do)
