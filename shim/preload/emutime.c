@@ -51,6 +51,33 @@ static void child_add(pid_t pid, int i)
     /* a full table: the engine frees the slot once the child is gone */
 }
 
+/* Children reaped by a signal's handler while this thread's slot said it waits (bash reaps in its
+ * SIGCHLD handler, which may run inside any wait): their slots held until the thread runs again. */
+#define DEFERRED 16
+static __thread struct {
+    int slot;
+    pid_t pid;
+} deferred[DEFERRED];
+static __thread int n_deferred;
+/* the deadline of this thread's wait that a reap in a handler interrupted (emutime_reap_begin) */
+static __thread int64_t reap_deadline;
+static __thread bool reap_held;
+
+static void release_child(int i, pid_t pid)
+{
+    if (atomic_load(&clk.slots[i].pid) == pid) /* still the child's (not taken over by another) */
+        seg_clock_release(&clk, i);
+}
+
+/* Slot i, this thread's, RUNNING again at the end of a wait; the children a handler reaped
+ * meanwhile hold time no longer. */
+static void run_self(int i)
+{
+    seg_clock_run(&clk, i);
+    for (; n_deferred > 0; n_deferred--)
+        release_child(deferred[n_deferred - 1].slot, deferred[n_deferred - 1].pid);
+}
+
 bool emutime_on(void)
 {
     return on;
@@ -186,6 +213,7 @@ void emutime_fork_child(int child_slot)
     parent_slot = slot;
     parent_pid = getppid();
     slot = child_slot;
+    n_deferred = 0;
     for (int k = 0; k < CHILDREN; k++) /* the parent's children are not ours */
         atomic_store(&child_pid[k], 0);
     if (slot >= 0) {
@@ -215,10 +243,39 @@ void emutime_reaped(pid_t pid)
         if (atomic_load(&child_pid[k]) == pid) {
             int i = child_slot_of[k];
             atomic_store(&child_pid[k], 0);
-            if (atomic_load(&clk.slots[i].pid) == pid) /* still the child's (not taken over by another) */
-                seg_clock_release(&clk, i);
+            /* A thread whose slot is BLOCKED reaps from a handler that interrupted its wait: freed
+             * now, the child's slot would let time move while the handler runs. It holds time
+             * (its seq moved: the engine, which frees the slot of a process gone, waits its
+             * grace again) until this thread's wait ends (run_self), or the engine frees it once
+             * the thread waits on in its interrupted call. */
+            if (slot >= 0 && reap_held && n_deferred < DEFERRED &&
+                atomic_load(&clk.slots[i].pid) == pid) {
+                seg_clock_run(&clk, i);
+                deferred[n_deferred].slot = i;
+                deferred[n_deferred++].pid = pid;
+                return;
+            }
+            release_child(i, pid);
             return;
         }
+}
+
+bool emutime_reap_begin(void)
+{
+    if (!on || slot < 0 || atomic_load(&clk.slots[slot].state) != SEG_SLOT_BLOCKED)
+        return false;
+    reap_deadline = atomic_load(&clk.slots[slot].deadline_ns);
+    reap_held = true;
+    seg_clock_run(&clk, slot);
+    return true;
+}
+
+void emutime_reap_end(bool held)
+{
+    if (!held)
+        return;
+    reap_held = false;
+    seg_clock_block(&clk, slot, reap_deadline);
 }
 
 /* Does sig end process pid now (neither blocked, ignored nor caught there, and its default action
@@ -318,8 +375,8 @@ void emutime_wait_child_begin(void)
 
 void emutime_wait_child_end(void)
 {
-    if (on && slot >= 0 && atomic_load(&clk.slots[slot].state) != SEG_SLOT_RUNNING)
-        seg_clock_run(&clk, slot);
+    if (on && slot >= 0)
+        run_self(slot);
 }
 
 /* The calling thread's slot, claimed on its first wait: -1 when every slot is taken (the thread
@@ -430,7 +487,7 @@ int emutime_sleep_until(int64_t deadline)
             if (e == ETIMEDOUT && seg_clock_check_dead(&clk))
                 break;
         }
-        seg_clock_run(&clk, i);
+        run_self(i);
         if (rc)
             return rc;
         if (emutime_mono() >= eff)
@@ -466,7 +523,7 @@ int emutime_wait(int64_t deadline, emutime_op *op, void *ctx, const sigset_t *ma
                 r = emutime_real_mono() + SLICE_NS;
             bool done = op(ctx, r);
             if (i >= 0)
-                seg_clock_run(&clk, i);
+                run_self(i);
             if (done)
                 return EMUTIME_DONE;
             continue; /* timed out in real time: the emulated deadline decides */
@@ -490,7 +547,7 @@ int emutime_wait(int64_t deadline, emutime_op *op, void *ctx, const sigset_t *ma
             }
         }
         if (i >= 0)
-            seg_clock_run(&clk, i);
+            run_self(i);
         if (done)
             return EMUTIME_DONE;
         if (emutime_mono() >= eff)
