@@ -511,8 +511,8 @@ static int64_t hold(const struct sv_call *c, int64_t deadline, int epfd, uint64_
     }
     held[n_held++] = (struct held){c->id, c->tid, c->nr, i, deadline, epfd, events, maxevents};
     if (c->sv->trace)
-        fprintf(stderr, "hwemu-sv: %d syscall %d held at emulated %lld until %lld\n", (int)c->tid, c->nr,
-                (long long)now_mono(), (long long)deadline);
+        fprintf(stderr, "hwemu-sv: %d syscall %d held at emulated %lld until %lld (real %lld)\n", (int)c->tid, c->nr,
+                (long long)now_mono(), (long long)deadline, (long long)seg_clock_real_ns());
     seg_clock_block(&clk, i, deadline);
     set_watch();
     return SV_DONE;
@@ -720,8 +720,8 @@ static void finish(struct sv *sv, int k, int64_t answer)
     if (slot_is(h.slot, h.tid))
         seg_clock_run(&clk, h.slot);
     if (sv->trace)
-        fprintf(stderr, "hwemu-sv: %d syscall %d held until %lld -> %lld at emulated %lld\n", (int)h.tid, h.nr,
-                (long long)h.deadline, (long long)answer, (long long)now_mono());
+        fprintf(stderr, "hwemu-sv: %d syscall %d held until %lld -> %lld at emulated %lld (real %lld)\n", (int)h.tid,
+                h.nr, (long long)h.deadline, (long long)answer, (long long)now_mono(), (long long)seg_clock_real_ns());
     sv_reply(&c, answer);
 }
 
