@@ -62,6 +62,14 @@ static bool until_waitable(idtype_t type, id_t id, int flags)
 {
     siginfo_t si;
     int e = errno;
+    /* a child waitable at once, or none to wait for (ECHILD: a handler reaped it already, as
+     * bash's does before its own waitpid): the call does not wait, and the thread never counts
+     * as waiting (with no other slot holding time, the engine would move it in that instant) */
+    si.si_pid = 0;
+    if (REAL(waitid)(type, id, &si, flags | WNOWAIT | WNOHANG) < 0 || si.si_pid != 0) {
+        errno = e;
+        return true;
+    }
     emutime_wait_child_begin();
     int r = REAL(waitid)(type, id, &si, flags | WNOWAIT);
     bool intr = r < 0 && errno == EINTR;
@@ -149,21 +157,17 @@ EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
     siginfo_t own;
     siginfo_t *si = info ? info : &own;
     for (;;) {
-        if (block && !keep && !until_waitable(type, id, options)) /* WNOWAIT reaps nothing: the call is the wait */
+        if (block && !until_waitable(type, id, options))
             return -1;
-        if (block && keep)
-            emutime_wait_child_begin();
         bool held = !block && !keep && emutime_reap_begin();
         si->si_pid = 0;
-        int r = REAL(waitid)(type, id, si, block && !keep ? options | WNOHANG : options);
+        int r = REAL(waitid)(type, id, si, options | WNOHANG);
         int e = errno;
-        if (block && keep)
-            emutime_wait_child_end();
-        if (r == 0 && si->si_pid > 0 && !keep)
+        if (r == 0 && si->si_pid > 0 && !keep) /* WNOWAIT reaps nothing */
             emutime_reaped(si->si_pid);
         emutime_reap_end(held);
         errno = e;
-        if (r != 0 || si->si_pid > 0 || !block || keep)
+        if (r != 0 || si->si_pid > 0 || !block)
             return r;
     }
 }

@@ -3,9 +3,11 @@
  * runs 30 ms of real time (past the engine's 20 ms before it checks that an out-of-step thread
  * still exists) and exits; the parent reaps it with a blocking waitpid ("waitpid"), or waits in
  * sigsuspend and reaps it with waitpid(WNOHANG) in its SIGCHLD handler, which then runs 2 ms more
- * ("handler", as bash reaps). Prints "<mode> moved <k> of <n>": how many fork..reap spans saw the
+ * ("handler", as bash reaps), or reaps it in the handler while it runs and then finds no child to
+ * wait for in its own blocking waitpid ("reaped-first", 20 N quick children). Prints "<mode> moved <k> of <n>": how many fork..reap spans saw the
  * emulated CLOCK_MONOTONIC move (expected 0: before the fix, a reap in the handler let the engine
- * run on in nearly every span, the child's slot freed while the parent's said it waits).
+ * run on in nearly every span, the child's slot freed while the parent's said it waits; a waitpid
+ * that found no child counted as a wait for an instant, in which the engine could move time).
  * Usage: emutime_reap N */
 #include <signal.h>
 #include <stdio.h>
@@ -48,7 +50,9 @@ static void on_child(int sig)
     spin(2000000);
 }
 
-static void run(const char *mode, int n, int in_handler)
+/* mode 0: a blocking waitpid; 1: sigsuspend, the handler reaps; 2: the handler reaps while the
+ * parent runs, then the parent's blocking waitpid finds no child (ECHILD, as bash's does) */
+static void run(const char *mode, int n, int how)
 {
     sigset_t chld, old;
     sigemptyset(&chld);
@@ -60,12 +64,19 @@ static void run(const char *mode, int n, int in_handler)
         reaped = 0;
         pid_t p = fork();
         if (p == 0) {
-            spin(30000000);
+            spin(how == 2 ? 0 : 30000000);
             _exit(0);
         }
-        if (in_handler) {
+        if (how == 1) {
             while (!reaped)
                 sigsuspend(&old);
+        } else if (how == 2) {
+            int st;
+            sigprocmask(SIG_SETMASK, &old, NULL);
+            while (!reaped)
+                ;
+            waitpid(p, &st, 0);
+            sigprocmask(SIG_BLOCK, &chld, NULL);
         } else {
             int st;
             sigprocmask(SIG_SETMASK, &old, NULL);
@@ -85,5 +96,6 @@ int main(int argc, char **argv)
     struct sigaction sa = {.sa_handler = on_child};
     sigaction(SIGCHLD, &sa, NULL);
     run("handler", n, 1);
+    run("reaped-first", 20 * n, 2);
     return 0;
 }
