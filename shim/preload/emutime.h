@@ -69,7 +69,8 @@ char **emutime_exec_env(char *const env[], int child_slot);
  * while it dies. */
 void emutime_kill(pid_t pid, int sig);
 /* A child reaped (a wait returned its pid): the slot claimed for it is freed; reaped between
- * emutime_reap_begin and _end that held, it holds time until this thread's wait ends. */
+ * emutime_reap_begin and _end that held (a handler inside a wait), it holds time until the
+ * thread is back in its wait. */
 void emutime_reaped(pid_t pid);
 /* Around a reap that cannot block (WNOHANG) by a thread whose slot says it waits: a signal's
  * handler inside its wait (bash reaps in its SIGCHLD handler). The slot is RUNNING from before
