@@ -51,6 +51,45 @@ static void child_add(pid_t pid, int i)
     /* a full table: the engine frees the slot once the child is gone */
 }
 
+/* Children reaped by a signal's handler while this thread's slot said it waits (bash reaps in its
+ * SIGCHLD handler, which may run inside any wait): their slots hold time until the handler is over
+ * and the thread is back in its wait (release_deferred). */
+#define DEFERRED 16
+static __thread struct {
+    int slot;
+    pid_t tid;
+} deferred[DEFERRED];
+static __thread int n_deferred;
+/* the deadline of this thread's wait that a reap in a handler interrupted (emutime_reap_begin) */
+static __thread int64_t reap_deadline;
+static __thread bool reap_held;
+/* between emutime_wait_child_begin and _end: a wait for a child, which the kernel may restart
+ * unseen after a handler */
+static __thread bool in_child_wait;
+
+static void release_child(int i, pid_t pid)
+{
+    if (atomic_load(&clk.slots[i].pid) == pid) /* still the child's (not taken over by another) */
+        seg_clock_release(&clk, i);
+}
+
+static void release_deferred(void)
+{
+    for (; n_deferred > 0; n_deferred--) {
+        int i = deferred[n_deferred - 1].slot;
+        if (atomic_load(&clk.slots[i].tid) == deferred[n_deferred - 1].tid)
+            seg_clock_release(&clk, i);
+    }
+}
+
+/* Slot i, this thread's, RUNNING again at the end of a wait. */
+static void run_self(int i)
+{
+    if (atomic_load(&clk.slots[i].state) != SEG_SLOT_RUNNING)
+        seg_clock_run(&clk, i);
+    release_deferred();
+}
+
 bool emutime_on(void)
 {
     return on;
@@ -186,6 +225,8 @@ void emutime_fork_child(int child_slot)
     parent_slot = slot;
     parent_pid = getppid();
     slot = child_slot;
+    n_deferred = 0;
+    reap_held = in_child_wait = false;
     for (int k = 0; k < CHILDREN; k++) /* the parent's children are not ours */
         atomic_store(&child_pid[k], 0);
     if (slot >= 0) {
@@ -215,10 +256,44 @@ void emutime_reaped(pid_t pid)
         if (atomic_load(&child_pid[k]) == pid) {
             int i = child_slot_of[k];
             atomic_store(&child_pid[k], 0);
-            if (atomic_load(&clk.slots[i].pid) == pid) /* still the child's (not taken over by another) */
-                seg_clock_release(&clk, i);
+            /* A thread whose slot is BLOCKED reaps from a handler that interrupted its wait: freed
+             * now, the child's slot would let time move while the handler runs. It holds time
+             * instead, made this thread's (the engine frees the slot of a thread that no longer
+             * exists), until the thread is back in its wait; in a wait for a child, which the
+             * kernel may restart unseen, it stays the child's, its seq moved: the engine frees it
+             * after its grace (20 ms), by when the handler is over. */
+            if (slot >= 0 && reap_held && n_deferred < DEFERRED && atomic_load(&clk.slots[i].pid) == pid) {
+                pid_t holder = in_child_wait ? pid : gettid();
+                if (!in_child_wait) {
+                    atomic_store(&clk.slots[i].pid, getpid());
+                    atomic_store(&clk.slots[i].tid, holder);
+                }
+                seg_clock_run(&clk, i);
+                deferred[n_deferred].slot = i;
+                deferred[n_deferred++].tid = holder;
+                return;
+            }
+            release_child(i, pid);
             return;
         }
+}
+
+bool emutime_reap_begin(void)
+{
+    if (!on || slot < 0 || atomic_load(&clk.slots[slot].state) != SEG_SLOT_BLOCKED)
+        return false;
+    reap_deadline = atomic_load(&clk.slots[slot].deadline_ns);
+    reap_held = true;
+    seg_clock_run(&clk, slot);
+    return true;
+}
+
+void emutime_reap_end(bool held)
+{
+    if (!held)
+        return;
+    reap_held = false;
+    seg_clock_block(&clk, slot, reap_deadline);
 }
 
 /* Does sig end process pid now (neither blocked, ignored nor caught there, and its default action
@@ -312,14 +387,16 @@ void emutime_exit(void)
 
 void emutime_wait_child_begin(void)
 {
+    in_child_wait = true;
     if (on && slot >= 0 && stepped_now())
         seg_clock_block(&clk, slot, SEG_CLOCK_WAIT_CHILD);
 }
 
 void emutime_wait_child_end(void)
 {
-    if (on && slot >= 0 && atomic_load(&clk.slots[slot].state) != SEG_SLOT_RUNNING)
-        seg_clock_run(&clk, slot);
+    in_child_wait = false;
+    if (on && slot >= 0)
+        run_self(slot);
 }
 
 /* The calling thread's slot, claimed on its first wait: -1 when every slot is taken (the thread
@@ -419,6 +496,7 @@ int emutime_sleep_until(int64_t deadline)
         seg_clock_block(&clk, i, eff);
         int rc = 0;
         for (;;) {
+            release_deferred(); /* back in the wait after a handler's reap */
             uint32_t seen = seg_clock_wake_seen(&clk, i); /* before the time: a wake after it is seen */
             if (emutime_mono() >= eff || !stepped())
                 break;
@@ -430,7 +508,7 @@ int emutime_sleep_until(int64_t deadline)
             if (e == ETIMEDOUT && seg_clock_check_dead(&clk))
                 break;
         }
-        seg_clock_run(&clk, i);
+        run_self(i);
         if (rc)
             return rc;
         if (emutime_mono() >= eff)
@@ -466,7 +544,7 @@ int emutime_wait(int64_t deadline, emutime_op *op, void *ctx, const sigset_t *ma
                 r = emutime_real_mono() + SLICE_NS;
             bool done = op(ctx, r);
             if (i >= 0)
-                seg_clock_run(&clk, i);
+                run_self(i);
             if (done)
                 return EMUTIME_DONE;
             continue; /* timed out in real time: the emulated deadline decides */
@@ -481,6 +559,7 @@ int emutime_wait(int64_t deadline, emutime_op *op, void *ctx, const sigset_t *ma
         bool done = false;
         int64_t checked = emutime_real_mono();
         while (stepped() && emutime_mono() < eff) {
+            release_deferred(); /* back in the wait after a handler's reap */
             int64_t r = emutime_real_mono();
             if ((done = op(ctx, r + SLICE_NS)))
                 break;
@@ -490,7 +569,7 @@ int emutime_wait(int64_t deadline, emutime_op *op, void *ctx, const sigset_t *ma
             }
         }
         if (i >= 0)
-            seg_clock_run(&clk, i);
+            run_self(i);
         if (done)
             return EMUTIME_DONE;
         if (emutime_mono() >= eff)

@@ -68,8 +68,16 @@ char **emutime_exec_env(char *const env[], int child_slot);
  * holds time from here until its parent reaps it (its slot RUNNING), so time does not move
  * while it dies. */
 void emutime_kill(pid_t pid, int sig);
-/* A child reaped (a wait returned its pid): the slot claimed for it is freed. */
+/* A child reaped (a wait returned its pid): the slot claimed for it is freed; reaped between
+ * emutime_reap_begin and _end that held (a handler inside a wait), it holds time until the
+ * thread is back in its wait. */
 void emutime_reaped(pid_t pid);
+/* Around a reap that cannot block (WNOHANG) by a thread whose slot says it waits: a signal's
+ * handler inside its wait (bash reaps in its SIGCHLD handler). The slot is RUNNING from before
+ * the kernel reaps the child (whose slot holds time until then) and BLOCKED again, until the
+ * same deadline, after it: begin returns whether it did so, for end. */
+bool emutime_reap_begin(void);
+void emutime_reap_end(bool held);
 /* Around a wait for a child process (waitpid and the like): the thread counts as waiting. */
 void emutime_wait_child_begin(void);
 void emutime_wait_child_end(void);

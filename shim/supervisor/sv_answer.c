@@ -1119,10 +1119,14 @@ void sv_answer(struct sv *sv, const struct seccomp_notif *n)
     }
     if (r == SV_NOT_TIME)
         r = answer(&c);
+    int64_t took = sv->stats ? seg_now_ns() - t0 : 0;
     if (sv->stats && c.nr >= 0 && c.nr < 512) {
-        prof_ns[c.nr] += seg_now_ns() - t0;
+        prof_ns[c.nr] += took;
         prof_n[c.nr]++;
     }
+    if (sv->trace && took > 1000000) /* a slow answer (the caller waited for it: at --speed N, N times in emulated time) */
+        fprintf(stderr, "hwemu-sv: %d syscall %d took %.1f ms in the supervisor (real %lld)\n", (int)c.tid, c.nr,
+                (double)took / 1e6, (long long)(t0 + took));
     if (sv->trace && r != SV_CONTINUE && r != SV_DONE)
         fprintf(stderr, "hwemu-sv: %d syscall %d %s -> %lld%s%s\n", (int)c.tid, c.nr, trace_path, (long long)r,
                 r < 0 ? " " : "", r < 0 ? strerror((int)-r) : "");

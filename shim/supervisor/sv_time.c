@@ -7,7 +7,8 @@
  *     runtime.settls before runtime.args reads the auxiliary vector) the AT_SYSINFO_EHDR entry
  *     of the auxiliary vector on its stack becomes AT_IGNORE, so the runtime finds no vDSO and
  *     reads its clocks with the clock_gettime system call; the process's main thread claims a
- *     slot there (it holds time from its start);
+ *     slot there (it holds time from its start), and its descriptor table is sized for the window
+ *     of emulated files while it has one thread (size_fd_table);
  *   - clock_gettime, gettimeofday and time of the emulated clocks are answered from the clock;
  *   - nanosleep and clock_nanosleep are held (the notification answered when emulated time
  *     reaches the deadline); epoll_wait, epoll_pwait and epoll_pwait2 with a timeout other than
@@ -36,6 +37,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,6 +46,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -405,6 +408,26 @@ static int hide_vdso(pid_t tid)
     return done;
 }
 
+/* Sizes the descriptor table of c's process for the window of emulated files (sv.h) now, while
+ * it has one thread: /dev/null installed at the window's last number, close-on-exec. Else the
+ * first emulated open grows it once the Go runtime has started its threads, and growing a table
+ * that threads share waits for an RCU grace period (the kernel's expand_fdtable), measured at 5
+ * to 316 ms under load, which at --speed N the agent sees as N times that in emulated time
+ * (docs/time.md "Go agents"). Best effort: a lower RLIMIT_NOFILE leaves the table as it is. */
+static void size_fd_table(const struct sv_call *c)
+{
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct seccomp_notif_addfd a = {.id = c->id, .flags = SECCOMP_ADDFD_FLAG_SETFD, .srcfd = (uint32_t)fd,
+                                    .newfd = SV_FD_HI - 1, .newfd_flags = O_CLOEXEC};
+    if (ioctl(c->sv->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0 && errno != EBADF && errno != EMFILE &&
+        errno != ENOENT)
+        sv_say_once(27, "cannot size the descriptor table of process %d: %s (its first emulated open may be slow)",
+                    (int)c->tid, strerror(errno));
+    close(fd);
+}
+
 static int64_t a_settls(const struct sv_call *c)
 {
     if (c->a[0] != ARCH_SET_FS)
@@ -424,6 +447,7 @@ static int64_t a_settls(const struct sv_call *c)
     if (h < 0)
         return SV_CONTINUE;
     own(c->tid);
+    size_fd_table(c);
     if (!h)
         sv_say_once(22, "cannot hide the vDSO of process %d (its auxiliary vector was not found on its stack): "
                     "it reads the host's clocks", (int)c->tid);
@@ -511,8 +535,8 @@ static int64_t hold(const struct sv_call *c, int64_t deadline, int epfd, uint64_
     }
     held[n_held++] = (struct held){c->id, c->tid, c->nr, i, deadline, epfd, events, maxevents};
     if (c->sv->trace)
-        fprintf(stderr, "hwemu-sv: %d syscall %d held at emulated %lld until %lld\n", (int)c->tid, c->nr,
-                (long long)now_mono(), (long long)deadline);
+        fprintf(stderr, "hwemu-sv: %d syscall %d held at emulated %lld until %lld (real %lld)\n", (int)c->tid, c->nr,
+                (long long)now_mono(), (long long)deadline, (long long)seg_clock_real_ns());
     seg_clock_block(&clk, i, deadline);
     set_watch();
     return SV_DONE;
@@ -720,8 +744,8 @@ static void finish(struct sv *sv, int k, int64_t answer)
     if (slot_is(h.slot, h.tid))
         seg_clock_run(&clk, h.slot);
     if (sv->trace)
-        fprintf(stderr, "hwemu-sv: %d syscall %d held until %lld -> %lld at emulated %lld\n", (int)h.tid, h.nr,
-                (long long)h.deadline, (long long)answer, (long long)now_mono());
+        fprintf(stderr, "hwemu-sv: %d syscall %d held until %lld -> %lld at emulated %lld (real %lld)\n", (int)h.tid,
+                h.nr, (long long)h.deadline, (long long)answer, (long long)now_mono(), (long long)seg_clock_real_ns());
     sv_reply(&c, answer);
 }
 

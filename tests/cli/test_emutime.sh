@@ -80,6 +80,15 @@ timer-signal 1.500 3.000 4.500 1 1 1.500
 timer-thread 1 2.000"
 if [ "$out" = "$want" ]; then ok; else bad "A: the timers: $(diff <(echo "$want") <(echo "$out"))"; fi
 timers_want=$want
+# children reaped (tests/emutime/reap.c): by a blocking waitpid, in a SIGCHLD handler during
+# sigsuspend, and in the handler before a waitpid that then finds none, as bash reaps: nobody
+# sleeps, so time never moves (a child holds time until its parent runs again; before, the
+# handler's reap let the engine run on in 8 spans of 10, the waitpid that found none in 75 of 200)
+out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/ra" -- "$(dirname "$1")/tests/emutime_reap" 10 2>&1)
+want="waitpid moved 0 of 10
+handler moved 0 of 10
+reaped-first moved 0 of 200"
+if [ "$out" = "$want" ]; then ok; else bad "A: the reaps of children: $out"; fi
 # the same in Python (tests/emutime/signals.py): setitimer, alarm, pause, getitimer
 out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/ra" -- python3 tests/emutime/signals.py 2>&1)
 want="setitimer-sleep [2.5] 10.0
@@ -267,20 +276,20 @@ ticker mono 20000000000 wall 20000000000 energy E"
     # --intercept preload cannot reach it: refused, not run in the host's time
     err=$("$hwemu" exec --time emulated --intercept preload --node cpu-0 --root "$tmp/ra" -- "$tmp/goagent" 2>&1); rc=$?
     if [ $rc -eq 1 ] && grep -q "intercept preload cannot reach" <<<"$err"; then ok; else bad "E: --intercept preload: rc $rc: $err"; fi
-    # at --speed 10 (D's engine): each wait 20 emulated seconds, never less (time runs while the
-    # agent works, and a loaded host delays a wake-up: C's 0.84 s under ASan; about 2 s of wall time
-    # each). Usually within 3 s over; at most 60 here: one ASan run of 6 had a wait of 49 emulated
-    # seconds, a stall of about 2.9 s of wall time in the supervisor's answer whose cause is not found
-    # yet (docs/time.md "Go agents", limits)
-    out=$("$hwemu" exec --time emulated --node cpu-0 --root "$tmp/rd" -- "$tmp/goagent" 2>&1); rc=$?
-    python3 - <<PY && ok || bad "E: the Go agent at --speed 10 (rc $rc): $out"
+    # at --speed 10 (D's engine): each wait 20 emulated seconds, never less, and within 3 s over
+    # (time runs while the agent works, and a loaded host delays a wake-up: C's 0.84 s under ASan;
+    # about 2 s of wall time each). Before the supervisor sized a Go agent's descriptor table at
+    # its start, its first emulated open (energy_uj, between its first time.Now() and its sleep)
+    # grew the table of a process with threads, an RCU grace period of up to 316 ms under load:
+    # 3.2 emulated seconds in a run here (CI's one ASan wait of 49 s fits it: docs/time.md "Go
+    # agents"). Traced: on a
+    # late wait the held waits and the slow answers (with their real times) are shown.
+    out=$(HWEMU_SV_TRACE=1 "$hwemu" exec --time emulated --node cpu-0 --root "$tmp/rd" -- "$tmp/goagent" 2>"$tmp/e10.trace"); rc=$?
+    python3 - <<PY && ok || bad "E: the Go agent at --speed 10 (rc $rc): $out; the held waits and slow answers: $(grep ' held \| took ' "$tmp/e10.trace" | tail -40)"
 lines = [l.split() for l in '''$out'''.splitlines()]
 assert [l[0] for l in lines] == ["sleep", "ticker"], lines
 for l in lines:
-    assert 20e9 <= int(l[2]) <= 60e9 and 20e9 <= int(l[4]) <= 60e9 and int(l[6]) > 0, l
-late = [round(int(l[2]) / 1e9 - 20, 3) for l in lines if int(l[2]) > 23e9]
-if late:
-    print("E: at --speed 10 a wait was late by %s emulated s (the known stall: docs/time.md)" % late)
+    assert 20e9 <= int(l[2]) <= 23e9 and 20e9 <= int(l[4]) <= 23e9 and int(l[6]) > 0, l
 PY
     echo "E: at --speed 10: $(echo $out)"
 fi
