@@ -12,8 +12,9 @@
 //     spin, so the runtime preempts them with SIGURG in the middle of emulated calls
 //
 // Other modes: `wait` says "ready" and reads the counter every 10 ms until a signal ends it;
-// `orphan FILE` starts `later FILE` and exits at once: the child, orphaned, reads a zone's
-// name half a second later and writes it to FILE (it must still be emulated).
+// `orphan FILE` starts `later FILE` and exits at once: the child, orphaned, waits until FILE.go
+// exists (the test makes it once hwemu exec has returned), then reads a zone's name and writes it
+// to FILE (it must still be emulated).
 //
 // `gpu` runs nvidia-smi from PATH to list the GPUs and cap one (on a GPU node).
 // Usage: agent [child | gpu | wait | orphan FILE | later FILE]
@@ -242,7 +243,11 @@ func main() {
 		}
 		return
 	case "later":
-		time.Sleep(500 * time.Millisecond)
+		for start := time.Now(); time.Since(start) < time.Minute; time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(os.Args[2] + ".go"); err == nil {
+				break
+			}
+		}
 		os.WriteFile(os.Args[2], []byte(readTrim(zone+"/name")+"\n"), 0644)
 		return
 	}
