@@ -573,6 +573,28 @@ static int check_capacity(const struct engine *e, const struct engine_config *cf
                  human(mapped, 2), human((uint64_t)as.rlim_cur, 3));
         return -1;
     }
+    /* one memory map a node (seg_map) against the kernel's limit of maps a process may have */
+    long max_maps = 0, maps_now = 0;
+    FILE *mf = fopen("/proc/sys/vm/max_map_count", "r");
+    if (mf) {
+        if (fscanf(mf, "%ld", &max_maps) != 1)
+            max_maps = 0;
+        fclose(mf);
+    }
+    if (max_maps > 0 && (mf = fopen("/proc/self/maps", "r"))) {
+        for (int c; (c = getc(mf)) != EOF;)
+            maps_now += c == '\n';
+        fclose(mf);
+    }
+    long maps_need = e->nnodes + e->spec.npools + 256; /* the nodes, the static files, threads and libraries to come */
+    if (max_maps > 0 && maps_now + maps_need > max_maps) {
+        snprintf(err, errlen, "%d nodes need about %ld memory maps (one a node's segment) and this process may have "
+                 "%ld more (vm.max_map_count is %ld, /proc/sys/vm/max_map_count): start fewer nodes (split the spec "
+                 "across engines with --shard, each with its own --root) or raise the limit (as root: sysctl -w "
+                 "vm.max_map_count=%ld)", e->nnodes, maps_need, max_maps - maps_now, max_maps,
+                 (maps_now + maps_need) * 2);
+        return -1;
+    }
     struct statvfs vfs;
     if (statvfs(root, &vfs))
         return 0; /* unknown: each node's own reservation says it */

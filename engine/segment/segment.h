@@ -165,8 +165,10 @@
  * section pointers (struct seg); nothing after that is re-read from a shared header but the
  * atomics (gen, heartbeat, ring_head, slot_writes). Every index read from shared memory (an
  * entry's value, slot, param, parent, string offsets; an event's entry; a ring position) is
- * bounded by the private counts before use, and every mapping is followed by one zero page, so
- * a string whose NUL was overwritten ends there instead of running off the map. The engine goes
+ * bounded by the private counts before use, and every mapping a reader makes is followed by one
+ * zero page, so a string whose NUL was overwritten ends there instead of running off the map (the
+ * engine's node files are not: it reads no string there, and one map a node is what lets
+ * vm.max_map_count, 65,530 by default, hold 65,000 nodes). The engine goes
  * further: its entries, strings and params are the template image it rendered (private
  * memory), its geometry is the image's, it never reads the static file, and it checks each
  * node's header every tick and one 4 KiB chunk of each static file every tick (node_repair.c). Readers
@@ -553,8 +555,9 @@ int seg_static_path_in(const char *dir, size_t dirlen, uint64_t layout_hash, cha
  * strings and params into it. 0, or an errno with a message in err; s keeps what it mapped
  * either way (seg_close frees it). */
 int seg_attach_static(struct seg *s, const char *seg_path, char *err, size_t errlen);
-/* Maps size bytes of fd shared (writable whole when rw, else the snapshot values read-only) and
- * one zero page after them into s->base, s->size, s->map_size. 0 or an errno. */
+/* Maps size bytes of fd shared into s->base, s->size, s->map_size: writable whole when rw (the
+ * engine: one memory map, nothing after it), else the snapshot values read-only and one zero
+ * page after them. 0 or an errno. */
 int seg_map(struct seg *s, int fd, size_t size, bool rw);
 /* Checks every offset and size in a mapped node header against the file; 0 or EINVAL. */
 int seg_check(const struct seg *s, char *err, size_t errlen);
