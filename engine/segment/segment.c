@@ -209,28 +209,23 @@ static void protect_static(struct seg *s)
 int seg_map(struct seg *s, int fd, size_t size, bool rw)
 {
     size_t ps = page_size(), map = (size + ps - 1) / ps * ps;
+    uint8_t *r;
     if (rw) {
         /* The engine: the file alone, one memory map a node (the kernel's vm.max_map_count bounds
          * a process's maps: 65,530 by default). Its strings are its template's private image, so
          * no scan runs in the node file, and nothing there needs the zero page after it. */
-        uint8_t *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (m == MAP_FAILED)
+        if ((r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
             return errno;
-        s->base = m;
-        s->size = size;
-        s->map_size = map;
-        s->rw = rw;
-        return 0;
-    }
-    map += ps;
-    /* One reservation: the file's pages, then a zero page no string scan can run past. */
-    uint8_t *r = mmap(NULL, map, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (r == MAP_FAILED)
-        return errno;
-    if (mmap(r, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-        int e = errno;
-        munmap(r, map);
-        return e;
+    } else {
+        /* One reservation: the file's pages, then a zero page no string scan can run past. */
+        map += ps;
+        if ((r = mmap(NULL, map, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+            return errno;
+        if (mmap(r, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+            int e = errno;
+            munmap(r, map);
+            return e;
+        }
     }
     s->base = r;
     s->size = size;

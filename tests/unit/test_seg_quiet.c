@@ -191,6 +191,16 @@ static void test_first_publication(void **st)
     seg_close(&r);
 }
 
+/* A killed engine's last act: the journal written whole, naming value q. */
+static void journal_whole(struct seg_journal *j, uint32_t q, const struct seg_value *v)
+{
+    uint64_t jq = atomic_load(&j->seq);
+    atomic_store(&j->seq, jq + 1);
+    j->value = q;
+    j->v = *v;
+    atomic_store(&j->seq, jq + 2);
+}
+
 static void test_killed_publication(void **st)
 {
     struct fx *f = *st;
@@ -204,11 +214,7 @@ static void test_killed_publication(void **st)
     /* killed after the value's store and before its bit: the journal names it whole */
     uint32_t q = f->v_q0 + 3;
     seg_publish_begin(s);
-    uint64_t jq = atomic_load(&j->seq);
-    atomic_store(&j->seq, jq + 1);
-    j->value = q;
-    j->v = nv;
-    atomic_store(&j->seq, jq + 2);
+    journal_whole(j, q, &nv);
     s->values[q] = nv;
     assert_false(seg_quiet_own(s, q));
     assert_true(seg_value_load(s, q, &got));
@@ -229,11 +235,7 @@ static void test_killed_publication(void **st)
     q = f->v_q0 + 4;
     struct seg_value nv2 = text("123456\n");
     seg_publish_begin(s);
-    jq = atomic_load(&j->seq);
-    atomic_store(&j->seq, jq + 1);
-    j->value = q;
-    j->v = nv2;
-    atomic_store(&j->seq, jq + 2);
+    journal_whole(j, q, &nv2);
     memcpy(&s->values[q], &nv2, 8);
     assert_false(seg_quiet_own(s, q));
     assert_true(seg_value_load(s, q, &got)); /* the journal's, whole */
@@ -248,11 +250,7 @@ static void test_killed_publication(void **st)
     /* a journal of another type is not put in place, nor its bit set */
     q = f->v_q0 + 5;
     seg_publish_begin(s);
-    jq = atomic_load(&j->seq);
-    atomic_store(&j->seq, jq + 1);
-    j->value = q;
-    j->v = ctr;
-    atomic_store(&j->seq, jq + 2);
+    journal_whole(j, q, &ctr);
     seg_journal_heal(s, tmpl);
     assert_false(seg_quiet_own(s, q));
     seg_publish_end(s, 3300);
