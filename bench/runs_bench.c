@@ -195,8 +195,11 @@ int main(int argc, char **argv)
     char path[1200];
     snprintf(path, sizeof path, "%s/runs/%s/summary.json", root, id);
     f = fopen(path, "r");
-    char *buf = calloc(1, 1 << 24);
-    size_t got = f ? fread(buf, 1, (1 << 24) - 1, f) : 0;
+    long fsz = 0; /* whole: a large cluster's summary is above 16 MiB (60,000 nodes) */
+    if (f && !fseek(f, 0, SEEK_END) && (fsz = ftell(f)) > 0)
+        rewind(f);
+    char *buf = calloc(1, (size_t)(fsz > 0 ? fsz : 0) + 1);
+    size_t got = f && fsz > 0 ? fread(buf, 1, (size_t)fsz, f) : 0;
     if (f)
         fclose(f);
     buf[got] = 0;

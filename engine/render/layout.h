@@ -108,7 +108,11 @@ struct node_layout {
     uint32_t nbinds, cap;
 };
 
+/* A text value; a quiet one (layout_quiet_kind: an agent's setting, or a text no tick publishes)
+ * goes with the quiet values (seg_build.h segb_value_quiet). */
 uint32_t layout_value(struct node_layout *l, const char *text, struct binding bind);
+/* The binding kinds whose values only an agent's write changes (segment.h "Quiet values"). */
+bool layout_quiet_kind(uint8_t kind);
 uint32_t layout_counter(struct node_layout *l, uint32_t unit_nj, struct binding bind);
 /* A time line outside the ledger (SEG_V_LINE). */
 uint32_t layout_line(struct node_layout *l, struct binding bind);

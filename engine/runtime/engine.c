@@ -486,37 +486,45 @@ static double gib(uint64_t b)
     return (double)b / (1u << 30);
 }
 
-/* b bytes for a person: "3.4 GiB", or "812 MiB" below a GiB (a static buffer of k, 0..3). */
+/* b bytes for a person: "3.4 GiB", or "812 MiB" below a GiB (a static buffer of k, 0..4). */
 static const char *human(uint64_t b, int k)
 {
-    static char buf[4][32];
+    static char buf[5][32];
+    k = k < 0 ? 0 : k % 5;
     if (b >= (UINT64_C(1) << 30))
-        snprintf(buf[k & 3], sizeof buf[0], "%.1f GiB", gib(b));
+        snprintf(buf[k], sizeof buf[0], "%.1f GiB", gib(b));
     else
-        snprintf(buf[k & 3], sizeof buf[0], "%.0f MiB", (double)b / (1 << 20));
-    return buf[k & 3];
+        snprintf(buf[k], sizeof buf[0], "%.0f MiB", (double)b / (1 << 20));
+    return buf[k];
 }
 
 /* What every node of the spec needs (docs/robustness.md "Capacity"), before any is allocated or
- * written: its private memory (node_private_bytes and two telemetry snapshots) and its segment
- * in the root (the template's size, and each layout's static file; a segment already there of
- * this node counts as space it will reuse), the segments counted as memory too when the root
+ * written: what it really takes once started and running jobs, its private memory
+ * (node_resident_bytes and two telemetry snapshots) and its segment in the root (the pages a
+ * new file holds, seg_image_resident, and each layout's static file; a segment already there of
+ * this node counts as pages it will reuse), the segments counted as memory too when the root
  * keeps its files in memory (tmpfs), against what the machine has available (MemAvailable, or
- * the cgroup's memory.max headroom when smaller), the process's address space limit
- * (RLIMIT_AS: every segment is mapped) and the root's free space. 0, or -1 with one message
- * naming the need, what there is and the remedy. */
+ * the cgroup's memory.max headroom when smaller) and the root's free space; the holes agents'
+ * writes and counter reads fill later are not counted, and the messages say how much they can
+ * add. The process's address space limit (RLIMIT_AS: every segment is mapped whole) is checked
+ * against the whole: node_private_bytes and every file's size. 0, or -1 with one message naming
+ * the need, what there is and the remedy. */
 static int check_capacity(const struct engine *e, const struct engine_config *cfg, char *err, size_t errlen)
 {
     const char *root = cfg->root;
-    uint64_t mem = 0, disk = 0, mapped = 0;
+    uint64_t mem = 0, disk = 0, mapped = 0, whole = 0, ps = (uint64_t)sysconf(_SC_PAGESIZE);
     for (int i = 0; i < e->nnodes; i++) {
         const struct node_template *t = &e->templates[e->spec.nodes[i].pool];
-        mem += node_private_bytes(t) + 2 * sizeof(struct node_telemetry);
-        disk += t->image.size;
+        mem += node_resident_bytes(t) + 2 * sizeof(struct node_telemetry);
+        whole += node_private_bytes(t) + 2 * sizeof(struct node_telemetry);
+        disk += seg_image_resident(&t->image, ps);
+        mapped += t->image.size;
     }
-    for (int p = 0; p < e->spec.npools; p++)
+    for (int p = 0; p < e->spec.npools; p++) {
         disk += e->spec.pools[p].count ? e->templates[p].image.st_size : 0;
-    mapped = disk;
+        mapped += e->spec.pools[p].count ? e->templates[p].image.st_size : 0;
+    }
+    uint64_t holes = mapped - disk; /* what agents' writes and counter reads may fill later */
     /* segments already there (a resume) are space the nodes reuse, and memory already taken */
     int dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     for (int i = 0; dfd >= 0 && i < e->nnodes; i++) {
@@ -524,7 +532,8 @@ static int check_capacity(const struct engine *e, const struct engine_config *cf
         struct stat st;
         snprintf(name, sizeof name, "%s.seg", e->spec.nodes[i].name);
         if (!fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode)) {
-            uint64_t have = (uint64_t)st.st_blocks * 512, want = e->templates[e->spec.nodes[i].pool].image.size;
+            uint64_t have = (uint64_t)st.st_blocks * 512,
+                     want = seg_image_resident(&e->templates[e->spec.nodes[i].pool].image, ps);
             disk -= have < want ? have : want;
         }
     }
@@ -539,10 +548,16 @@ static int check_capacity(const struct engine *e, const struct engine_config *cf
         what = "its cgroup's memory.max less memory.current";
     }
     if (avail && need > avail) {
-        char segs[400] = "";
+        char segs[600] = "";
         if (in_mem)
             snprintf(segs, sizeof segs, " (%s of node state in the engine, %s of segments in the root %s, a tmpfs, "
-                     "which keeps them in memory)", human(mem, 0), human(disk, 1), root);
+                     "which keeps them in memory; what the nodes take once started, each with its job cgroup slots; "
+                     "not a run's trace and jobs, nor the pages agents' writes and counter reads add to the "
+                     "segments later, up to %s more)",
+                     human(mem, 0), human(disk, 1), root, human(holes, 4));
+        else
+            snprintf(segs, sizeof segs, " (node state in the engine once started, each node with its job cgroup "
+                     "slots; not a run's trace and jobs)");
         snprintf(err, errlen, "%d nodes need about %s of memory%s and this machine has %s available (%s): start "
                  "fewer nodes (split the spec across engines with --shard, each with its own --root)%s or free "
                  "memory", e->nnodes, human(need, 2), segs, human(avail, 3), what,
@@ -551,11 +566,33 @@ static int check_capacity(const struct engine *e, const struct engine_config *cf
         return -1;
     }
     struct rlimit as;
-    if (!getrlimit(RLIMIT_AS, &as) && as.rlim_cur != RLIM_INFINITY && mem + mapped > (uint64_t)as.rlim_cur) {
+    if (!getrlimit(RLIMIT_AS, &as) && as.rlim_cur != RLIM_INFINITY && whole + mapped > (uint64_t)as.rlim_cur) {
         snprintf(err, errlen, "%d nodes need about %s of address space (%s of node state and %s of mapped "
                  "segments) and the process may have %s (RLIMIT_AS, ulimit -v): raise the limit (ulimit -v "
-                 "unlimited) or start fewer nodes", e->nnodes, human(mem + mapped, 0), human(mem, 1),
+                 "unlimited) or start fewer nodes", e->nnodes, human(whole + mapped, 0), human(whole, 1),
                  human(mapped, 2), human((uint64_t)as.rlim_cur, 3));
+        return -1;
+    }
+    /* one memory map a node (seg_map) against the kernel's limit of maps a process may have */
+    long max_maps = 0, maps_now = 0;
+    FILE *mf = fopen("/proc/sys/vm/max_map_count", "r");
+    if (mf) {
+        if (fscanf(mf, "%ld", &max_maps) != 1)
+            max_maps = 0;
+        fclose(mf);
+    }
+    if (max_maps > 0 && (mf = fopen("/proc/self/maps", "r"))) {
+        for (int c; (c = getc(mf)) != EOF;)
+            maps_now += c == '\n';
+        fclose(mf);
+    }
+    long maps_need = e->nnodes + e->spec.npools + 256; /* the nodes, the static files, threads and libraries to come */
+    if (max_maps > 0 && maps_now + maps_need > max_maps) {
+        snprintf(err, errlen, "%d nodes need about %ld memory maps (one a node's segment) and this process may have "
+                 "%ld more (vm.max_map_count is %ld, /proc/sys/vm/max_map_count): start fewer nodes (split the spec "
+                 "across engines with --shard, each with its own --root) or raise the limit (as root: sysctl -w "
+                 "vm.max_map_count=%ld)", e->nnodes, maps_need, max_maps - maps_now, max_maps,
+                 (maps_now + maps_need) * 2);
         return -1;
     }
     struct statvfs vfs;
@@ -564,10 +601,11 @@ static int check_capacity(const struct engine *e, const struct engine_config *cf
     uint64_t free_b = cfg->debug_root_free ? cfg->debug_root_free : (uint64_t)vfs.f_bavail * vfs.f_frsize;
     if (disk <= free_b)
         return 0;
-    snprintf(err, errlen, "the root %s needs %.0f MiB for %d node segments and its file system has %.0f MiB free: "
+    snprintf(err, errlen, "the root %s needs %.0f MiB for %d node segments (the pages new segments hold; agents' "
+             "writes and counter reads may add up to %.0f MiB later) and its file system has %.0f MiB free: "
              "free space there, choose a --root (SIM_HWEMU_ROOT) on a larger file system (a tmpfs: mount -o "
              "remount,size=...), or start fewer nodes", root, (double)disk / (1 << 20), e->nnodes,
-             (double)free_b / (1 << 20));
+             (double)holes / (1 << 20), (double)free_b / (1 << 20));
     return -1;
 }
 

@@ -581,7 +581,7 @@ static void drain_slots(struct node *n, struct node_change *ch, uint32_t *nch, i
         size_t olen;
         bool changes;
         int rc = seg_attr_store(&n->seg, e, text, len, now_mono, out, &olen, &changes);
-        struct node_change c = {.value = v, .v = n->seg.values[v]};
+        struct node_change c = {.value = v, .v = *seg_value_at(&n->seg, v)}; /* a quiet value: the template's until published */
         c.v.type = node_img_values(n->t)[v].type; /* the text may be the agent's; the kind is ours */
         if (rc || !changes) {
             /* Only a tampered slot gets here: the writer's store validated it. Put it back. */

@@ -87,6 +87,12 @@ void node_template_free(struct node_template *t);
  * node_open allocates for it, from the template's counts), bytes: engine_start's estimate
  * (docs/robustness.md "Capacity"). Its segment is not included. */
 size_t node_private_bytes(const struct node_template *t);
+/* What one node of template t really takes of it once started and running jobs (bytes): the
+ * same less the CPUs' and GPUs' physics state past the node's own (never touched: their pages
+ * stay unallocated) and the arrays only an agent's write, a resume or a power cycle (the slot
+ * sequences) or a power-loss or rapl-jump fault (the energy offsets) makes; the job cgroup
+ * slots (made at a node's first job) are counted. */
+size_t node_resident_bytes(const struct node_template *t);
 
 /* The last write an agent made to a node's files, as its event said (the engine's page shows it
  * per node). event NULL: none since the engine started. */

@@ -131,6 +131,18 @@ size_t node_private_bytes(const struct node_template *t)
     return b;
 }
 
+size_t node_resident_bytes(const struct node_template *t)
+{
+    const struct node_index *ix = &t->ix;
+    const struct node *n = NULL;
+    size_t b = node_private_bytes(t);
+    int cpus = t->params.cpus < 0 ? 0 : t->params.cpus > PHYS_MAX_CPUS ? PHYS_MAX_CPUS : t->params.cpus;
+    int gpus = t->gparams.count < 0 ? 0 : t->gparams.count > PHYS_GPU_MAX ? PHYS_GPU_MAX : t->gparams.count;
+    b -= (size_t)(PHYS_MAX_CPUS - cpus) * sizeof n->state.cpu[0] + (size_t)(PHYS_GPU_MAX - gpus) * sizeof n->gstate.g[0];
+    b -= (node_img_header(t)->n_slots + 1u) * sizeof *n->slot_applied + (ix->ncounters + 1u) * sizeof *n->seed_off;
+    return b;
+}
+
 int node_template_build(struct node_template *t, const char *profile, const struct yt_node *tree, double ambient_c,
                         int64_t tick_ns, const struct job_cgroups *cg, char *err, size_t errlen)
 {
@@ -140,7 +152,16 @@ int node_template_build(struct node_template *t, const char *profile, const stru
     params_gpu(tree, ambient_c, &t->gparams);
     params_sensors(tree, &t->sensors);
     t->gpu_product = prof_str(tree, "gpus.product", "");
+    /* Twice (segment.h "Quiet values"): the first rendering counts the quiet values, the second
+     * gives them the last indices, so they fill pages of their own that a node's file leaves as
+     * holes. Rendering is deterministic: the second makes the same values in the same order. */
     struct node_layout l = {.b = segb_new()};
+    render_node(&l, tree, profile, &t->params, &t->gparams, cg);
+    uint32_t first_quiet = l.nbinds - segb_quiet_count(l.b);
+    segb_free(l.b);
+    free(l.binds);
+    l = (struct node_layout){.b = segb_new()};
+    segb_quiet_split(l.b, first_quiet);
     render_node(&l, tree, profile, &t->params, &t->gparams, cg);
     uint64_t extra = fnv(tree_hash(tree), profile);
     int rc = segb_image(l.b, profile, extra, tick_ns, &t->image, err, errlen);

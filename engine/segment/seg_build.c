@@ -29,6 +29,10 @@ struct seg_builder {
     uint32_t index_cap;
     struct seg_value *values;
     uint32_t nvalues, vcap;
+    /* Quiet values (segment.h "Quiet values"): counted as they come (nquiet); once a split is
+     * set (split, first_quiet), the live ones take 0, 1, ... and the quiet ones first_quiet, ... */
+    uint32_t nquiet, nlive, first_quiet;
+    bool split;
     struct bparam {
         struct seg_param p;
         char *words;
@@ -257,30 +261,74 @@ uint32_t segb_device(struct seg_builder *b, const char *path, uint16_t mode, cha
     return id;
 }
 
-uint32_t segb_value_text(struct seg_builder *b, const char *text)
+/* A new value's index (zeroed): the next one, or, after a split, the next live or quiet one. */
+static uint32_t new_value(struct seg_builder *b, bool quiet)
 {
-    b->values = grow(b->values, &b->vcap, b->nvalues + 1, sizeof *b->values);
-    struct seg_value *v = &b->values[b->nvalues];
-    memset(v, 0, sizeof *v);
+    uint32_t at = b->nvalues;
+    if (!b->split) {
+        b->nquiet += quiet;
+    } else if (quiet) {
+        at = b->first_quiet + b->nquiet++;
+    } else {
+        at = b->nlive++;
+        if (at >= b->first_quiet)
+            at = b->first_quiet + b->nquiet++; /* more live values than the split said: segb_image refuses */
+    }
+    if (at >= b->nvalues) {
+        b->values = grow(b->values, &b->vcap, at + 1, sizeof *b->values);
+        memset(b->values + b->nvalues, 0, sizeof *b->values * (at + 1 - b->nvalues));
+        b->nvalues = at + 1;
+    }
+    return at;
+}
+
+static uint32_t text_value(struct seg_builder *b, const char *text, bool quiet)
+{
+    uint32_t at = new_value(b, quiet);
+    struct seg_value *v = &b->values[at];
     v->type = SEG_V_TEXT;
     size_t n = strlen(text);
     if (n > sizeof v->a.text)
         n = sizeof v->a.text;
     memcpy(v->text, text, n);
     v->len = (uint8_t)n;
-    return b->nvalues++;
+    return at;
+}
+
+uint32_t segb_value_text(struct seg_builder *b, const char *text)
+{
+    return text_value(b, text, false);
+}
+
+uint32_t segb_value_quiet(struct seg_builder *b, const char *text)
+{
+    return text_value(b, text, true);
+}
+
+uint32_t segb_quiet_count(const struct seg_builder *b)
+{
+    return b->nquiet;
+}
+
+void segb_quiet_split(struct seg_builder *b, uint32_t first_quiet)
+{
+    if (b->nvalues) {
+        error(b, "the quiet values' split was set after values were made", "(values)");
+        return;
+    }
+    b->split = true;
+    b->first_quiet = first_quiet;
 }
 
 uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count)
 {
-    b->values = grow(b->values, &b->vcap, b->nvalues + 1, sizeof *b->values);
-    struct seg_value *v = &b->values[b->nvalues];
-    memset(v, 0, sizeof *v);
+    uint32_t at = new_value(b, false);
+    struct seg_value *v = &b->values[at];
     v->type = SEG_V_COUNTER;
     v->wrap_bits = wrap_bits;
     v->shows_count = shows_count;
     v->ctr.unit_nj = unit_nj;
-    return b->nvalues++;
+    return at;
 }
 
 uint32_t segb_value_line(struct seg_builder *b)
@@ -517,6 +565,15 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
                  b->first_error, b->errors, b->errors == 1 ? "" : "s");
         return EINVAL;
     }
+    /* With a split, every index below first_quiet live and every one from it quiet, no gap:
+     * the rendering that set it made the same values as the one that counted them. */
+    uint32_t first_quiet = b->split ? b->first_quiet : b->nvalues;
+    if (b->split && (b->nlive != b->first_quiet || b->nvalues != b->first_quiet + b->nquiet)) {
+        snprintf(err, errlen, "profile %s: the rendering made %u live and %u quiet values, its count before %u "
+                 "live: the render is not deterministic (a bug: report it)", profile, b->nlive, b->nquiet,
+                 b->first_quiet);
+        return EINVAL;
+    }
     struct layout l;
     lay_out(b, &l);
     /* Params: words go to the string table, related entries are remapped. */
@@ -535,7 +592,7 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
     h.version = SEG_VERSION;
     h.header_size = sizeof h;
     snprintf(h.profile, sizeof h.profile, "%s", profile);
-    h.layout_hash = layout_hash(b, &l, extra_hash);
+    h.layout_hash = seg_hash_bytes(layout_hash(b, &l, extra_hash), &first_quiet, sizeof first_quiet);
     h.n_entries = b->n;
     h.strings_size = l.strs.len;
     h.n_params = b->nparams;
@@ -556,7 +613,10 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
     off = align64(off + l.strs.len);
     sh.n_params = b->nparams;
     sh.params_off = off;
-    off += sizeof(struct seg_param) * b->nparams;
+    off = align64(off + sizeof(struct seg_param) * b->nparams);
+    sh.n_quiet = b->nvalues - first_quiet;
+    sh.quiet_off = off;
+    off += sizeof(struct seg_value) * sh.n_quiet;
     sh.file_size = off;
     img->st_size = sh.file_size;
     img->st_bytes = calloc(1, img->st_size);
@@ -566,11 +626,18 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
     memcpy(img->st_bytes + sh.entries_off, l.entries, sizeof(struct seg_entry) * b->n);
     memcpy(img->st_bytes + sh.strings_off, l.strs.buf, l.strs.len);
     memcpy(img->st_bytes + sh.params_off, params, sizeof(struct seg_param) * b->nparams);
+    if (sh.n_quiet)
+        memcpy(img->st_bytes + sh.quiet_off, b->values + first_quiet, sizeof(struct seg_value) * sh.n_quiet);
 
     /* The node file. */
     off = align64(sizeof h);
     h.journal_off = off;
     off = align64(off + sizeof(struct seg_journal));
+    h.first_quiet = first_quiet;
+    h.quiet_off = off;
+    off = align64(off + sizeof(uint64_t) * SEG_QUIET_WORDS(b->nvalues - first_quiet));
+    h.slot_bits_off = off;
+    off = align64(off + sizeof(uint64_t) * SEG_QUIET_WORDS(l.nslots));
     h.n_values = b->nvalues;
     h.values_off = off;
     off = align64(off + sizeof(struct seg_value) * b->nvalues);
@@ -591,10 +658,11 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
     h.substep_ns = SUBSTEP_NS;
     h.tick_ns = tick_ns;
 
-    /* Only the written prefix (up to the slots) is kept: the rest of a new file is zeros. */
+    /* Only the written prefix (up to the quiet values) goes into a new file: the rest is zeros
+     * or holes. The image keeps every value (the engine's template values), quiet ones too. */
     img->size = h.file_size;
-    img->used = h.slots_off;
-    img->bytes = calloc(1, img->used);
+    img->used = h.values_off + sizeof(struct seg_value) * first_quiet;
+    img->bytes = calloc(1, h.slots_off);
     if (!img->bytes)
         abort();
     memcpy(img->bytes, &h, sizeof h);
@@ -604,6 +672,15 @@ int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, 
     free(params);
     layout_free(&l);
     return 0;
+}
+
+uint64_t seg_image_resident(const struct seg_image *img, uint64_t ps)
+{
+    const struct seg_header *h = (const struct seg_header *)img->bytes;
+    uint64_t prefix = (img->used + ps - 1) / ps, led_lo = h->ledger_off / ps, led_hi = (img->size + ps - 1) / ps;
+    if (led_lo < prefix)
+        led_lo = prefix; /* a page both hold counts once */
+    return (prefix + (led_hi > led_lo ? led_hi - led_lo : 0)) * ps;
 }
 
 void seg_image_free(struct seg_image *img)

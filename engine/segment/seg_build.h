@@ -2,7 +2,8 @@
  * and initial values, then lay the file out (segment.h) and map it.
  * Owns: path uniqueness (implicit parent directories), entry sorting, string dedup, the
  * layout hash. Entry ids handed out before segb_write are builder ids; params that name a
- * related entry use builder ids and are remapped when written. Value indices are stable. */
+ * related entry use builder ids and are remapped when written. Value indices are stable (with
+ * a quiet split, final from the start: segb_quiet_split). */
 #ifndef HWEMU_SEG_BUILD_H
 #define HWEMU_SEG_BUILD_H
 #include "segment.h"
@@ -22,6 +23,15 @@ uint32_t segb_dynamic(struct seg_builder *b, const char *path, uint16_t mode, ch
 /* A device file (class SEG_M or SEG_I, segment.h "Devices"): no value; param as the class says. */
 uint32_t segb_device(struct seg_builder *b, const char *path, uint16_t mode, char cls, uint32_t param);
 uint32_t segb_value_text(struct seg_builder *b, const char *text);
+/* A quiet text value (segment.h "Quiet values"): one only an agent's write changes, whose
+ * template text readers take from the static file until the node has its own copy. Before a
+ * split its index is the next, like any value's; after segb_quiet_split(b, first_quiet) the
+ * quiet values take first_quiet, first_quiet + 1, ... and the others 0, 1, ...: render a layout
+ * once to count its values (segb_quiet_count), then again after the split, on a new builder,
+ * with the same calls. */
+uint32_t segb_value_quiet(struct seg_builder *b, const char *text);
+uint32_t segb_quiet_count(const struct seg_builder *b);
+void segb_quiet_split(struct seg_builder *b, uint32_t first_quiet);
 uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count);
 /* A SEG_V_LINE value (segment.h): a time line outside the ledger, 0 until published. */
 uint32_t segb_value_line(struct seg_builder *b);
@@ -70,6 +80,10 @@ struct seg_static_file {
 int segb_image(struct seg_builder *b, const char *profile, uint64_t extra_hash, int64_t tick_ns,
                struct seg_image *img, char *err, size_t errlen);
 void seg_image_free(struct seg_image *img);
+/* The bytes a node file new from img holds in its file system (seg_image_write): the written
+ * prefix and the ledger, in whole pages of page_size bytes; the holes (the quiet values, slots,
+ * high-water marks and ring) take none until written. */
+uint64_t seg_image_resident(const struct seg_image *img, uint64_t page_size);
 /* Creates the node file at path from the image for node (via a temporary file and rename) and
  * maps it; its entries, strings and params are the image's (valid while img is). */
 int seg_image_write(const struct seg_image *img, const char *path, const char *node, struct seg *out, char *err,

@@ -81,7 +81,7 @@ int seg_check(const struct seg *s, char *err, size_t errlen)
     /* Every section inside the file, 8-byte aligned (atomics live in them), the ring a power
      * of two, the substep positive (readers divide by it). */
     uint32_t offs[] = {h->values_off, h->journal_off, h->slots_off,  h->hwm_off,
-                       h->ring_off,   h->ledger_off,  h->ledger_size};
+                       h->ring_off,   h->ledger_off,  h->ledger_size, h->quiet_off, h->slot_bits_off};
     for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
         if (offs[i] % 8)
             return fail(err, errlen, EINVAL, "segment sections are misaligned; it is damaged");
@@ -91,7 +91,9 @@ int seg_check(const struct seg *s, char *err, size_t errlen)
         !range_ok(h->hwm_off, h->n_values, sizeof(uint64_t), f) ||
         !range_ok(h->ring_off, h->ring_cap, sizeof(struct seg_event), f) ||
         !range_ok(h->ledger_off, 2, h->ledger_size, f) ||
-        h->n_counters > h->n_values ||
+        h->n_counters > h->n_values || h->first_quiet > h->n_values ||
+        !range_ok(h->quiet_off, SEG_QUIET_WORDS(h->n_values - h->first_quiet), sizeof(uint64_t), f) ||
+        !range_ok(h->slot_bits_off, SEG_QUIET_WORDS(h->n_slots), sizeof(uint64_t), f) ||
         h->ledger_size < sizeof(struct seg_ledger) + sizeof(uint64_t) * (uint64_t)h->n_counters ||
         (h->ring_cap & (h->ring_cap - 1)) != 0 || h->ring_cap == 0 || h->substep_ns <= 0)
         return fail(err, errlen, EINVAL, "segment sections lie outside the file; it is damaged");
@@ -114,9 +116,13 @@ int seg_check_static(const struct seg *s, const uint8_t *base, size_t size, char
         return fail(err, errlen, EINVAL, "it is not the static part of this segment (another layout); "
                     "restart the engine, which writes it again");
     uint64_t f = size;
-    if (sh->entries_off % 8 || sh->strings_off % 8 || sh->params_off % 8)
+    if (sh->n_quiet != h->n_values - h->first_quiet)
+        return fail(err, errlen, EINVAL, "it is not the static part of this segment (another layout); "
+                    "restart the engine, which writes it again");
+    if (sh->entries_off % 8 || sh->strings_off % 8 || sh->params_off % 8 || sh->quiet_off % 8)
         return fail(err, errlen, EINVAL, "its sections are misaligned; it is damaged");
     if (!range_ok(sh->entries_off, sh->n_entries, sizeof(struct seg_entry), f) ||
+        !range_ok(sh->quiet_off, sh->n_quiet, sizeof(struct seg_value), f) ||
         !range_ok(sh->strings_off, sh->strings_size, 1, f) ||
         !range_ok(sh->params_off, sh->n_params, sizeof(struct seg_param), f) || sh->strings_size == 0 ||
         ((const char *)base)[sh->strings_off + sh->strings_size - 1] != 0)
@@ -148,6 +154,9 @@ void seg_bind(struct seg *s, const struct seg_header *h)
     s->substep_ns = h->substep_ns > 0 ? h->substep_ns : 1000000;
     s->static_end = h->values_off + h->n_values * (uint32_t)sizeof(struct seg_value);
     s->values = (struct seg_value *)(s->base + h->values_off);
+    s->first_quiet = h->first_quiet <= h->n_values ? h->first_quiet : h->n_values;
+    s->qbits = (_Atomic uint64_t *)(s->base + h->quiet_off);
+    s->sbits = (_Atomic uint64_t *)(s->base + h->slot_bits_off);
     s->journal = (struct seg_journal *)(s->base + h->journal_off);
     s->slots = (struct seg_slot *)(s->base + h->slots_off);
     s->hwm = (_Atomic uint64_t *)(s->base + h->hwm_off);
@@ -164,6 +173,7 @@ void seg_bind_static(struct seg *s, const uint8_t *base)
     s->entries = (const struct seg_entry *)(base + sh->entries_off);
     s->strings = (const char *)(base + sh->strings_off);
     s->params = (const struct seg_param *)(base + sh->params_off);
+    s->quiet = (const struct seg_value *)(base + sh->quiet_off);
 }
 
 /* --- mapping and the SIGBUS guard --------------------------------------------------------- */
@@ -198,15 +208,24 @@ static void protect_static(struct seg *s)
 
 int seg_map(struct seg *s, int fd, size_t size, bool rw)
 {
-    size_t ps = page_size(), map = (size + ps - 1) / ps * ps + ps;
-    /* One reservation: the file's pages, then a zero page no string scan can run past. */
-    uint8_t *r = mmap(NULL, map, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (r == MAP_FAILED)
-        return errno;
-    if (mmap(r, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-        int e = errno;
-        munmap(r, map);
-        return e;
+    size_t ps = page_size(), map = (size + ps - 1) / ps * ps;
+    uint8_t *r;
+    if (rw) {
+        /* The engine: the file alone, one memory map a node (the kernel's vm.max_map_count bounds
+         * a process's maps: 65,530 by default). Its strings are its template's private image, so
+         * no scan runs in the node file, and nothing there needs the zero page after it. */
+        if ((r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED)
+            return errno;
+    } else {
+        /* One reservation: the file's pages, then a zero page no string scan can run past. */
+        map += ps;
+        if ((r = mmap(NULL, map, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+            return errno;
+        if (mmap(r, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+            int e = errno;
+            munmap(r, map);
+            return e;
+        }
     }
     s->base = r;
     s->size = size;
@@ -728,7 +747,7 @@ static void load_value(const struct seg *s, uint32_t v, struct seg_value *out)
     const struct seg_journal *j = s->journal;
     for (int tries = 0; tries < SEG_LATCH_TRIES; tries++) {
         uint64_t q = atomic_load_explicit(&j->seq, memory_order_acquire);
-        memcpy(out, &s->values[v], sizeof *out);
+        memcpy(out, seg_value_at(s, v), sizeof *out);
         uint32_t jv = j->value;
         if (q && !(q & 1) && jv == v)
             memcpy(out, &j->v, sizeof *out);
@@ -793,6 +812,26 @@ bool seg_values_torn(const struct seg *s)
             return false;
     }
     return true;
+}
+
+bool seg_quiet_own(const struct seg *s, uint32_t v)
+{
+    uint32_t i = v - s->first_quiet;
+    return atomic_load_explicit(&s->qbits[i / 64], memory_order_acquire) >> (i % 64) & 1;
+}
+
+const struct seg_value *seg_value_at(const struct seg *s, uint32_t v)
+{
+    return v < s->first_quiet || !s->quiet || seg_quiet_own(s, v) ? &s->values[v] : &s->quiet[v - s->first_quiet];
+}
+
+/* Marks quiet value v as the node's own (segment.h "Quiet values"): after its store, released. */
+static void quiet_mark(struct seg *s, uint32_t v)
+{
+    if (v < s->first_quiet)
+        return;
+    uint32_t i = v - s->first_quiet;
+    atomic_fetch_or_explicit(&s->qbits[i / 64], UINT64_C(1) << (i % 64), memory_order_release);
 }
 
 bool seg_value_load(const struct seg *s, uint32_t v, struct seg_value *out)
@@ -1014,6 +1053,8 @@ bool seg_slot_load(const struct seg *s, uint32_t slot, uint64_t *seq, char *text
 {
     if (slot >= s->n_slots)
         return false;
+    if (!(atomic_load_explicit(&s->sbits[slot / 64], memory_order_acquire) >> (slot % 64) & 1))
+        return false; /* never stored into: its page may be a hole, and a read would allocate it */
     struct seg_slot *sl = &s->slots[slot];
     for (int tries = 0; tries < 1000; tries++) {
         uint64_t a = atomic_load_explicit(&sl->seq, memory_order_acquire);
@@ -1045,6 +1086,8 @@ void seg_slot_store(struct seg *s, uint32_t entry, const char *text, size_t len,
     struct seg_slot *sl = &s->slots[slot];
     if (len > SEG_TEXT_MAX)
         len = SEG_TEXT_MAX;
+    /* the slot's bit before its store completes: a reader that sees the store sees the bit */
+    atomic_fetch_or_explicit(&s->sbits[slot / 64], UINT64_C(1) << (slot % 64), memory_order_seq_cst);
     /* Claim: even -> odd. A writer that died mid-store leaves the slot odd; after a bounded
      * wait the next writer takes it over, so one dead agent cannot wedge an attribute. A slot
      * that never settles (something keeps storing into it) is given up on, also counted. */
@@ -1163,6 +1206,7 @@ void seg_publish_value(struct seg *s, uint32_t v, const struct seg_value *val)
     atomic_thread_fence(memory_order_release);
     memcpy(&s->values[v], val, sizeof *val);
     atomic_thread_fence(memory_order_release);
+    quiet_mark(s, v); /* a quiet value's copy is whole: readers may take it now */
 }
 
 void seg_publish_end(struct seg *s, int64_t now_ns)
@@ -1179,8 +1223,12 @@ void seg_journal_heal(struct seg *s, const struct seg_value *tmpl)
     uint64_t q = atomic_load_explicit(&j->seq, memory_order_acquire);
     uint32_t v = j->value;
     s->pub_jseq = (q + 1) & ~UINT64_C(1); /* the next sequence is past the file's, odd or even */
-    if (q && !(q & 1) && v < s->n_values && j->v.type == tmpl[v].type && memcmp(&s->values[v], &j->v, sizeof j->v))
-        memcpy(&s->values[v], &j->v, sizeof j->v);
+    if (q && !(q & 1) && v < s->n_values && j->v.type == tmpl[v].type) {
+        if (memcmp(&s->values[v], &j->v, sizeof j->v))
+            memcpy(&s->values[v], &j->v, sizeof j->v);
+        atomic_thread_fence(memory_order_release);
+        quiet_mark(s, v); /* killed after a quiet value's store and before its bit */
+    }
 }
 
 static uint64_t ledger_check(uint64_t seq, int64_t wall_ns, const uint64_t *total, uint32_t n)

@@ -24,7 +24,11 @@
  *                                            layout hash, publication generation, heartbeat
  *   struct seg_journal  journal              the value being published, whole ("Snapshot
  *                                            publication" below)
- *   struct seg_value    values[n_values]     the snapshot: one copy of every value
+ *   _Atomic uint64_t    qbits[]              one bit per quiet value: the node has its own copy
+ *                                            ("Quiet values" below)
+ *   _Atomic uint64_t    sbits[]              one bit per slot: it was stored into ("Slots' bits")
+ *   struct seg_value    values[n_values]     the snapshot: one copy of every value; the quiet
+ *                                            ones (first_quiet and after) are holes until written
  *   struct seg_slot     slots[n_slots]       one write slot per agent-writable attribute
  *   _Atomic uint64_t    hwm[n_values]        read high-water mark of each counter value
  *   struct seg_event    ring[ring_cap]       agent write events, multi-producer ring
@@ -37,6 +41,32 @@
  *   struct seg_entry    entries[n_entries]   sorted by path (byte order): binary search
  *   char                strings[]            NUL-terminated paths, link targets, static text
  *   struct seg_param    params[n_params]     per-attribute constants for validators
+ *   struct seg_value    quiet[n_quiet]       the template's quiet values (values first_quiet..)
+ *
+ * Quiet values (format 11). Most of a node's values are settings only an agent's write changes
+ * (the A files' values: governors, frequency limits, EPP, power limits, 1,536 of a 384-CPU
+ * node's 3,414 values), and A and S texts no tick publishes (layout.h layout_quiet_kind). The
+ * builder gives them the last indices (first_quiet .. n_values - 1: a layout is rendered twice,
+ * seg_build.h segb_quiet_split), the static file holds their template copy, and a node's file
+ * leaves their pages as holes (seg_image_write writes the values up to first_quiet). A hole
+ * read through a shared mapping of a tmpfs file allocates a page, so nobody reads one: bit i of
+ * qbits says the node holds its own copy of value first_quiet + i. A reader takes the template's
+ * copy while the bit is clear, the node's once set (seg_value_at; seg_value_load and seg_read
+ * under the journal rule below, which takes the journal's copy first when it names the value).
+ * The engine sets the bit (release) in seg_publish_value after the value's store, so a reader
+ * that sees the bit sees the value whole; between the store and the bit the journal names the
+ * value. An engine killed between them leaves the journal naming the value whole: the next
+ * engine's seg_journal_heal puts it in place (if needed) and sets the bit. The bits live on the
+ * header's page, which readers map writable (its atomics): a process that clears or sets a bit
+ * misleads readers of that value (the template's text, or the hole's zeros: an empty text) until
+ * the engine publishes the value again, as a forged journal does. Views never read quiet values
+ * through their values array (they read lines, counters and texts the ticks publish); the text
+ * values they read go through seg_value_load.
+ * Slots' bits (format 11). Bit i of sbits is set (seq_cst) by a slot store before the store
+ * completes; seg_slot_load answers "never written" while it is clear without touching the slot,
+ * whose page is a hole until an agent writes: a reader of an A file, the engine's drain of the
+ * slots and its resume read no slot page no agent wrote. A process that clears a bit hides that
+ * slot's write from readers and from the engine (as zeroing the slot does).
  *
  * Entries. Paths are relative to the node root: "sys/class/powercap/intel-rapl:0/energy_uj",
  * "cpuinfo", "state/...". Every directory on the way is an entry of its own. A file is one
@@ -135,8 +165,10 @@
  * section pointers (struct seg); nothing after that is re-read from a shared header but the
  * atomics (gen, heartbeat, ring_head, slot_writes). Every index read from shared memory (an
  * entry's value, slot, param, parent, string offsets; an event's entry; a ring position) is
- * bounded by the private counts before use, and every mapping is followed by one zero page, so
- * a string whose NUL was overwritten ends there instead of running off the map. The engine goes
+ * bounded by the private counts before use, and every mapping a reader makes is followed by one
+ * zero page, so a string whose NUL was overwritten ends there instead of running off the map (the
+ * engine's node files are not: it reads no string there, and one map a node is what lets
+ * vm.max_map_count, 65,530 by default, hold 65,000 nodes). The engine goes
  * further: its entries, strings and params are the template image it rendered (private
  * memory), its geometry is the image's, it never reads the static file, and it checks each
  * node's header every tick and one 4 KiB chunk of each static file every tick (node_repair.c). Readers
@@ -274,7 +306,12 @@
  * publication" above) instead of two copies under a latch: 64 B a value less (161 KiB of a node
  * of the 5,000-node mix); the header's values_off[2] became values_off and journal_off. A reader
  * of 9 would read half its values from the journal's place. */
-#define SEG_VERSION 10u
+/* 11: quiet values ("Quiet values" above): the values only an agent's write changes at the end
+ * of the values, their template copy in the static file and a bitmap of those the node has a
+ * copy of; and a bitmap of the slots ever stored into. A reader of 10 would read the quiet
+ * values' holes as empty texts. */
+#define SEG_VERSION 11u
+#define SEG_QUIET_WORDS(n) (((n) + 63u) / 64u) /* uint64_t words of a bitmap of n quiet values */
 #define SEG_TEXT_MAX 48         /* longest text of a snapshot value, newline included */
 #define SEG_READ_MAX 4096       /* sysfs shows at most a page */
 #define SEG_NONE UINT32_MAX
@@ -326,6 +363,11 @@ struct seg_header {
     uint32_t ring_cap, ring_off;   /* ring_cap is a power of two */
     uint32_t ledger_off, ledger_size; /* two struct seg_ledger of ledger_size bytes each */
     uint32_t n_counters;        /* SEG_V_COUNTER values: entries of a ledger copy */
+    uint32_t first_quiet;       /* values from here on are quiet ("Quiet values"); n_values: none */
+    uint32_t quiet_off;         /* the quiet values' bitmap: (n_values - first_quiet) bits, in
+                                 * _Atomic uint64_t words */
+    uint32_t slot_bits_off;     /* the slots' bitmap: n_slots bits, set by a slot's first store */
+    uint32_t pad1;
     _Atomic uint64_t slot_writes; /* bumped by every slot store: the engine drains slots when it moved */
     int64_t substep_ns;         /* 1 ms */
     int64_t tick_ns;
@@ -350,7 +392,8 @@ struct seg_static_header {
     uint32_t n_entries, entries_off;
     uint32_t strings_size, strings_off;
     uint32_t n_params, params_off;
-    uint8_t reserved[40];
+    uint32_t n_quiet, quiet_off; /* the template's quiet values ("Quiet values"): n_values - first_quiet */
+    uint8_t reserved[32];
 };
 
 struct seg_entry {
@@ -462,6 +505,10 @@ struct seg {
     const char *strings;
     const struct seg_param *params;
     struct seg_value *values;   /* the snapshot (read-only to readers) */
+    const struct seg_value *quiet; /* the template's quiet values (the static file's, or the engine's image) */
+    _Atomic uint64_t *qbits;    /* the node's bitmap: quiet value first_quiet + i has a copy of its own */
+    _Atomic uint64_t *sbits;    /* the slots' bitmap: slot i was stored into */
+    uint32_t first_quiet;       /* <= n_values */
     struct seg_journal *journal;
     struct seg_slot *slots;
     _Atomic uint64_t *hwm;
@@ -508,8 +555,9 @@ int seg_static_path_in(const char *dir, size_t dirlen, uint64_t layout_hash, cha
  * strings and params into it. 0, or an errno with a message in err; s keeps what it mapped
  * either way (seg_close frees it). */
 int seg_attach_static(struct seg *s, const char *seg_path, char *err, size_t errlen);
-/* Maps size bytes of fd shared (writable whole when rw, else the snapshot values read-only) and
- * one zero page after them into s->base, s->size, s->map_size. 0 or an errno. */
+/* Maps size bytes of fd shared into s->base, s->size, s->map_size: writable whole when rw (the
+ * engine: one memory map, nothing after it), else the snapshot values read-only and one zero
+ * page after them. 0 or an errno. */
 int seg_map(struct seg *s, int fd, size_t size, bool rw);
 /* Checks every offset and size in a mapped node header against the file; 0 or EINVAL. */
 int seg_check(const struct seg *s, char *err, size_t errlen);
@@ -582,6 +630,13 @@ uint64_t seg_counter_raw(struct seg *s, uint32_t v, int64_t now_ns, uint8_t *wra
 /* One whole copy of snapshot value v (the journal read, "Snapshot publication" above): false
  * when v is out of range. */
 bool seg_value_load(const struct seg *s, uint32_t v, struct seg_value *out);
+/* Quiet values ("Quiet values" above): does the node hold its own copy of quiet value v
+ * (first_quiet <= v < n_values), by its bit, loaded with acquire. */
+bool seg_quiet_own(const struct seg *s, uint32_t v);
+/* Where value v (< n_values) stands now: its place in the node's copy, or, for a quiet value
+ * whose bit is clear, the template's copy in the static file. Not the journal rule: the engine
+ * reads its own values through it (it is their only writer), readers through seg_value_load. */
+const struct seg_value *seg_value_at(const struct seg *s, uint32_t v);
 /* The views' fallback while a publication does not end (seg_view_common.h view_latched): waits
  * up to SEG_PUBLISH_WAIT_NS for it to end and then calls read(values, ctx) with one publication;
  * past that (or at once for a generation this reader already waited out), with the snapshot's

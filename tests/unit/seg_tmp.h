@@ -61,7 +61,8 @@ __attribute__((unused)) static struct seg_value *seg_tmp_scratch(const struct se
     struct seg_value *c = malloc(sizeof *c * (s->n_values + 1));
     if (!c)
         abort();
-    memcpy(c, s->values, sizeof *c * s->n_values);
+    for (uint32_t v = 0; v < s->n_values; v++)
+        c[v] = *seg_value_at(s, v); /* a quiet value: the template's until published */
     return c;
 }
 
@@ -69,7 +70,7 @@ __attribute__((unused)) static void seg_tmp_publish(struct seg *s, struct seg_va
 {
     seg_publish_begin(s);
     for (uint32_t v = 0; v < s->n_values; v++)
-        if (memcmp(&c[v], &s->values[v], sizeof *c))
+        if (memcmp(&c[v], seg_value_at(s, v), sizeof *c))
             seg_publish_value(s, v, &c[v]);
     seg_publish_end(s, now_ns);
     free(c);

@@ -130,7 +130,7 @@ static void test_damaged_segment_is_refused(void **st)
     fclose(fp);
     assert_int_equal(seg_open(&s, p2, err, sizeof err), 22);
     assert_non_null(strstr(err, "format 9, "));
-    assert_non_null(strstr(err, "this hwemu reads format 10"));
+    assert_non_null(strstr(err, "this hwemu reads format 11"));
     unlink(p2);
     assert_int_equal(seg_open(&s, "/nonexistent/x.seg", err, sizeof err), 2);
     assert_non_null(strstr(err, "cannot open the segment"));
