@@ -1,7 +1,7 @@
 # A real Kubernetes control plane for the tests, sourced (not run): etcd, kube-apiserver,
-# kube-scheduler, kube-controller-manager and KWOK on 127.0.0.1, on ports the kernel picked, with
-# test-only auth (a throw-away CA and serving certificate made by openssl, one static admin token,
-# AlwaysAllow), its state and logs in one directory. The binaries are scripts/fetch-kubernetes.sh's
+# kube-scheduler, kube-controller-manager and KWOK on 127.0.0.1, on free ports below the kernel's
+# ephemeral range (kube_port), with test-only auth (a throw-away CA and serving certificate made by
+# openssl, one static admin token, AlwaysAllow), its state and logs in one directory. The binaries are scripts/fetch-kubernetes.sh's
 # (built once per cache, before the tests: ./test.sh does it); KWOK plays every Node annotated
 # kwok.x-k8s.io/node: fake with the chart's Stages (charts/hwemu/files/kwok-stages.yaml).
 #
@@ -48,6 +48,30 @@ kube_need() {
     kubectl=$kube_bin/kubectl
 }
 
+# kube_port: a TCP port on 127.0.0.1 that nothing listens on now, picked at random from the 12,000
+# below the kernel's ephemeral range (ip_local_port_range). A port the kernel hands out
+# (free_port) can be taken before the component binds it, seconds later: by another test's
+# free_port or by any outgoing connection (the apiserver's to etcd, a client's), and the
+# component then exits with "address already in use". Ports below the range are only ever
+# taken by a listener that chose them.
+kube_port() {
+    /usr/bin/python3 -c '
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(1000):
+    port = random.randrange(max(1024, low - 12000), low)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+else:
+    raise SystemExit("no free port below %d" % low)'
+}
 # kube_launch NAME ARGS...: one component in the background, its output in $kube_dir/NAME.log.
 kube_launch() {
     local name=$1
@@ -126,8 +150,8 @@ kube_start() {
     echo "$kube_token,admin,admin,system:masters" >"$d/tokens.csv"
 
     local etcd_port etcd_peer api_port sched_port cm_port kwok_port
-    etcd_port=$(free_port) etcd_peer=$(free_port) api_port=$(free_port)
-    sched_port=$(free_port) cm_port=$(free_port) kwok_port=$(free_port)
+    etcd_port=$(kube_port) etcd_peer=$(kube_port) api_port=$(kube_port)
+    sched_port=$(kube_port) cm_port=$(kube_port) kwok_port=$(kube_port)
     kube_server=https://127.0.0.1:$api_port
     cat >"$d/kubeconfig" <<EOF
 apiVersion: v1
