@@ -1,8 +1,9 @@
 # A real Kubernetes control plane for the tests, sourced (not run): etcd, kube-apiserver,
 # kube-scheduler, kube-controller-manager and KWOK on 127.0.0.1, on free ports below the kernel's
 # ephemeral range (kube_port), with test-only auth (a throw-away CA and serving certificate made by
-# openssl, one static admin token, AlwaysAllow), its state and logs in one directory. The binaries are scripts/fetch-kubernetes.sh's
-# (built once per cache, before the tests: ./test.sh does it); KWOK plays every Node annotated
+# openssl, one static admin token, AlwaysAllow), its state and logs in one directory. The
+# binaries are scripts/fetch-kubernetes.sh's (built once per cache, before the tests: ./test.sh
+# does it); KWOK plays every Node annotated
 # kwok.x-k8s.io/node: fake with the chart's Stages (charts/hwemu/files/kwok-stages.yaml).
 #
 #   . tests/kube/control_plane.sh
