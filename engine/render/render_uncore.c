@@ -60,6 +60,14 @@ void render_uncore(struct node_layout *l, const struct yt_node *tree, const stru
     const char *buses = prof_str(u, "buses", ""), *functions = prof_str(u, "functions", "");
     const char *module = prof_str(u, "module", "");
     int sockets = p->sockets < 1 ? 1 : p->sockets, nodes = topo_numa_nodes(tree);
+    /* what every function shares; bus, NUMA node, device and function are set per function */
+    const struct pci_fn common = {.rciep = true,
+                                  .vendor = hex(prof_str(u, "vendor", "0x8086")),
+                                  .cls = hex(prof_str(u, "class", "0x088000")),
+                                  .revision = hex(prof_str(u, "revision", "0")),
+                                  .subvendor = hex(prof_str(u, "subsystemVendor", "0")),
+                                  .subdevice = hex(prof_str(u, "subsystemDevice", "0")),
+                                  .module = *module ? module : NULL};
     char list[2048];
     const char *b = buses;
     for (int s = 0; s < sockets && *b; s++) {
@@ -71,13 +79,9 @@ void render_uncore(struct node_layout *l, const struct yt_node *tree, const stru
         snprintf(list, sizeof list, "%s", functions);
         char *save = NULL;
         for (char *tok = strtok_r(list, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-            struct pci_fn fn = {.bus = (int)bus, .rciep = true, .numa_node = nodes > 0 ? s * nodes / sockets : -1};
-            fn.vendor = hex(prof_str(u, "vendor", "0x8086"));
-            fn.cls = hex(prof_str(u, "class", "0x088000"));
-            fn.revision = hex(prof_str(u, "revision", "0"));
-            fn.subvendor = hex(prof_str(u, "subsystemVendor", "0"));
-            fn.subdevice = hex(prof_str(u, "subsystemDevice", "0"));
-            fn.module = *module ? module : NULL;
+            struct pci_fn fn = common;
+            fn.bus = (int)bus;
+            fn.numa_node = nodes > 0 ? s * nodes / sockets : -1;
             if (!parse_function(tok, &fn))
                 continue;
             /* function 0 of a device with more functions sets the header's multi-function bit */

@@ -157,7 +157,7 @@ int node_template_build(struct node_template *t, const char *profile, const stru
      * holes. Rendering is deterministic: the second makes the same values in the same order. */
     struct node_layout l = {.b = segb_new()};
     render_node(&l, tree, profile, &t->params, &t->gparams, cg);
-    uint32_t first_quiet = l.nbinds - segb_quiet_count(l.b);
+    uint32_t first_quiet = segb_live_count(l.b);
     segb_free(l.b);
     free(l.binds);
     l = (struct node_layout){.b = segb_new()};

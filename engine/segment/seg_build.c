@@ -305,9 +305,9 @@ uint32_t segb_value_quiet(struct seg_builder *b, const char *text)
     return text_value(b, text, true);
 }
 
-uint32_t segb_quiet_count(const struct seg_builder *b)
+uint32_t segb_live_count(const struct seg_builder *b)
 {
-    return b->nquiet;
+    return b->nvalues - b->nquiet;
 }
 
 void segb_quiet_split(struct seg_builder *b, uint32_t first_quiet)

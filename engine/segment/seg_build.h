@@ -27,10 +27,10 @@ uint32_t segb_value_text(struct seg_builder *b, const char *text);
  * template text readers take from the static file until the node has its own copy. Before a
  * split its index is the next, like any value's; after segb_quiet_split(b, first_quiet) the
  * quiet values take first_quiet, first_quiet + 1, ... and the others 0, 1, ...: render a layout
- * once to count its values (segb_quiet_count), then again after the split, on a new builder,
- * with the same calls. */
+ * once to count its live values (segb_live_count: every value made that is not quiet), then
+ * again after segb_quiet_split(new builder, that count), with the same calls. */
 uint32_t segb_value_quiet(struct seg_builder *b, const char *text);
-uint32_t segb_quiet_count(const struct seg_builder *b);
+uint32_t segb_live_count(const struct seg_builder *b);
 void segb_quiet_split(struct seg_builder *b, uint32_t first_quiet);
 uint32_t segb_value_counter(struct seg_builder *b, uint32_t unit_nj, uint8_t wrap_bits, bool shows_count);
 /* A SEG_V_LINE value (segment.h): a time line outside the ledger, 0 until published. */
