@@ -282,8 +282,8 @@ ticker mono 20000000000 wall 20000000000 energy E"
     # its start, its first emulated open (energy_uj, between its first time.Now() and its sleep)
     # grew the table of a process with threads, an RCU grace period of up to 316 ms under load:
     # 3.2 emulated seconds in a run here (CI's one ASan wait of 49 s fits it: docs/time.md "Go
-    # agents"). Traced: on a
-    # late wait the held waits and the slow answers (with their real times) are shown.
+    # agents"). Traced: on a late wait the held waits and the slow answers (with their real
+    # times) are shown.
     out=$(HWEMU_SV_TRACE=1 "$hwemu" exec --time emulated --node cpu-0 --root "$tmp/rd" -- "$tmp/goagent" 2>"$tmp/e10.trace"); rc=$?
     python3 - <<PY && ok || bad "E: the Go agent at --speed 10 (rc $rc): $out; the held waits and slow answers: $(grep ' held \| took ' "$tmp/e10.trace" | tail -40)"
 lines = [l.split() for l in '''$out'''.splitlines()]
