@@ -607,6 +607,7 @@ check() {
               exit bad }' && ok || bad "$what (noise $noise, truth $truth): $*"
 }
 ion() { "$hwemu" exec --root "$root/ri" --node "$@"; }
+distinct() { printf '%s\n' "$@" | sort -u | wc -l; } # how many different values among the arguments
 tel() { curl -sf "$iurl/telemetry/$1" | python3 -c "import json,sys; d = json.load(sys.stdin); print($2)"; }
 for noise in true false; do
     cat >"$root/idle.yaml" <<EOF
@@ -637,14 +638,20 @@ EOF
     else
         [ "$n" = 1 ] && ok || bad "with spec.sensors.noise false an idle GPU's reading should never change: $out"
     fi
-    # the BMC: ipmitool's instantaneous reading (whole watts) and Redfish's, 12 times across ticks
+    # the BMC: ipmitool's instantaneous reading (whole watts) and Redfish's, 12 times across ticks;
+    # with noise, on until each has shown two values (60 readings at most): 1 % of an idle node's
+    # 96 W rounds to the same whole watt in most ticks, and 12 readings all gave 96 once (ASan)
     truth=$(tel xeon-0 'd["nodePowerWatts"]')
     dcmi=() rf=()
-    for _ in $(seq 12); do
+    for i in $(seq 60); do
         out=$(ion xeon-0 -- ipmitool dcmi power reading 2>&1)
         dcmi+=("$(sed -n 's/^ *Instantaneous power reading: *\([0-9]*\) Watts$/\1/p' <<<"$out")")
         rf+=("$(curl -sf "$iurl/redfish/v1/Chassis/xeon-0/Power" |
             python3 -c 'import json,sys; print(json.load(sys.stdin)["PowerControl"][0]["PowerConsumedWatts"])')")
+        if [ $i -ge 12 ]; then
+            [ $noise = false ] && break
+            [ "$(distinct "${dcmi[@]}")" -ge 2 ] && [ "$(distinct "${rf[@]}")" -ge 2 ] && break
+        fi
         sleep 0.25
     done
     band=$(awk -v t="$truth" 'BEGIN { print t * 0.01 }')
