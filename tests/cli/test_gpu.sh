@@ -59,7 +59,12 @@ grep -q '^i915-pci-1000$' <<<"$out" && ok || bad "sensors i915: $out"
 grep -q "^A file 0664 sys/devices/pci0000:10/0000:10:00.0/hwmon/hwmon2/power1_max$" \
     <<<"$("$hwemu" files --root "$tmp/r" --node flex-0 sys/devices/pci0000:10/0000:10:00.0/hwmon/hwmon2/)" && ok || bad "power1_max mode"
 W flex-0 $H/power1_max 100000000 >/dev/null; [ "$(C flex-0 $H/power1_max)" = 100000000 ] && ok || bad "whole watts kept"
-out=$(X flex-0 bash -c "echo 200000000 > $H/power1_max; cat $H/power1_max")
+# (a tick may come between the write and the read on a loaded host: then the write is made again,
+# 5 times at most; the clamp it then shows is checked below)
+for _ in 1 2 3 4 5; do
+    out=$(X flex-0 bash -c "echo 200000000 > $H/power1_max; cat $H/power1_max")
+    [ "$out" = 200000000 ] && break
+done
 [ "$out" = 200000000 ] && ok || bad "200 W reads as written before the tick: $out"
 clamped() { [ "$(C flex-0 $H/power1_max)" = "$1" ]; }
 until_ok 2 clamped 150000000 && ok || bad "200 W did not read back 150 W after the tick: $(C flex-0 $H/power1_max)"
